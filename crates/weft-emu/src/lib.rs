@@ -1,0 +1,1 @@
+//! Emulation: namespaced Linux hosts talking through weft's userspace switch.

@@ -1,0 +1,14 @@
+//! Sans-IO fabric models for `weft`.
+//!
+//! Nothing in this crate touches a socket, a clock or a thread. Time is passed in by the caller as an
+//! [`Instant`] of nanoseconds; every model is a plain struct driven by `handle_*(now, ...)`,
+//! `poll_*(now)` and `poll_timeout()` (see [`element`]). The simulator (`weft-sim`) feeds it virtual
+//! time, the emulator (`weft-emu`) feeds it the wall clock.
+
+pub mod element;
+pub mod time;
+pub mod units;
+
+pub use element::{Element, WireLen};
+pub use time::{Duration, Instant};
+pub use units::{Rate, Size, UnitError};

@@ -1,0 +1,1 @@
+//! Measurement of real networks: control protocol, agent, throughput, request/response, patterns.

@@ -1,0 +1,11 @@
+//! The `weft` result schema (DESIGN.md, "Results"), result files, plots and reports.
+//!
+//! Every command that measures, simulates or models something produces one [`ResultDoc`]:
+//! `{ "weft": VERSION, "schema": 1, "kind": ..., "engine": ..., "params": {...}, "samples": [...],
+//! "summary": {...} }`.
+
+pub mod atomic;
+pub mod schema;
+
+pub use atomic::write_atomic;
+pub use schema::{Engine, ResultDoc, SCHEMA_VERSION};

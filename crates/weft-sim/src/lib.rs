@@ -1,0 +1,1 @@
+//! Discrete-event simulation of weft fabrics on virtual time.

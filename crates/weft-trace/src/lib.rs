@@ -1,0 +1,1 @@
+//! Capture reading and traffic analysis.

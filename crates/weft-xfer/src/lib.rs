@@ -1,0 +1,1 @@
+//! Bulk transfer over UDP with a TCP control channel: SBTP, MBTP and a reliable mode.

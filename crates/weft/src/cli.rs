@@ -1,0 +1,44 @@
+//! Top-level argument parsing and exit codes (0 success, 1 runtime failure, 2 usage error).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cmd::Command;
+
+/// A workbench for evaluating network fabrics for distributed computing: measure real networks,
+/// emulate and simulate fabrics, model them in closed form, and move bulk data over UDP.
+#[derive(Debug, Parser)]
+#[command(name = "weft", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// An error in how `weft` was asked to do something (exit code 2), as opposed to a failure while
+/// doing it (exit code 1). Return it wrapped in `anyhow::Error` from a command.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Builds a usage error (exit code 2) from a message.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}
+
+/// The exit code an error from a command maps to.
+pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
+    if err.downcast_ref::<UsageError>().is_some() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::from(1)
+    }
+}

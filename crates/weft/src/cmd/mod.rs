@@ -1,0 +1,67 @@
+//! One module per subcommand; this file only lists them and dispatches.
+
+use clap::Subcommand;
+
+mod calc;
+mod demo;
+mod emu;
+mod pattern;
+mod plot;
+mod recv;
+mod rr;
+mod run;
+mod send;
+mod serve;
+mod sim;
+mod trace;
+mod tput;
+
+/// The subcommands of `weft`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a short measurement against an in-process server on loopback and write JSON and SVG.
+    Demo(demo::Args),
+    /// Answer measurement requests from weft clients (the agent).
+    Serve(serve::Args),
+    /// ttcp/iperf3-style throughput to an agent.
+    Tput(tput::Args),
+    /// Request/response latency to an agent or an RFC 862 echo service.
+    Rr(rr::Args),
+    /// Concurrent sessions among several agents: pairs, many-to-one, one-to-many.
+    Pattern(pattern::Args),
+    /// Draw the figure that fits a result file (SVG, or PNG on request).
+    Plot(plot::Args),
+    /// Closed-form arithmetic: overheads, windows, head-of-line blocking, queueing, TCP bounds.
+    Calc(calc::Args),
+    /// Discrete-event simulation of a switch fabric, from a scenario or a quick form.
+    Sim(sim::Args),
+    /// Run a scenario file on one or more engines and compare with the published figure.
+    Run(run::Args),
+    /// Emulate a topology with namespaced hosts and weft's userspace switch (needs root).
+    Emu(emu::Args),
+    /// Analyse captures: utilisation, flows, two-point latency; sample an interface live.
+    Trace(trace::Args),
+    /// Send files over UDP to a `weft recv` (SBTP, MBTP or the reliable mode).
+    Send(send::Args),
+    /// Receive files sent by `weft send` into a directory.
+    Recv(recv::Args),
+}
+
+/// Runs one subcommand.
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Demo(a) => demo::run(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Tput(a) => tput::run(a),
+        Command::Rr(a) => rr::run(a),
+        Command::Pattern(a) => pattern::run(a),
+        Command::Plot(a) => plot::run(a),
+        Command::Calc(a) => calc::run(a),
+        Command::Sim(a) => sim::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Emu(a) => emu::run(a),
+        Command::Trace(a) => trace::run(a),
+        Command::Send(a) => send::run(a),
+        Command::Recv(a) => recv::run(a),
+    }
+}

@@ -1,0 +1,20 @@
+//! The `weft` command line: argument parsing and wiring only. Each subcommand lives in its own
+//! file under `cmd/` with an `Args` struct and a `run` function.
+
+mod cli;
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cmd::run(args.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("weft: error: {err:#}");
+            cli::exit_code_for(&err)
+        }
+    }
+}
