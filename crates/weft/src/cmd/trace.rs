@@ -1,10 +1,651 @@
-//! `weft trace`: not built yet (see the open issues).
+//! `weft trace`: capture analysis (utilisation, flows, two-point latency) and live sampling.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Subcommand;
+use serde_json::{Value, json};
+use weft_model::{Duration, Rate};
+use weft_report::{Engine, ResultDoc, write_atomic};
+use weft_trace::flows::{FlowTable, SortBy};
+use weft_trace::latency;
+use weft_trace::live::{self, Direction, LiveConfig};
+use weft_trace::tech::{self, Framing};
+use weft_trace::util::{UtilConfig, UtilReport};
+use weft_trace::{CaptureError, CaptureReader, Outcome};
 
 /// Arguments of `weft trace`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// What to analyse.
+    #[command(subcommand)]
+    pub cmd: TraceCmd,
+}
+
+/// The `weft trace` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TraceCmd {
+    /// Wire utilisation over time (the Sandia Sniffer method): series, smoothing, histogram in
+    /// 10% bins, time above thresholds, protocol/port mix, top talkers.
+    Util(UtilArgs),
+    /// Sample an interface's utilisation live, one JSON line per bin, until --duration or Ctrl-C.
+    Live(LiveArgs),
+    /// Two captures of the same echo traffic (near the client, near the server): split the round
+    /// trip into client, switch (forward, return) and server parts per packet size.
+    Latency(LatencyArgs),
+    /// Per-flow summary: 5-tuple, bytes, packets, duration, rate, retransmissions, RTT.
+    Flows(FlowsArgs),
+    /// Write a synthetic pcap (Ethernet/IPv4/UDP frames at a constant rate), for tests and benches.
+    Synth(SynthArgs),
+}
+
+/// Output options shared by the analyses.
+#[derive(Debug, clap::Args)]
+pub struct Output {
+    /// Print the JSON result document on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON result document to this file.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `weft trace util`.
+#[derive(Debug, clap::Args)]
+pub struct UtilArgs {
+    /// Capture file (pcap or pcapng, optionally gzipped).
+    pub file: PathBuf,
+    /// Link rate the utilisation is relative to (e.g. 10Mbps); defaults to the --tech rate.
+    #[arg(long, value_name = "RATE")]
+    pub link_rate: Option<Rate>,
+    /// Technology preset whose framing overhead is charged per packet (ethernet10, ethernet100,
+    /// gige, 10gige, fddi, oc3c, taxi100, ds3, e3); without it the recorded lengths are used.
+    #[arg(long, value_name = "TECH")]
+    pub tech: Option<String>,
+    /// Sample bin.
+    #[arg(long, default_value = "10s")]
+    pub bin: Duration,
+    /// Smoothing window (trailing moving average), rounded to whole bins.
+    #[arg(long, default_value = "5m")]
+    pub smooth: Duration,
+    /// Thresholds in percent, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "30,50")]
+    pub above: Vec<f64>,
+    /// How many top ports, talkers and runs to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Leave the per-bin samples out of the JSON document.
+    #[arg(long)]
+    pub no_samples: bool,
+    #[command(flatten)]
+    pub out: Output,
+}
+
+/// Arguments of `weft trace live`.
+#[derive(Debug, clap::Args)]
+pub struct LiveArgs {
+    /// Interface (e.g. eth0, lo).
+    pub iface: String,
+    /// Link rate; defaults to the interface's reported speed.
+    #[arg(long, value_name = "RATE")]
+    pub link_rate: Option<Rate>,
+    /// Sample bin.
+    #[arg(long, default_value = "10s")]
+    pub bin: Duration,
+    /// Smoothing window.
+    #[arg(long, default_value = "5m")]
+    pub smooth: Duration,
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long)]
+    pub duration: Option<Duration>,
+    /// Directions counted: rx, tx or both.
+    #[arg(long, default_value = "both", value_parser = ["rx", "tx", "both"])]
+    pub direction: String,
+    /// Also count packets from an AF_PACKET socket (needs CAP_NET_RAW).
+    #[arg(long)]
+    pub capture: bool,
+    /// Thresholds for the closing summary, percent.
+    #[arg(long, value_delimiter = ',', default_value = "30,50")]
+    pub above: Vec<f64>,
+    /// Append the JSON lines to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `weft trace latency`.
+#[derive(Debug, clap::Args)]
+pub struct LatencyArgs {
+    /// Capture taken near the echo client.
+    pub a: PathBuf,
+    /// Capture taken near the echo server.
+    pub b: PathBuf,
+    /// Only echo traffic to or from this port.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Leave the per-exchange samples out of the JSON document.
+    #[arg(long)]
+    pub no_samples: bool,
+    #[command(flatten)]
+    pub out: Output,
+}
+
+/// Arguments of `weft trace flows`.
+#[derive(Debug, clap::Args)]
+pub struct FlowsArgs {
+    /// Capture file.
+    pub file: PathBuf,
+    /// Sort by bytes, packets, duration or rate (largest first).
+    #[arg(long, default_value = "bytes", value_parser = ["bytes", "packets", "duration", "rate"])]
+    pub sort: String,
+    /// Rows in the table (all rows go to JSON and CSV).
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Write the flows as CSV to this file ("-" for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Flows tracked at most (memory bound).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_flows: usize,
+    #[command(flatten)]
+    pub out: Output,
+}
+
+/// Arguments of `weft trace synth`.
+#[derive(Debug, clap::Args)]
+pub struct SynthArgs {
+    /// Output file ("-" for stdout).
+    pub file: PathBuf,
+    /// Approximate size of the capture (e.g. 1GB, as bytes with units).
+    #[arg(long, default_value = "100MB")]
+    pub size: weft_model::Size,
+    /// Frame length in bytes.
+    #[arg(long, default_value_t = 1000)]
+    pub frame: usize,
+    /// Offered load on --link-rate, percent (sets the gap between frames).
+    #[arg(long, default_value_t = 40.0)]
+    pub load: f64,
+    /// Link rate the load refers to.
+    #[arg(long, default_value = "10Mbps")]
+    pub link_rate: Rate,
+    /// Distinct source hosts.
+    #[arg(long, default_value_t = 16)]
+    pub hosts: u8,
+}
 
 /// Runs `weft trace`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::cli::usage("`weft trace` is not built yet"))
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.cmd {
+        TraceCmd::Util(a) => util(a),
+        TraceCmd::Live(a) => live_cmd(a),
+        TraceCmd::Latency(a) => latency_cmd(a),
+        TraceCmd::Flows(a) => flows(a),
+        TraceCmd::Synth(a) => synth(a),
+    }
+}
+
+fn open(path: &Path) -> anyhow::Result<CaptureReader> {
+    CaptureReader::open(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// Emits the document as asked, then turns a read error into the command's error (exit 1)
+/// after the partial result has been shown.
+fn emit(
+    doc: &ResultDoc,
+    out: &Output,
+    table: impl FnOnce(),
+    error: Option<&CaptureError>,
+    path: &Path,
+) -> anyhow::Result<()> {
+    if let Some(p) = &out.output {
+        write_atomic(p, doc.to_json_pretty().as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if out.json {
+        println!("{}", doc.to_json_pretty());
+    } else {
+        table();
+    }
+    match error {
+        Some(e) => Err(anyhow::anyhow!(
+            "{}: {e} (the results above cover the packets before it and are partial)",
+            path.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+fn partial_fields<T>(o: &Outcome<T>) -> Value {
+    json!({
+        "partial": o.partial(),
+        "error": o.error.as_ref().map(|e| e.to_string()),
+        "error_offset": o.error.as_ref().map(|e| e.offset),
+        "packets_read": o.packets,
+        "bytes_read": o.bytes_read,
+    })
+}
+
+fn merge(a: &mut Value, b: Value) {
+    if let (Value::Object(a), Value::Object(b)) = (a, b) {
+        a.extend(b);
+    }
+}
+
+fn util(a: UtilArgs) -> anyhow::Result<()> {
+    let preset = match &a.tech {
+        Some(name) => Some(tech::tech(name).ok_or_else(|| {
+            let names: Vec<&str> = tech::TECHS.iter().map(|t| t.name).collect();
+            crate::cli::usage(format!(
+                "unknown --tech {name:?}; known: {}",
+                names.join(", ")
+            ))
+        })?),
+        None => None,
+    };
+    let link_rate = match (a.link_rate, preset) {
+        (Some(r), _) => r,
+        (None, Some(t)) => t.rate,
+        (None, None) => {
+            return Err(crate::cli::usage(
+                "give --link-rate (e.g. 10Mbps) or --tech (e.g. ethernet10)",
+            ));
+        }
+    };
+    if link_rate.0 == 0 || a.bin.as_nanos() == 0 {
+        return Err(crate::cli::usage("--link-rate and --bin must be positive"));
+    }
+    let framing = preset.map_or(Framing::Captured, |t| t.framing);
+    let cfg = UtilConfig {
+        link_rate,
+        framing,
+        bin: a.bin,
+        smooth: a.smooth,
+        above: a.above.clone(),
+        top: a.top,
+        ..UtilConfig::sandia(link_rate, framing)
+    };
+    let mut reader = open(&a.file)?;
+    let o = weft_trace::analyse_util(&mut reader, cfg);
+    let r = &o.result;
+    let mut doc = ResultDoc::new("trace.util", Engine::Real);
+    doc.params = json!({
+        "file": a.file.display().to_string(),
+        "format": reader.format(),
+        "gzip": reader.gzip(),
+        "link_rate_bps": link_rate.0,
+        "tech": preset.map(|t| t.name),
+        "framing": framing,
+        "bin_ns": r.bin_ns,
+        "smooth_ns": a.smooth.as_nanos(),
+        "smooth_bins": r.smooth_bins,
+        "above_pct": a.above,
+    });
+    if !a.no_samples {
+        doc.samples = r
+            .samples
+            .iter()
+            .map(|s| json!({"t_ns": s.t_ns, "t_s": s.t_ns as f64 / 1e9, "wire_bytes": s.wire_bytes, "packets": s.packets, "util": s.util, "util_smooth": s.util_smooth}))
+            .collect();
+    }
+    let mut summary = serde_json::to_value(r)?;
+    if let Value::Object(m) = &mut summary {
+        m.remove("samples");
+        m.insert(
+            "histogram_bins_pct".into(),
+            json!([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]),
+        );
+    }
+    merge(&mut summary, partial_fields(&o));
+    doc.summary = summary;
+    emit(
+        &doc,
+        &a.out,
+        || print_util(r, &o),
+        o.error.as_ref(),
+        &a.file,
+    )
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
+
+fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
+    let span = r.samples.len() as u64 * r.bin_ns;
+    println!(
+        "{} packets, {} bytes ({} on the wire) in {} bins of {}s ({:.1}s) against {}{}",
+        r.packets,
+        r.bytes,
+        r.wire_bytes,
+        r.samples.len(),
+        r.bin_ns as f64 / 1e9,
+        span as f64 / 1e9,
+        Rate(r.link_rate_bps),
+        if o.partial() { " [PARTIAL]" } else { "" }
+    );
+    println!(
+        "mean utilisation {}   peak bin {}   peak smoothed ({} bins) {}",
+        pct(r.mean_util),
+        pct(r.peak_util),
+        r.smooth_bins,
+        pct(r.peak_util_smooth)
+    );
+    println!("histogram of bins (raw / smoothed):");
+    for i in 0..10 {
+        println!(
+            "  {:>3}-{:<3}% {:>8} {:>8} {:>8}",
+            i * 10,
+            (i + 1) * 10,
+            r.histogram[i],
+            pct(r.histogram_frac[i]),
+            pct(r.histogram_smooth_frac[i])
+        );
+    }
+    for ab in &r.above {
+        println!(
+            "above {}%: {} of the time (raw), {} (smoothed); {} runs, longest {:.0}s",
+            ab.threshold_pct,
+            pct(ab.frac_time_raw),
+            pct(ab.frac_time_smooth),
+            ab.runs_count,
+            ab.longest_runs
+                .first()
+                .map_or(0.0, |x| x.duration_ns as f64 / 1e9)
+        );
+    }
+    let m = &r.mix;
+    let share = |b: u64| {
+        pct(if r.bytes == 0 {
+            0.0
+        } else {
+            b as f64 / r.bytes as f64
+        })
+    };
+    println!(
+        "mix by bytes: tcp {} udp {} icmp {} other-ip {} non-ip {}; fragments {} packets",
+        share(m.tcp.bytes),
+        share(m.udp.bytes),
+        share(m.icmp.bytes),
+        share(m.other_ip.bytes),
+        share(m.non_ip.bytes),
+        m.fragments.packets
+    );
+    println!(
+        "services: nfs {} x11 {} ftp-data {}",
+        share(m.nfs.bytes),
+        share(m.x11.bytes),
+        share(m.ftp_data.bytes)
+    );
+    for p in &m.top_ports {
+        println!(
+            "  {}/{:<5} {:>12} bytes {:>9} packets",
+            p.proto, p.port, p.count.bytes, p.count.packets
+        );
+    }
+    println!("top talkers:");
+    for t in &r.talkers {
+        println!(
+            "  {:<39} tx {:>12} rx {:>12} bytes",
+            t.addr.to_string(),
+            t.tx_bytes,
+            t.rx_bytes
+        );
+    }
+}
+
+fn live_cmd(a: LiveArgs) -> anyhow::Result<()> {
+    let link_rate = match a.link_rate.or_else(|| live::link_speed(&a.iface)) {
+        Some(r) if r.0 > 0 => r,
+        _ => {
+            return Err(crate::cli::usage(format!(
+                "{} reports no speed: give --link-rate (e.g. 10Gbps)",
+                a.iface
+            )));
+        }
+    };
+    if a.bin.as_nanos() < 1_000_000 {
+        return Err(crate::cli::usage("--bin must be at least 1ms"));
+    }
+    live::Counters::read(&a.iface)
+        .with_context(|| format!("reading the counters of interface {}", a.iface))?;
+    let cfg = LiveConfig {
+        iface: a.iface.clone(),
+        link_rate,
+        bin: a.bin,
+        smooth: a.smooth,
+        duration: a.duration,
+        direction: match a.direction.as_str() {
+            "rx" => Direction::Rx,
+            "tx" => Direction::Tx,
+            _ => Direction::Both,
+        },
+        capture: a.capture,
+        above: a.above.clone(),
+    };
+    live::install_sigint_handler();
+    let mut sink: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("opening {}", p.display()))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    let report = live::run(&cfg, &mut sink, &live::interrupted).context("live sampling")?;
+    let mut summary = serde_json::to_value(&report)?;
+    if let Value::Object(m) = &mut summary {
+        for k in [
+            "samples",
+            "mix",
+            "talkers",
+            "hosts_seen",
+            "hosts_untracked_bytes",
+            "framing",
+        ] {
+            m.remove(k);
+        }
+        m.insert("type".into(), json!("summary"));
+        m.insert("iface".into(), json!(a.iface));
+        m.insert("interrupted".into(), json!(live::interrupted()));
+    }
+    writeln!(sink, "{}", serde_json::to_string(&summary)?)?;
+    sink.flush()?;
+    Ok(())
+}
+
+fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
+    let mut ra = open(&a.a)?;
+    let mut rb = open(&a.b)?;
+    let (pa, ea) = latency::pairs_from(&mut ra, a.port);
+    let (pb, eb) = latency::pairs_from(&mut rb, a.port);
+    let r = latency::breakdown(pa, pb);
+    let mut doc = ResultDoc::new("trace.latency", Engine::Real);
+    doc.params =
+        json!({"a": a.a.display().to_string(), "b": a.b.display().to_string(), "port": a.port});
+    if !a.no_samples {
+        doc.samples = r
+            .exchanges
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+            .collect();
+    }
+    let mut summary = serde_json::to_value(&r)?;
+    if let Value::Object(m) = &mut summary {
+        m.remove("exchanges");
+        m.insert("partial".into(), json!(ea.is_some() || eb.is_some()));
+        m.insert("error_a".into(), json!(ea.as_ref().map(|e| e.to_string())));
+        m.insert("error_b".into(), json!(eb.as_ref().map(|e| e.to_string())));
+    }
+    doc.summary = summary;
+    let err = ea
+        .as_ref()
+        .map(|e| (e, &a.a))
+        .or(eb.as_ref().map(|e| (e, &a.b)));
+    let us = |v: f64| v / 1e3;
+    emit(
+        &doc,
+        &a.out,
+        || {
+            println!(
+                "{} exchanges matched ({} only in A, {} only in B); clock offset B-A {:.3} us, estimated as {}",
+                r.matched,
+                r.unmatched_a,
+                r.unmatched_b,
+                r.clock_offset_ns as f64 / 1e3,
+                r.clock_offset_method
+            );
+            if r.swapped_suspected {
+                println!(
+                    "warning: round trips at A are shorter than at B: are the captures swapped?"
+                );
+            }
+            println!("medians in microseconds (the GIGAswitch study's A, B, C, D):");
+            println!(
+                "{:>6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                "size",
+                "n",
+                "A rtt@cli",
+                "B server",
+                "C client",
+                "D",
+                "A-B sw",
+                "D-C sw",
+                "sw fwd",
+                "sw ret"
+            );
+            for s in &r.per_size {
+                println!(
+                    "{:>6} {:>5} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
+                    s.size,
+                    s.rtt_client_tap.n,
+                    us(s.rtt_client_tap.median_ns),
+                    us(s.server.median_ns),
+                    us(s.client.median_ns),
+                    us(s.d.median_ns),
+                    us(s.switch_rtt.median_ns),
+                    us(s.switch_rtt_echo.median_ns),
+                    us(s.switch_fwd.median_ns),
+                    us(s.switch_ret.median_ns)
+                );
+            }
+        },
+        err.map(|x| x.0),
+        err.map_or(a.a.as_path(), |x| x.1.as_path()),
+    )
+}
+
+fn flows(a: FlowsArgs) -> anyhow::Result<()> {
+    let sort = match a.sort.as_str() {
+        "packets" => SortBy::Packets,
+        "duration" => SortBy::Duration,
+        "rate" => SortBy::Rate,
+        _ => SortBy::Bytes,
+    };
+    let mut reader = open(&a.file)?;
+    let mut t = FlowTable::new(a.max_flows);
+    let error =
+        weft_trace::for_each_packet(&mut reader, |p, info| t.add(p.ts_ns, p.orig_len, info));
+    let (untracked, non_ip) = (t.untracked_packets, t.non_ip_packets);
+    let flows = t.finish(sort);
+    let o = Outcome {
+        result: (),
+        packets: reader.packets(),
+        bytes_read: reader.offset(),
+        error,
+    };
+    if let Some(p) = &a.csv {
+        let text = weft_trace::flows::to_csv(&flows);
+        if p.as_os_str() == "-" {
+            print!("{text}");
+        } else {
+            write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    let mut doc = ResultDoc::new("trace.flows", Engine::Real);
+    doc.params =
+        json!({"file": a.file.display().to_string(), "sort": a.sort, "max_flows": a.max_flows});
+    doc.samples = flows
+        .iter()
+        .map(|f| serde_json::to_value(f).unwrap_or(Value::Null))
+        .collect();
+    let mut summary =
+        json!({"flows": flows.len(), "untracked_packets": untracked, "non_ip_packets": non_ip});
+    merge(&mut summary, partial_fields(&o));
+    doc.summary = summary;
+    let csv_to_stdout = a.csv.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    emit(
+        &doc,
+        &a.out,
+        || {
+            if csv_to_stdout {
+                return;
+            }
+            println!(
+                "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10} {:>12} {:>6} {:>10} {:>10}",
+                "proto",
+                "src",
+                "dst",
+                "packets",
+                "bytes",
+                "dur s",
+                "rate bps",
+                "retx",
+                "rtt hs us",
+                "rtt ts us"
+            );
+            let us =
+                |v: Option<u64>| v.map_or("-".to_string(), |x| format!("{:.1}", x as f64 / 1e3));
+            for f in flows.iter().take(a.top) {
+                println!(
+                    "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10.3} {:>12.0} {:>6} {:>10} {:>10}",
+                    f.proto,
+                    format!("{}:{}", f.src, f.sport),
+                    format!("{}:{}", f.dst, f.dport),
+                    f.packets,
+                    f.bytes,
+                    f.duration_ns as f64 / 1e9,
+                    f.mean_rate_bps,
+                    f.retransmissions,
+                    us(f.rtt_handshake_ns),
+                    us(f.rtt_ts_ns)
+                );
+            }
+            if flows.len() > a.top {
+                println!("... {} flows in all", flows.len());
+            }
+        },
+        o.error.as_ref(),
+        &a.file,
+    )
+}
+
+fn synth(a: SynthArgs) -> anyhow::Result<()> {
+    if a.frame < 42 || a.frame > 65_535 || a.load <= 0.0 || a.link_rate.0 == 0 {
+        return Err(crate::cli::usage(
+            "--frame must be 42..65535 bytes, --load and --link-rate positive",
+        ));
+    }
+    let per = 16 + a.frame as u64;
+    let packets = a.size.as_bytes().saturating_sub(24) / per;
+    let gap_ns =
+        ((a.frame as f64 * 8.0) / (a.link_rate.0 as f64 * a.load / 100.0) * 1e9).round() as u64;
+    let mut g = weft_trace::synth::SyntheticPcap::new(
+        packets,
+        a.frame,
+        1_700_000_000_000_000_000,
+        gap_ns.max(1),
+        a.hosts,
+    );
+    if a.file.as_os_str() == "-" {
+        std::io::copy(&mut g, &mut std::io::stdout().lock())?;
+    } else {
+        let f = std::fs::File::create(&a.file)
+            .with_context(|| format!("creating {}", a.file.display()))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        std::io::copy(&mut g, &mut w)?;
+        w.flush()?;
+    }
+    Ok(())
 }
