@@ -1,0 +1,194 @@
+//! Truncated and corrupt captures: an error naming the byte offset and what was wrong, with the
+//! packets before it analysed and the result flagged partial; never a panic on any bytes.
+
+mod common;
+
+use proptest::prelude::*;
+use weft_trace::decode::linktype;
+use weft_trace::synth::{PcapngWriter, ethernet_frame};
+use weft_trace::tech::Framing;
+use weft_trace::util::UtilConfig;
+use weft_trace::{CaptureErrorKind, CaptureReader};
+
+fn ten_records() -> Vec<u8> {
+    let recs: Vec<(u64, Vec<u8>)> = (0..10)
+        .map(|i| (i * 1_000_000_000, common::udp_frame(100, 1, 2)))
+        .collect();
+    common::pcap_of(&recs)
+}
+
+fn util_of(
+    bytes: Vec<u8>,
+) -> Result<weft_trace::Outcome<weft_trace::util::UtilReport>, weft_trace::CaptureError> {
+    let mut r = CaptureReader::new(std::io::Cursor::new(bytes))?;
+    Ok(weft_trace::analyse_util(
+        &mut r,
+        UtilConfig::sandia(weft_model::Rate(10_000_000), Framing::Captured),
+    ))
+}
+
+#[test]
+fn truncated_record_names_its_offset_and_keeps_earlier_packets() {
+    let full = ten_records();
+    // Each record is 16 + 100 bytes after the 24-byte header; cut inside the 8th record's data.
+    let cut = 24 + 7 * 116 + 16 + 50;
+    let o = util_of(full[..cut].to_vec()).unwrap();
+    assert!(o.partial());
+    let e = o.error.unwrap();
+    assert_eq!(e.offset, 24 + 7 * 116);
+    assert!(
+        matches!(
+            e.kind,
+            CaptureErrorKind::Truncated {
+                what: "pcap record",
+                needed: 116,
+                have: 66
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains(&format!("byte {}", 24 + 7 * 116)),
+        "{e}"
+    );
+    assert_eq!(o.result.packets, 7);
+    // Cut inside a record header.
+    let o = util_of(full[..24 + 3 * 116 + 5].to_vec()).unwrap();
+    let e = o.error.unwrap();
+    assert_eq!(e.offset, 24 + 3 * 116);
+    assert!(matches!(
+        e.kind,
+        CaptureErrorKind::Truncated {
+            what: "pcap record header",
+            ..
+        }
+    ));
+    assert_eq!(o.result.packets, 3);
+}
+
+#[test]
+fn corrupt_length_and_timestamp_are_named() {
+    let mut b = ten_records();
+    let at = 24 + 2 * 116;
+    b[at + 8..at + 12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    let o = util_of(b).unwrap();
+    let e = o.error.unwrap();
+    assert_eq!(e.offset, at as u64);
+    assert!(e.to_string().contains("captured bytes"), "{e}");
+    assert_eq!(o.result.packets, 2);
+    let mut b = ten_records();
+    b[at + 4..at + 8].copy_from_slice(&2_000_000u32.to_le_bytes());
+    let e = util_of(b).unwrap().error.unwrap();
+    assert!(e.to_string().contains("sub-second"), "{e}");
+}
+
+#[test]
+fn bad_headers_fail_at_open() {
+    let e = util_of(b"hello world, not a capture".to_vec())
+        .err()
+        .unwrap();
+    assert!(matches!(e.kind, CaptureErrorKind::UnknownFormat(_)));
+    assert_eq!(e.offset, 0);
+    let e = util_of(ten_records()[..10].to_vec()).err().unwrap();
+    assert!(
+        matches!(e.kind, CaptureErrorKind::Truncated { .. }),
+        "{e:?}"
+    );
+    let e = util_of(vec![]).err().unwrap();
+    assert!(e.to_string().contains("magic"), "{e}");
+    let mut b = ten_records();
+    b[4] = 9;
+    assert!(
+        util_of(b)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("major version")
+    );
+}
+
+#[test]
+fn pcapng_errors() {
+    let frame = ethernet_frame(&[0x45; 40]);
+    let mut w = PcapngWriter::new(Vec::new(), false).unwrap();
+    let i = w.add_interface(linktype::ETHERNET, 6).unwrap();
+    w.write_epb(i, 1, 60, &frame).unwrap();
+    w.write_epb(i, 2, 60, &frame).unwrap();
+    let good = w.into_inner();
+    let epb2 = good.len() - 32 - frame.len().div_ceil(4) * 4;
+    // Trailing length differs.
+    let mut b = good.clone();
+    let n = b.len();
+    b[n - 4] ^= 4;
+    let o = util_of(b).unwrap();
+    assert_eq!(o.result.packets, 1);
+    let e = o.error.unwrap();
+    assert_eq!(e.offset, epb2 as u64);
+    assert!(e.to_string().contains("trailing length"), "{e}");
+    // Unknown interface.
+    let mut b = good.clone();
+    b[epb2 + 8] = 3;
+    assert!(
+        util_of(b)
+            .unwrap()
+            .error
+            .unwrap()
+            .to_string()
+            .contains("interface 3")
+    );
+    // Length not a multiple of 4.
+    let mut b = good.clone();
+    b[epb2 + 4] = 33;
+    assert!(
+        util_of(b)
+            .unwrap()
+            .error
+            .unwrap()
+            .to_string()
+            .contains("invalid total length")
+    );
+    // Truncated block.
+    let o = util_of(good[..good.len() - 3].to_vec()).unwrap();
+    assert!(matches!(
+        o.error.unwrap().kind,
+        CaptureErrorKind::Truncated {
+            what: "pcapng block",
+            ..
+        }
+    ));
+    // Bad byte-order magic.
+    let mut b = good.clone();
+    b[8] = 0;
+    let e = util_of(b).err().unwrap();
+    assert_eq!(e.offset, 8);
+}
+
+fn read_everything(bytes: &[u8]) {
+    if let Ok(mut r) = CaptureReader::with_chunk(std::io::Cursor::new(bytes.to_vec()), 64) {
+        while let Ok(Some(p)) = r.next_packet() {
+            let info = weft_trace::decode(p.linktype, p.data);
+            let _ = info.payload(p.data);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn no_panic_on_mutated_captures(flips in proptest::collection::vec((0usize..2000, any::<u8>()), 0..20), cut in 0usize..2000) {
+        let mut w = PcapngWriter::new(Vec::new(), false).unwrap();
+        let i = w.add_interface(linktype::ETHERNET, 9).unwrap();
+        for k in 0..6 { w.write_epb(i, k, 100, &common::udp_frame(100, 1, 2)).unwrap(); }
+        for mut b in [w.into_inner(), ten_records()] {
+            let n = b.len(); for &(at, v) in &flips { b[at % n] = v; }
+            b.truncate(cut.max(1).min(b.len()));
+            read_everything(&b);
+        }
+    }
+
+    #[test]
+    fn no_panic_decoding_any_bytes(link in prop::sample::select(vec![0u16, 1, 10, 12, 14, 101, 108, 113, 123, 228, 229, 276, 999]), data in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let info = weft_trace::decode(link, &data);
+        let _ = info.payload(&data);
+    }
+}
