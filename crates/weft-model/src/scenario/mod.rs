@@ -49,6 +49,7 @@
 //! [`Metric`]; `weft run` compares the sample key named by each [`Expect::metric`] with the
 //! published figure.
 
+mod compare;
 mod figures;
 mod parse;
 
@@ -58,6 +59,7 @@ use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 use crate::units::{Rate, Size};
 
+pub use compare::{Cell, Comparison, EngineSamples, Row};
 pub use figures::{FigureError, Figures};
 
 /// A scenario file, parsed and validated.
