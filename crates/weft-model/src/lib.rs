@@ -5,7 +5,11 @@
 //! `poll_*(now)` and `poll_timeout()` (see [`element`]). The simulator (`weft-sim`) feeds it virtual
 //! time, the emulator (`weft-emu`) feeds it the wall clock.
 
+pub mod cell;
 pub mod element;
+pub mod fabric;
+pub mod queue;
+pub mod shaper;
 pub mod time;
 pub mod units;
 
