@@ -6,8 +6,12 @@
 //! time, the emulator (`weft-emu`) feeds it the wall clock.
 
 pub mod calc;
+pub mod cell;
 pub mod element;
+pub mod fabric;
+pub mod queue;
 pub mod scenario;
+pub mod shaper;
 pub mod tech;
 pub mod time;
 pub mod units;
