@@ -218,6 +218,21 @@ fn physical_overhead(tech: &Tech) -> String {
     if tech.line_rate == tech.rate {
         return "none".into();
     }
+    if let Ok(preset) = Tech::preset(&tech.name)
+        && preset.rate != tech.rate
+    {
+        return format!(
+            "shaped to {} (the {} {} carries {})",
+            tech.rate,
+            tech.name,
+            if tech.is_cells() {
+                "cell stream"
+            } else {
+                "link"
+            },
+            preset.rate
+        );
+    }
     let what = match tech.name.as_str() {
         n if n.starts_with("oc3c") => "SONET section, line and path overhead (10 of 270 columns)",
         n if n.starts_with("oc12c") => "SONET section, line and path overhead (40 of 1080 columns)",
@@ -231,6 +246,11 @@ fn physical_overhead(tech: &Tech) -> String {
     };
     what.into()
 }
+
+/// The SONET payload rate Sandia's study (000) states for OC-3c, bits/s ("151.488 Mbps").
+pub const SANDIA_SONET_PAYLOAD_BPS: f64 = 151.488e6;
+/// The usable rate Sandia's study (000) states after cell headers, bits/s ("137.19 Mbps").
+pub const SANDIA_USABLE_BPS: f64 = 137.19e6;
 
 /// Sandia's OC-3c arithmetic (study 000) set beside the standard one.
 #[derive(Clone, Debug, PartialEq, Serialize)]
