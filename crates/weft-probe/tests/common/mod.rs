@@ -1,5 +1,5 @@
 //! Shared helpers for the loopback integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::time::Duration;
 
@@ -24,7 +24,11 @@ pub fn spec(transport: Transport, direction: Direction, ms: u64) -> TputSpec {
         transport,
         direction,
         streams: 1,
-        len: if transport == Transport::Udp { 1200 } else { 128 * 1024 },
+        len: if transport == Transport::Udp {
+            1200
+        } else {
+            128 * 1024
+        },
         amount: Amount::TimeNs(ms * 1_000_000),
         window: None,
         mss: None,
