@@ -1,1 +1,3 @@
 //! Measurement of real networks: control protocol, agent, throughput, request/response, patterns.
+
+pub mod rr;
