@@ -18,6 +18,7 @@
 //! # let _ = doc;
 //! ```
 
+pub mod agent;
 pub mod config;
 pub mod meter;
 pub mod result;
