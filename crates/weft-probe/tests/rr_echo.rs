@@ -1,6 +1,7 @@
 //! `weft rr --echo` against a real RFC 862-style echo service: socat echoing through a pipe, on
 //! loopback, TCP and UDP. Skipped (with the reason printed) only when socat is not installed.
 
+#![allow(clippy::unwrap_used)]
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

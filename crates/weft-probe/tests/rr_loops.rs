@@ -2,6 +2,7 @@
 //! peers that drop or delay chosen requests so that losses and late replies can be counted
 //! exactly.
 
+#![allow(clippy::unwrap_used)]
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::sync::Arc;

@@ -108,6 +108,11 @@ impl Meter {
         self.consecutive_losses
     }
 
+    /// Transactions issued, warm-up included.
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
     /// Measured transactions issued (warm-up excluded).
     pub fn measured_issued(&self) -> u64 {
         self.issued.saturating_sub(self.warmup)

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod agent;
+mod agent_client;
 pub mod config;
 pub mod meter;
 pub mod result;
@@ -98,21 +99,5 @@ pub(crate) fn run_leg(
         (Proto::Tcp, true) => tcp::run_cold(&leg, meter),
         (Proto::Udp, false) => udp::run_warm(&leg, meter),
         (Proto::Udp, true) => udp::run_cold(&leg, meter),
-    }
-}
-
-mod agent_client {
-    //! Placeholder until the control protocol lands.
-    use super::*;
-
-    pub(super) fn run_size(
-        _cfg: &RrConfig,
-        _addr: std::net::SocketAddr,
-        _req: u32,
-        _resp: u32,
-    ) -> Result<SizeResult, RrError> {
-        Err(RrError::Agent(
-            "agent mode needs the control protocol".into(),
-        ))
     }
 }

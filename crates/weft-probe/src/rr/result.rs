@@ -37,6 +37,9 @@ pub struct SizeResult {
     pub request_bps: f64,
     /// Transactions completed per second of wall time (exceeds 1 / mean RTT with `--burst`).
     pub transactions_per_s: f64,
+    /// Agent runs: requests the agent answered, warm-up included (tells a lost request from a
+    /// lost answer under UDP).
+    pub agent_requests: Option<u64>,
     /// Whether `--converge` was met (always false under `--count`).
     pub converged: bool,
     /// Why the size stopped early, if it did.
@@ -73,6 +76,7 @@ impl SizeResult {
             },
             rtt,
             connect: cold.then(|| m.connect.summary()),
+            agent_requests: None,
             converged: m.converged(),
             aborted,
         }
