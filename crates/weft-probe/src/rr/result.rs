@@ -185,7 +185,7 @@ impl RrResult {
             self.addr,
             self.burst,
             self.warmup,
-            us(self.timeout_ns as f64),
+            weft_model::Duration(self.timeout_ns),
         );
         let _ = writeln!(
             out,
