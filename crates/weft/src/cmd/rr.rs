@@ -21,6 +21,14 @@ use weft_probe::server::DEFAULT_PORT;
     weft rr host --echo --udp --sizes 64,128,256,512,1024 --count 10000 --timeout 10ms\n  \
     weft rr agent.example --cold --size 1 --count 2000 --json")]
 pub struct Args {
+    /// The options, boxed so that the command enum stays small.
+    #[command(flatten)]
+    pub opts: Box<Opts>,
+}
+
+/// The options of `weft rr` (see [`Args`]).
+#[derive(Debug, clap::Args)]
+pub struct Opts {
     /// HOST[:PORT] of a weft agent (default port 5301) or, with --echo, of an echo service
     /// (default port 7). IPv6 as [ADDR]:PORT.
     pub host: String,
@@ -98,6 +106,7 @@ pub struct Args {
 
 /// Runs `weft rr`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let args = *args.opts;
     let cfg = config_from(&args).map_err(to_anyhow)?;
     let progress = std::io::stderr().is_terminal() && !args.json;
     let result = rr::run_with_progress(&cfg, |s| {
@@ -154,7 +163,7 @@ fn to_anyhow(e: RrError) -> anyhow::Error {
     }
 }
 
-fn config_from(a: &Args) -> Result<RrConfig, RrError> {
+fn config_from(a: &Opts) -> Result<RrConfig, RrError> {
     let port = if a.echo {
         config::ECHO_PORT
     } else {
