@@ -119,6 +119,11 @@ pub fn set_mss<S: AsRawFd>(s: &S, mss: u32) -> Result<(), ProbeError> {
     )
 }
 
+/// Turns on TCP_NODELAY (no Nagle coalescing of small writes).
+pub fn set_nodelay<S: AsRawFd>(s: &S) -> Result<(), ProbeError> {
+    set_int(s, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1, "TCP_NODELAY")
+}
+
 /// The effective TCP_MAXSEG in bytes.
 pub fn mss<S: AsRawFd>(s: &S) -> Result<u32, ProbeError> {
     Ok(get_int(s, libc::IPPROTO_TCP, libc::TCP_MAXSEG, "TCP_MAXSEG")?.max(0) as u32)
