@@ -24,7 +24,11 @@ pub fn spec(transport: Transport, direction: Direction, ms: u64) -> TputSpec {
         transport,
         direction,
         streams: 1,
-        len: if transport == Transport::Udp { 1200 } else { 128 * 1024 },
+        len: if transport == Transport::Udp {
+            1200
+        } else {
+            128 * 1024
+        },
         amount: Amount::TimeNs(ms * 1_000_000),
         window: None,
         mss: None,

@@ -21,7 +21,11 @@ fn tcp_forward_by_time_counts_match_and_doc_parses() {
     assert!(up.goodput_bps > 0.0);
     assert!(r.remote_cpu.wall_ns > 0 && r.local_cpu.wall_ns > 0);
     assert!(!r.intervals.is_empty());
-    assert!(r.intervals.iter().all(|i| i.direction == "up" && i.measured_by == "agent"));
+    assert!(
+        r.intervals
+            .iter()
+            .all(|i| i.direction == "up" && i.measured_by == "agent")
+    );
     let doc = ResultDoc::from_json(&r.to_result_doc().to_json_pretty()).unwrap();
     assert_eq!(doc.kind, "tput");
     assert_eq!(doc.summary["up"]["receiver_bytes"], up.receiver_bytes);
@@ -54,7 +58,11 @@ fn tcp_reverse_and_bidir() {
     assert!(r.up.is_none());
     assert!(down.receiver_bytes > 0);
     assert_eq!(down.sender_bytes, down.receiver_bytes);
-    assert!(r.intervals.iter().all(|i| i.direction == "down" && i.measured_by == "client"));
+    assert!(
+        r.intervals
+            .iter()
+            .all(|i| i.direction == "down" && i.measured_by == "client")
+    );
     let mut s = spec(Transport::Tcp, Direction::Bidir, 200);
     s.streams = 2;
     let r = run(&h, s).unwrap();

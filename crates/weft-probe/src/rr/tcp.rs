@@ -25,6 +25,9 @@ pub struct Leg {
     pub timeout: Duration,
 }
 
+/// Requests above this many bytes are written from a thread of their own (see `transact`).
+const LARGE: usize = 128 * 1024;
+
 /// Why a size stopped before its stop rule was met.
 pub type Abort = String;
 
@@ -68,9 +71,27 @@ fn transact(
 ) -> Result<(), Abort> {
     let k = wire::seq_len(leg.req, leg.resp);
     wire::put_seq(req, k, seq);
-    s.write_all(req).map_err(|e| io_abort("send", leg, e))?;
-    s.read_exact(resp)
-        .map_err(|e| io_abort("response", leg, e))?;
+    if req.len() <= LARGE {
+        s.write_all(req).map_err(|e| io_abort("send", leg, e))?;
+        s.read_exact(resp)
+            .map_err(|e| io_abort("response", leg, e))?;
+    } else {
+        // An echo service starts answering before the request is complete: write from a
+        // second thread so that neither end blocks on a full buffer.
+        let mut w = s
+            .try_clone()
+            .map_err(|e| format!("cloning the socket: {e}"))?;
+        let req: &[u8] = req;
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || w.write_all(req));
+            let read = s.read_exact(resp).map_err(|e| io_abort("response", leg, e));
+            let wrote = writer
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")))
+                .map_err(|e| io_abort("send", leg, e));
+            wrote.and(read)
+        })?;
+    }
     if !wire::has_seq(resp, k, seq) {
         return Err(format!(
             "the response from {} does not carry the request's sequence number: the peer \
