@@ -247,10 +247,10 @@ impl TputResult {
         };
         let _ = writeln!(
             out,
-            "weft tput {} {:?} {:?}, {} stream(s), len {}, {amount}",
+            "weft tput {} {} {}, {} stream(s), len {}, {amount}",
             self.server,
-            s.transport,
-            s.direction,
+            format!("{:?}", s.transport).to_lowercase(),
+            format!("{:?}", s.direction).to_lowercase(),
             s.streams,
             Size(u64::from(s.len))
         );

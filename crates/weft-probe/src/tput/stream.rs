@@ -235,9 +235,12 @@ pub fn udp_send(
             let due =
                 start + Duration::from_nanos((seq as u128 * gap_num / rate_bps as u128) as u64);
             if due > now {
+                // Sleep even for short waits: the kernel's timer slack (~50 us) may wake us
+                // late, and the datagrams that fell due meanwhile then go out back to back.
+                // That costs a little smoothness and saves a core that spinning would burn.
                 let wait = due - now;
-                if wait > Duration::from_micros(200) {
-                    std::thread::sleep(wait - Duration::from_micros(100));
+                if wait > Duration::from_micros(10) {
+                    std::thread::sleep(wait);
                 } else {
                     std::thread::yield_now();
                 }

@@ -1,5 +1,5 @@
 //! Shared helpers for the loopback integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::time::Duration;
 
