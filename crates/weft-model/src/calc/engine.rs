@@ -2,7 +2,7 @@
 //!
 //! | workload | fabric | what the model gives |
 //! |---|---|---|
-//! | saturated | input-fifo | the GIGAswitch formula E(N, M) and E x rate; the exact FIFO saturation throughput when M = N <= 10 |
+//! | saturated | input-fifo | exact FIFO saturation throughput (Markov chain) as `efficiency`, x rate as `throughput_mbps`; the GIGAswitch formula E(N, M) as `formula_efficiency` / `formula_mbps` |
 //! | saturated | output-queued, voq-islip | min(1, N/M) of the inputs' rate (every output busy) |
 //! | bernoulli | output-queued | mean wait ((N-1)/N) p/(2(1-p)) slots, and M/D/1 beside it |
 //! | bernoulli | input-fifo | whether the load is under the saturation throughput (no closed-form wait) |
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::hol::{gigaswitch_efficiency, saturation_throughput};
+use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
 use super::queue::{Md1, output_queued_wait};
 use super::window::{Limit, TransferBound, ebn_paper_mbps};
 use crate::scenario::{Fabric, Metric, Param, Scenario, Workload, WorkloadKind};
@@ -80,36 +80,39 @@ fn saturated(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         out.notes.push("inputs or outputs unknown".into());
         return;
     };
+    let formula = gigaswitch_efficiency(n, m);
     let efficiency = match fabric {
-        Fabric::InputFifo => gigaswitch_efficiency(n, m),
+        Fabric::InputFifo => match fifo_saturation(m, n) {
+            Some(x) => x,
+            None => {
+                out.notes.push(format!(
+                    "exact FIFO chain too large for {m} x {n}; efficiency is the one-slot formula"
+                ));
+                formula
+            }
+        },
         Fabric::OutputQueued | Fabric::VoqIslip => (n as f64 / m as f64).min(1.0),
     };
     out.metrics.insert(Metric::EFFICIENCY.into(), efficiency);
+    out.metrics
+        .insert(Metric::FORMULA_EFFICIENCY.into(), formula);
     out.metrics.insert("inputs".into(), m as f64);
     out.metrics.insert("outputs".into(), n as f64);
     if fabric == Fabric::InputFifo {
         out.notes.push(
-            "E = (N/M)(1-(1-1/N)^M): one slot, blocked packets not carried over (an upper bound)"
+            "efficiency: exact FIFO saturation (Markov chain); formula: E = (N/M)(1-(1-1/N)^M), \
+             one slot, blocked packets not carried over"
                 .into(),
         );
-        if m == n {
-            match saturation_throughput(n) {
-                Some(x) => {
-                    out.metrics.insert("fifo_saturation".into(), x);
-                }
-                None => out
-                    .notes
-                    .push(format!("exact FIFO chain not solved for N = {n} > 10")),
-            }
-        }
     }
     let rate = w.rate.or(tech.map(|t| t.rate));
     if let Some(rate) = rate {
-        out.metrics.insert(
-            Metric::THROUGHPUT_MBPS.into(),
-            efficiency * rate.as_mbps_f64(),
-        );
-        out.metrics.insert("peak_mbps".into(), rate.as_mbps_f64());
+        let mbps = rate.as_mbps_f64();
+        out.metrics
+            .insert(Metric::THROUGHPUT_MBPS.into(), efficiency * mbps);
+        out.metrics
+            .insert(Metric::FORMULA_MBPS.into(), formula * mbps);
+        out.metrics.insert("peak_mbps".into(), mbps);
     }
 }
 
@@ -236,6 +239,12 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
     m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
     m.insert("link_goodput_mbps".into(), link_mbps);
+    if bottleneck.is_cells() {
+        m.insert(
+            "cell_payload_mbps".into(),
+            bottleneck.cell_payload_rate().as_mbps_f64(),
+        );
+    }
     if w.window.is_some() {
         m.insert("window_mbps".into(), bound.window_bps as f64 / 1e6);
     }
@@ -287,13 +296,17 @@ rate = "95Mbps"
         let pts = evaluate(&s);
         let t: Vec<f64> = pts
             .iter()
-            .map(|p| p.metrics[Metric::THROUGHPUT_MBPS])
+            .map(|p| p.metrics[Metric::FORMULA_MBPS])
             .collect();
         assert!((t[0] - 95.0).abs() < 1e-9);
         assert!((t[1] - 85.5).abs() < 1e-9);
         assert!((t[2] - 95.0 * 0.67232).abs() < 1e-9);
-        assert!(pts[2].metrics.contains_key("fifo_saturation"));
-        assert!(!pts[1].metrics.contains_key("fifo_saturation"));
+        let e5 = pts[2].metrics[Metric::EFFICIENCY];
+        assert_eq!(Some(e5), saturation_throughput(5));
+        // Two inputs: a packet left behind and a fresh one collide with the same probability 1/N
+        // as two fresh ones, so the FIFO's memory costs nothing.
+        assert!((pts[1].metrics[Metric::THROUGHPUT_MBPS] - t[1]).abs() < 1e-9);
+        assert!(pts[2].metrics[Metric::THROUGHPUT_MBPS] < t[2]);
     }
 
     #[test]

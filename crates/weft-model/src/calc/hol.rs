@@ -17,6 +17,7 @@ use serde::Serialize;
 pub const SATURATION_LIMIT: f64 = 2.0 - std::f64::consts::SQRT_2;
 
 /// Largest N for which [`saturation_throughput`] solves the chain (the work grows as C(2N-1, N)).
+/// [`fifo_saturation`] takes M inputs and N outputs separately.
 pub const EXACT_MAX_PORTS: u32 = 10;
 
 /// The GIGAswitch model's efficiency for `m` inputs contending for `n` outputs, 0..=1.
@@ -40,7 +41,7 @@ pub struct HolRow {
     pub efficiency: f64,
     /// E times the peak rate, bits/s.
     pub rate_bps: f64,
-    /// Exact FIFO saturation throughput for a square switch (inputs = outputs <= 10), if computed.
+    /// Exact FIFO saturation throughput per input (the Markov chain), if small enough to solve.
     pub fifo_exact: Option<f64>,
 }
 
@@ -55,7 +56,7 @@ pub fn gigaswitch_table(n: u32, inputs: &[u32], peak_bps: f64) -> Vec<HolRow> {
                 inputs: m,
                 efficiency: e,
                 rate_bps: e * peak_bps,
-                fifo_exact: (m == n).then(|| saturation_throughput(n)).flatten(),
+                fifo_exact: fifo_saturation(m, n),
             }
         })
         .collect()
@@ -64,16 +65,27 @@ pub fn gigaswitch_table(n: u32, inputs: &[u32], peak_bps: f64) -> Vec<HolRow> {
 /// Exact saturation throughput per port of an `n` x `n` input-queued FIFO switch with uniform
 /// destinations and random contention, for 1 <= n <= [`EXACT_MAX_PORTS`]; `None` otherwise.
 pub fn saturation_throughput(n: u32) -> Option<f64> {
-    if n == 0 || n > EXACT_MAX_PORTS {
+    if n > EXACT_MAX_PORTS {
         return None;
     }
-    let n = n as usize;
-    let states = partitions(n);
+    fifo_saturation(n, n)
+}
+
+/// Exact saturation throughput per input of `m` saturated FIFO inputs sending uniformly to `n`
+/// outputs (random contention, one packet per output per slot): the fraction of slots in which
+/// an input sends. `None` if m or n is 0 or the chain is too large to solve here (more than
+/// 200 000 arrival patterns per state).
+pub fn fifo_saturation(m: u32, n: u32) -> Option<f64> {
+    if m == 0 || n == 0 || m > 255 || compositions(m as u64, n as u64)? > 200_000 {
+        return None;
+    }
+    let (m, n) = (m as usize, n as usize);
+    let states = partitions(m, n);
     let index = |occ: &[u8]| states.iter().position(|s| s.as_slice() == occ);
     let size = states.len();
     // Transition matrix, row = from.
     let mut p = vec![vec![0.0f64; size]; size];
-    let fact: Vec<f64> = (0..=n)
+    let fact: Vec<f64> = (0..=m)
         .scan(1.0, |acc, i| {
             if i > 0 {
                 *acc *= i as f64;
@@ -103,16 +115,29 @@ pub fn saturation_throughput(n: u32) -> Option<f64> {
         .zip(&pi)
         .map(|(s, w)| w * s.iter().filter(|&&c| c > 0).count() as f64)
         .sum();
-    Some(mean_served / n as f64)
+    Some(mean_served / m as f64)
 }
 
-/// All partitions of `n` as occupancy vectors of length `n`, sorted descending.
-fn partitions(n: usize) -> Vec<Vec<u8>> {
+/// C(m + n - 1, m): the ways m arrivals fall on n outputs, an upper bound on the patterns per state.
+fn compositions(m: u64, n: u64) -> Option<u64> {
+    let mut c: u64 = 1;
+    for i in 1..=m {
+        c = c.checked_mul(n - 1 + i)? / i;
+    }
+    Some(c)
+}
+
+/// All partitions of `m` into at most `n` parts, as occupancy vectors of length `n` sorted
+/// descending.
+fn partitions(m: usize, n: usize) -> Vec<Vec<u8>> {
     fn go(left: usize, max: usize, cur: &mut Vec<u8>, n: usize, out: &mut Vec<Vec<u8>>) {
         if left == 0 {
             let mut v = cur.clone();
             v.resize(n, 0);
             out.push(v);
+            return;
+        }
+        if cur.len() == n {
             return;
         }
         for part in (1..=left.min(max)).rev() {
@@ -122,7 +147,7 @@ fn partitions(n: usize) -> Vec<Vec<u8>> {
         }
     }
     let mut out = Vec::new();
-    go(n, n, &mut Vec::new(), n, &mut out);
+    go(m, m, &mut Vec::new(), n, &mut out);
     out
 }
 
@@ -194,9 +219,11 @@ mod tests {
 
     #[test]
     fn partitions_are_counted() {
-        assert_eq!(partitions(1).len(), 1);
-        assert_eq!(partitions(4).len(), 5);
-        assert_eq!(partitions(8).len(), 22);
+        assert_eq!(partitions(1, 1).len(), 1);
+        assert_eq!(partitions(4, 4).len(), 5);
+        assert_eq!(partitions(8, 8).len(), 22);
+        // 5 into at most 2 parts: 5, 4+1, 3+2.
+        assert_eq!(partitions(5, 2).len(), 3);
     }
 
     #[test]
@@ -205,6 +232,16 @@ mod tests {
         assert_eq!(saturation_throughput(1), Some(1.0));
         assert_eq!(saturation_throughput(0), None);
         assert_eq!(saturation_throughput(EXACT_MAX_PORTS + 1), None);
+    }
+
+    #[test]
+    fn one_input_never_blocks_and_many_outputs_block_less() {
+        assert_eq!(fifo_saturation(1, 5), Some(1.0));
+        let four = fifo_saturation(4, 5).unwrap();
+        assert!(four < gigaswitch_efficiency(5, 4));
+        assert!(four > saturation_throughput(5).unwrap());
+        assert_eq!(fifo_saturation(0, 5), None);
+        assert_eq!(fifo_saturation(64, 64), None);
     }
 
     #[test]

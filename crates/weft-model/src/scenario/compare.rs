@@ -6,6 +6,9 @@ use serde_json::Value;
 
 use super::{Expect, Figures, Param, Scenario};
 
+/// The `source` of a comparison made without a published figure.
+pub const NO_SOURCE: &str = "(none)";
+
 /// The samples one engine reported for a scenario (the `samples` of its result document).
 #[derive(Clone, Copy, Debug)]
 pub struct EngineSamples<'a> {
@@ -51,10 +54,11 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Compares the figure named by `expect` with the engines' samples of `scenario`.
+    /// Compares the figure named by `expect` with the engines' samples of `scenario`; without
+    /// `figures` the engines are set side by side with no paper column.
     pub fn new(
         expect: &Expect,
-        figures: &Figures,
+        figures: Option<&Figures>,
         scenario: &Scenario,
         engines: &[EngineSamples<'_>],
     ) -> Comparison {
@@ -74,9 +78,10 @@ impl Comparison {
                 },
             )
             .collect();
-        let (paper, error) = match paper_values(expect, figures) {
-            Ok(v) => (v, None),
-            Err(e) => (Vec::new(), Some(e)),
+        let (paper, error) = match figures.map(|f| paper_values(expect, f)) {
+            None => (Vec::new(), None),
+            Some(Ok(v)) => (v, None),
+            Some(Err(e)) => (Vec::new(), Some(e)),
         };
         let per_engine: Vec<Vec<Option<f64>>> = engines
             .iter()
@@ -146,12 +151,19 @@ impl Comparison {
 
     /// The comparison as a text table: point, paper, then value and miss per engine.
     pub fn table(&self) -> String {
-        let mut out = format!(
-            "{} vs {} (tolerance {:.1}%)\n",
-            self.expect.metric,
-            self.expect.source,
-            self.expect.tolerance * 100.0
-        );
+        let mut out = if self.expect.source == NO_SOURCE {
+            format!(
+                "{} of workload {}, engines side by side\n",
+                self.expect.metric, self.expect.workload
+            )
+        } else {
+            format!(
+                "{} vs {} (tolerance {:.1}%)\n",
+                self.expect.metric,
+                self.expect.source,
+                self.expect.tolerance * 100.0
+            )
+        };
         if let Some(e) = &self.error {
             out.push_str(&format!("  cannot read the figure: {e}\n"));
         }
@@ -239,7 +251,7 @@ mod tests {
         ];
         let c = Comparison::new(
             &s.expect[0],
-            &f,
+            Some(&f),
             &s,
             &[EngineSamples {
                 engine: "model",

@@ -431,40 +431,41 @@ fn hol_cmd(a: &HolArgs, json_out: bool) -> anyhow::Result<(ResultDoc, String)> {
             .as_f64()
     };
     let mut text = format!(
-        "E = (N/M)(1-(1-1/N)^M), N = {} outputs, at {} per uncontended port\n{:>6} {:>10} {:>12}{}\n",
+        "E = (N/M)(1-(1-1/N)^M), N = {} outputs, at {} per uncontended port; FIFO E is the exact \
+         saturation throughput of FIFO inputs (Markov chain)\n{:>6} {:>10} {:>12} {:>10} {:>12}{}\n",
         a.outputs,
         a.rate,
         "M",
         "E",
         "rate Mbit/s",
+        "FIFO E",
+        "FIFO Mbit/s",
         if a.simulate {
-            format!(" {:>10} {:>12} {:>8}", "sim E", "sim Mbit/s", "gap")
+            format!(" {:>10} {:>12} {:>8}", "sim E", "sim Mbit/s", "E - sim")
         } else {
             String::new()
         }
     );
+    let mbps = a.rate.as_mbps_f64();
     for r in &rows {
         let mut line = format!(
-            "{:>6} {:>10.4} {:>12.2}",
+            "{:>6} {:>10.4} {:>12.2} {:>10} {:>12}",
             r.inputs,
             r.efficiency,
-            r.rate_bps / 1e6
+            r.rate_bps / 1e6,
+            r.fifo_exact.map_or("-".into(), |x| format!("{x:.4}")),
+            r.fifo_exact
+                .map_or("-".into(), |x| format!("{:.2}", x * mbps)),
         );
         let mut sample = json!(r);
         if let Some(e) = sim_at(r.inputs) {
             line.push_str(&format!(
                 " {:>10.4} {:>12.2} {:>8.4}",
                 e,
-                e * a.rate.as_mbps_f64(),
+                e * mbps,
                 r.efficiency - e
             ));
             sample["sim_efficiency"] = json!(e);
-        }
-        if let Some(x) = r.fifo_exact {
-            line.push_str(&format!(
-                "   (exact FIFO saturation for {0}x{0}: {x:.4})",
-                r.inputs
-            ));
         }
         text.push_str(&line);
         text.push('\n');
@@ -473,7 +474,8 @@ fn hol_cmd(a: &HolArgs, json_out: bool) -> anyhow::Result<(ResultDoc, String)> {
     if a.simulate {
         text.push_str(
             "The formula ignores that a blocked packet stays at the head of its queue; the \
-             simulated FIFO keeps it, so it sits below the formula (the gap column).\n",
+             simulated FIFO keeps it, so it sits below the formula (E - sim) and on the exact \
+             FIFO chain.\n",
         );
     }
     text.push_str(&format!(

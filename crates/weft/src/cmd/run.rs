@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use weft_model::calc;
-use weft_model::scenario::{Comparison, EngineSamples, Param, Scenario};
+use weft_model::scenario::{Comparison, EngineSamples, Expect, NO_SOURCE, Param, Scenario};
 use weft_report::{Engine, ResultDoc};
 
 use crate::cli::usage;
@@ -100,23 +100,39 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     };
-    let comparisons: Vec<Comparison> = match &figures {
-        Some(f) => {
-            let samples: Vec<EngineSamples<'_>> = docs
-                .iter()
-                .map(|(n, d)| EngineSamples {
-                    engine: n,
-                    samples: &d.samples,
-                })
-                .collect();
-            scenario
-                .expect
-                .iter()
-                .map(|e| Comparison::new(e, f, &scenario, &samples))
-                .collect()
-        }
-        None => Vec::new(),
+    let samples: Vec<EngineSamples<'_>> = docs
+        .iter()
+        .map(|(n, d)| EngineSamples {
+            engine: n,
+            samples: &d.samples,
+        })
+        .collect();
+    let comparisons: Vec<Comparison> = if scenario.expect.is_empty() {
+        // Nothing published to hold against: set the engines side by side on each workload's
+        // default metric.
+        scenario
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| Expect {
+                source: NO_SOURCE.into(),
+                select: None,
+                metric: w.kind.default_metric().into(),
+                tolerance: 0.0,
+                workload: i,
+            })
+            .map(|e| Comparison::new(&e, None, &scenario, &samples))
+            .collect()
+    } else if let Some(f) = &figures {
+        scenario
+            .expect
+            .iter()
+            .map(|e| Comparison::new(e, Some(f), &scenario, &samples))
+            .collect()
+    } else {
+        Vec::new()
     };
+    drop(samples);
     // Each document carries its own engine's side of every comparison.
     for (name, doc) in &mut docs {
         let mine: Vec<Value> = comparisons
@@ -253,21 +269,27 @@ fn human(
     for (name, doc) in docs {
         out.push_str(&format!("{name}:\n"));
         let labels = point_labels(s);
+        let mut last_notes: Option<&Value> = None;
         for (i, sample) in doc.samples.iter().enumerate() {
             let label = labels.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
             let metrics: Vec<String> = sample
                 .as_object()
                 .into_iter()
                 .flatten()
-                .filter(|(k, v)| v.is_number() && !matches!(k.as_str(), "workload"))
+                .filter(|(k, v)| v.is_number() && !matches!(k.as_str(), "workload" | "point"))
                 .map(|(k, v)| format!("{k}={}", short(v)))
                 .collect();
             out.push_str(&format!("  {label:<18} {}\n", metrics.join(" ")));
-            if let Some(notes) = sample.get("notes").and_then(Value::as_array) {
-                for n in notes.iter().filter_map(Value::as_str) {
+            // Notes repeated from the previous point are not printed again.
+            let notes = sample.get("notes");
+            if notes != last_notes
+                && let Some(list) = notes.and_then(Value::as_array)
+            {
+                for n in list.iter().filter_map(Value::as_str) {
                     out.push_str(&format!("  {:<18}   ({n})\n", ""));
                 }
             }
+            last_notes = notes;
         }
     }
     out
