@@ -5,7 +5,10 @@
 //! - [`wire`]: the data datagram and control message formats (view + representation).
 //! - [`proto`]: the sans-IO sender and receiver state machines.
 //! - [`auth`]: the pre-shared-key MAC of the control handshake.
+//! - [`net`]: the real driver over TCP and UDP sockets and files.
 
 pub mod auth;
+pub mod net;
 pub mod proto;
+pub mod report;
 pub mod wire;

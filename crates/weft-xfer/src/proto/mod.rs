@@ -55,6 +55,17 @@ pub fn buffer_len(size: u64, buffer_size: u32, index: u32) -> u32 {
     size.saturating_sub(start).min(buffer_size as u64) as u32
 }
 
+/// The whole-file digest of reliable mode: BLAKE3 over the concatenated BLAKE3s of the file's
+/// buffer-size blocks, in order. Each buffer's hash is checked as it arrives; this one, checked
+/// against the file read back from disk, covers order, completeness and the disk.
+pub fn file_digest<'a>(block_hashes: impl IntoIterator<Item = &'a [u8; 32]>) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    for b in block_hashes {
+        h.update(b);
+    }
+    *h.finalize().as_bytes()
+}
+
 /// A fixed-size set of packet indices.
 #[derive(Debug, Clone)]
 pub(crate) struct Bitmap {

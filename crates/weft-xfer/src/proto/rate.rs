@@ -118,9 +118,10 @@ impl RateControl {
         self.decreases
     }
 
-    /// A round report: `sent` datagrams of which `lost` were missing, arriving at `rx_rate`
-    /// (bits/s, 0 if unknown). Rounds of fewer than 16 datagrams carry too little information.
-    pub fn on_report(&mut self, sent: u32, lost: u32, rx_rate: u64) {
+    /// A round report: `sent` datagrams, sent at `tx_rate` bits/s, of which `lost` were
+    /// missing, arriving at `rx_rate` (bits/s, 0 if unknown). Rounds of fewer than 16 datagrams
+    /// carry too little information.
+    pub fn on_report(&mut self, sent: u32, lost: u32, rx_rate: u64, tx_rate: u64) {
         let RateMode::Adaptive {
             min,
             max,
@@ -134,7 +135,9 @@ impl RateControl {
             return;
         }
         let loss_ppm = (lost as u64 * 1_000_000 / sent as u64) as u32;
-        let slow_arrival = rx_rate > 0 && rx_rate < self.rate / 100 * 85;
+        // Both rates span the same datagrams; a receiver seeing them markedly slower than they
+        // left means a queue grew on the way (or at the receiver).
+        let slow_arrival = rx_rate > 0 && tx_rate > 0 && rx_rate < tx_rate / 100 * 85;
         if loss_ppm > loss_threshold_ppm || slow_arrival {
             let base = if rx_rate > 0 {
                 self.rate.min(rx_rate)
@@ -180,24 +183,30 @@ mod tests {
             max: Rate::mbps(1000),
             loss_threshold_ppm: 50_000,
         });
-        c.on_report(100, 0, 0);
+        c.on_report(100, 0, 0, 100_000_000);
         assert_eq!(c.rate(), Some(Rate::mbps(150)));
-        c.on_report(100, 10, 0);
+        c.on_report(100, 10, 0, 150_000_000);
         assert_eq!(c.rate(), Some(Rate(150_000_000 / 8 * 7)));
         let r = c.rate().unwrap().as_bps();
-        c.on_report(100, 1, r);
+        c.on_report(100, 1, r, r);
         assert!(
             c.rate().unwrap().as_bps() > r,
             "random 1% loss is not congestion"
         );
-        c.on_report(100, 0, 50_000_000);
+        c.on_report(100, 0, 50_000_000, 50_000_000);
+        assert!(
+            c.rate().unwrap().as_bps() > 50_000_000,
+            "arrival at the rate sent is no congestion"
+        );
+        let r = c.rate().unwrap().as_bps();
+        c.on_report(100, 0, 50_000_000, r);
         assert_eq!(c.rate(), Some(Rate(50_000_000 / 8 * 7)));
         assert_eq!(c.decreases(), 2);
         // Tiny rounds are ignored; fixed mode never moves.
-        c.on_report(3, 3, 0);
+        c.on_report(3, 3, 0, 1);
         assert_eq!(c.decreases(), 2);
         let mut f = RateControl::new(RateMode::Fixed(Rate::mbps(5)));
-        f.on_report(100, 100, 1);
+        f.on_report(100, 100, 1, 5_000_000);
         assert_eq!(f.rate(), Some(Rate::mbps(5)));
         assert_eq!(RateControl::new(RateMode::Unlimited).rate(), None);
     }

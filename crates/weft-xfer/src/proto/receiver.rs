@@ -68,6 +68,8 @@ pub enum ReceiverEvent {
     FileEnd {
         /// File number.
         file: u32,
+        /// The sender's whole-file digest (see [`Control::FileEnd`]).
+        digest: [u8; 32],
     },
     /// The sender said `Bye`.
     Finished,
@@ -126,6 +128,7 @@ struct RFile {
     packet_size: u32,
     ending: bool,
     end_emitted: bool,
+    digest: [u8; 32],
 }
 
 /// The receiver state machine of one session.
@@ -204,6 +207,7 @@ impl Receiver {
                         packet_size,
                         ending: false,
                         end_emitted: false,
+                        digest: [0; 32],
                     },
                 );
                 self.events.push_back(ReceiverEvent::Offer {
@@ -274,13 +278,14 @@ impl Receiver {
                     b.state = State::Settling(now + self.cfg.settle);
                 }
             }
-            Control::FileEnd { file } => {
+            Control::FileEnd { file, digest } => {
                 let f = self
                     .files
                     .get_mut(&file)
                     .filter(|f| !f.ending)
                     .ok_or(ProtoError::Unexpected("FileEnd"))?;
                 f.ending = true;
+                f.digest = digest;
                 self.maybe_file_end(file);
             }
             Control::Bye => self.events.push_back(ReceiverEvent::Finished),
@@ -497,7 +502,9 @@ impl Receiver {
             && idle
         {
             f.end_emitted = true;
-            self.events.push_back(ReceiverEvent::FileEnd { file });
+            let digest = f.digest;
+            self.events
+                .push_back(ReceiverEvent::FileEnd { file, digest });
         }
     }
 }

@@ -36,7 +36,7 @@ pub struct FileMeta {
     pub name: String,
     /// Size, bytes.
     pub size: u64,
-    /// BLAKE3 of the whole file (zero in unreliable modes).
+    /// Identity of this version of the file, for resuming (zero in unreliable modes).
     pub hash: [u8; 32],
     /// Ask the receiver to continue from its journal.
     pub resume: bool,
@@ -140,7 +140,24 @@ struct Buf {
     todo: VecDeque<(u32, u32)>,
     round: u32,
     sent_round: u32,
+    /// When this round's first and last datagrams left, and its bytes: the rate actually sent,
+    /// against which the receiver's arrival rate is judged.
+    round_first: Option<Instant>,
+    round_last: Instant,
+    round_bytes: u64,
     state: BufState,
+}
+
+impl Buf {
+    /// The rate this round's datagrams actually left at, bits/s (0: unknown).
+    fn tx_rate(&self) -> u64 {
+        match self.round_first {
+            Some(f) if self.round_last > f => {
+                weft_model::Rate::from_bytes_over(self.round_bytes, self.round_last - f).as_bps()
+            }
+            _ => 0,
+        }
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -159,6 +176,8 @@ pub struct Sender {
     cur: usize,
     phase: FilePhase,
     next_seq: u32,
+    /// BLAKE3 of each buffer of the current file, for the whole-file digest (reliable mode).
+    digests: Vec<Option<[u8; 32]>>,
     bufs: BTreeMap<u32, Buf>,
     active: VecDeque<u32>,
     control: VecDeque<Control>,
@@ -181,6 +200,7 @@ impl Sender {
             cur: 0,
             phase: FilePhase::Offered,
             next_seq: 0,
+            digests: Vec::new(),
             bufs: BTreeMap::new(),
             active: VecDeque::new(),
             control: VecDeque::new(),
@@ -279,10 +299,12 @@ impl Sender {
                     return Err(ProtoError::Invalid("empty Nack"));
                 }
                 self.stats.packets_nacked += n as u64;
-                self.rate.on_report(b.sent_round, n, rx_rate);
+                self.rate.on_report(b.sent_round, n, rx_rate, b.tx_rate());
                 b.todo = todo;
                 b.round += 1;
                 b.sent_round = 0;
+                b.round_first = None;
+                b.round_bytes = 0;
                 b.state = BufState::Sending;
                 if self.active.is_empty() {
                     self.pacer.restart(now);
@@ -305,7 +327,8 @@ impl Sender {
                 if lost > b.npkts || (lost > 0 && self.cfg.mode.is_reliable()) {
                     return Err(ProtoError::Invalid("Done loss count"));
                 }
-                self.rate.on_report(b.sent_round, lost, rx_rate);
+                self.rate
+                    .on_report(b.sent_round, lost, rx_rate, b.tx_rate());
                 let (file, index, size) = (b.file, b.index, b.data.len() as u32);
                 self.bufs.remove(&buf);
                 self.stats.packets_lost += lost as u64;
@@ -369,6 +392,9 @@ impl Sender {
         } else {
             [0; 32]
         };
+        if let Some(d) = self.digests.get_mut(index as usize) {
+            *d = Some(hash);
+        }
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         let npkts = packets_in(data.len() as u32, self.cfg.packet_size);
@@ -390,11 +416,24 @@ impl Sender {
                 todo: VecDeque::from([(0, npkts)]),
                 round: 0,
                 sent_round: 0,
+                round_first: None,
+                round_last: Instant::ZERO,
+                round_bytes: 0,
                 state: BufState::WaitReady,
             },
         );
         self.ask_for_buffer();
         Ok(())
+    }
+
+    /// The BLAKE3 of buffer `index` of `file`, which this session does not send because the
+    /// receiver already has it (resume): needed for the whole-file digest.
+    pub fn provide_known_hash(&mut self, file: u32, index: u32, hash: [u8; 32]) {
+        if file as usize == self.cur
+            && let Some(d) = self.digests.get_mut(index as usize)
+        {
+            *d = Some(hash);
+        }
     }
 
     /// No timers of its own besides pacing; present for the uniform driver loop.
@@ -443,6 +482,9 @@ impl Sender {
             .emit(payload, out);
             let len = out.len() - start;
             b.sent_round += 1;
+            b.round_first.get_or_insert(now);
+            b.round_last = now;
+            b.round_bytes += len as u64;
             self.stats.packets_sent += 1;
             self.stats.payload_bytes_sent += payload.len() as u64;
             if b.round > 0 {
@@ -473,6 +515,12 @@ impl Sender {
         match self.files.get(self.cur) {
             Some(f) => {
                 self.phase = FilePhase::Offered;
+                let n = if self.cfg.mode.is_reliable() {
+                    super::buffers_in(f.size, self.cfg.buffer_size) as usize
+                } else {
+                    0
+                };
+                self.digests = vec![None; n];
                 self.control.push_back(Control::FileOffer {
                     file: self.cur as u32,
                     size: f.size,
@@ -538,8 +586,18 @@ impl Sender {
             && self.bufs.is_empty()
         {
             self.phase = FilePhase::Ending;
+            let digest = if self.cfg.mode.is_reliable() {
+                // A buffer neither sent nor hashed by the driver counts as zeros: the digest will
+                // not match and the receiver refuses the file rather than accept it unverified.
+                let hashes: Vec<[u8; 32]> =
+                    self.digests.iter().map(|d| d.unwrap_or([0; 32])).collect();
+                super::file_digest(&hashes)
+            } else {
+                [0; 32]
+            };
             self.control.push_back(Control::FileEnd {
                 file: self.cur as u32,
+                digest,
             });
         }
     }

@@ -153,7 +153,8 @@ pub enum Control {
         packet_size: u32,
         /// Continue from the receiver's journal if one matches.
         resume: bool,
-        /// BLAKE3 of the whole file (all zero in unreliable modes).
+        /// Identity of this version of the sender's file (a BLAKE3 of its name, size and
+        /// modification time): a journal is resumed only if it matches.
         hash: [u8; 32],
         /// Relative path below the receiver's directory, `/`-separated.
         name: String,
@@ -231,6 +232,9 @@ pub enum Control {
     FileEnd {
         /// File number.
         file: u32,
+        /// Whole-file digest: BLAKE3 over the concatenated BLAKE3s of the file's buffer-size
+        /// blocks, in order (all zero in unreliable modes).
+        digest: [u8; 32],
     },
     /// Receiver's verdict on the file.
     FileDone {
@@ -368,7 +372,10 @@ impl Control {
                 dup: r.u32()?,
                 rx_rate: r.u64()?,
             },
-            T_FILE_END => Control::FileEnd { file: r.u32()? },
+            T_FILE_END => Control::FileEnd {
+                file: r.u32()?,
+                digest: r.array()?,
+            },
             T_FILE_DONE => Control::FileDone {
                 file: r.u32()?,
                 ok: bool_of(r.u8()?)?,
@@ -510,9 +517,10 @@ impl Control {
                 }
                 out.extend_from_slice(&rx_rate.to_be_bytes());
             }
-            Control::FileEnd { file } => {
+            Control::FileEnd { file, digest } => {
                 out.push(T_FILE_END);
                 out.extend_from_slice(&file.to_be_bytes());
+                out.extend_from_slice(digest);
             }
             Control::FileDone { file, ok, msg } => {
                 out.push(T_FILE_DONE);
@@ -684,7 +692,10 @@ mod tests {
                 dup: 4,
                 rx_rate: 5,
             },
-            Control::FileEnd { file: 1 },
+            Control::FileEnd {
+                file: 1,
+                digest: [4; 32],
+            },
             Control::FileDone {
                 file: 1,
                 ok: false,
