@@ -1,10 +1,133 @@
-//! `weft recv`: not built yet (see the open issues).
+//! `weft recv`: receive files sent by `weft send` into a directory, writing only inside it.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use weft_model::{Duration, Size};
+use weft_xfer::net::recv::{RecvOptions, serve};
+use weft_xfer::net::store::Store;
 
 /// Arguments of `weft recv`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Directory to receive into (created if missing). Nothing is written outside it.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Address to listen on for control connections (port 0: any free port, printed on stderr).
+    #[arg(long, default_value = "0.0.0.0:7140")]
+    listen: String,
+    /// UDP sockets per session to stripe data over (the study's K).
+    #[arg(long, default_value_t = 4)]
+    sockets: u16,
+    /// Pre-shared key senders must prove (visible in the process list: prefer --key-file).
+    #[arg(long, conflicts_with = "key_file")]
+    key: Option<String>,
+    /// File holding the pre-shared key.
+    #[arg(long)]
+    key_file: Option<PathBuf>,
+    /// Replace existing files.
+    #[arg(long)]
+    force: bool,
+    /// Largest file accepted.
+    #[arg(long, default_value = "64GiB")]
+    max_size: Size,
+    /// Largest buffer accepted.
+    #[arg(long, default_value = "256MiB")]
+    max_buffer: Size,
+    /// Most buffers in flight granted to a sender (reliable mode).
+    #[arg(long, default_value_t = 8)]
+    max_window: u16,
+    /// Buffer memory per session (window times buffer size).
+    #[arg(long, default_value = "1GiB")]
+    max_memory: Size,
+    /// How long to wait after a round's end for datagrams still in flight.
+    #[arg(long, default_value = "2ms")]
+    settle: Duration,
+    /// Give up on a sender silent for this long.
+    #[arg(long, default_value = "30s")]
+    timeout: Duration,
+    /// Exit after this many sessions (default: serve until killed).
+    #[arg(long)]
+    sessions: Option<u64>,
+    /// Sessions served at once.
+    #[arg(long, default_value_t = 16)]
+    max_concurrent: usize,
+    /// Print one JSON summary per session on stdout (nothing else).
+    #[arg(long)]
+    json: bool,
+}
 
 /// Runs `weft recv`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::cli::usage("`weft recv` is not built yet"))
+pub fn run(a: Args) -> anyhow::Result<()> {
+    if a.sockets == 0 || a.sockets > 64 {
+        return Err(crate::cli::usage("--sockets must be between 1 and 64"));
+    }
+    if a.max_buffer.as_bytes() == 0 || a.max_buffer.as_bytes() > u32::MAX as u64 {
+        return Err(crate::cli::usage(
+            "--max-buffer must be between 1 byte and 4GiB",
+        ));
+    }
+    let key = super::send::load_key(&a.key, &a.key_file)?;
+    let store = Store::new(&a.dir, a.force)
+        .with_context(|| format!("using {} as the receiving directory", a.dir.display()))?;
+    let listener =
+        TcpListener::bind(&a.listen).with_context(|| format!("listening on {}", a.listen))?;
+    let local = listener.local_addr()?;
+    eprintln!(
+        "weft recv: listening on {local}, writing into {}",
+        store.root().display()
+    );
+    let opts = RecvOptions {
+        sockets: a.sockets,
+        key,
+        max_file: a.max_size.as_bytes(),
+        max_buffer: a.max_buffer.as_bytes() as u32,
+        max_window: a.max_window.max(1),
+        max_memory: a.max_memory.as_bytes(),
+        settle: a.settle,
+        timeout: a.timeout,
+        max_sessions: a.sessions,
+        max_concurrent: a.max_concurrent,
+    };
+    let json = a.json;
+    let failures = std::sync::atomic::AtomicU64::new(0);
+    serve(listener, store, opts, &|r| {
+        let doc = weft_xfer::report::recv_doc(&r);
+        if r.error.is_some() || r.files.iter().any(|f| !f.ok) {
+            failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        if json {
+            println!("{}", serde_json::to_string(&doc).unwrap_or_default());
+        }
+        let peer = r.peer.map(|p| p.to_string()).unwrap_or_default();
+        for f in &r.files {
+            let lost: u64 = f.gaps.iter().map(|g| g.1).sum();
+            eprintln!(
+                "weft recv: {peer}: {} ({} bytes): {}{}",
+                f.name,
+                f.size,
+                if f.ok { "ok" } else { "FAILED: " },
+                if f.ok && lost > 0 {
+                    format!(
+                        " ({lost} bytes lost and zero-filled in {} gaps)",
+                        f.gaps.len()
+                    )
+                } else if f.ok {
+                    String::new()
+                } else {
+                    f.msg.clone()
+                }
+            );
+        }
+        if let Some(e) = &r.error {
+            eprintln!("weft recv: {peer}: session failed: {e}");
+        }
+    })
+    .context("serving senders")?;
+    let n = failures.load(std::sync::atomic::Ordering::Relaxed);
+    if n > 0 {
+        anyhow::bail!("{n} session(s) failed or refused files");
+    }
+    Ok(())
 }

@@ -1,10 +1,322 @@
-//! `weft send`: not built yet (see the open issues).
+//! `weft send`: send files and directories over UDP to a `weft recv` (SBTP, MBTP or the reliable
+//! mode), with a progress bar and a JSON summary.
+
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use anyhow::Context;
+use weft_model::{Duration, Rate, Size};
+use weft_xfer::auth::Key;
+use weft_xfer::net::send::{Progress, SendOptions, collect_files, send};
+use weft_xfer::proto::RateMode;
+use weft_xfer::wire::Mode;
 
 /// Arguments of `weft send`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Files or directories to send, then the receiver as HOST[:DIR] (DIR is relative to the
+    /// receiver's --dir; IPv6 hosts in brackets: [::1]:DIR).
+    #[arg(required = true, num_args = 2.., value_name = "FILE... HOST[:DIR]")]
+    args: Vec<String>,
+    /// The receiver's control (TCP) port.
+    #[arg(long, default_value_t = 7140)]
+    port: u16,
+    /// reliable (rate-controlled, retransmits, BLAKE3-verified), sbtp (one buffer at a time,
+    /// unreliable, as published) or mbtp (one sender, --receivers sessions, unreliable).
+    #[arg(long, default_value = "reliable", value_parser = parse_mode)]
+    mode: Mode,
+    /// Fixed sending rate (e.g. 500Mbps). Default: adaptive in reliable mode, unlimited in
+    /// sbtp/mbtp as published.
+    #[arg(long)]
+    rate: Option<Rate>,
+    /// Adaptive mode: starting rate.
+    #[arg(long, default_value = "1Gbps")]
+    initial_rate: Rate,
+    /// Adaptive mode: highest rate.
+    #[arg(long, default_value = "40Gbps")]
+    max_rate: Rate,
+    /// Adaptive mode: loss fraction of a round that counts as congestion.
+    #[arg(long, default_value_t = 0.05)]
+    loss_threshold: f64,
+    /// Payload bytes per datagram. Default: fit the path MTU (about 64 KiB on loopback, 8952
+    /// on a 9000-byte jumbo path, 1452 on Ethernet).
+    #[arg(long)]
+    packet_size: Option<Size>,
+    /// Buffer size. Default: 8MiB in reliable mode, 1MiB in sbtp/mbtp (the study's MBTP).
+    #[arg(long)]
+    buffer_size: Option<Size>,
+    /// Buffers in flight in reliable mode (the receiver may grant fewer).
+    #[arg(long, default_value_t = 4)]
+    window: u16,
+    /// MBTP: number of receiver sessions the sender serves in turn.
+    #[arg(long, default_value_t = 5)]
+    receivers: u16,
+    /// Pre-shared key (visible in the process list: prefer --key-file).
+    #[arg(long, conflicts_with = "key_file")]
+    key: Option<String>,
+    /// File holding the pre-shared key.
+    #[arg(long)]
+    key_file: Option<PathBuf>,
+    /// Continue an interrupted transfer from the receiver's journal (reliable mode).
+    #[arg(long)]
+    resume: bool,
+    /// Give up after this long without hearing from the receiver.
+    #[arg(long, default_value = "30s")]
+    timeout: Duration,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// Print the JSON summary on stdout (nothing else).
+    #[arg(long)]
+    json: bool,
+    /// Write the JSON summary to this file.
+    #[arg(short = 'o', long)]
+    output: Option<PathBuf>,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    match s {
+        "reliable" => Ok(Mode::Reliable),
+        "sbtp" => Ok(Mode::Sbtp),
+        "mbtp" => Ok(Mode::Mbtp),
+        _ => Err(format!(
+            "unknown mode {s:?}: expected reliable, sbtp or mbtp"
+        )),
+    }
+}
+
+/// Splits `HOST[:DIR]` (or `[V6]:DIR`).
+fn split_target(t: &str) -> (String, String) {
+    if let Some(rest) = t.strip_prefix('[')
+        && let Some((h, after)) = rest.split_once(']')
+    {
+        return (
+            h.to_string(),
+            after.strip_prefix(':').unwrap_or("").to_string(),
+        );
+    }
+    match t.split_once(':') {
+        Some((h, d)) => (h.to_string(), d.to_string()),
+        None => (t.to_string(), String::new()),
+    }
+}
+
+pub(crate) fn load_key(
+    key: &Option<String>,
+    file: &Option<PathBuf>,
+) -> anyhow::Result<Option<Key>> {
+    if let Some(k) = key {
+        if k.is_empty() {
+            return Err(crate::cli::usage("--key must not be empty"));
+        }
+        return Ok(Some(Key::from_secret(k.as_bytes())));
+    }
+    if let Some(p) = file {
+        let b =
+            std::fs::read(p).with_context(|| format!("reading the key file {}", p.display()))?;
+        let trimmed = b.strip_suffix(b"\n").unwrap_or(&b);
+        if trimmed.is_empty() {
+            return Err(crate::cli::usage(format!(
+                "key file {} is empty",
+                p.display()
+            )));
+        }
+        return Ok(Some(Key::from_secret(trimmed)));
+    }
+    Ok(None)
+}
 
 /// Runs `weft send`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::cli::usage("`weft send` is not built yet"))
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let (target, paths) = a
+        .args
+        .split_last()
+        .ok_or_else(|| crate::cli::usage("give FILE... HOST[:DIR]"))?;
+    let (host, dir) = split_target(target);
+    if host.is_empty() {
+        return Err(crate::cli::usage(format!(
+            "no host in {target:?}: expected HOST[:DIR]"
+        )));
+    }
+    if !dir.is_empty() {
+        weft_xfer::net::store::validate_name(&dir)
+            .map_err(|e| crate::cli::usage(format!("remote directory: {e}")))?;
+    }
+    if a.resume && a.mode != Mode::Reliable {
+        return Err(crate::cli::usage(
+            "--resume needs --mode reliable (sbtp and mbtp keep no journal)",
+        ));
+    }
+    if !(0.0..=1.0).contains(&a.loss_threshold) {
+        return Err(crate::cli::usage(
+            "--loss-threshold is a fraction between 0 and 1",
+        ));
+    }
+    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    let items = collect_files(&paths, &dir).map_err(|e| crate::cli::usage(e.to_string()))?;
+    let addr: SocketAddr = (host.as_str(), a.port)
+        .to_socket_addrs()
+        .with_context(|| format!("resolving {host}"))?
+        .next()
+        .with_context(|| format!("{host} has no address"))?;
+    let buffer_size = a
+        .buffer_size
+        .map(|s| s.as_bytes())
+        .unwrap_or(if a.mode == Mode::Reliable {
+            8 << 20
+        } else {
+            1 << 20
+        });
+    if buffer_size == 0 || buffer_size > 1 << 30 {
+        return Err(crate::cli::usage(
+            "--buffer-size must be between 1 byte and 1GiB",
+        ));
+    }
+    let packet_size = match a.packet_size {
+        Some(p)
+            if p.as_bytes() == 0 || p.as_bytes() > weft_xfer::wire::data::MAX_PAYLOAD as u64 =>
+        {
+            return Err(crate::cli::usage(format!(
+                "--packet-size must be between 1 and {} bytes",
+                weft_xfer::wire::data::MAX_PAYLOAD
+            )));
+        }
+        Some(p) => Some(p.as_bytes() as u32),
+        None => None,
+    };
+    let rate = match (a.rate, a.mode) {
+        (Some(r), _) if r.as_bps() == 0 => {
+            return Err(crate::cli::usage("--rate must be above zero"));
+        }
+        (Some(r), _) => RateMode::Fixed(r),
+        (None, Mode::Reliable) => RateMode::Adaptive {
+            initial: a.initial_rate,
+            min: Rate::mbps(1),
+            max: a.max_rate,
+            loss_threshold_ppm: (a.loss_threshold * 1e6) as u32,
+        },
+        (None, _) => RateMode::Unlimited,
+    };
+    let opts = SendOptions {
+        mode: a.mode,
+        packet_size,
+        buffer_size: buffer_size as u32,
+        window: a.window.max(1),
+        rate,
+        key: load_key(&a.key, &a.key_file)?,
+        resume: a.resume,
+        receivers: a.receivers.max(1),
+        timeout: a.timeout,
+    };
+    let progress = Arc::new(Progress::default());
+    let bar = (!a.no_progress && !a.json && weft_xfer::net::sys::is_tty(2)).then(|| {
+        let p = progress.clone();
+        std::thread::spawn(move || progress_bar(&p))
+    });
+    let result = send(addr, &items, &opts, progress.clone());
+    progress.done.store(true, Ordering::Relaxed);
+    if let Some(b) = bar {
+        let _ = b.join();
+    }
+    let report = result.with_context(|| format!("sending to {addr}"))?;
+    let params = serde_json::json!({
+        "mode": format!("{:?}", a.mode).to_lowercase(),
+        "to": addr.to_string(),
+        "buffer_size": buffer_size,
+        "packet_size": report.packet_size,
+        "window_requested": a.window,
+        "rate": match rate { RateMode::Fixed(r) => serde_json::json!(r.as_bps()), RateMode::Unlimited => serde_json::json!("unlimited"), RateMode::Adaptive { .. } => serde_json::json!("adaptive") },
+        "receivers": if a.mode == Mode::Mbtp { a.receivers } else { 1 },
+        "resume": a.resume,
+        "authenticated": opts.key.is_some(),
+    });
+    let doc = weft_xfer::report::send_doc(&report, params);
+    if let Some(o) = &a.output {
+        weft_report::write_atomic(o, doc.to_json_pretty().as_bytes())
+            .with_context(|| format!("writing {}", o.display()))?;
+    }
+    if a.json {
+        println!("{}", doc.to_json_pretty());
+    } else {
+        let s = &doc.summary;
+        println!(
+            "sent {} of {} files, {} bytes in {:.3} s: {:.1} Mbit/s; sync {}% disk {}% transfer {}%; {} datagrams, {} retransmitted, {} lost",
+            s["files_ok"],
+            s["files"],
+            s["bytes"],
+            report.elapsed.as_secs_f64(),
+            s["goodput_mbps"].as_f64().unwrap_or(0.0),
+            s["sync_pct"],
+            s["disk_pct"],
+            s["transfer_pct"],
+            s["packets_sent"],
+            s["packets_retransmitted"],
+            s["packets_lost"]
+        );
+        for f in &report.files {
+            println!(
+                "  {:<40} {:>14} {} {}",
+                f.name,
+                f.size,
+                if f.ok { "ok" } else { "FAILED" },
+                f.msg
+            );
+        }
+    }
+    let failed: Vec<&str> = report
+        .files
+        .iter()
+        .filter(|f| !f.ok)
+        .map(|f| f.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        let first = report
+            .files
+            .iter()
+            .find(|f| !f.ok)
+            .map(|f| f.msg.clone())
+            .unwrap_or_default();
+        anyhow::bail!(
+            "{} file(s) not delivered ({}): {first}",
+            failed.len(),
+            failed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn progress_bar(p: &Progress) {
+    let start = std::time::Instant::now();
+    let mut err = std::io::stderr();
+    while !p.done.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let done = p.bytes_done.load(Ordering::Relaxed);
+        let total = p.bytes_total.load(Ordering::Relaxed).max(1);
+        let sent = p.packets_sent.load(Ordering::Relaxed).max(1);
+        let miss = p.packets_missing.load(Ordering::Relaxed);
+        let el = start.elapsed().as_secs_f64().max(1e-3);
+        let rate = done as f64 * 8.0 / el / 1e6;
+        let eta = if done > 0 {
+            (total - done.min(total)) as f64 / (done as f64 / el)
+        } else {
+            f64::NAN
+        };
+        let width = 30usize;
+        let fill = (done as f64 / total as f64 * width as f64) as usize;
+        let _ = write!(
+            err,
+            "\r[{}{}] {:>5.1}% {:>9.1} Mbit/s loss {:>5.2}% ETA {:>5.0}s ",
+            "#".repeat(fill.min(width)),
+            " ".repeat(width - fill.min(width)),
+            done as f64 * 100.0 / total as f64,
+            rate,
+            miss as f64 * 100.0 / sent as f64,
+            eta
+        );
+        let _ = err.flush();
+    }
+    let _ = writeln!(err);
 }

@@ -1,0 +1,226 @@
+//! The real driver: the protocol core over a TCP control connection and UDP sockets, with files on
+//! disk. [`send`] is the sending side, [`recv`] the receiving side, [`store`] keeps the receiver's
+//! writes inside its directory and makes them atomic and resumable.
+
+pub mod ctl;
+pub mod recv;
+pub mod send;
+pub mod store;
+pub mod sys;
+
+use crate::auth::{Key, Role};
+use crate::proto::ProtoError;
+use crate::wire::control::PROTOCOL_VERSION;
+use crate::wire::{Control, Mode, RefuseCode, WireError};
+use ctl::CtlConn;
+
+/// Milliseconds to wait for each handshake message.
+pub const HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
+
+/// What can go wrong in a transfer.
+#[derive(Debug, thiserror::Error)]
+pub enum XferError {
+    /// A system call failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The peer sent bytes that are not a valid message.
+    #[error("malformed control message: {0}")]
+    Wire(#[from] WireError),
+    /// The peer broke the protocol.
+    #[error("protocol error: {0}")]
+    Proto(#[from] ProtoError),
+    /// The peer refused.
+    #[error("refused by the receiver ({code:?}): {msg}")]
+    Refused {
+        /// Why.
+        code: RefuseCode,
+        /// The receiver's reason.
+        msg: String,
+    },
+    /// Authentication failed.
+    #[error("authentication failed: {0}")]
+    Auth(String),
+    /// The peer closed the connection.
+    #[error("the peer closed the control connection")]
+    PeerClosed,
+    /// Nothing heard for too long.
+    #[error("timed out {0}")]
+    Timeout(&'static str),
+    /// A local check failed (bad argument, unusable file).
+    #[error("{0}")]
+    Local(String),
+}
+
+impl XferError {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        XferError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+/// What the handshake settled.
+#[derive(Debug, Clone)]
+pub struct SessionParams {
+    /// Session id carried by data datagrams.
+    pub session: u64,
+    /// Buffers in flight.
+    pub window: u16,
+    /// Receiver's UDP ports.
+    pub ports: Vec<u16>,
+}
+
+/// A 64-bit random value.
+pub fn random_u64() -> Result<u64, XferError> {
+    let mut b = [0u8; 8];
+    sys::random_bytes(&mut b).map_err(|e| XferError::io("reading random bytes", e))?;
+    Ok(u64::from_be_bytes(b))
+}
+
+fn nonce() -> Result<[u8; 16], XferError> {
+    let mut n = [0u8; 16];
+    sys::random_bytes(&mut n).map_err(|e| XferError::io("reading random bytes", e))?;
+    Ok(n)
+}
+
+/// The sender's side of the handshake.
+pub fn client_handshake(
+    conn: &mut CtlConn,
+    mode: Mode,
+    window: u16,
+    key: Option<&Key>,
+) -> Result<SessionParams, XferError> {
+    let cn = nonce()?;
+    conn.queue(&Control::ClientHello {
+        version: PROTOCOL_VERSION,
+        mode,
+        window,
+        nonce: cn,
+    });
+    conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
+    let (session, sn, window, ports, key_required) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+        Control::ServerHello {
+            version,
+            session,
+            nonce,
+            window,
+            ports,
+            key_required,
+        } => {
+            if version != PROTOCOL_VERSION {
+                return Err(WireError::Version(version).into());
+            }
+            (session, nonce, window, ports, key_required)
+        }
+        Control::Refuse { code, msg } => return Err(XferError::Refused { code, msg }),
+        _ => return Err(ProtoError::Unexpected("message instead of ServerHello").into()),
+    };
+    if key_required && key.is_none() {
+        return Err(XferError::Auth(
+            "the receiver requires a pre-shared key: pass the same --key to weft send".into(),
+        ));
+    }
+    let mac = key.map_or([0; 32], |k| k.mac(Role::Sender, &cn, &sn, session));
+    conn.queue(&Control::Auth { mac });
+    conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
+    match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+        Control::Welcome { mac } => {
+            if let Some(k) = key
+                && !k.verify(Role::Receiver, &cn, &sn, session, &mac)
+            {
+                return Err(XferError::Auth(
+                    "the receiver could not prove the key (is its --key the same?)".into(),
+                ));
+            }
+        }
+        Control::Refuse { code, msg } => return Err(XferError::Refused { code, msg }),
+        _ => return Err(ProtoError::Unexpected("message instead of Welcome").into()),
+    }
+    Ok(SessionParams {
+        session,
+        window: window.max(1),
+        ports,
+    })
+}
+
+/// The receiver's side of the handshake: returns the mode and the session parameters, or
+/// refuses the sender (and returns the error).
+pub fn server_handshake(
+    conn: &mut CtlConn,
+    key: Option<&Key>,
+    ports: &[u16],
+    max_window: u16,
+) -> Result<(Mode, SessionParams), XferError> {
+    let (mode, want, cn) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+        Control::ClientHello {
+            version,
+            mode,
+            window,
+            nonce,
+        } => {
+            if version != PROTOCOL_VERSION {
+                refuse(
+                    conn,
+                    RefuseCode::Version,
+                    format!(
+                        "protocol version {version} is not supported (this receiver speaks {PROTOCOL_VERSION})"
+                    ),
+                );
+                return Err(WireError::Version(version).into());
+            }
+            (mode, window, nonce)
+        }
+        _ => return Err(ProtoError::Unexpected("message instead of ClientHello").into()),
+    };
+    let session = random_u64()?;
+    let sn = nonce()?;
+    let window = if mode.is_reliable() {
+        want.clamp(1, max_window.max(1))
+    } else {
+        1
+    };
+    conn.queue(&Control::ServerHello {
+        version: PROTOCOL_VERSION,
+        session,
+        nonce: sn,
+        window,
+        ports: ports.to_vec(),
+        key_required: key.is_some(),
+    });
+    conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
+    let mac = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+        Control::Auth { mac } => mac,
+        _ => return Err(ProtoError::Unexpected("message instead of Auth").into()),
+    };
+    if let Some(k) = key {
+        if !k.verify(Role::Sender, &cn, &sn, session, &mac) {
+            refuse(conn, RefuseCode::Auth, "wrong or missing key".into());
+            return Err(XferError::Auth("the sender did not prove the key".into()));
+        }
+        conn.queue(&Control::Welcome {
+            mac: k.mac(Role::Receiver, &cn, &sn, session),
+        });
+    } else {
+        conn.queue(&Control::Welcome { mac: [0; 32] });
+    }
+    conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
+    Ok((
+        mode,
+        SessionParams {
+            session,
+            window,
+            ports: ports.to_vec(),
+        },
+    ))
+}
+
+fn refuse(conn: &mut CtlConn, code: RefuseCode, msg: String) {
+    conn.queue(&Control::Refuse { code, msg });
+    let _ = conn.flush_all(1000);
+}

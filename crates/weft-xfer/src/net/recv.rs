@@ -1,0 +1,420 @@
+//! The receiving driver: accepts control connections, binds K UDP sockets per session to stripe
+//! data over, runs the [`Receiver`] core, and writes buffers on a writer thread so the network
+//! side keeps receiving while the disk works.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant as StdInstant;
+
+use weft_model::{Duration, Instant};
+
+use super::ctl::CtlConn;
+use super::store::{self, Entry, Opened, Store};
+use super::{XferError, server_handshake, sys};
+use crate::auth::Key;
+use crate::proto::{Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
+use crate::wire::data::MAX_DATAGRAM;
+use crate::wire::{Control, Mode, RefuseCode};
+
+/// Datagrams fetched per `recvmmsg`.
+const BATCH: usize = 32;
+
+/// Receiver limits and parameters.
+#[derive(Debug, Clone)]
+pub struct RecvOptions {
+    /// UDP sockets per session to stripe data over (K).
+    pub sockets: u16,
+    /// Pre-shared key; `None` accepts any sender.
+    pub key: Option<Key>,
+    /// Largest file accepted, bytes.
+    pub max_file: u64,
+    /// Largest buffer accepted, bytes.
+    pub max_buffer: u32,
+    /// Most buffers in flight granted to a sender.
+    pub max_window: u16,
+    /// Memory for buffers per session, bytes (window times buffer size must fit).
+    pub max_memory: u64,
+    /// Wait after `End` for datagrams still in flight.
+    pub settle: Duration,
+    /// Give up on a sender silent for this long.
+    pub timeout: Duration,
+    /// Stop after this many sessions (`None`: serve forever).
+    pub max_sessions: Option<u64>,
+    /// Sessions served at once; more are refused.
+    pub max_concurrent: usize,
+}
+
+/// What happened to one received file.
+#[derive(Debug, Clone)]
+pub struct RecvFile {
+    /// Name as sent.
+    pub name: String,
+    /// Size, bytes.
+    pub size: u64,
+    /// In place under its final name.
+    pub ok: bool,
+    /// Why not, or details.
+    pub msg: String,
+    /// Byte ranges `(offset, len)` lost and zero-filled (unreliable modes).
+    pub gaps: Vec<(u64, u64)>,
+}
+
+/// The outcome of one session.
+#[derive(Debug, Clone)]
+pub struct SessionReport {
+    /// The sender.
+    pub peer: Option<SocketAddr>,
+    /// Mode, once known.
+    pub mode: Option<Mode>,
+    /// Files offered.
+    pub files: Vec<RecvFile>,
+    /// Counters.
+    pub stats: ReceiverStats,
+    /// Duration of the session.
+    pub elapsed: Duration,
+    /// Why the session ended early, if it did.
+    pub error: Option<String>,
+}
+
+/// Serves senders on `listener`, writing into `store`, calling `on_session` after each session.
+pub fn serve(
+    listener: TcpListener,
+    store: Store,
+    opts: RecvOptions,
+    on_session: &(dyn Fn(SessionReport) + Sync),
+) -> Result<(), XferError> {
+    let active = AtomicUsize::new(0);
+    let mut served = 0u64;
+    std::thread::scope(|s| {
+        for stream in listener.incoming() {
+            let stream = match stream {
+                Ok(st) => st,
+                Err(e) => return Err(XferError::io("accepting a connection", e)),
+            };
+            if active.load(Ordering::SeqCst) >= opts.max_concurrent.max(1) {
+                if let Ok(mut c) = CtlConn::new(stream) {
+                    c.queue(&Control::Refuse {
+                        code: RefuseCode::Other,
+                        msg: "receiver busy: too many sessions at once".into(),
+                    });
+                    let _ = c.flush_all(1000);
+                }
+                continue;
+            }
+            active.fetch_add(1, Ordering::SeqCst);
+            let (store, sopts, active) = (store.clone(), opts.clone(), &active);
+            s.spawn(move || {
+                let report = handle_session(stream, &store, &sopts);
+                active.fetch_sub(1, Ordering::SeqCst);
+                on_session(report);
+            });
+            served += 1;
+            if opts.max_sessions.is_some_and(|m| served >= m) {
+                break;
+            }
+        }
+        Ok(())
+    })
+}
+
+struct Job {
+    seq: u32,
+    entry: Arc<Mutex<Entry>>,
+    offset: u64,
+    index: u32,
+    data: Vec<u8>,
+}
+
+struct FileSlot {
+    opened: Opened,
+    report: usize,
+}
+
+/// Runs one session to its end.
+pub fn handle_session(stream: TcpStream, store: &Store, opts: &RecvOptions) -> SessionReport {
+    let start = StdInstant::now();
+    let mut rep = SessionReport {
+        peer: stream.peer_addr().ok(),
+        mode: None,
+        files: Vec::new(),
+        stats: ReceiverStats::default(),
+        elapsed: Duration::ZERO,
+        error: None,
+    };
+    let mut open: HashMap<u32, FileSlot> = HashMap::new();
+    let r = session_loop(stream, store, opts, &mut rep, &mut open);
+    // Whatever is still open stays as part file + journal for --resume.
+    for (_, f) in open.drain() {
+        store.close(&f.opened.entry, false);
+    }
+    if let Err(e) = r {
+        rep.error = Some(e.to_string());
+    }
+    rep.elapsed = Duration::from(start.elapsed());
+    rep
+}
+
+fn session_loop(
+    stream: TcpStream,
+    store: &Store,
+    opts: &RecvOptions,
+    rep: &mut SessionReport,
+    open: &mut HashMap<u32, FileSlot>,
+) -> Result<(), XferError> {
+    let mut conn =
+        CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
+    let local_ip = conn
+        .local()
+        .map_err(|e| XferError::io("local address", e))?
+        .ip();
+    let mut socks = Vec::new();
+    for _ in 0..opts
+        .sockets
+        .clamp(1, crate::wire::control::MAX_PORTS as u16)
+    {
+        let u = UdpSocket::bind(SocketAddr::new(local_ip, 0))
+            .map_err(|e| XferError::io("binding a UDP socket", e))?;
+        sys::set_buffers(&u, 32 << 20);
+        u.set_nonblocking(true)
+            .map_err(|e| XferError::io("UDP socket", e))?;
+        socks.push(u);
+    }
+    let ports: Vec<u16> = socks
+        .iter()
+        .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+        .collect();
+    let (mode, params) = server_handshake(&mut conn, opts.key.as_ref(), &ports, opts.max_window)?;
+    rep.mode = Some(mode);
+    let mut rx = Receiver::new(ReceiverConfig {
+        mode,
+        session: params.session,
+        window: params.window as u32,
+        max_buffer: opts
+            .max_buffer
+            .min((opts.max_memory / params.window.max(1) as u64).min(u32::MAX as u64) as u32),
+        max_packet: crate::wire::data::MAX_PAYLOAD as u32,
+        max_file: opts.max_file,
+        settle: opts.settle,
+    });
+    // Writer thread: writes buffers and journals them, then wakes the loop.
+    let (job_tx, job_rx) = mpsc::channel::<Job>();
+    let (done_tx, done_rx) = mpsc::channel::<(u32, Result<(), String>)>();
+    let (mut wake_r, mut wake_w) = UnixStream::pair().map_err(|e| XferError::io("wake pipe", e))?;
+    wake_r
+        .set_nonblocking(true)
+        .map_err(|e| XferError::io("wake pipe", e))?;
+    let writer = std::thread::spawn(move || {
+        for j in job_rx {
+            let r = store::write_buffer(&j.entry, j.offset, j.index, &j.data)
+                .map_err(|e| e.to_string());
+            if done_tx.send((j.seq, r)).is_err() {
+                break;
+            }
+            let _ = wake_w.write(&[1]);
+        }
+    });
+    let epoch = StdInstant::now();
+    let now = || Instant(epoch.elapsed().as_nanos() as u64);
+    let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; MAX_DATAGRAM]).collect();
+    let mut lens = vec![0usize; BATCH];
+    let mut fds = vec![conn.fd(), wake_r.as_raw_fd()];
+    fds.extend(socks.iter().map(|s| s.as_raw_fd()));
+    let mut last_heard = StdInstant::now();
+    let mut finished = false;
+    let result = (|| -> Result<(), XferError> {
+        loop {
+            let wait = rx
+                .poll_timeout()
+                .map(|t| t.as_nanos().saturating_sub(now().as_nanos()))
+                .unwrap_or(100_000_000);
+            sys::poll_readable_ns(&fds, Some(wait)).map_err(|e| XferError::io("polling", e))?;
+            // Data first: a round's `End` must not overtake its datagrams already queued.
+            for s in &socks {
+                loop {
+                    let n = sys::recv_batch(s, &mut bufs, &mut lens)
+                        .map_err(|e| XferError::io("receiving datagrams", e))?;
+                    if n == 0 {
+                        break;
+                    }
+                    last_heard = StdInstant::now();
+                    let t = now();
+                    for i in 0..n {
+                        rx.handle_datagram(t, &bufs[i][..lens[i]]);
+                    }
+                }
+            }
+            conn.read_available()?;
+            loop {
+                match conn.next_msg() {
+                    Ok(Some(m)) => {
+                        last_heard = StdInstant::now();
+                        finished |= m == Control::Bye;
+                        rx.handle_control(now(), m)?;
+                    }
+                    Ok(None) => break,
+                    Err(XferError::PeerClosed) if finished => return Ok(()),
+                    Err(XferError::PeerClosed) => {
+                        return Err(XferError::Local("the sender went away mid-transfer; part files and journals are kept for --resume".into()));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let mut drain = [0u8; 256];
+            while matches!(wake_r.read(&mut drain), Ok(n) if n > 0) {}
+            while let Ok((seq, r)) = done_rx.try_recv() {
+                r.map_err(|e| XferError::Local(format!("writing a buffer: {e}")))?;
+                rx.buffer_written(seq);
+                if !mode.is_reliable() {
+                    // Unreliable modes: the file is whole when every byte is accounted for.
+                    for f in open.values() {
+                        let whole = f
+                            .opened
+                            .entry
+                            .lock()
+                            .map(|g| g.written >= g.size && !g.complete)
+                            .unwrap_or(false);
+                        if whole && let Err(e) = store::finish(&f.opened.entry, None) {
+                            return Err(XferError::Local(e));
+                        }
+                    }
+                }
+            }
+            rx.handle_timeout(now());
+            while let Some(ev) = rx.poll_event() {
+                match ev {
+                    ReceiverEvent::Offer {
+                        file,
+                        name,
+                        size,
+                        buffer_size,
+                        resume,
+                        hash,
+                    } => {
+                        rep.files.push(RecvFile {
+                            name: name.clone(),
+                            size,
+                            ok: false,
+                            msg: String::new(),
+                            gaps: Vec::new(),
+                        });
+                        let report = rep.files.len() - 1;
+                        if buffer_size as u64 * params.window as u64 > opts.max_memory {
+                            let msg = format!(
+                                "{} buffers of {buffer_size} bytes exceed this receiver's memory limit of {} bytes",
+                                params.window, opts.max_memory
+                            );
+                            rep.files[report].msg = msg.clone();
+                            rx.reject_file(file, RefuseCode::TooLarge, msg);
+                            continue;
+                        }
+                        match store.open(
+                            &name,
+                            size,
+                            buffer_size,
+                            &hash,
+                            resume,
+                            mode.is_reliable(),
+                            mode == Mode::Mbtp,
+                        ) {
+                            Ok(opened) => {
+                                rx.accept_file(file, opened.have.clone());
+                                open.insert(file, FileSlot { opened, report });
+                            }
+                            Err((code, msg)) => {
+                                rep.files[report].msg = msg.clone();
+                                rx.reject_file(file, code, msg);
+                            }
+                        }
+                    }
+                    ReceiverEvent::Write {
+                        seq,
+                        file,
+                        index,
+                        offset,
+                        data,
+                        gaps,
+                    } => {
+                        let f = open
+                            .get(&file)
+                            .ok_or(XferError::Local("write for a file not open".into()))?;
+                        if let Some(r) = rep.files.get_mut(f.report) {
+                            r.gaps.extend(
+                                gaps.iter()
+                                    .map(|(a, b)| (offset + *a as u64, (*b - *a) as u64)),
+                            );
+                        }
+                        job_tx
+                            .send(Job {
+                                seq,
+                                entry: f.opened.entry.clone(),
+                                offset,
+                                index,
+                                data,
+                            })
+                            .map_err(|_| XferError::Local("writer thread stopped".into()))?;
+                    }
+                    ReceiverEvent::FileEnd { file, digest } => {
+                        let f = open
+                            .remove(&file)
+                            .ok_or(XferError::Local("end of a file not open".into()))?;
+                        let result = if mode.is_reliable() {
+                            store::finish(&f.opened.entry, Some(&digest))
+                        } else {
+                            let whole = f
+                                .opened
+                                .entry
+                                .lock()
+                                .map(|g| g.written >= g.size)
+                                .unwrap_or(false);
+                            if whole {
+                                store::finish(&f.opened.entry, None)
+                            } else {
+                                Ok(())
+                            }
+                        };
+                        let (ok, msg) = match result {
+                            Ok(()) => {
+                                let g = f.opened.entry.lock().map(|g| g.complete).unwrap_or(false);
+                                (
+                                    true,
+                                    if g {
+                                        "in place".to_string()
+                                    } else {
+                                        "part written; other receivers still writing".to_string()
+                                    },
+                                )
+                            }
+                            Err(e) => (false, e),
+                        };
+                        store.close(&f.opened.entry, !ok);
+                        if let Some(r) = rep.files.get_mut(f.report) {
+                            r.ok = ok;
+                            r.msg = msg.clone();
+                        }
+                        rx.file_result(file, ok, msg);
+                    }
+                    ReceiverEvent::Finished => finished = true,
+                }
+            }
+            while let Some(c) = rx.poll_control() {
+                conn.queue(&c);
+            }
+            conn.flush()?;
+            if finished && !conn.has_pending_writes() {
+                return Ok(());
+            }
+            if last_heard.elapsed() > std::time::Duration::from(opts.timeout) {
+                return Err(XferError::Timeout("waiting for the sender"));
+            }
+        }
+    })();
+    drop(job_tx);
+    let _ = writer.join();
+    rep.stats = rx.stats().clone();
+    result
+}

@@ -1,0 +1,641 @@
+//! The sending driver: walks the files, hashes them (reliable mode), connects, runs the
+//! [`Sender`] core over TCP and UDP, and accounts the sender's time the way the RIACS study's
+//! Table 2 does: synchronising with the receiver, disk I/O, and data transfer.
+
+use std::fs::File;
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant as StdInstant;
+
+use weft_model::{Duration, Instant, Rate};
+
+use super::ctl::CtlConn;
+use super::{XferError, client_handshake, store, sys};
+
+use crate::auth::Key;
+use crate::proto::{
+    FileMeta, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, buffer_len, buffers_in,
+};
+use crate::wire::data::{HEADER_LEN, MAX_PAYLOAD};
+use crate::wire::{Control, Mode};
+
+/// Datagrams handed to the kernel per `sendmmsg`.
+const BATCH: usize = 32;
+
+/// How to send.
+#[derive(Debug, Clone)]
+pub struct SendOptions {
+    /// Transfer mode.
+    pub mode: Mode,
+    /// Payload bytes per datagram; `None`: fit the path MTU.
+    pub packet_size: Option<u32>,
+    /// Buffer size, bytes.
+    pub buffer_size: u32,
+    /// Buffers to keep in flight (reliable mode; the receiver may grant fewer).
+    pub window: u16,
+    /// Rate control.
+    pub rate: RateMode,
+    /// Pre-shared key.
+    pub key: Option<Key>,
+    /// Continue from the receiver's journal.
+    pub resume: bool,
+    /// MBTP: receiver sessions to serve in turn.
+    pub receivers: u16,
+    /// Give up after this long without hearing from the receiver.
+    pub timeout: Duration,
+}
+
+/// A file to send and the name it gets at the receiver.
+#[derive(Debug, Clone)]
+pub struct SendItem {
+    /// Local path.
+    pub path: PathBuf,
+    /// Relative name at the receiver.
+    pub name: String,
+    /// Size, bytes.
+    pub size: u64,
+}
+
+/// Live counters for a progress display.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Payload bytes acknowledged by the receiver.
+    pub bytes_done: AtomicU64,
+    /// Total payload bytes to send.
+    pub bytes_total: AtomicU64,
+    /// Datagrams sent.
+    pub packets_sent: AtomicU64,
+    /// Datagrams reported missing or lost.
+    pub packets_missing: AtomicU64,
+    /// Set when the transfer is over.
+    pub done: AtomicBool,
+}
+
+/// The outcome of one file.
+#[derive(Debug, Clone)]
+pub struct FileOutcome {
+    /// Name at the receiver.
+    pub name: String,
+    /// Size, bytes.
+    pub size: u64,
+    /// Whether it is in place at the receiver.
+    pub ok: bool,
+    /// The receiver's message.
+    pub msg: String,
+    /// Buffers skipped because the receiver already had them (resume).
+    pub resumed_buffers: u64,
+}
+
+/// The outcome of a send, with the sender's time breakdown.
+#[derive(Debug, Clone, Default)]
+pub struct SendReport {
+    /// Wall time from connecting to the last answer.
+    pub elapsed: Duration,
+    /// Time fingerprinting files before sending.
+    pub hash: Duration,
+    /// Time waiting for the receiver with nothing to send (the study's "sync").
+    pub sync: Duration,
+    /// Time reading the file (the study's "disk I/O").
+    pub disk: Duration,
+    /// Time sending or pacing datagrams (the study's "data transfer").
+    pub transfer: Duration,
+    /// Counters summed over sessions.
+    pub stats: SenderStats,
+    /// Per file (from the first session in MBTP).
+    pub files: Vec<FileOutcome>,
+    /// Rate at the end, bits/s (0: unlimited).
+    pub final_rate: u64,
+    /// Payload bytes per datagram used.
+    pub packet_size: u32,
+    /// Buffers in flight granted.
+    pub window: u16,
+    /// Receiver sockets striped over.
+    pub stripes: usize,
+    /// Sessions (MBTP receivers).
+    pub sessions: usize,
+}
+
+/// Expands files and directories (recursively; symbolic links are skipped) into items named
+/// `dest_dir/basename/...`.
+pub fn collect_files(paths: &[PathBuf], dest_dir: &str) -> Result<Vec<SendItem>, XferError> {
+    let mut out = Vec::new();
+    let prefix = dest_dir.trim_matches('/');
+    for p in paths {
+        let meta = std::fs::symlink_metadata(p)
+            .map_err(|e| XferError::io(format!("reading {}", p.display()), e))?;
+        let base = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| XferError::Local(format!("{} has no usable file name", p.display())))?;
+        let name = if prefix.is_empty() {
+            base.to_string()
+        } else {
+            format!("{prefix}/{base}")
+        };
+        if meta.is_dir() {
+            walk(p, &name, &mut out)?;
+        } else if meta.is_file() {
+            out.push(SendItem {
+                path: p.clone(),
+                name,
+                size: meta.len(),
+            });
+        } else {
+            return Err(XferError::Local(format!(
+                "{} is not a regular file or directory",
+                p.display()
+            )));
+        }
+    }
+    for it in &out {
+        store::validate_name(&it.name).map_err(XferError::Local)?;
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, name: &str, out: &mut Vec<SendItem>) -> Result<(), XferError> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| XferError::io(format!("listing {}", dir.display()), e))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(ft) = e.file_type() else { continue };
+        let Some(n) = e.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let child = format!("{name}/{n}");
+        if ft.is_dir() {
+            walk(&e.path(), &child, out)?;
+        } else if ft.is_file() {
+            let size = e
+                .metadata()
+                .map_err(|er| XferError::io(format!("reading {}", e.path().display()), er))?
+                .len();
+            out.push(SendItem {
+                path: e.path(),
+                name: child,
+                size,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Identity of this version of a file (name, size, modification time), so that a receiver
+/// resumes only a journal of the same file.
+fn fingerprint(it: &SendItem) -> Result<[u8; 32], XferError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(&it.path)
+        .map_err(|e| XferError::io(format!("reading {}", it.path.display()), e))?;
+    let mut h = blake3::Hasher::new();
+    h.update(it.name.as_bytes());
+    h.update(&it.size.to_be_bytes());
+    h.update(&m.mtime().to_be_bytes());
+    h.update(&m.mtime_nsec().to_be_bytes());
+    Ok(*h.finalize().as_bytes())
+}
+
+/// Hands out buffer indices to sessions (shared by the MBTP sessions), skipping those the
+/// receiver already holds.
+#[derive(Debug)]
+struct Alloc {
+    next: Vec<u64>,
+    nbuf: Vec<u64>,
+    have: Vec<Vec<(u32, u32)>>,
+}
+
+impl Alloc {
+    fn take(&mut self, file: usize) -> Option<u32> {
+        loop {
+            let i = *self.next.get(file)?;
+            if i >= *self.nbuf.get(file)? {
+                return None;
+            }
+            self.next[file] += 1;
+            let i = i as u32;
+            if !self.have[file].iter().any(|(a, b)| (*a..*b).contains(&i)) {
+                return Some(i);
+            }
+        }
+    }
+}
+
+/// Sends `items` to the receiver at `addr`.
+pub fn send(
+    addr: SocketAddr,
+    items: &[SendItem],
+    opts: &SendOptions,
+    progress: Arc<Progress>,
+) -> Result<SendReport, XferError> {
+    let t0 = StdInstant::now();
+    let mut metas = Vec::with_capacity(items.len());
+    for it in items {
+        let hash = if opts.mode.is_reliable() {
+            fingerprint(it)?
+        } else {
+            [0; 32]
+        };
+        metas.push(FileMeta {
+            name: it.name.clone(),
+            size: it.size,
+            hash,
+            resume: opts.resume,
+        });
+    }
+    let hash_time = Duration::from(t0.elapsed());
+    progress
+        .bytes_total
+        .store(items.iter().map(|i| i.size).sum(), Ordering::Relaxed);
+    let alloc = Arc::new(Mutex::new(Alloc {
+        next: vec![0; items.len()],
+        nbuf: items
+            .iter()
+            .map(|i| buffers_in(i.size, opts.buffer_size))
+            .collect(),
+        have: vec![Vec::new(); items.len()],
+    }));
+    let sessions = if opts.mode == Mode::Mbtp {
+        opts.receivers.max(1) as usize
+    } else {
+        1
+    };
+    // MBTP: one sender, so one buffer on the network at a time; the token names the session
+    // blasting now (0: none) while the others' receivers write to disk.
+    let token = AtomicUsize::new(0);
+    let results: Vec<Result<SendReport, XferError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..sessions)
+            .map(|id| {
+                let (alloc, progress, metas, token) =
+                    (alloc.clone(), progress.clone(), metas.clone(), &token);
+                s.spawn(move || {
+                    run_session(addr, items, metas, opts, &alloc, &progress, (token, id + 1))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(XferError::Local("a session thread panicked".into())))
+            })
+            .collect()
+    });
+    progress.done.store(true, Ordering::Relaxed);
+    let mut total = SendReport {
+        sessions,
+        hash: hash_time,
+        ..Default::default()
+    };
+    for (i, r) in results.into_iter().enumerate() {
+        let r = r?;
+        if i == 0 {
+            total.files = r.files.clone();
+            total.final_rate = r.final_rate;
+            total.packet_size = r.packet_size;
+            total.window = r.window;
+            total.stripes = r.stripes;
+        } else {
+            for (f, o) in total.files.iter_mut().zip(&r.files) {
+                f.ok &= o.ok;
+            }
+        }
+        total.disk += r.disk;
+        if sessions == 1 {
+            total.sync = r.sync;
+            total.transfer = r.transfer;
+        } else {
+            // MBTP sessions take turns on the network: their transfer times add up, and the
+            // rest of the elapsed time is time the network idled waiting for receivers.
+            total.transfer += r.transfer;
+        }
+        add_stats(&mut total.stats, &r.stats);
+    }
+    total.elapsed = Duration::from(t0.elapsed());
+    if sessions > 1 {
+        let busy = total.transfer + total.disk + total.hash;
+        total.sync = Duration(total.elapsed.as_nanos().saturating_sub(busy.as_nanos()));
+    }
+    Ok(total)
+}
+
+fn add_stats(a: &mut SenderStats, b: &SenderStats) {
+    a.packets_sent += b.packets_sent;
+    a.packets_retransmitted += b.packets_retransmitted;
+    a.payload_bytes_sent += b.payload_bytes_sent;
+    a.packets_lost += b.packets_lost;
+    a.packets_nacked += b.packets_nacked;
+    a.packets_dup += b.packets_dup;
+    a.buffers_done += b.buffers_done;
+    a.bytes_done += b.bytes_done;
+    a.files_ok = a.files_ok.max(b.files_ok);
+    a.files_failed = a.files_failed.max(b.files_failed);
+}
+
+/// Payload bytes per datagram that fit the path MTU to `dest` without IP fragmentation.
+pub fn auto_packet_size(dest: SocketAddr) -> u32 {
+    let ip_udp = if dest.is_ipv4() { 28 } else { 48 };
+    let mtu = sys::path_mtu(dest).unwrap_or(1500);
+    (mtu.saturating_sub(ip_udp + HEADER_LEN)).clamp(512, MAX_PAYLOAD) as u32
+}
+
+fn run_session(
+    addr: SocketAddr,
+    items: &[SendItem],
+    metas: Vec<FileMeta>,
+    opts: &SendOptions,
+    alloc: &Mutex<Alloc>,
+    progress: &Progress,
+    (token, me): (&AtomicUsize, usize),
+) -> Result<SendReport, XferError> {
+    let serialise = opts.mode == Mode::Mbtp;
+    let start = StdInstant::now();
+    let stream = TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))
+        .map_err(|e| XferError::io(format!("connecting to {addr}"), e))?;
+    let mut conn =
+        CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
+    let params = client_handshake(&mut conn, opts.mode, opts.window, opts.key.as_ref())?;
+    let bind: SocketAddr = if addr.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()
+    .map_err(|_| XferError::Local("bad bind address".into()))?;
+    let udp = UdpSocket::bind(bind).map_err(|e| XferError::io("binding the UDP socket", e))?;
+    sys::set_buffers(&udp, 8 << 20);
+    let dests: Vec<SocketAddr> = params
+        .ports
+        .iter()
+        .map(|p| SocketAddr::new(addr.ip(), *p))
+        .collect();
+    let packet_size = opts
+        .packet_size
+        .unwrap_or_else(|| auto_packet_size(dests[0]))
+        .clamp(1, MAX_PAYLOAD as u32)
+        .min(opts.buffer_size);
+    let cfg = SenderConfig {
+        mode: opts.mode,
+        packet_size,
+        buffer_size: opts.buffer_size,
+        window: params.window as u32,
+        rate: opts.rate,
+        stripes: dests.len() as u32,
+        burst: Duration::from_millis(1),
+    };
+    let mut sender = Sender::new(cfg, params.session, metas);
+    let mut files: Vec<Option<File>> = (0..items.len()).map(|_| None).collect();
+    let mut outcomes: Vec<FileOutcome> = items
+        .iter()
+        .map(|i| FileOutcome {
+            name: i.name.clone(),
+            size: i.size,
+            ok: false,
+            msg: String::new(),
+            resumed_buffers: 0,
+        })
+        .collect();
+    let (mut sync, mut disk, mut transfer) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let now = || Instant(start.elapsed().as_nanos() as u64);
+    let mut batch: Vec<Vec<u8>> = (0..BATCH)
+        .map(|_| Vec::with_capacity(packet_size as usize + HEADER_LEN))
+        .collect();
+    let mut stripes: Vec<u32> = vec![0; BATCH];
+    let mut last_heard = StdInstant::now();
+    let mut finished = false;
+    loop {
+        conn.read_available()?;
+        loop {
+            match conn.next_msg() {
+                Ok(Some(Control::Refuse { code, msg })) => {
+                    return Err(XferError::Refused { code, msg });
+                }
+                Ok(Some(m)) => {
+                    last_heard = StdInstant::now();
+                    let progress_before = sender.stats().bytes_done;
+                    sender.handle_control(now(), m)?;
+                    let d = sender.stats().bytes_done - progress_before;
+                    progress.bytes_done.fetch_add(d, Ordering::Relaxed);
+                }
+                Ok(None) => break,
+                Err(XferError::PeerClosed) if finished => break,
+                Err(e) => return Err(e),
+            }
+        }
+        while let Some(ev) = sender.poll_event() {
+            match ev {
+                SenderEvent::NeedBuffer { file } => {
+                    let t = StdInstant::now();
+                    let next =
+                        read_next(alloc, items, &mut files, file as usize, opts.buffer_size)?;
+                    disk += Duration::from(t.elapsed());
+                    sender.provide_buffer(file, next)?;
+                }
+                SenderEvent::FileAccepted { file, have } => {
+                    if let Some(o) = outcomes.get_mut(file as usize) {
+                        o.resumed_buffers = have.iter().map(|(a, b)| (b - a) as u64).sum();
+                        let skipped: u64 = have
+                            .iter()
+                            .flat_map(|(a, b)| *a..*b)
+                            .map(|i| buffer_len(o.size, opts.buffer_size, i) as u64)
+                            .sum();
+                        progress.bytes_done.fetch_add(skipped, Ordering::Relaxed);
+                    }
+                    // The whole-file digest needs the hashes of the blocks not sent again.
+                    let t = StdInstant::now();
+                    for i in have.iter().flat_map(|(a, b)| *a..*b) {
+                        let data =
+                            read_block(items, &mut files, file as usize, opts.buffer_size, i)?;
+                        sender.provide_known_hash(file, i, *blake3::hash(&data).as_bytes());
+                    }
+                    disk += Duration::from(t.elapsed());
+                    if let Ok(mut a) = alloc.lock()
+                        && let Some(h) = a.have.get_mut(file as usize)
+                    {
+                        *h = have;
+                    }
+                }
+                SenderEvent::FileRejected { file, code, msg } => {
+                    if let Some(o) = outcomes.get_mut(file as usize) {
+                        o.msg = format!("refused ({code:?}): {msg}");
+                    }
+                    files[file as usize] = None;
+                }
+                SenderEvent::FileDone { file, ok, msg } => {
+                    if let Some(o) = outcomes.get_mut(file as usize) {
+                        o.ok = ok;
+                        o.msg = msg;
+                    }
+                    files[file as usize] = None;
+                }
+                SenderEvent::BufferDone { lost, .. } => {
+                    progress
+                        .packets_missing
+                        .fetch_add(lost as u64, Ordering::Relaxed);
+                }
+                SenderEvent::Finished => finished = true,
+            }
+        }
+        // Datagrams, in batches.
+        let t = StdInstant::now();
+        let mut sent_any = false;
+        let may_send = !serialise
+            || !sender.has_data_to_send()
+            || token
+                .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            || token.load(Ordering::Acquire) == me;
+        while may_send {
+            let mut n = 0;
+            let tnow = now();
+            while n < BATCH {
+                batch[n].clear();
+                match sender.poll_transmit(tnow, &mut batch[n]) {
+                    Some(tx) => {
+                        stripes[n] = tx.stripe;
+                        n += 1;
+                    }
+                    None => break,
+                }
+            }
+            if n == 0 {
+                break;
+            }
+            sent_any = true;
+            let msgs: Vec<(SocketAddr, &[u8])> = (0..n)
+                .map(|i| {
+                    (
+                        dests[stripes[i] as usize % dests.len()],
+                        batch[i].as_slice(),
+                    )
+                })
+                .collect();
+            let mut off = 0;
+            while off < n {
+                let k = sys::send_batch(&udp, &msgs[off..])
+                    .map_err(|e| XferError::io("sending datagrams", e))?;
+                if k == 0 {
+                    std::thread::yield_now();
+                }
+                off += k;
+            }
+            progress.packets_sent.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        if sent_any {
+            transfer += Duration::from(t.elapsed());
+        }
+        if serialise && !sender.has_data_to_send() {
+            let _ = token.compare_exchange(me, 0, Ordering::AcqRel, Ordering::Acquire);
+        }
+        while let Some(c) = sender.poll_control() {
+            conn.queue(&c);
+        }
+        conn.flush()?;
+        if finished && !conn.has_pending_writes() {
+            break;
+        }
+        // Wait for the next pacing slot or control message.
+        let t = StdInstant::now();
+        let sending = sender.has_data_to_send();
+        let wait_ns = match sender.poll_timeout() {
+            Some(_) if !may_send => Some(50_000),
+            Some(dl) => Some(dl.as_nanos().saturating_sub(now().as_nanos())),
+            None => Some(if conn.has_pending_writes() {
+                200_000
+            } else {
+                50_000_000
+            }),
+        };
+        if let Some(w) = wait_ns
+            && w > 0
+        {
+            if w < 20_000 {
+                std::hint::spin_loop();
+            } else {
+                sys::poll_readable_ns(&[conn.fd()], Some(w))
+                    .map_err(|e| XferError::io("polling", e))?;
+            }
+        }
+        let waited = Duration::from(t.elapsed());
+        if sending && may_send {
+            transfer += waited;
+        } else if sending {
+            sync += waited;
+        } else {
+            sync += waited;
+            if last_heard.elapsed() > std::time::Duration::from(opts.timeout) {
+                return Err(XferError::Timeout("waiting for the receiver"));
+            }
+        }
+    }
+    let _ = conn.flush_all(2000);
+    Ok(SendReport {
+        elapsed: Duration::from(start.elapsed()),
+        hash: Duration::ZERO,
+        sync,
+        disk,
+        transfer,
+        stats: sender.stats().clone(),
+        files: outcomes,
+        final_rate: sender.rate().map_or(0, Rate::as_bps),
+        packet_size,
+        window: params.window,
+        stripes: dests.len(),
+        sessions: 1,
+    })
+}
+
+fn read_next(
+    alloc: &Mutex<Alloc>,
+    items: &[SendItem],
+    files: &mut [Option<File>],
+    file: usize,
+    buffer_size: u32,
+) -> Result<Option<(u32, Vec<u8>)>, XferError> {
+    let idx = alloc
+        .lock()
+        .map_err(|_| XferError::Local("allocator lock poisoned".into()))?
+        .take(file);
+    let Some(idx) = idx else { return Ok(None) };
+    Ok(Some((
+        idx,
+        read_block(items, files, file, buffer_size, idx)?,
+    )))
+}
+
+fn read_block(
+    items: &[SendItem],
+    files: &mut [Option<File>],
+    file: usize,
+    buffer_size: u32,
+    idx: u32,
+) -> Result<Vec<u8>, XferError> {
+    let item = items
+        .get(file)
+        .ok_or_else(|| XferError::Local("file number out of range".into()))?;
+    if files[file].is_none() {
+        files[file] = Some(
+            File::open(&item.path)
+                .map_err(|e| XferError::io(format!("opening {}", item.path.display()), e))?,
+        );
+    }
+    let f = files[file]
+        .as_ref()
+        .ok_or_else(|| XferError::Local("file not open".into()))?;
+    let len = buffer_len(item.size, buffer_size, idx) as usize;
+    let mut data = vec![0u8; len];
+    f.read_exact_at(&mut data, idx as u64 * buffer_size as u64)
+        .map_err(|e| {
+            XferError::io(
+                format!(
+                    "reading {} (did it shrink while being sent?)",
+                    item.path.display()
+                ),
+                e,
+            )
+        })?;
+    Ok(data)
+}

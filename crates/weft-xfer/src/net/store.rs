@@ -1,0 +1,475 @@
+//! The receiver's files: names are checked to stay inside the receiving directory, data goes to a
+//! hidden part file beside the final name with a journal of finished buffers, and only a complete
+//! (and, in reliable mode, verified) file is renamed into place.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::proto::buffers_in;
+use crate::wire::RefuseCode;
+
+/// First line of a journal: format, size, buffer size, whole-file hash.
+const JOURNAL_MAGIC: &str = "weft-xfer-journal v1";
+
+/// Checks a relative name from the wire and splits it into components. Refuses empty names,
+/// absolute paths, `.` and `..`, empty components, NUL and backslashes.
+pub fn validate_name(name: &str) -> Result<Vec<&str>, String> {
+    if name.is_empty() {
+        return Err("empty file name".into());
+    }
+    if name.starts_with('/') {
+        return Err(format!(
+            "absolute path {name:?} refused: names must be relative"
+        ));
+    }
+    if name.contains('\0') || name.contains('\\') {
+        return Err(format!("name {name:?} contains NUL or a backslash"));
+    }
+    let parts: Vec<&str> = name.split('/').collect();
+    for p in &parts {
+        match *p {
+            "" => return Err(format!("name {name:?} has an empty component")),
+            "." | ".." => {
+                return Err(format!(
+                    "name {name:?} refused: '.' and '..' are not allowed"
+                ));
+            }
+            _ if p.len() > 255 => return Err(format!("component of {name:?} is too long")),
+            _ => {}
+        }
+    }
+    Ok(parts)
+}
+
+/// One file being received, shared by the sessions of an MBTP transfer.
+#[derive(Debug)]
+pub struct Entry {
+    /// The part file.
+    pub file: Arc<File>,
+    /// Final path.
+    pub final_path: PathBuf,
+    /// Part file path.
+    pub part_path: PathBuf,
+    /// Journal path (reliable mode).
+    pub journal_path: Option<PathBuf>,
+    /// Open journal, appended to after each buffer is written.
+    pub journal: Option<File>,
+    /// File size, bytes.
+    pub size: u64,
+    /// Buffer size, bytes (the block size of the whole-file digest).
+    pub buffer_size: u32,
+    /// Bytes written so far (buffers, not counting resumed ones).
+    pub written: u64,
+    /// Renamed into place.
+    pub complete: bool,
+    /// Sessions that joined (MBTP).
+    pub sessions: u32,
+}
+
+/// A file opened for receiving.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The shared entry.
+    pub entry: Arc<Mutex<Entry>>,
+    /// Buffer indices already on disk (resume), as half-open ranges.
+    pub have: Vec<(u32, u32)>,
+}
+
+/// The receiving directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+    force: bool,
+    open: Arc<Mutex<HashMap<PathBuf, Arc<Mutex<Entry>>>>>,
+}
+
+type Refusal = (RefuseCode, String);
+
+impl Store {
+    /// A store writing only below `root` (created if missing); `force` allows replacing files.
+    pub fn new(root: &Path, force: bool) -> io::Result<Self> {
+        fs::create_dir_all(root)?;
+        Ok(Store {
+            root: root.canonicalize()?,
+            force,
+            open: Arc::new(Mutex::new(HashMap::new())),
+        })
+    }
+
+    /// The canonical receiving directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Opens `name` for a file of `size` bytes. `reliable` keeps a journal (and honours
+    /// `resume`); `shared` lets several MBTP sessions write the same file.
+    pub fn open(
+        &self,
+        name: &str,
+        size: u64,
+        buffer_size: u32,
+        hash: &[u8; 32],
+        resume: bool,
+        reliable: bool,
+        shared: bool,
+    ) -> Result<Opened, Refusal> {
+        let parts = validate_name(name).map_err(|m| (RefuseCode::Path, m))?;
+        let (last, dirs) = parts
+            .split_last()
+            .ok_or((RefuseCode::Path, "empty name".to_string()))?;
+        let mut dir = self.root.clone();
+        for d in dirs {
+            dir.push(d);
+            match fs::symlink_metadata(&dir) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err((
+                        RefuseCode::Path,
+                        format!(
+                            "{name:?} leads through a symbolic link ({}); refused",
+                            dir.display()
+                        ),
+                    ));
+                }
+                Ok(m) if !m.is_dir() => {
+                    return Err((
+                        RefuseCode::Path,
+                        format!("{} is not a directory", dir.display()),
+                    ));
+                }
+                Ok(_) => {}
+                Err(_) => fs::create_dir(&dir)
+                    .map_err(|e| other(format!("creating {}: {e}", dir.display())))?,
+            }
+        }
+        let final_path = dir.join(last);
+        let part_path = dir.join(format!(".{last}.weft-part"));
+        let journal_path = dir.join(format!(".{last}.weft-journal"));
+        let mut open = self
+            .open
+            .lock()
+            .map_err(|_| other("store lock poisoned".into()))?;
+        if let Some(e) = open.get(&final_path) {
+            let mut g = e.lock().map_err(|_| other("entry lock poisoned".into()))?;
+            if shared && g.size == size {
+                g.sessions += 1;
+                return Ok(Opened {
+                    entry: e.clone(),
+                    have: Vec::new(),
+                });
+            }
+            return Err((
+                RefuseCode::Exists,
+                format!("{name:?} is being received by another transfer"),
+            ));
+        }
+        match fs::symlink_metadata(&final_path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err((
+                    RefuseCode::Path,
+                    format!("{name:?} is a symbolic link at the receiver; refused"),
+                ));
+            }
+            Ok(m) if m.is_dir() => {
+                return Err((
+                    RefuseCode::Exists,
+                    format!("{name:?} is a directory at the receiver"),
+                ));
+            }
+            Ok(_) if !self.force => {
+                return Err((
+                    RefuseCode::Exists,
+                    format!(
+                        "{name:?} already exists at the receiver (use --force there to replace it)"
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        let nbuf = buffers_in(size, buffer_size);
+        let header = format!(
+            "{JOURNAL_MAGIC} {size} {buffer_size} {}\n",
+            blake3::Hash::from(*hash).to_hex()
+        );
+        let have = if reliable && resume {
+            read_journal(&journal_path, &part_path, &header, size, nbuf)
+        } else {
+            None
+        };
+        let fresh = have.is_none();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(fresh)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&part_path)
+            .map_err(|e| other(format!("opening {}: {e}", part_path.display())))?;
+        if fresh {
+            file.set_len(size)
+                .map_err(|e| other(format!("sizing {}: {e}", part_path.display())))?;
+        }
+        let journal = if reliable {
+            let mut j = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&journal_path)
+                .map_err(|e| other(format!("opening {}: {e}", journal_path.display())))?;
+            if fresh {
+                j.set_len(0)
+                    .and_then(|_| j.write_all(header.as_bytes()))
+                    .map_err(|e| other(format!("writing the journal: {e}")))?;
+            }
+            Some(j)
+        } else {
+            let _ = fs::remove_file(&journal_path);
+            None
+        };
+        let have = have.unwrap_or_default();
+        let entry = Arc::new(Mutex::new(Entry {
+            file: Arc::new(file),
+            final_path: final_path.clone(),
+            part_path,
+            journal_path: reliable.then_some(journal_path),
+            journal,
+            size,
+            buffer_size,
+            written: 0,
+            complete: false,
+            sessions: 1,
+        }));
+        open.insert(final_path, entry.clone());
+        Ok(Opened {
+            entry,
+            have: to_ranges(&have),
+        })
+    }
+
+    /// Forgets an entry (after it is in place or abandoned); the part file and journal stay on
+    /// disk for `--resume` unless `discard`.
+    pub fn close(&self, entry: &Arc<Mutex<Entry>>, discard: bool) {
+        let Ok(mut g) = entry.lock() else { return };
+        g.sessions = g.sessions.saturating_sub(1);
+        if g.sessions > 0 && !g.complete && !discard {
+            return;
+        }
+        if discard && !g.complete {
+            let _ = fs::remove_file(&g.part_path);
+            if let Some(j) = &g.journal_path {
+                let _ = fs::remove_file(j);
+            }
+        }
+        if let Ok(mut open) = self.open.lock()
+            && open
+                .get(&g.final_path)
+                .is_some_and(|e| Arc::ptr_eq(e, entry))
+            && (g.sessions == 0 || g.complete || discard)
+        {
+            open.remove(&g.final_path);
+        }
+        g.journal = None;
+    }
+}
+
+fn other(msg: String) -> Refusal {
+    (RefuseCode::Other, msg)
+}
+
+fn read_journal(
+    journal: &Path,
+    part: &Path,
+    header: &str,
+    size: u64,
+    nbuf: u64,
+) -> Option<Vec<u32>> {
+    let meta = fs::symlink_metadata(part).ok()?;
+    if !meta.is_file() || meta.len() != size {
+        return None;
+    }
+    let f = File::open(journal).ok()?;
+    let mut lines = io::BufReader::new(f).lines();
+    if lines.next()?.ok()? + "\n" != header {
+        return None;
+    }
+    let mut have: Vec<u32> = lines
+        .map_while(Result::ok)
+        .filter_map(|l| l.trim().parse::<u32>().ok())
+        .filter(|i| (*i as u64) < nbuf)
+        .collect();
+    have.sort_unstable();
+    have.dedup();
+    Some(have)
+}
+
+fn to_ranges(v: &[u32]) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for &i in v {
+        match out.last_mut() {
+            Some((_, e)) if *e == i => *e += 1,
+            _ => out.push((i, i + 1)),
+        }
+    }
+    out
+}
+
+/// Writes one buffer at `offset`, then records `index` in the journal (if any).
+pub fn write_buffer(
+    entry: &Arc<Mutex<Entry>>,
+    offset: u64,
+    index: u32,
+    data: &[u8],
+) -> io::Result<()> {
+    let file = entry
+        .lock()
+        .map_err(|_| io::Error::other("entry lock poisoned"))?
+        .file
+        .clone();
+    file.write_all_at(data, offset)?;
+    let mut g = entry
+        .lock()
+        .map_err(|_| io::Error::other("entry lock poisoned"))?;
+    if let Some(j) = g.journal.as_mut() {
+        j.write_all(format!("{index}\n").as_bytes())?;
+    }
+    g.written += data.len() as u64;
+    Ok(())
+}
+
+/// The whole-file digest ([`crate::proto::file_digest`]) of `size` bytes of a file read back
+/// from disk in blocks of `block` bytes.
+pub fn digest_file(file: &File, size: u64, block: u32) -> io::Result<[u8; 32]> {
+    let mut hashes = Vec::new();
+    let mut buf = vec![0u8; block.max(1) as usize];
+    let mut off = 0u64;
+    while off < size {
+        let n = (size - off).min(block as u64) as usize;
+        file.read_exact_at(&mut buf[..n], off)?;
+        hashes.push(*blake3::hash(&buf[..n]).as_bytes());
+        off += n as u64;
+    }
+    Ok(crate::proto::file_digest(&hashes))
+}
+
+/// The whole-file digest of a file by path (used by tests and by the sender to check resumed
+/// blocks).
+pub fn digest_path(path: &Path, block: u32) -> io::Result<[u8; 32]> {
+    let f = File::open(path)?;
+    let size = f.metadata()?.len();
+    digest_file(&f, size, block)
+}
+
+/// Verifies (if `hash` is given), syncs and renames the part file into place; removes the
+/// journal. On a hash mismatch the part file and journal are removed and nothing is renamed.
+pub fn finish(entry: &Arc<Mutex<Entry>>, hash: Option<&[u8; 32]>) -> Result<(), String> {
+    let mut g = entry
+        .lock()
+        .map_err(|_| "entry lock poisoned".to_string())?;
+    if g.complete {
+        return Ok(());
+    }
+    if let Some(want) = hash {
+        let got = digest_file(&g.file, g.size, g.buffer_size)
+            .map_err(|e| format!("reading back {}: {e}", g.part_path.display()))?;
+        if &got != want {
+            let _ = fs::remove_file(&g.part_path);
+            if let Some(j) = &g.journal_path {
+                let _ = fs::remove_file(j);
+            }
+            return Err(format!(
+                "digest of the received file ({}) differs from the sender's ({}); nothing written",
+                blake3::Hash::from(got).to_hex(),
+                blake3::Hash::from(*want).to_hex()
+            ));
+        }
+    }
+    g.file.sync_all().map_err(|e| format!("syncing: {e}"))?;
+    fs::rename(&g.part_path, &g.final_path).map_err(|e| format!("renaming into place: {e}"))?;
+    if let Some(j) = &g.journal_path {
+        let _ = fs::remove_file(j);
+    }
+    if let Some(d) = g.final_path.parent()
+        && let Ok(d) = File::open(d)
+    {
+        let _ = d.sync_all();
+    }
+    g.complete = true;
+    g.journal = None;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_must_stay_inside() {
+        assert_eq!(validate_name("a/b.txt").unwrap(), vec!["a", "b.txt"]);
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "./a",
+            "a/.",
+            "a\\b",
+            "a\0b",
+        ] {
+            assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_symlinks_and_existing_files_and_resumes_from_journal() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
+        let s = Store::new(d.path(), false).unwrap();
+        let h = [7u8; 32];
+        let e = s.open("link/x", 10, 4, &h, false, true, false).unwrap_err();
+        assert_eq!(e.0, RefuseCode::Path);
+        fs::write(d.path().join("exists"), b"old").unwrap();
+        assert_eq!(
+            s.open("exists", 10, 4, &h, false, true, false)
+                .unwrap_err()
+                .0,
+            RefuseCode::Exists
+        );
+        assert_eq!(fs::read(d.path().join("exists")).unwrap(), b"old");
+
+        let o = s.open("sub/new", 10, 4, &h, false, true, false).unwrap();
+        write_buffer(&o.entry, 4, 1, b"4567").unwrap();
+        s.close(&o.entry, false);
+        assert!(!d.path().join("sub/new").exists());
+        // Resume: buffer 1 is already there.
+        let o = s.open("sub/new", 10, 4, &h, true, true, false).unwrap();
+        assert_eq!(o.have, vec![(1, 2)]);
+        write_buffer(&o.entry, 0, 0, b"0123").unwrap();
+        write_buffer(&o.entry, 8, 2, b"89").unwrap();
+        let want = crate::proto::file_digest(&[
+            *blake3::hash(b"0123").as_bytes(),
+            *blake3::hash(b"4567").as_bytes(),
+            *blake3::hash(b"89").as_bytes(),
+        ]);
+        assert!(finish(&o.entry, Some(&[0; 32])).is_err());
+        s.close(&o.entry, true);
+        assert!(!d.path().join("sub/new").exists());
+        let o = s.open("sub/new", 10, 4, &want, true, true, false).unwrap();
+        assert!(o.have.is_empty(), "the failed part was discarded");
+        for (i, c) in [b"0123".as_slice(), b"4567", b"89"].iter().enumerate() {
+            write_buffer(&o.entry, i as u64 * 4, i as u32, c).unwrap();
+        }
+        finish(&o.entry, Some(&want)).unwrap();
+        assert_eq!(fs::read(d.path().join("sub/new")).unwrap(), b"0123456789");
+        assert_eq!(
+            fs::read_dir(d.path().join("sub")).unwrap().count(),
+            1,
+            "no part or journal left"
+        );
+    }
+}

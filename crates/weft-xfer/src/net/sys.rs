@@ -1,0 +1,276 @@
+//! The few system calls std does not offer: `poll`, `sendmmsg`/`recvmmsg`, socket buffer sizes,
+//! the path MTU, and UDP GSO. Every `unsafe` block is a plain FFI call on a file descriptor we own,
+//! with pointers to live, correctly sized local buffers.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+
+/// Waits until one of `fds` is readable or `timeout_ms` passes (-1: forever). Returns which fds
+/// are readable.
+pub fn poll_readable(fds: &[RawFd], timeout_ms: i32) -> io::Result<Vec<bool>> {
+    let ns = if timeout_ms < 0 {
+        None
+    } else {
+        Some(timeout_ms as u64 * 1_000_000)
+    };
+    poll_readable_ns(fds, ns)
+}
+
+/// Like [`poll_readable`] with a nanosecond timeout (`None`: forever), for pacing waits.
+pub fn poll_readable_ns(fds: &[RawFd], timeout_ns: Option<u64>) -> io::Result<Vec<bool>> {
+    let mut p: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ts = timeout_ns.map(|ns| libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `p` is a live array of `p.len()` pollfd structs; `tsp` is null or points to `ts`.
+    let n = unsafe {
+        libc::ppoll(
+            p.as_mut_ptr(),
+            p.len() as libc::nfds_t,
+            tsp,
+            std::ptr::null(),
+        )
+    };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(vec![false; fds.len()]);
+        }
+        return Err(e);
+    }
+    Ok(p.iter()
+        .map(|x| x.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0)
+        .collect())
+}
+
+fn setsockopt_int(fd: RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: passes a pointer to a local i32 and its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn getsockopt_int(fd: RawFd, level: i32, name: i32) -> io::Result<i32> {
+    let mut v: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    // SAFETY: passes a pointer to a local i32 and its size.
+    let r = unsafe { libc::getsockopt(fd, level, name, (&mut v as *mut i32).cast(), &mut len) };
+    if r == 0 {
+        Ok(v)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Asks for `bytes` of socket receive and send buffer; as root, past the sysctl limits
+/// (`SO_*BUFFORCE`). Returns the receive buffer the kernel granted.
+pub fn set_buffers(sock: &UdpSocket, bytes: usize) -> usize {
+    let fd = sock.as_raw_fd();
+    let b = bytes.min(i32::MAX as usize) as i32;
+    if setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, b).is_err() {
+        let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, b);
+    }
+    if setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, b).is_err() {
+        let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, b);
+    }
+    getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF).unwrap_or(0) as usize
+}
+
+/// The MTU of the route to `dest` (IPv4 `IP_MTU`, IPv6 `IPV6_MTU`), from a throwaway connected
+/// UDP socket.
+pub fn path_mtu(dest: SocketAddr) -> Option<usize> {
+    let bind: SocketAddr = if dest.is_ipv4() {
+        "0.0.0.0:0".parse().ok()?
+    } else {
+        "[::]:0".parse().ok()?
+    };
+    let s = UdpSocket::bind(bind).ok()?;
+    s.connect(dest).ok()?;
+    let (level, name) = if dest.is_ipv4() {
+        (libc::IPPROTO_IP, libc::IP_MTU)
+    } else {
+        (libc::IPPROTO_IPV6, libc::IPV6_MTU)
+    };
+    getsockopt_int(s.as_raw_fd(), level, name)
+        .ok()
+        .map(|m| m as usize)
+}
+
+fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe { std::ptr::write((&mut ss as *mut libc::sockaddr_storage).cast(), sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe { std::ptr::write((&mut ss as *mut libc::sockaddr_storage).cast(), sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+/// Sends several datagrams, each `(destination, bytes)`, with as few system calls as the kernel
+/// allows (`sendmmsg`). Returns how many were sent; a full socket buffer stops early.
+pub fn send_batch(sock: &UdpSocket, msgs: &[(SocketAddr, &[u8])]) -> io::Result<usize> {
+    if msgs.is_empty() {
+        return Ok(0);
+    }
+    let mut addrs: Vec<(libc::sockaddr_storage, libc::socklen_t)> =
+        msgs.iter().map(|(a, _)| sockaddr_of(a)).collect();
+    let mut iovs: Vec<libc::iovec> = msgs
+        .iter()
+        .map(|(_, b)| libc::iovec {
+            iov_base: b.as_ptr() as *mut libc::c_void,
+            iov_len: b.len(),
+        })
+        .collect();
+    let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(msgs.len());
+    for i in 0..msgs.len() {
+        // SAFETY: msghdr is plain old data; all-zero is a valid value, filled in below.
+        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+        h.msg_name = (&mut addrs[i].0 as *mut libc::sockaddr_storage).cast();
+        h.msg_namelen = addrs[i].1;
+        h.msg_iov = &mut iovs[i];
+        h.msg_iovlen = 1;
+        hdrs.push(libc::mmsghdr {
+            msg_hdr: h,
+            msg_len: 0,
+        });
+    }
+    // SAFETY: every header points into `addrs` and `iovs`, which outlive the call; the iovecs
+    // point into the caller's slices.
+    let n = unsafe {
+        libc::sendmmsg(
+            sock.as_raw_fd(),
+            hdrs.as_mut_ptr(),
+            hdrs.len() as libc::c_uint,
+            0,
+        )
+    };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::WouldBlock {
+            return Ok(0);
+        }
+        return Err(e);
+    }
+    Ok(n as usize)
+}
+
+/// Receives up to `bufs.len()` datagrams without blocking (`recvmmsg`); `lens[i]` is set to the
+/// length of datagram `i`. Returns how many arrived (0 if none was waiting).
+pub fn recv_batch(sock: &UdpSocket, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> io::Result<usize> {
+    let n = bufs.len().min(lens.len());
+    if n == 0 {
+        return Ok(0);
+    }
+    let mut iovs: Vec<libc::iovec> = bufs[..n]
+        .iter_mut()
+        .map(|b| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        })
+        .collect();
+    let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(n);
+    for iov in iovs.iter_mut() {
+        // SAFETY: msghdr is plain old data; all-zero is a valid value, filled in below.
+        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+        h.msg_iov = iov;
+        h.msg_iovlen = 1;
+        hdrs.push(libc::mmsghdr {
+            msg_hdr: h,
+            msg_len: 0,
+        });
+    }
+    // SAFETY: headers point at iovecs over the caller's buffers, all live for the call.
+    let r = unsafe {
+        libc::recvmmsg(
+            sock.as_raw_fd(),
+            hdrs.as_mut_ptr(),
+            n as libc::c_uint,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted {
+            return Ok(0);
+        }
+        return Err(e);
+    }
+    let r = r as usize;
+    for i in 0..r {
+        lens[i] = hdrs[i].msg_len as usize;
+    }
+    Ok(r)
+}
+
+/// Whether `fd` is a terminal (for the progress bar).
+pub fn is_tty(fd: RawFd) -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
+/// Fills `out` with random bytes from the kernel (`getrandom`).
+pub fn random_bytes(out: &mut [u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < out.len() {
+        // SAFETY: writes at most `out.len() - done` bytes into the live slice.
+        let n = unsafe { libc::getrandom(out[done..].as_mut_ptr().cast(), out.len() - done, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        done += n as usize;
+    }
+    Ok(())
+}

@@ -1,0 +1,510 @@
+//! The receiving side: admits files, grants buffer slots, reassembles datagrams, and at each
+//! round's end either reports what is missing (reliable mode) or counts and zero-fills the gaps
+//! (SBTP/MBTP), then hands the buffer to the driver to write.
+
+use std::collections::{HashMap, VecDeque};
+
+use weft_model::{Duration, Instant};
+
+use super::{Bitmap, ProtoError, buffer_len, buffers_in, packets_in};
+use crate::wire::control::Control;
+use crate::wire::{DataPacket, DataRepr, Mode, RefuseCode};
+
+/// Receiver parameters and limits.
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    /// Transfer mode of the session.
+    pub mode: Mode,
+    /// Session id the data datagrams must carry.
+    pub session: u64,
+    /// Buffer slots (buffers held in memory at once, being received or written).
+    pub window: u32,
+    /// Largest buffer accepted, bytes.
+    pub max_buffer: u32,
+    /// Largest datagram payload accepted, bytes.
+    pub max_packet: u32,
+    /// Largest file accepted, bytes.
+    pub max_file: u64,
+    /// How long after `End` to wait for datagrams still in flight before judging a round.
+    pub settle: Duration,
+}
+
+/// Something the driver must do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReceiverEvent {
+    /// The sender offers a file: check the name and call [`Receiver::accept_file`] or
+    /// [`Receiver::reject_file`].
+    Offer {
+        /// File number.
+        file: u32,
+        /// Relative name as sent (untrusted).
+        name: String,
+        /// Size, bytes.
+        size: u64,
+        /// Buffer size, bytes.
+        buffer_size: u32,
+        /// Continue from a journal.
+        resume: bool,
+        /// BLAKE3 of the whole file (zero in unreliable modes).
+        hash: [u8; 32],
+    },
+    /// Write a finished buffer, then call [`Receiver::buffer_written`] with `seq`.
+    Write {
+        /// Buffer sequence number.
+        seq: u32,
+        /// File number.
+        file: u32,
+        /// Buffer index in the file.
+        index: u32,
+        /// Byte offset in the file.
+        offset: u64,
+        /// The bytes (gaps zero-filled in unreliable modes).
+        data: Vec<u8>,
+        /// Byte ranges of `data` that were lost and zero-filled (unreliable modes).
+        gaps: Vec<(u32, u32)>,
+    },
+    /// All buffers of the file are written: verify it, put it in place, and call
+    /// [`Receiver::file_result`].
+    FileEnd {
+        /// File number.
+        file: u32,
+        /// The sender's whole-file digest (see [`Control::FileEnd`]).
+        digest: [u8; 32],
+    },
+    /// The sender said `Bye`.
+    Finished,
+}
+
+/// Counters, for the summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Distinct data packets kept.
+    pub packets_received: u64,
+    /// Duplicates of packets already held.
+    pub packets_dup: u64,
+    /// Datagrams for another session, an unknown or finished buffer (ignored).
+    pub packets_stray: u64,
+    /// Datagrams that do not parse or do not fit their buffer (ignored).
+    pub packets_bad: u64,
+    /// Packets lost for good and zero-filled (unreliable modes).
+    pub packets_lost: u64,
+    /// Missing packets reported in `Nack`s (reliable mode).
+    pub packets_nacked: u64,
+    /// Buffers whose BLAKE3 did not match and were received again.
+    pub hash_failures: u64,
+    /// Buffers handed to be written.
+    pub buffers_done: u64,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    Pending,
+    Receiving,
+    Settling(Instant),
+    Writing,
+}
+
+#[derive(Debug)]
+struct RBuf {
+    file: u32,
+    index: u32,
+    size: u32,
+    packet_size: u32,
+    hash: [u8; 32],
+    data: Vec<u8>,
+    have: Bitmap,
+    dup: u32,
+    round: u32,
+    state: State,
+    first: Option<Instant>,
+    last: Instant,
+    round_bytes: u64,
+}
+
+#[derive(Debug)]
+struct RFile {
+    size: u64,
+    buffer_size: u32,
+    packet_size: u32,
+    ending: bool,
+    end_emitted: bool,
+    digest: [u8; 32],
+}
+
+/// The receiver state machine of one session.
+#[derive(Debug)]
+pub struct Receiver {
+    cfg: ReceiverConfig,
+    files: HashMap<u32, RFile>,
+    offered: Option<u32>,
+    bufs: HashMap<u32, RBuf>,
+    pending: VecDeque<u32>,
+    slots: u32,
+    control: VecDeque<Control>,
+    events: VecDeque<ReceiverEvent>,
+    stats: ReceiverStats,
+}
+
+impl Receiver {
+    /// A receiver for an authenticated session.
+    pub fn new(cfg: ReceiverConfig) -> Self {
+        Receiver {
+            cfg,
+            files: HashMap::new(),
+            offered: None,
+            bufs: HashMap::new(),
+            pending: VecDeque::new(),
+            slots: 0,
+            control: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &ReceiverStats {
+        &self.stats
+    }
+
+    /// Handles one control message from the sender.
+    pub fn handle_control(&mut self, now: Instant, msg: Control) -> Result<(), ProtoError> {
+        match msg {
+            Control::FileOffer {
+                file,
+                size,
+                buffer_size,
+                packet_size,
+                resume,
+                hash,
+                name,
+            } => {
+                if self.offered.is_some() || self.files.contains_key(&file) {
+                    return Err(ProtoError::Unexpected("FileOffer"));
+                }
+                if buffer_size == 0 || packet_size == 0 || packet_size > buffer_size {
+                    return Err(ProtoError::Invalid("buffer or packet size"));
+                }
+                if buffer_size > self.cfg.max_buffer
+                    || packet_size > self.cfg.max_packet
+                    || size > self.cfg.max_file
+                {
+                    self.control.push_back(Control::FileReject {
+                        file,
+                        code: RefuseCode::TooLarge,
+                        msg: format!(
+                            "file of {size} bytes, buffers of {buffer_size}, packets of {packet_size} exceed this receiver's limits ({} bytes, {}, {})",
+                            self.cfg.max_file, self.cfg.max_buffer, self.cfg.max_packet
+                        ),
+                    });
+                    return Ok(());
+                }
+                self.offered = Some(file);
+                self.files.insert(
+                    file,
+                    RFile {
+                        size,
+                        buffer_size,
+                        packet_size,
+                        ending: false,
+                        end_emitted: false,
+                        digest: [0; 32],
+                    },
+                );
+                self.events.push_back(ReceiverEvent::Offer {
+                    file,
+                    name,
+                    size,
+                    buffer_size,
+                    resume,
+                    hash,
+                });
+            }
+            Control::Start {
+                buf,
+                file,
+                index,
+                size,
+                packet_size,
+                hash,
+            } => {
+                let f = self
+                    .files
+                    .get(&file)
+                    .filter(|f| !f.ending && self.offered != Some(file))
+                    .ok_or(ProtoError::Unexpected("Start"))?;
+                if self.bufs.contains_key(&buf) {
+                    return Err(ProtoError::Unexpected("Start for a known buffer"));
+                }
+                if (index as u64) >= buffers_in(f.size, f.buffer_size)
+                    || size != buffer_len(f.size, f.buffer_size, index)
+                    || packet_size != f.packet_size
+                {
+                    return Err(ProtoError::Invalid("Start"));
+                }
+                self.bufs.insert(
+                    buf,
+                    RBuf {
+                        file,
+                        index,
+                        size,
+                        packet_size,
+                        hash,
+                        data: Vec::new(),
+                        have: Bitmap::new(0),
+                        dup: 0,
+                        round: 0,
+                        state: State::Pending,
+                        first: None,
+                        last: now,
+                        round_bytes: 0,
+                    },
+                );
+                self.pending.push_back(buf);
+                self.grant();
+            }
+            Control::End {
+                buf,
+                round,
+                sent: _,
+            } => {
+                let b = self
+                    .bufs
+                    .get_mut(&buf)
+                    .filter(|b| b.state == State::Receiving && b.round == round)
+                    .ok_or(ProtoError::Unexpected("End"))?;
+                if b.have.is_full() {
+                    self.judge(buf);
+                } else {
+                    b.state = State::Settling(now + self.cfg.settle);
+                }
+            }
+            Control::FileEnd { file, digest } => {
+                let f = self
+                    .files
+                    .get_mut(&file)
+                    .filter(|f| !f.ending)
+                    .ok_or(ProtoError::Unexpected("FileEnd"))?;
+                f.ending = true;
+                f.digest = digest;
+                self.maybe_file_end(file);
+            }
+            Control::Bye => self.events.push_back(ReceiverEvent::Finished),
+            _ => return Err(ProtoError::Unexpected("message")),
+        }
+        Ok(())
+    }
+
+    /// Handles one UDP datagram. Anything that does not belong is counted and ignored.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        let Ok(p) = DataPacket::new_checked(bytes) else {
+            self.stats.packets_bad += 1;
+            return;
+        };
+        let h = DataRepr::parse(&p);
+        if h.session != self.cfg.session {
+            self.stats.packets_stray += 1;
+            return;
+        }
+        let Some(b) = self
+            .bufs
+            .get_mut(&h.buffer)
+            .filter(|b| matches!(b.state, State::Receiving | State::Settling(_)))
+        else {
+            self.stats.packets_stray += 1;
+            return;
+        };
+        let payload = p.payload();
+        let off = h.offset as usize;
+        if h.offset % b.packet_size != 0
+            || off >= b.size as usize
+            || payload.len() != (b.size as usize - off).min(b.packet_size as usize)
+        {
+            self.stats.packets_bad += 1;
+            return;
+        }
+        if !b.have.insert(h.offset / b.packet_size) {
+            b.dup += 1;
+            self.stats.packets_dup += 1;
+            return;
+        }
+        if let Some(dst) = b.data.get_mut(off..off + payload.len()) {
+            dst.copy_from_slice(payload);
+        }
+        self.stats.packets_received += 1;
+        b.first.get_or_insert(now);
+        b.last = now;
+        b.round_bytes += payload.len() as u64;
+        if b.have.is_full() && matches!(b.state, State::Settling(_)) {
+            self.judge(h.buffer);
+        }
+    }
+
+    /// Judges rounds whose settling time has passed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let due: Vec<u32> = self
+            .bufs
+            .iter()
+            .filter(|(_, b)| matches!(b.state, State::Settling(t) if t <= now))
+            .map(|(s, _)| *s)
+            .collect();
+        for s in due {
+            self.judge(s);
+        }
+    }
+
+    /// The driver's answer to [`ReceiverEvent::Offer`]: take the file, already holding the
+    /// buffer indices in `have` (from a journal).
+    pub fn accept_file(&mut self, file: u32, have: Vec<(u32, u32)>) {
+        if self.offered == Some(file) {
+            self.offered = None;
+            self.control.push_back(Control::FileAccept { file, have });
+        }
+    }
+
+    /// The driver's answer to [`ReceiverEvent::Offer`]: refuse the file.
+    pub fn reject_file(&mut self, file: u32, code: RefuseCode, msg: String) {
+        if self.offered == Some(file) {
+            self.offered = None;
+            self.files.remove(&file);
+            self.control
+                .push_back(Control::FileReject { file, code, msg });
+        }
+    }
+
+    /// The driver has written buffer `seq`: its slot is free again.
+    pub fn buffer_written(&mut self, seq: u32) {
+        if let Some(b) = self.bufs.get(&seq)
+            && b.state == State::Writing
+        {
+            let file = b.file;
+            self.bufs.remove(&seq);
+            self.slots -= 1;
+            self.grant();
+            self.maybe_file_end(file);
+        }
+    }
+
+    /// The driver's answer to [`ReceiverEvent::FileEnd`].
+    pub fn file_result(&mut self, file: u32, ok: bool, msg: String) {
+        if self.files.remove(&file).is_some() {
+            self.control.push_back(Control::FileDone { file, ok, msg });
+        }
+    }
+
+    /// The next control message to write to TCP.
+    pub fn poll_control(&mut self) -> Option<Control> {
+        self.control.pop_front()
+    }
+
+    /// The next thing for the driver to do.
+    pub fn poll_event(&mut self) -> Option<ReceiverEvent> {
+        self.events.pop_front()
+    }
+
+    /// The earliest settling deadline.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.bufs
+            .values()
+            .filter_map(|b| match b.state {
+                State::Settling(t) => Some(t),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Grants `Ready` to pending buffers while slots are free.
+    fn grant(&mut self) {
+        while self.slots < self.cfg.window.max(1) {
+            let Some(seq) = self.pending.pop_front() else {
+                break;
+            };
+            let Some(b) = self.bufs.get_mut(&seq) else {
+                continue;
+            };
+            b.data = vec![0; b.size as usize];
+            b.have = Bitmap::new(packets_in(b.size, b.packet_size));
+            b.state = State::Receiving;
+            self.slots += 1;
+            self.control.push_back(Control::Ready { buf: seq });
+        }
+    }
+
+    /// The end of a round: complete, missing packets to ask for, or gaps to accept.
+    fn judge(&mut self, seq: u32) {
+        let reliable = self.cfg.mode.is_reliable();
+        let Some(b) = self.bufs.get_mut(&seq) else {
+            return;
+        };
+        let rx_rate = match b.first {
+            Some(f) if b.last > f => {
+                weft_model::Rate::from_bytes_over(b.round_bytes, b.last - f).as_bps()
+            }
+            _ => 0,
+        };
+        b.first = None;
+        b.round_bytes = 0;
+        let complete = b.have.is_full();
+        if reliable && complete && *blake3::hash(&b.data).as_bytes() != b.hash {
+            // Corrupted in a way the UDP checksum missed: receive the whole buffer again.
+            self.stats.hash_failures += 1;
+            b.have.clear();
+        }
+        if reliable && !b.have.is_full() {
+            let missing = b.have.missing();
+            let n: u32 = missing.iter().map(|(a, e)| e - a).sum();
+            self.stats.packets_nacked += n as u64;
+            self.control.push_back(Control::Nack {
+                buf: seq,
+                round: b.round,
+                rx_rate,
+                missing,
+            });
+            b.round += 1;
+            b.state = State::Receiving;
+            return;
+        }
+        let lost = b.have.len_missing();
+        let gaps: Vec<(u32, u32)> = if lost > 0 {
+            b.have
+                .missing()
+                .into_iter()
+                .map(|(a, e)| (a * b.packet_size, (e * b.packet_size).min(b.size)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.stats.packets_lost += lost as u64;
+        self.stats.buffers_done += 1;
+        self.control.push_back(Control::Done {
+            buf: seq,
+            received: b.have.count(),
+            lost,
+            dup: b.dup,
+            rx_rate,
+        });
+        b.state = State::Writing;
+        let buffer_size = self.files.get(&b.file).map_or(0, |f| f.buffer_size);
+        self.events.push_back(ReceiverEvent::Write {
+            seq,
+            file: b.file,
+            index: b.index,
+            offset: b.index as u64 * buffer_size as u64,
+            data: std::mem::take(&mut b.data),
+            gaps,
+        });
+    }
+
+    fn maybe_file_end(&mut self, file: u32) {
+        let idle = !self.bufs.values().any(|b| b.file == file);
+        if let Some(f) = self.files.get_mut(&file)
+            && f.ending
+            && !f.end_emitted
+            && idle
+        {
+            f.end_emitted = true;
+            let digest = f.digest;
+            self.events
+                .push_back(ReceiverEvent::FileEnd { file, digest });
+        }
+    }
+}

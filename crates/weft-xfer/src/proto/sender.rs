@@ -1,0 +1,604 @@
+//! The sending side: offers files, announces buffers, paces datagrams, retransmits what the
+//! receiver reports missing, and moves to the next buffer when the receiver has one.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use weft_model::{Duration, Instant};
+
+use super::rate::{Pacer, RateControl, RateMode};
+use super::{IP_UDP_OVERHEAD, ProtoError, buffer_len, packets_in};
+use crate::wire::control::Control;
+use crate::wire::{DataRepr, Mode, RefuseCode};
+
+/// Sender parameters.
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    /// Transfer mode.
+    pub mode: Mode,
+    /// Payload bytes per datagram.
+    pub packet_size: u32,
+    /// Buffer size, bytes.
+    pub buffer_size: u32,
+    /// Buffers in flight (granted by the receiver's `ServerHello`; 1 in SBTP/MBTP).
+    pub window: u32,
+    /// Rate mode.
+    pub rate: RateMode,
+    /// Number of receiving UDP sockets to stripe over.
+    pub stripes: u32,
+    /// Pacing burst allowance.
+    pub burst: Duration,
+}
+
+/// A file to send.
+#[derive(Debug, Clone)]
+pub struct FileMeta {
+    /// Relative name at the receiver (`/`-separated).
+    pub name: String,
+    /// Size, bytes.
+    pub size: u64,
+    /// Identity of this version of the file, for resuming (zero in unreliable modes).
+    pub hash: [u8; 32],
+    /// Ask the receiver to continue from its journal.
+    pub resume: bool,
+}
+
+/// One datagram to send: its bytes were appended to the caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// Index of the receiver's UDP port to send it to.
+    pub stripe: u32,
+    /// Length of the datagram, bytes.
+    pub len: usize,
+}
+
+/// Something the driver must do or know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SenderEvent {
+    /// The receiver took file `file`; it already holds the buffer indices in `have`.
+    FileAccepted {
+        /// File number.
+        file: u32,
+        /// Half-open ranges of buffer indices already at the receiver.
+        have: Vec<(u32, u32)>,
+    },
+    /// The receiver refused file `file`; the sender goes on with the next file.
+    FileRejected {
+        /// File number.
+        file: u32,
+        /// Why.
+        code: RefuseCode,
+        /// Receiver's reason.
+        msg: String,
+    },
+    /// Read the next buffer of `file` and call [`Sender::provide_buffer`].
+    NeedBuffer {
+        /// File number.
+        file: u32,
+    },
+    /// A buffer is at the receiver.
+    BufferDone {
+        /// File number.
+        file: u32,
+        /// Buffer index in the file.
+        index: u32,
+        /// Bytes in the buffer.
+        size: u32,
+        /// Packets lost for good (unreliable modes).
+        lost: u32,
+    },
+    /// The receiver's verdict on a file.
+    FileDone {
+        /// File number.
+        file: u32,
+        /// Whether it is in place.
+        ok: bool,
+        /// Receiver's details.
+        msg: String,
+    },
+    /// Every file has been dealt with and `Bye` is queued.
+    Finished,
+}
+
+/// Counters, for the summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Datagrams sent, retransmissions included.
+    pub packets_sent: u64,
+    /// Datagrams that were retransmissions.
+    pub packets_retransmitted: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub payload_bytes_sent: u64,
+    /// Packets the receiver reported lost for good (unreliable modes).
+    pub packets_lost: u64,
+    /// Packets the receiver reported missing at round ends (reliable mode).
+    pub packets_nacked: u64,
+    /// Duplicate packets the receiver saw.
+    pub packets_dup: u64,
+    /// Buffers completed.
+    pub buffers_done: u64,
+    /// Payload bytes of completed buffers.
+    pub bytes_done: u64,
+    /// Files the receiver put in place.
+    pub files_ok: u64,
+    /// Files refused or failed.
+    pub files_failed: u64,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum BufState {
+    WaitReady,
+    Sending,
+    WaitReport,
+}
+
+#[derive(Debug)]
+struct Buf {
+    file: u32,
+    index: u32,
+    data: Vec<u8>,
+    npkts: u32,
+    todo: VecDeque<(u32, u32)>,
+    round: u32,
+    sent_round: u32,
+    /// When this round's first and last datagrams left, and its bytes: the rate actually sent,
+    /// against which the receiver's arrival rate is judged.
+    round_first: Option<Instant>,
+    round_last: Instant,
+    round_bytes: u64,
+    state: BufState,
+}
+
+impl Buf {
+    /// The rate this round's datagrams actually left at, bits/s (0: unknown).
+    fn tx_rate(&self) -> u64 {
+        match self.round_first {
+            Some(f) if self.round_last > f => {
+                weft_model::Rate::from_bytes_over(self.round_bytes, self.round_last - f).as_bps()
+            }
+            _ => 0,
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum FilePhase {
+    Offered,
+    Sending { exhausted: bool, asking: bool },
+    Ending,
+}
+
+/// The sender state machine of one session.
+#[derive(Debug)]
+pub struct Sender {
+    cfg: SenderConfig,
+    session: u64,
+    files: Vec<FileMeta>,
+    cur: usize,
+    phase: FilePhase,
+    next_seq: u32,
+    /// BLAKE3 of each buffer of the current file, for the whole-file digest (reliable mode).
+    digests: Vec<Option<[u8; 32]>>,
+    bufs: BTreeMap<u32, Buf>,
+    active: VecDeque<u32>,
+    control: VecDeque<Control>,
+    events: VecDeque<SenderEvent>,
+    pacer: Pacer,
+    rate: RateControl,
+    stats: SenderStats,
+    finished: bool,
+}
+
+impl Sender {
+    /// A sender for an authenticated session `session` that will send `files` in order.
+    pub fn new(cfg: SenderConfig, session: u64, files: Vec<FileMeta>) -> Self {
+        let mut s = Sender {
+            pacer: Pacer::new(cfg.burst),
+            rate: RateControl::new(cfg.rate),
+            cfg,
+            session,
+            files,
+            cur: 0,
+            phase: FilePhase::Offered,
+            next_seq: 0,
+            digests: Vec::new(),
+            bufs: BTreeMap::new(),
+            active: VecDeque::new(),
+            control: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: SenderStats::default(),
+            finished: false,
+        };
+        s.offer_current();
+        s
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    /// The current pacing rate (`None`: unlimited).
+    pub fn rate(&self) -> Option<weft_model::Rate> {
+        self.rate.rate()
+    }
+
+    /// Whether `Bye` has been queued after the last file.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Whether a datagram is waiting for its pacing slot or for the receiver's `Ready`
+    /// (a driver uses this to tell time on the network from time waiting on the receiver).
+    pub fn has_data_to_send(&self) -> bool {
+        self.active
+            .iter()
+            .any(|s| self.bufs.get(s).is_some_and(|b| !b.todo.is_empty()))
+    }
+
+    /// Handles one control message from the receiver.
+    pub fn handle_control(&mut self, now: Instant, msg: Control) -> Result<(), ProtoError> {
+        match msg {
+            Control::FileAccept { file, have } => {
+                if file as usize != self.cur || self.phase != FilePhase::Offered {
+                    return Err(ProtoError::Unexpected("FileAccept"));
+                }
+                self.phase = FilePhase::Sending {
+                    exhausted: false,
+                    asking: false,
+                };
+                self.events
+                    .push_back(SenderEvent::FileAccepted { file, have });
+                self.ask_for_buffer();
+            }
+            Control::FileReject { file, code, msg } => {
+                if file as usize != self.cur || self.phase != FilePhase::Offered {
+                    return Err(ProtoError::Unexpected("FileReject"));
+                }
+                self.stats.files_failed += 1;
+                self.events
+                    .push_back(SenderEvent::FileRejected { file, code, msg });
+                self.next_file();
+            }
+            Control::Ready { buf } => {
+                let b = self
+                    .bufs
+                    .get_mut(&buf)
+                    .filter(|b| b.state == BufState::WaitReady)
+                    .ok_or(ProtoError::Unexpected("Ready"))?;
+                b.state = BufState::Sending;
+                if self.active.is_empty() {
+                    self.pacer.restart(now);
+                }
+                self.active.push_back(buf);
+                self.maybe_end(buf);
+            }
+            Control::Nack {
+                buf,
+                round,
+                rx_rate,
+                missing,
+            } => {
+                if !self.cfg.mode.is_reliable() {
+                    return Err(ProtoError::Unexpected("Nack in an unreliable mode"));
+                }
+                let b = self
+                    .bufs
+                    .get_mut(&buf)
+                    .filter(|b| b.state == BufState::WaitReport && b.round == round)
+                    .ok_or(ProtoError::Unexpected("Nack"))?;
+                let mut n = 0u32;
+                let mut todo = VecDeque::new();
+                for (a, e) in missing {
+                    if e > b.npkts {
+                        return Err(ProtoError::Invalid("Nack range"));
+                    }
+                    n += e - a;
+                    todo.push_back((a, e));
+                }
+                if n == 0 {
+                    return Err(ProtoError::Invalid("empty Nack"));
+                }
+                self.stats.packets_nacked += n as u64;
+                self.rate.on_report(b.sent_round, n, rx_rate, b.tx_rate());
+                b.todo = todo;
+                b.round += 1;
+                b.sent_round = 0;
+                b.round_first = None;
+                b.round_bytes = 0;
+                b.state = BufState::Sending;
+                if self.active.is_empty() {
+                    self.pacer.restart(now);
+                }
+                // Retransmissions go before new data: they hold up a buffer's completion.
+                self.active.push_front(buf);
+            }
+            Control::Done {
+                buf,
+                received: _,
+                lost,
+                dup,
+                rx_rate,
+            } => {
+                let b = self
+                    .bufs
+                    .get(&buf)
+                    .filter(|b| b.state == BufState::WaitReport)
+                    .ok_or(ProtoError::Unexpected("Done"))?;
+                if lost > b.npkts || (lost > 0 && self.cfg.mode.is_reliable()) {
+                    return Err(ProtoError::Invalid("Done loss count"));
+                }
+                self.rate
+                    .on_report(b.sent_round, lost, rx_rate, b.tx_rate());
+                let (file, index, size) = (b.file, b.index, b.data.len() as u32);
+                self.bufs.remove(&buf);
+                self.stats.packets_lost += lost as u64;
+                self.stats.packets_dup += dup as u64;
+                self.stats.buffers_done += 1;
+                self.stats.bytes_done += size as u64;
+                self.events.push_back(SenderEvent::BufferDone {
+                    file,
+                    index,
+                    size,
+                    lost,
+                });
+                self.ask_for_buffer();
+                self.maybe_end_file();
+            }
+            Control::FileDone { file, ok, msg } => {
+                if file as usize != self.cur || self.phase != FilePhase::Ending {
+                    return Err(ProtoError::Unexpected("FileDone"));
+                }
+                if ok {
+                    self.stats.files_ok += 1;
+                } else {
+                    self.stats.files_failed += 1;
+                }
+                self.events
+                    .push_back(SenderEvent::FileDone { file, ok, msg });
+                self.next_file();
+            }
+            _ => return Err(ProtoError::Unexpected("message")),
+        }
+        Ok(())
+    }
+
+    /// The driver's answer to [`SenderEvent::NeedBuffer`]: buffer `index` of `file` with its
+    /// bytes, or `None` when this session has no more buffers of that file to send.
+    pub fn provide_buffer(
+        &mut self,
+        file: u32,
+        next: Option<(u32, Vec<u8>)>,
+    ) -> Result<(), ProtoError> {
+        let FilePhase::Sending { exhausted, asking } = &mut self.phase else {
+            return Err(ProtoError::Unexpected("provide_buffer"));
+        };
+        if file as usize != self.cur || !*asking || *exhausted {
+            return Err(ProtoError::Unexpected("provide_buffer"));
+        }
+        *asking = false;
+        let Some((index, data)) = next else {
+            *exhausted = true;
+            self.maybe_end_file();
+            return Ok(());
+        };
+        let meta = &self.files[self.cur];
+        if data.is_empty()
+            || data.len() as u32 != buffer_len(meta.size, self.cfg.buffer_size, index)
+        {
+            return Err(ProtoError::Invalid("buffer length"));
+        }
+        let hash = if self.cfg.mode.is_reliable() {
+            *blake3::hash(&data).as_bytes()
+        } else {
+            [0; 32]
+        };
+        if let Some(d) = self.digests.get_mut(index as usize) {
+            *d = Some(hash);
+        }
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        let npkts = packets_in(data.len() as u32, self.cfg.packet_size);
+        self.control.push_back(Control::Start {
+            buf: seq,
+            file,
+            index,
+            size: data.len() as u32,
+            packet_size: self.cfg.packet_size,
+            hash,
+        });
+        self.bufs.insert(
+            seq,
+            Buf {
+                file,
+                index,
+                data,
+                npkts,
+                todo: VecDeque::from([(0, npkts)]),
+                round: 0,
+                sent_round: 0,
+                round_first: None,
+                round_last: Instant::ZERO,
+                round_bytes: 0,
+                state: BufState::WaitReady,
+            },
+        );
+        self.ask_for_buffer();
+        Ok(())
+    }
+
+    /// The BLAKE3 of buffer `index` of `file`, which this session does not send because the
+    /// receiver already has it (resume): needed for the whole-file digest.
+    pub fn provide_known_hash(&mut self, file: u32, index: u32, hash: [u8; 32]) {
+        if file as usize == self.cur
+            && let Some(d) = self.digests.get_mut(index as usize)
+        {
+            *d = Some(hash);
+        }
+    }
+
+    /// No timers of its own besides pacing; present for the uniform driver loop.
+    pub fn handle_timeout(&mut self, _now: Instant) {}
+
+    /// The next control message to write to TCP.
+    pub fn poll_control(&mut self) -> Option<Control> {
+        self.control.pop_front()
+    }
+
+    /// The next thing for the driver to do.
+    pub fn poll_event(&mut self) -> Option<SenderEvent> {
+        self.events.pop_front()
+    }
+
+    /// Appends the next datagram to `out` if pacing allows one at `now`.
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<Transmit> {
+        let rate = self.rate.rate();
+        if !self.pacer.ready(now, rate) {
+            return None;
+        }
+        loop {
+            let &seq = self.active.front()?;
+            let Some(b) = self.bufs.get_mut(&seq) else {
+                self.active.pop_front();
+                continue;
+            };
+            let Some(range) = b.todo.front_mut() else {
+                self.active.pop_front();
+                continue;
+            };
+            let idx = range.0;
+            range.0 += 1;
+            if range.0 >= range.1 {
+                b.todo.pop_front();
+            }
+            let off = idx as usize * self.cfg.packet_size as usize;
+            let end = (off + self.cfg.packet_size as usize).min(b.data.len());
+            let payload = b.data.get(off..end).unwrap_or(&[]);
+            let start = out.len();
+            DataRepr {
+                session: self.session,
+                buffer: seq,
+                offset: off as u32,
+            }
+            .emit(payload, out);
+            let len = out.len() - start;
+            b.sent_round += 1;
+            b.round_first.get_or_insert(now);
+            b.round_last = now;
+            b.round_bytes += len as u64;
+            self.stats.packets_sent += 1;
+            self.stats.payload_bytes_sent += payload.len() as u64;
+            if b.round > 0 {
+                self.stats.packets_retransmitted += 1;
+            }
+            self.pacer.on_send(now, len + IP_UDP_OVERHEAD, rate);
+            self.maybe_end(seq);
+            return Some(Transmit {
+                stripe: idx % self.cfg.stripes.max(1),
+                len,
+            });
+        }
+    }
+
+    /// When `poll_transmit` may next return a datagram (`None`: nothing to send).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.has_data_to_send() {
+            Some(match self.rate.rate() {
+                Some(_) => self.pacer.next_send(),
+                None => Instant::ZERO,
+            })
+        } else {
+            None
+        }
+    }
+
+    fn offer_current(&mut self) {
+        match self.files.get(self.cur) {
+            Some(f) => {
+                self.phase = FilePhase::Offered;
+                let n = if self.cfg.mode.is_reliable() {
+                    super::buffers_in(f.size, self.cfg.buffer_size) as usize
+                } else {
+                    0
+                };
+                self.digests = vec![None; n];
+                self.control.push_back(Control::FileOffer {
+                    file: self.cur as u32,
+                    size: f.size,
+                    buffer_size: self.cfg.buffer_size,
+                    packet_size: self.cfg.packet_size,
+                    resume: f.resume,
+                    hash: f.hash,
+                    name: f.name.clone(),
+                });
+            }
+            None => {
+                self.control.push_back(Control::Bye);
+                self.events.push_back(SenderEvent::Finished);
+                self.finished = true;
+            }
+        }
+    }
+
+    fn next_file(&mut self) {
+        self.cur += 1;
+        self.offer_current();
+    }
+
+    fn ask_for_buffer(&mut self) {
+        if let FilePhase::Sending { exhausted, asking } = &mut self.phase
+            && !*exhausted
+            && !*asking
+            && (self.bufs.len() as u32) < self.cfg.window.max(1)
+        {
+            *asking = true;
+            self.events.push_back(SenderEvent::NeedBuffer {
+                file: self.cur as u32,
+            });
+        }
+    }
+
+    /// After the last datagram of a round, tell the receiver.
+    fn maybe_end(&mut self, seq: u32) {
+        if let Some(b) = self.bufs.get_mut(&seq)
+            && b.state == BufState::Sending
+            && b.todo.is_empty()
+        {
+            b.state = BufState::WaitReport;
+            self.control.push_back(Control::End {
+                buf: seq,
+                round: b.round,
+                sent: b.sent_round,
+            });
+            if self.active.front() == Some(&seq) {
+                self.active.pop_front();
+            } else {
+                self.active.retain(|s| *s != seq);
+            }
+        }
+    }
+
+    fn maybe_end_file(&mut self) {
+        if self.phase
+            == (FilePhase::Sending {
+                exhausted: true,
+                asking: false,
+            })
+            && self.bufs.is_empty()
+        {
+            self.phase = FilePhase::Ending;
+            let digest = if self.cfg.mode.is_reliable() {
+                // A buffer neither sent nor hashed by the driver counts as zeros: the digest will
+                // not match and the receiver refuses the file rather than accept it unverified.
+                let hashes: Vec<[u8; 32]> =
+                    self.digests.iter().map(|d| d.unwrap_or([0; 32])).collect();
+                super::file_digest(&hashes)
+            } else {
+                [0; 32]
+            };
+            self.control.push_back(Control::FileEnd {
+                file: self.cur as u32,
+                digest,
+            });
+        }
+    }
+}

@@ -1,0 +1,755 @@
+//! Control messages on the TCP channel, each in a frame `[len u32][type u8][body]` where `len`
+//! counts the type byte and the body. Integers are big-endian; strings are `u16` length + UTF-8;
+//! range lists are `u32` count + `(start u32, end u32)` half-open pairs.
+//!
+//! Handshake: the sender opens with `ClientHello` (version, mode, window, nonce); the receiver
+//! answers `ServerHello` (version, random session id, its nonce, the UDP ports to stripe over,
+//! whether a key is required); the sender proves the key with `Auth` (a keyed BLAKE3 MAC over both
+//! nonces and the session id, see [`crate::auth`]) and the receiver answers `Welcome` with its own
+//! MAC, or `Refuse`. Then per file: `FileOffer` / `FileAccept` | `FileReject`, per buffer `Start` /
+//! `Ready` / data / `End` / (`Nack` / `End`)* / `Done`, then `FileEnd` / `FileDone`, and `Bye`.
+
+use super::{Reader, WireError};
+
+/// Control protocol version spoken by this build.
+pub const PROTOCOL_VERSION: u16 = 1;
+/// Length of the frame header (`len` field), bytes.
+pub const FRAME_HEADER_LEN: usize = 4;
+/// The largest frame body accepted, bytes.
+pub const MAX_FRAME: usize = 1 << 20;
+/// The longest string field accepted, bytes.
+pub const MAX_STRING: usize = 4096;
+/// The most UDP ports a receiver may offer for striping.
+pub const MAX_PORTS: usize = 64;
+
+/// Transfer mode, fixed for a session by the `ClientHello`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Rate-controlled blasting with selective retransmission and BLAKE3 integrity.
+    Reliable,
+    /// The Simple Buffer Transfer Protocol: one buffer at a time, unreliable.
+    Sbtp,
+    /// One session of a Multiple Buffer Transfer Protocol transfer (unreliable).
+    Mbtp,
+}
+
+impl Mode {
+    fn to_u8(self) -> u8 {
+        match self {
+            Mode::Reliable => 0,
+            Mode::Sbtp => 1,
+            Mode::Mbtp => 2,
+        }
+    }
+    fn from_u8(v: u8) -> Result<Self, WireError> {
+        match v {
+            0 => Ok(Mode::Reliable),
+            1 => Ok(Mode::Sbtp),
+            2 => Ok(Mode::Mbtp),
+            _ => Err(WireError::Invalid("mode")),
+        }
+    }
+    /// Whether lost data is retransmitted until complete.
+    pub fn is_reliable(self) -> bool {
+        self == Mode::Reliable
+    }
+}
+
+/// Why a receiver refused a session or a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefuseCode {
+    /// Version or mode not supported.
+    Version,
+    /// Missing or wrong key.
+    Auth,
+    /// The name is absolute, contains `..`, or leads out of the directory.
+    Path,
+    /// The file exists and `--force` was not given.
+    Exists,
+    /// A size, buffer or packet size over the receiver's limits.
+    TooLarge,
+    /// A protocol violation or local failure.
+    Other,
+}
+
+impl RefuseCode {
+    fn to_u16(self) -> u16 {
+        match self {
+            RefuseCode::Version => 1,
+            RefuseCode::Auth => 2,
+            RefuseCode::Path => 3,
+            RefuseCode::Exists => 4,
+            RefuseCode::TooLarge => 5,
+            RefuseCode::Other => 6,
+        }
+    }
+    fn from_u16(v: u16) -> Self {
+        match v {
+            1 => RefuseCode::Version,
+            2 => RefuseCode::Auth,
+            3 => RefuseCode::Path,
+            4 => RefuseCode::Exists,
+            5 => RefuseCode::TooLarge,
+            _ => RefuseCode::Other,
+        }
+    }
+}
+
+/// One control message (the representation; [`Control::parse`] / [`Control::emit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// Sender opens: protocol version, mode, buffers it wants in flight, its nonce.
+    ClientHello {
+        /// Protocol version.
+        version: u16,
+        /// Transfer mode.
+        mode: Mode,
+        /// Buffers the sender would keep in flight (receiver may grant fewer).
+        window: u16,
+        /// Random challenge.
+        nonce: [u8; 16],
+    },
+    /// Receiver answers: version, session id, its nonce, UDP ports, whether a key is required.
+    ServerHello {
+        /// Protocol version.
+        version: u16,
+        /// Random session id carried by every data datagram.
+        session: u64,
+        /// Random challenge.
+        nonce: [u8; 16],
+        /// Buffers the receiver grants in flight.
+        window: u16,
+        /// UDP ports to stripe data over (1..=64).
+        ports: Vec<u16>,
+        /// Whether the sender must prove a pre-shared key.
+        key_required: bool,
+    },
+    /// Sender's MAC over the handshake (all zero without a key).
+    Auth {
+        /// Keyed BLAKE3 MAC.
+        mac: [u8; 32],
+    },
+    /// Receiver accepts the session, with its own MAC (all zero without a key).
+    Welcome {
+        /// Keyed BLAKE3 MAC.
+        mac: [u8; 32],
+    },
+    /// Receiver refuses the session; the connection closes.
+    Refuse {
+        /// Why.
+        code: RefuseCode,
+        /// Human-readable reason.
+        msg: String,
+    },
+    /// Sender proposes a file.
+    FileOffer {
+        /// File number in this session.
+        file: u32,
+        /// File size, bytes.
+        size: u64,
+        /// Buffer size, bytes.
+        buffer_size: u32,
+        /// Payload bytes per datagram.
+        packet_size: u32,
+        /// Continue from the receiver's journal if one matches.
+        resume: bool,
+        /// Identity of this version of the sender's file (a BLAKE3 of its name, size and
+        /// modification time): a journal is resumed only if it matches.
+        hash: [u8; 32],
+        /// Relative path below the receiver's directory, `/`-separated.
+        name: String,
+    },
+    /// Receiver takes the file; `have` lists buffer indices already on disk (resume).
+    FileAccept {
+        /// File number.
+        file: u32,
+        /// Half-open ranges of buffer indices the receiver already holds.
+        have: Vec<(u32, u32)>,
+    },
+    /// Receiver refuses the file.
+    FileReject {
+        /// File number.
+        file: u32,
+        /// Why.
+        code: RefuseCode,
+        /// Human-readable reason.
+        msg: String,
+    },
+    /// Start of a buffer: SBTP's start(size, packet size), plus where it lies and its hash.
+    Start {
+        /// Session-wide buffer sequence number.
+        buf: u32,
+        /// File number.
+        file: u32,
+        /// Buffer index inside the file.
+        index: u32,
+        /// Buffer size, bytes.
+        size: u32,
+        /// Payload bytes per datagram.
+        packet_size: u32,
+        /// BLAKE3 of the buffer (all zero in unreliable modes).
+        hash: [u8; 32],
+    },
+    /// Receiver has room for buffer `buf`: send it.
+    Ready {
+        /// Buffer sequence number.
+        buf: u32,
+    },
+    /// Sender has sent every datagram of this round.
+    End {
+        /// Buffer sequence number.
+        buf: u32,
+        /// Round: 0 for the first blast, then one per retransmission.
+        round: u32,
+        /// Datagrams sent in this round.
+        sent: u32,
+    },
+    /// Receiver lacks these packets (reliable mode).
+    Nack {
+        /// Buffer sequence number.
+        buf: u32,
+        /// The round this answers.
+        round: u32,
+        /// Rate at which this round's data arrived, bits/s (0 if unknown).
+        rx_rate: u64,
+        /// Half-open ranges of missing packet indices.
+        missing: Vec<(u32, u32)>,
+    },
+    /// Receiver has the buffer (complete and verified, or with `lost` packets zero-filled).
+    Done {
+        /// Buffer sequence number.
+        buf: u32,
+        /// Distinct packets received.
+        received: u32,
+        /// Packets never received (unreliable modes).
+        lost: u32,
+        /// Duplicate packets received.
+        dup: u32,
+        /// Rate at which the last round's data arrived, bits/s (0 if unknown).
+        rx_rate: u64,
+    },
+    /// Sender has no more buffers for this file.
+    FileEnd {
+        /// File number.
+        file: u32,
+        /// Whole-file digest: BLAKE3 over the concatenated BLAKE3s of the file's buffer-size
+        /// blocks, in order (all zero in unreliable modes).
+        digest: [u8; 32],
+    },
+    /// Receiver's verdict on the file.
+    FileDone {
+        /// File number.
+        file: u32,
+        /// Whether it is in place under its final name (or its part is written, in MBTP).
+        ok: bool,
+        /// Details (hash mismatch, I/O error, gaps).
+        msg: String,
+    },
+    /// End of session.
+    Bye,
+}
+
+const T_CLIENT_HELLO: u8 = 1;
+const T_SERVER_HELLO: u8 = 2;
+const T_AUTH: u8 = 3;
+const T_WELCOME: u8 = 4;
+const T_REFUSE: u8 = 5;
+const T_FILE_OFFER: u8 = 10;
+const T_FILE_ACCEPT: u8 = 11;
+const T_FILE_REJECT: u8 = 12;
+const T_START: u8 = 13;
+const T_READY: u8 = 14;
+const T_END: u8 = 15;
+const T_NACK: u8 = 16;
+const T_DONE: u8 = 17;
+const T_FILE_END: u8 = 18;
+const T_FILE_DONE: u8 = 19;
+const T_BYE: u8 = 20;
+
+/// How many bytes of frame are needed to know the length of the first frame in `buf`, or the
+/// total length of that frame once its header is present. `Err` if the declared length is out of
+/// bounds (the stream must then be closed).
+pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, WireError> {
+    if buf.len() < FRAME_HEADER_LEN {
+        return Ok(None);
+    }
+    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+    if len == 0 {
+        return Err(WireError::Truncated);
+    }
+    if len > MAX_FRAME {
+        return Err(WireError::TooLong(len));
+    }
+    Ok(Some(FRAME_HEADER_LEN + len))
+}
+
+impl Control {
+    /// Parses one frame body (type byte and body, without the length prefix).
+    pub fn parse(body: &[u8]) -> Result<Self, WireError> {
+        if body.len() > MAX_FRAME {
+            return Err(WireError::TooLong(body.len()));
+        }
+        let mut r = Reader::new(body);
+        let t = r.u8()?;
+        let msg = match t {
+            T_CLIENT_HELLO => Control::ClientHello {
+                version: r.u16()?,
+                mode: Mode::from_u8(r.u8()?)?,
+                window: r.u16()?,
+                nonce: r.array()?,
+            },
+            T_SERVER_HELLO => {
+                let version = r.u16()?;
+                let session = r.u64()?;
+                let nonce = r.array()?;
+                let window = r.u16()?;
+                let key_required = bool_of(r.u8()?)?;
+                let n = r.u8()? as usize;
+                if n == 0 || n > MAX_PORTS {
+                    return Err(WireError::Invalid("port count"));
+                }
+                let mut ports = Vec::with_capacity(n);
+                for _ in 0..n {
+                    ports.push(r.u16()?);
+                }
+                Control::ServerHello {
+                    version,
+                    session,
+                    nonce,
+                    window,
+                    ports,
+                    key_required,
+                }
+            }
+            T_AUTH => Control::Auth { mac: r.array()? },
+            T_WELCOME => Control::Welcome { mac: r.array()? },
+            T_REFUSE => Control::Refuse {
+                code: RefuseCode::from_u16(r.u16()?),
+                msg: string(&mut r)?,
+            },
+            T_FILE_OFFER => Control::FileOffer {
+                file: r.u32()?,
+                size: r.u64()?,
+                buffer_size: r.u32()?,
+                packet_size: r.u32()?,
+                resume: bool_of(r.u8()?)?,
+                hash: r.array()?,
+                name: string(&mut r)?,
+            },
+            T_FILE_ACCEPT => Control::FileAccept {
+                file: r.u32()?,
+                have: ranges(&mut r)?,
+            },
+            T_FILE_REJECT => Control::FileReject {
+                file: r.u32()?,
+                code: RefuseCode::from_u16(r.u16()?),
+                msg: string(&mut r)?,
+            },
+            T_START => Control::Start {
+                buf: r.u32()?,
+                file: r.u32()?,
+                index: r.u32()?,
+                size: r.u32()?,
+                packet_size: r.u32()?,
+                hash: r.array()?,
+            },
+            T_READY => Control::Ready { buf: r.u32()? },
+            T_END => Control::End {
+                buf: r.u32()?,
+                round: r.u32()?,
+                sent: r.u32()?,
+            },
+            T_NACK => Control::Nack {
+                buf: r.u32()?,
+                round: r.u32()?,
+                rx_rate: r.u64()?,
+                missing: ranges(&mut r)?,
+            },
+            T_DONE => Control::Done {
+                buf: r.u32()?,
+                received: r.u32()?,
+                lost: r.u32()?,
+                dup: r.u32()?,
+                rx_rate: r.u64()?,
+            },
+            T_FILE_END => Control::FileEnd {
+                file: r.u32()?,
+                digest: r.array()?,
+            },
+            T_FILE_DONE => Control::FileDone {
+                file: r.u32()?,
+                ok: bool_of(r.u8()?)?,
+                msg: string(&mut r)?,
+            },
+            T_BYE => Control::Bye,
+            other => return Err(WireError::UnknownType(other)),
+        };
+        r.finish()?;
+        Ok(msg)
+    }
+
+    /// Appends the whole frame (length prefix, type, body) to `out`. Strings longer than
+    /// [`MAX_STRING`] are cut at a character boundary so the frame stays parseable.
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0; FRAME_HEADER_LEN]);
+        match self {
+            Control::ClientHello {
+                version,
+                mode,
+                window,
+                nonce,
+            } => {
+                out.push(T_CLIENT_HELLO);
+                out.extend_from_slice(&version.to_be_bytes());
+                out.push(mode.to_u8());
+                out.extend_from_slice(&window.to_be_bytes());
+                out.extend_from_slice(nonce);
+            }
+            Control::ServerHello {
+                version,
+                session,
+                nonce,
+                window,
+                ports,
+                key_required,
+            } => {
+                out.push(T_SERVER_HELLO);
+                out.extend_from_slice(&version.to_be_bytes());
+                out.extend_from_slice(&session.to_be_bytes());
+                out.extend_from_slice(nonce);
+                out.extend_from_slice(&window.to_be_bytes());
+                out.push(u8::from(*key_required));
+                let ports = &ports[..ports.len().min(MAX_PORTS)];
+                out.push(ports.len() as u8);
+                for p in ports {
+                    out.extend_from_slice(&p.to_be_bytes());
+                }
+            }
+            Control::Auth { mac } => {
+                out.push(T_AUTH);
+                out.extend_from_slice(mac);
+            }
+            Control::Welcome { mac } => {
+                out.push(T_WELCOME);
+                out.extend_from_slice(mac);
+            }
+            Control::Refuse { code, msg } => {
+                out.push(T_REFUSE);
+                out.extend_from_slice(&code.to_u16().to_be_bytes());
+                put_string(out, msg);
+            }
+            Control::FileOffer {
+                file,
+                size,
+                buffer_size,
+                packet_size,
+                resume,
+                hash,
+                name,
+            } => {
+                out.push(T_FILE_OFFER);
+                out.extend_from_slice(&file.to_be_bytes());
+                out.extend_from_slice(&size.to_be_bytes());
+                out.extend_from_slice(&buffer_size.to_be_bytes());
+                out.extend_from_slice(&packet_size.to_be_bytes());
+                out.push(u8::from(*resume));
+                out.extend_from_slice(hash);
+                put_string(out, name);
+            }
+            Control::FileAccept { file, have } => {
+                out.push(T_FILE_ACCEPT);
+                out.extend_from_slice(&file.to_be_bytes());
+                put_ranges(out, have);
+            }
+            Control::FileReject { file, code, msg } => {
+                out.push(T_FILE_REJECT);
+                out.extend_from_slice(&file.to_be_bytes());
+                out.extend_from_slice(&code.to_u16().to_be_bytes());
+                put_string(out, msg);
+            }
+            Control::Start {
+                buf,
+                file,
+                index,
+                size,
+                packet_size,
+                hash,
+            } => {
+                out.push(T_START);
+                for v in [buf, file, index, size, packet_size] {
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                out.extend_from_slice(hash);
+            }
+            Control::Ready { buf } => {
+                out.push(T_READY);
+                out.extend_from_slice(&buf.to_be_bytes());
+            }
+            Control::End { buf, round, sent } => {
+                out.push(T_END);
+                for v in [buf, round, sent] {
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+            }
+            Control::Nack {
+                buf,
+                round,
+                rx_rate,
+                missing,
+            } => {
+                out.push(T_NACK);
+                out.extend_from_slice(&buf.to_be_bytes());
+                out.extend_from_slice(&round.to_be_bytes());
+                out.extend_from_slice(&rx_rate.to_be_bytes());
+                put_ranges(out, missing);
+            }
+            Control::Done {
+                buf,
+                received,
+                lost,
+                dup,
+                rx_rate,
+            } => {
+                out.push(T_DONE);
+                for v in [buf, received, lost, dup] {
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                out.extend_from_slice(&rx_rate.to_be_bytes());
+            }
+            Control::FileEnd { file, digest } => {
+                out.push(T_FILE_END);
+                out.extend_from_slice(&file.to_be_bytes());
+                out.extend_from_slice(digest);
+            }
+            Control::FileDone { file, ok, msg } => {
+                out.push(T_FILE_DONE);
+                out.extend_from_slice(&file.to_be_bytes());
+                out.push(u8::from(*ok));
+                put_string(out, msg);
+            }
+            Control::Bye => out.push(T_BYE),
+        }
+        let len = (out.len() - start - FRAME_HEADER_LEN) as u32;
+        out[start..start + FRAME_HEADER_LEN].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+fn bool_of(v: u8) -> Result<bool, WireError> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(WireError::Invalid("boolean")),
+    }
+}
+
+fn string(r: &mut Reader<'_>) -> Result<String, WireError> {
+    let n = r.u16()? as usize;
+    if n > MAX_STRING {
+        return Err(WireError::Invalid("string length"));
+    }
+    let s = r.take(n)?;
+    String::from_utf8(s.to_vec()).map_err(|_| WireError::Invalid("UTF-8"))
+}
+
+fn put_string(out: &mut Vec<u8>, s: &str) {
+    let mut end = s.len().min(MAX_STRING);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.extend_from_slice(&(end as u16).to_be_bytes());
+    out.extend_from_slice(&s.as_bytes()[..end]);
+}
+
+fn ranges(r: &mut Reader<'_>) -> Result<Vec<(u32, u32)>, WireError> {
+    let n = r.u32()? as usize;
+    if n > MAX_FRAME / 8 {
+        return Err(WireError::Invalid("range count"));
+    }
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let a = r.u32()?;
+        let b = r.u32()?;
+        if b <= a {
+            return Err(WireError::Invalid("empty or reversed range"));
+        }
+        v.push((a, b));
+    }
+    Ok(v)
+}
+
+fn put_ranges(out: &mut Vec<u8>, v: &[(u32, u32)]) {
+    let v = &v[..v.len().min(MAX_FRAME / 8 - 1)];
+    out.extend_from_slice(&(v.len() as u32).to_be_bytes());
+    for (a, b) in v {
+        out.extend_from_slice(&a.to_be_bytes());
+        out.extend_from_slice(&b.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(m: Control) {
+        let mut out = Vec::new();
+        m.emit(&mut out);
+        let total = frame_len(&out).unwrap().unwrap();
+        assert_eq!(total, out.len());
+        assert_eq!(Control::parse(&out[FRAME_HEADER_LEN..]).unwrap(), m);
+        // Every strict prefix of the body is rejected, never panics.
+        for cut in 0..out.len() - FRAME_HEADER_LEN {
+            assert!(Control::parse(&out[FRAME_HEADER_LEN..FRAME_HEADER_LEN + cut]).is_err());
+        }
+    }
+
+    #[test]
+    fn start_byte_vector() {
+        let mut out = Vec::new();
+        Control::Start {
+            buf: 1,
+            file: 2,
+            index: 3,
+            size: 0x0010_0000,
+            packet_size: 9000,
+            hash: [0xab; 32],
+        }
+        .emit(&mut out);
+        let mut want = vec![0, 0, 0, 53, 13, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3];
+        want.extend_from_slice(&[0, 0x10, 0, 0, 0, 0, 0x23, 0x28]);
+        want.extend_from_slice(&[0xab; 32]);
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn nack_byte_vector() {
+        let body = [
+            16, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0,
+            0, 6,
+        ];
+        assert_eq!(
+            Control::parse(&body).unwrap(),
+            Control::Nack {
+                buf: 9,
+                round: 1,
+                rx_rate: 1000,
+                missing: vec![(4, 6)]
+            }
+        );
+    }
+
+    #[test]
+    fn all_messages_round_trip() {
+        for m in [
+            Control::ClientHello {
+                version: 1,
+                mode: Mode::Mbtp,
+                window: 4,
+                nonce: [7; 16],
+            },
+            Control::ServerHello {
+                version: 1,
+                session: u64::MAX,
+                nonce: [9; 16],
+                window: 3,
+                ports: vec![1, 2, 65535],
+                key_required: true,
+            },
+            Control::Auth { mac: [1; 32] },
+            Control::Welcome { mac: [2; 32] },
+            Control::Refuse {
+                code: RefuseCode::Auth,
+                msg: "wrong key".into(),
+            },
+            Control::FileOffer {
+                file: 0,
+                size: 1 << 40,
+                buffer_size: 1 << 22,
+                packet_size: 8972,
+                resume: true,
+                hash: [3; 32],
+                name: "dir/ü.bin".into(),
+            },
+            Control::FileAccept {
+                file: 5,
+                have: vec![(0, 3), (7, 9)],
+            },
+            Control::FileReject {
+                file: 5,
+                code: RefuseCode::Exists,
+                msg: String::new(),
+            },
+            Control::Ready { buf: 77 },
+            Control::End {
+                buf: 1,
+                round: 2,
+                sent: 3,
+            },
+            Control::Done {
+                buf: 1,
+                received: 2,
+                lost: 3,
+                dup: 4,
+                rx_rate: 5,
+            },
+            Control::FileEnd {
+                file: 1,
+                digest: [4; 32],
+            },
+            Control::FileDone {
+                file: 1,
+                ok: false,
+                msg: "hash mismatch".into(),
+            },
+            Control::Bye,
+        ] {
+            round_trip(m);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_fields() {
+        assert_eq!(Control::parse(&[]).unwrap_err(), WireError::Truncated);
+        assert_eq!(
+            Control::parse(&[99]).unwrap_err(),
+            WireError::UnknownType(99)
+        );
+        assert_eq!(
+            Control::parse(&[T_FILE_DONE, 0, 0, 0, 1, 2, 0, 0]).unwrap_err(),
+            WireError::Invalid("boolean")
+        );
+        assert_eq!(
+            Control::parse(&[T_BYE, 0]).unwrap_err(),
+            WireError::Trailing(1)
+        );
+        // A reversed range and an absurd count.
+        assert!(
+            Control::parse(&[
+                T_FILE_ACCEPT,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                1,
+                0,
+                0,
+                0,
+                5,
+                0,
+                0,
+                0,
+                5
+            ])
+            .is_err()
+        );
+        assert!(Control::parse(&[T_FILE_ACCEPT, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]).is_err());
+        assert_eq!(
+            frame_len(&[0xff, 0xff, 0xff, 0xff]).unwrap_err(),
+            WireError::TooLong(0xffff_ffff)
+        );
+        assert_eq!(frame_len(&[0, 0, 1]).unwrap(), None);
+    }
+}
