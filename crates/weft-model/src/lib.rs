@@ -6,9 +6,13 @@
 //! time, the emulator (`weft-emu`) feeds it the wall clock.
 
 pub mod element;
+pub mod scenario;
+pub mod tech;
 pub mod time;
 pub mod units;
 
 pub use element::{Element, WireLen};
+pub use scenario::{Scenario, ScenarioError};
+pub use tech::{Encap, Tech, Transport, aal5_cells};
 pub use time::{Duration, Instant};
 pub use units::{Rate, Size, UnitError};
