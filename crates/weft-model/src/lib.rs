@@ -5,8 +5,12 @@
 //! `poll_*(now)` and `poll_timeout()` (see [`element`]). The simulator (`weft-sim`) feeds it virtual
 //! time, the emulator (`weft-emu`) feeds it the wall clock.
 
+pub mod cell;
 pub mod element;
+pub mod fabric;
+pub mod queue;
 pub mod scenario;
+pub mod shaper;
 pub mod tech;
 pub mod time;
 pub mod units;
