@@ -27,15 +27,18 @@ pub struct DriverConfig {
     pub warn_lag_ns: u64,
     /// Print warnings to stderr.
     pub warn: bool,
+    /// Run the switch thread under SCHED_FIFO at this priority (`None`: normal scheduling).
+    pub realtime: Option<i32>,
 }
 
 impl Default for DriverConfig {
     fn default() -> Self {
         DriverConfig {
-            spin_ns: 20_000,
+            spin_ns: 100_000,
             batch: 64,
             warn_lag_ns: 1_000_000,
             warn: true,
+            realtime: Some(10),
         }
     }
 }
@@ -55,6 +58,8 @@ pub struct DriverReport {
     pub sleeps: u64,
     /// Wall-clock duration of the run (ns).
     pub elapsed_ns: u64,
+    /// Whether the switch thread ran under SCHED_FIFO.
+    pub realtime: bool,
 }
 
 /// A capture tap on one port.
@@ -78,7 +83,10 @@ pub fn run(
         .collect();
     let real_offset = realtime_offset();
     let mut lag = LagHistogram::new();
-    let mut report = DriverReport::default();
+    let mut report = DriverReport {
+        realtime: cfg.realtime.is_some_and(crate::sys::set_realtime),
+        ..Default::default()
+    };
     let mut buf = vec![0u8; 1 << 17];
     let start = monotonic_now();
     let mut window = (start.as_nanos(), 0u64, 0u64, 0u64); // start, frames, late, max lag
@@ -143,11 +151,7 @@ pub fn run(
             Some(d) if d <= after => continue,
             Some(d) => {
                 let left = d.as_nanos() - after.as_nanos();
-                if left <= cfg.spin_ns {
-                    0
-                } else {
-                    left - cfg.spin_ns
-                }
+                left.saturating_sub(cfg.spin_ns)
             }
             None => 50_000_000,
         };

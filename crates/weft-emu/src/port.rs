@@ -493,7 +493,7 @@ mod tests {
         let rate = Some(Rate::bps(149_760_000));
         let run = |drop| {
             let mut link = LinkSpec::atm(rate, Duration::ZERO, 0, 100);
-            link.buffer = Buffer::Cells(64);
+            link.buffer = Buffer::Cells(512);
             link.drop = drop;
             let mut a = Ingress::new(&link, 1);
             let mut b = Ingress::new(&link, 2);
@@ -506,7 +506,7 @@ mod tests {
             (out.len(), eg.stats.clone())
         };
         let (tail, st) = run(DropPolicy::Tail);
-        let (epd, se) = run(DropPolicy::Epd { threshold: 32 });
+        let (epd, se) = run(DropPolicy::Epd { threshold: 256 });
         assert_eq!(st.cells_in, 400 * 192);
         assert!(st.cells_dropped > 0 && st.frames_corrupt > 0);
         assert_eq!(se.frames_corrupt, 0, "{se:?}");

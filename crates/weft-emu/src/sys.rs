@@ -278,3 +278,78 @@ pub fn tcp_listener(rcvbuf: Option<u32>, clamp: Option<u32>) -> io::Result<std::
     }
     Ok(std::net::TcpListener::from(fd))
 }
+
+/// Puts the calling thread in the SCHED_FIFO class at `priority` (1..99) so that compile jobs
+/// and other busy processes do not delay its deadlines. Returns false if not permitted; the
+/// kernel's RT throttling still leaves other tasks 5% of each CPU.
+pub fn set_realtime(priority: i32) -> bool {
+    let p = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `p` is a valid sched_param; pid 0 is the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
+/// Sets `TCP_WINDOW_CLAMP` (bytes) on a connected socket and returns the value the kernel keeps.
+pub fn clamp_window(fd: RawFd, clamp: u32) -> io::Result<u32> {
+    let v = clamp.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: option value is a live c_int of the given size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_WINDOW_CLAMP,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut out: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `out` and `len` are live and sized for a c_int.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_WINDOW_CLAMP,
+            &mut out as *mut libc::c_int as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(out as u32)
+}
+
+/// Bytes in a TCP socket's send queue not yet acknowledged by the peer (`SIOCOUTQ`).
+pub fn tcp_outq(fd: RawFd) -> io::Result<u32> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: TIOCOUTQ writes one c_int to the pointer given.
+    let r = unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut v as *mut libc::c_int) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(v.max(0) as u32)
+}
+
+/// Sets a socket's receive buffer to `bytes`, above the system limit if need be (root).
+pub fn set_rcvbuf(fd: RawFd, bytes: u32) -> io::Result<()> {
+    let v = bytes.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: option value is a live c_int of the given size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

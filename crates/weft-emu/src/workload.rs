@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -62,6 +63,10 @@ impl RrResult {
     }
 }
 
+/// SCHED_FIFO priority of workload threads (below the switch's): they block or sleep rather than
+/// spin, and real-time scheduling keeps a busy machine from distorting what they measure.
+pub const WORKLOAD_PRIORITY: i32 = 5;
+
 fn werr(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
     move |e| EmuError::Workload(what.to_string(), e.to_string())
 }
@@ -86,6 +91,7 @@ pub fn tcp_bulk(
     let dst = emu.host(to)?.addr;
     let (tx, rx) = mpsc::channel();
     let sink = emu.in_host(to, move || -> Result<TcpResult, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
         let l = sys::tcp_listener(window.map(|w| w.saturating_mul(4)), window)
             .map_err(werr("tcp listen"))?;
         let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
@@ -135,14 +141,31 @@ pub fn tcp_bulk(
         Err(e) => return Err(join(sink, "tcp receiver").err().unwrap_or(e)),
     };
     let src = emu.in_host(from, move || -> Result<u64, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
         let mut s =
             TcpStream::connect(SocketAddr::new(dst.into(), port)).map_err(werr("tcp connect"))?;
         let buf = vec![0x5au8; 1 << 16];
         let start = Instant::now();
         let mut sent = 0u64;
+        if window.is_some() {
+            s.set_nodelay(true).map_err(werr("tcp nodelay"))?;
+        }
         while start.elapsed() < time {
-            s.write_all(&buf).map_err(werr("tcp write"))?;
-            sent += buf.len() as u64;
+            let n = match window {
+                None => buf.len(),
+                Some(w) => {
+                    // Keep at most `w` bytes unacknowledged: the window, enforced at the sender.
+                    let outq = sys::tcp_outq(s.as_raw_fd()).map_err(werr("tcp outq"))?;
+                    let room = (w as usize).saturating_sub(outq as usize).min(buf.len());
+                    if room == 0 {
+                        std::thread::sleep(Duration::from_micros(100));
+                        continue;
+                    }
+                    room
+                }
+            };
+            s.write_all(&buf[..n]).map_err(werr("tcp write"))?;
+            sent += n as u64;
         }
         s.shutdown(std::net::Shutdown::Write)
             .map_err(werr("tcp shutdown"))?;
@@ -166,7 +189,9 @@ pub fn udp_cbr(
     let dst = emu.host(to)?.addr;
     let (tx, rx) = mpsc::channel();
     let sink = emu.in_host(to, move || -> Result<(u64, f64), EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
+        sys::set_rcvbuf(s.as_raw_fd(), 16 << 20).map_err(werr("udp rcvbuf"))?;
         let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
         s.set_read_timeout(Some(Duration::from_millis(300)))
             .map_err(werr("udp timeout"))?;
@@ -200,6 +225,7 @@ pub fn udp_cbr(
         .recv()
         .map_err(|_| EmuError::Workload("udp".into(), "receiver failed to start".into()))?;
     let src = emu.in_host(from, move || -> Result<u64, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
         s.connect(SocketAddr::new(dst.into(), port))
             .map_err(werr("udp connect"))?;
@@ -247,6 +273,7 @@ pub fn udp_rr(
     let stop2 = stop.clone();
     let (tx, rx) = mpsc::channel();
     let echo = emu.in_host(to, move || -> Result<(), EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("echo bind"))?;
         let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
         s.set_read_timeout(Some(Duration::from_millis(100)))
@@ -263,6 +290,7 @@ pub fn udp_rr(
         .recv()
         .map_err(|_| EmuError::Workload("rr".into(), "responder failed to start".into()))?;
     let client = emu.in_host(from, move || -> Result<RrResult, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("rr bind"))?;
         s.connect(SocketAddr::new(dst.into(), port))
             .map_err(werr("rr connect"))?;

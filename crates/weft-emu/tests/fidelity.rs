@@ -23,8 +23,16 @@ fn atm(rate: Rate, delay_us: u64, mtu: u32, vci: u16) -> LinkSpec {
 fn pair(a: LinkSpec, b: LinkSpec) -> Topology {
     Topology {
         hosts: vec![
-            HostSpec { name: "a".into(), addr: None, link: a },
-            HostSpec { name: "b".into(), addr: None, link: b },
+            HostSpec {
+                name: "a".into(),
+                addr: None,
+                link: a,
+            },
+            HostSpec {
+                name: "b".into(),
+                addr: None,
+                link: b,
+            },
         ],
         seed: 7,
     }
@@ -38,11 +46,23 @@ fn secs(ms: u64) -> StdDuration {
 fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
     require_root!();
     let _g = common::serial();
-    let topo = pair(atm(OC3C_CELLS, 0, 9180, 100), atm(VP, 0, 9180, 101));
+    // The VP's queue discards whole frames (EPD) once half full, as the ASX-1000 could: with
+    // plain cell drop an overloaded VP delivers almost no whole frames (see the two-to-one test).
+    let mut vp = atm(VP, 0, 9180, 101);
+    vp.drop = DropPolicy::Epd { threshold: 2048 };
+    let topo = pair(atm(OC3C_CELLS, 0, 9180, 100), vp);
     for payload in [1472usize, 8192] {
         let bound = aal5_payload_bound(VP, payload as u64, 28);
         let (r, rep) = common::with_emulation(&topo, |emu| {
-            workload::udp_cbr(emu, "a", "b", Rate::mbps(30), payload, secs(1500), secs(300))
+            workload::udp_cbr(
+                emu,
+                "a",
+                "b",
+                Rate::mbps(30),
+                payload,
+                secs(1500),
+                secs(300),
+            )
         });
         let ratio = r.steady_bps / bound;
         println!(
@@ -55,7 +75,10 @@ fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
             rep.ports[1].egress.cells_dropped,
             rep.lag.p99_ns / 1000
         );
-        assert!((ratio - 1.0).abs() <= 0.02, "payload {payload}: ratio {ratio}");
+        assert!(
+            (ratio - 1.0).abs() <= 0.02,
+            "payload {payload}: ratio {ratio}"
+        );
     }
 }
 
@@ -63,26 +86,36 @@ fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
 fn rtt_over_17ms_path() {
     require_root!();
     let _g = common::serial();
-    let topo = pair(atm(OC3C_CELLS, 0, 9180, 100), atm(OC3C_CELLS, 8500, 9180, 101));
+    let topo = pair(
+        atm(OC3C_CELLS, 0, 9180, 100),
+        atm(OC3C_CELLS, 8500, 9180, 101),
+    );
     let size = 64usize;
     let (r, rep) = common::with_emulation(&topo, |emu| {
         workload::udp_rr(emu, "a", "b", size, 100, secs(1000))
     });
     // Each way: the request's cells serialised on both links (store-and-forward by frame).
     let f = Framing::Atm { vpi: 0, vci: 100 };
-    let one_way = f.wire_time(size + 28 + ETH_HEADER, Some(OC3C_CELLS)).as_nanos() * 2;
+    let one_way = f
+        .wire_time(size + 28 + ETH_HEADER, Some(OC3C_CELLS))
+        .as_nanos()
+        * 2;
     let expected = 17_000_000 + 2 * one_way;
     let p50 = r.quantile(0.5);
     println!(
-        "udp rr {size} B over 17 ms: p50 {:.3} ms, expected {:.3} ms, p99 {:.3} ms, lost {}, switch lag p99 {} us",
+        "udp rr {size} B over 17 ms: p50 {:.3} ms, expected {:.3} ms, p99 {:.3} ms, lost {}, switch lag p50 {} us p99 {} us",
         p50 as f64 / 1e6,
         expected as f64 / 1e6,
         r.quantile(0.99) as f64 / 1e6,
         r.lost,
+        rep.lag.p50_ns / 1000,
         rep.lag.p99_ns / 1000
     );
     assert!(r.lost <= 1, "{} requests lost", r.lost);
-    assert!(p50.abs_diff(expected) <= 300_000, "p50 {p50} ns vs {expected} ns");
+    assert!(
+        p50.abs_diff(expected) <= 300_000,
+        "p50 {p50} ns vs {expected} ns"
+    );
 }
 
 /// TCP payload per segment and its wire time on `f` at `rate` for an MTU (timestamps on: 52 bytes
@@ -90,7 +123,9 @@ fn rtt_over_17ms_path() {
 fn segment(mtu: u32, rate: Rate) -> (u64, u64) {
     let f = Framing::Atm { vpi: 0, vci: 100 };
     let payload = mtu as u64 - 52;
-    let wire = f.wire_time(mtu as usize + ETH_HEADER, Some(rate)).as_nanos();
+    let wire = f
+        .wire_time(mtu as usize + ETH_HEADER, Some(rate))
+        .as_nanos();
     (payload, wire)
 }
 
@@ -99,7 +134,10 @@ fn tcp_window_35600_over_17ms() {
     require_root!();
     let _g = common::serial();
     let mtu = 4490;
-    let topo = pair(atm(OC3C_CELLS, 0, mtu, 100), atm(OC3C_CELLS, 8500, mtu, 101));
+    let topo = pair(
+        atm(OC3C_CELLS, 0, mtu, 100),
+        atm(OC3C_CELLS, 8500, mtu, 101),
+    );
     let window = 35_600u32;
     let (r, _rep) = common::with_emulation(&topo, |emu| {
         workload::tcp_bulk(emu, "a", "b", Some(window), secs(3000), secs(600))
@@ -156,9 +194,21 @@ fn two_to_one_oc3c_epd_beats_cell_drop() {
         out.drop = drop;
         let topo = Topology {
             hosts: vec![
-                HostSpec { name: "a".into(), addr: None, link: atm(OC3C_CELLS, 0, 9180, 100) },
-                HostSpec { name: "b".into(), addr: None, link: atm(OC3C_CELLS, 0, 9180, 101) },
-                HostSpec { name: "c".into(), addr: None, link: out },
+                HostSpec {
+                    name: "a".into(),
+                    addr: None,
+                    link: atm(OC3C_CELLS, 0, 9180, 100),
+                },
+                HostSpec {
+                    name: "b".into(),
+                    addr: None,
+                    link: atm(OC3C_CELLS, 0, 9180, 101),
+                },
+                HostSpec {
+                    name: "c".into(),
+                    addr: None,
+                    link: out,
+                },
             ],
             seed: 11,
         };
@@ -167,7 +217,8 @@ fn two_to_one_oc3c_epd_beats_cell_drop() {
                 let a = s.spawn(|| {
                     workload::udp_cbr(emu, "a", "c", Rate::mbps(120), 9152, secs(1500), secs(300))
                 });
-                let b = workload::udp_cbr(emu, "b", "c", Rate::mbps(120), 9152, secs(1500), secs(300));
+                let b =
+                    workload::udp_cbr(emu, "b", "c", Rate::mbps(120), 9152, secs(1500), secs(300));
                 let a = a.join().map_err(|_| weft_emu::EmuError::Interrupted)?;
                 Ok((a?, b?))
             })

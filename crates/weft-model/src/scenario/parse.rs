@@ -561,7 +561,11 @@ fn expectation(e: &Tbl<'_, '_>, workloads: &[Workload]) -> Result<Expect> {
                             }
                         },
                         _ => {
-                            return Err(e.err_at(item.span(), "select", "expected integer indices"));
+                            return Err(e.err_at(
+                                item.span(),
+                                "select",
+                                "expected integer indices",
+                            ));
                         }
                     }
                 }
