@@ -16,6 +16,7 @@ pub mod lag;
 pub mod netns;
 pub mod pcap;
 pub mod port;
+pub mod scenario;
 pub mod signals;
 pub mod state;
 pub mod switch;
