@@ -38,7 +38,7 @@ pub enum EmuError {
     #[error("interrupted")]
     Interrupted,
     /// An I/O error with what was being done.
-    #[error("{0}: {1}")]
+    #[error("{0}")]
     Io(String, #[source] std::io::Error),
 }
 

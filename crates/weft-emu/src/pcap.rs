@@ -1,6 +1,6 @@
 //! Capture files in the classic pcap format (nanosecond variant): Ethernet frames
 //! (LINKTYPE_ETHERNET = 1) and, for ATM links, AAL5 PDUs with their VPI/VCI in the SunATM pseudo
-//! header (LINKTYPE_SUNATM = 123): one flags byte (bit 7 = direction, low nibble 2 = LLC/SNAP
+//! header (LINKTYPE_SUNATM = 123): one flags byte (bit 7 set = from the host, DTE to DCE; low nibble 2 = LLC/SNAP
 //! multiplexed), VPI (1 byte), VCI (2 bytes big-endian), then the PDU (LLC/SNAP + IP packet).
 
 use std::fs::File;
@@ -88,7 +88,7 @@ impl<W: Write> PcapWriter<W> {
                 if frame.len() < 14 || frame[12..14] != [0x08, 0x00] {
                     return Ok(());
                 }
-                let dirbit = if dir == Direction::ToHost { 0x80 } else { 0x00 };
+                let dirbit = if dir == Direction::FromHost { 0x80 } else { 0x00 };
                 rec.push(dirbit | 0x02);
                 rec.push(self.vpi);
                 rec.extend_from_slice(&self.vci.to_be_bytes());
@@ -138,7 +138,7 @@ mod tests {
             u32::from_le_bytes(rec[8..12].try_into().unwrap()),
             4 + 8 + 20
         );
-        assert_eq!(&rec[16..20], &[0x82, 1, 0, 138]);
+        assert_eq!(&rec[16..20], &[0x02, 1, 0, 138]);
         assert_eq!(&rec[20..28], &LLC_SNAP_IPV4);
         assert_eq!(buf.len(), 24 + 16 + 32);
     }

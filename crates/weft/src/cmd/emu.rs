@@ -201,6 +201,9 @@ fn run_commands(s: &Scenario, file: &Path, exec: &[String], capture: Option<Path
         steps.push((host.trim().to_string(), cmd.to_string(), background));
     }
     let (topo, notes) = scenario::topology(s, s.seed)?;
+    if let Some(d) = &capture {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
     let opts = UpOptions { capture_dir: capture, source: file.display().to_string(), ..Default::default() };
     let emu = Emulation::up(&topo, &opts)?;
     let mut doc = ResultDoc::new("emu.exec", Engine::Emu);
