@@ -67,7 +67,9 @@ impl Figures {
         Some(at)
     }
 
-    /// The numbers at `key`: a number gives one, a list of numbers gives them all in order.
+    /// The numbers at `key`: a number gives one, a list of numbers gives them all in order, and a
+    /// table with numbered keys gives its numbered values in key order (`inf` and other names
+    /// left out).
     pub fn numbers(&self, key: &str) -> Result<Vec<f64>, FigureError> {
         let v = self.get(key).ok_or_else(|| FigureError::Missing {
             file: self.file.clone(),
@@ -83,6 +85,19 @@ impl Figures {
                 .iter()
                 .map(|x| as_number(x).ok_or_else(|| bad(x)))
                 .collect(),
+            Value::Table(t) => {
+                // A table of numbered entries ({ 1 = .., 2 = .., inf = .. }): the numbered ones
+                // in numeric order.
+                let mut numbered: Vec<(u64, f64)> = t
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.parse::<u64>().ok()?, as_number(v)?)))
+                    .collect();
+                if numbered.is_empty() {
+                    return Err(bad(&v));
+                }
+                numbered.sort_by_key(|(k, _)| *k);
+                Ok(numbered.into_iter().map(|(_, x)| x).collect())
+            }
             other => as_number(other).map(|x| vec![x]).ok_or_else(|| bad(other)),
         }
     }
@@ -156,6 +171,7 @@ runs = [ { w = 1, r = 2.5 }, { w = 2 }, { w = 3, r = 4.5 } ]
         assert_eq!(f.numbers("g.list").unwrap(), vec![94.92, 84.58]);
         assert_eq!(f.number("g.n").unwrap(), 5.0);
         assert_eq!(f.number("g.eff.4").unwrap(), 73.8);
+        assert_eq!(f.numbers("g.eff").unwrap(), vec![73.8, 67.2]);
         assert_eq!(f.number("g.list.1").unwrap(), 84.58);
         assert_eq!(f.numbers("g.runs.r").unwrap(), vec![2.5, 4.5]);
         assert_eq!(f.number("g.runs.1.w").unwrap(), 2.0);

@@ -49,6 +49,7 @@
 //! [`Metric`]; `weft run` compares the sample key named by each [`Expect::metric`] with the
 //! published figure.
 
+mod compare;
 mod figures;
 mod parse;
 
@@ -58,6 +59,7 @@ use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 use crate::units::{Rate, Size};
 
+pub use compare::{Cell, Comparison, EngineSamples, NO_SOURCE, Row};
 pub use figures::{FigureError, Figures};
 
 /// A scenario file, parsed and validated.
@@ -294,10 +296,15 @@ pub struct Expect {
 pub struct Metric;
 
 impl Metric {
-    /// Aggregate throughput of the contended outputs, Mbit/s.
+    /// Efficiency times the workload's `rate` (the rate an uncontended port achieves), Mbit/s:
+    /// for the GIGAswitch experiment, the aggregate into the contended output port.
     pub const THROUGHPUT_MBPS: &'static str = "throughput_mbps";
-    /// Fraction of offered input slots that were served, 0..=1.
+    /// Fraction of offered input slots that were served, 0..=1 (saturated: per input).
     pub const EFFICIENCY: &'static str = "efficiency";
+    /// The GIGAswitch study's one-slot formula E = (N/M)(1-(1-1/N)^M) (model engine only).
+    pub const FORMULA_EFFICIENCY: &'static str = "formula_efficiency";
+    /// The formula times the uncontended port rate, Mbit/s (the study's Table 9 "expected rate").
+    pub const FORMULA_MBPS: &'static str = "formula_mbps";
     /// Mean queueing wait, in slots.
     pub const MEAN_WAIT_SLOTS: &'static str = "mean_wait_slots";
     /// Transport payload rate, Mbit/s.
