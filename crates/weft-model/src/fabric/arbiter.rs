@@ -27,6 +27,7 @@ pub struct HolArbiter {
     best: Vec<u32>,
     pointer: Vec<u32>,
     touched: Vec<u32>,
+    winners: Vec<(u32, u32)>,
 }
 
 impl HolArbiter {
@@ -40,40 +41,40 @@ impl HolArbiter {
             best: vec![0; outputs],
             pointer: vec![0; outputs],
             touched: Vec::with_capacity(outputs),
+            winners: Vec::with_capacity(outputs.min(inputs)),
         }
     }
 
-    /// The generator, for callers that draw their own numbers from the same stream.
-    pub fn rng(&mut self) -> &mut Rng {
-        &mut self.rng
-    }
-
-    /// `hol[i]` is the output wanted by input `i`'s head cell, or [`NO_CELL`]. Calls
-    /// `win(input, output)` once for every output that had contenders, with the chosen input.
+    /// `hol[i]` is the output wanted by input `i`'s head cell, or [`NO_CELL`] (any value not
+    /// below the output count is ignored). Returns one `(input, output)` pair for every output
+    /// that had contenders, with the input it chose, in the order outputs were first asked for.
     #[inline]
-    pub fn resolve(&mut self, hol: &[u32], mut win: impl FnMut(usize, usize)) {
+    pub fn resolve(&mut self, hol: &[u32]) -> &[(u32, u32)] {
         self.touched.clear();
+        self.winners.clear();
+        let count = &mut self.count[..];
+        let best = &mut self.best[..];
         match self.contention {
             Contention::Random => {
                 for (i, &o) in hol.iter().enumerate() {
-                    let Some(c) = self.count.get_mut(o as usize) else {
+                    let Some(c) = count.get_mut(o as usize) else {
                         continue;
                     };
                     *c += 1;
                     if *c == 1 {
                         self.touched.push(o);
-                        self.best[o as usize] = i as u32;
+                        best[o as usize] = i as u32;
                     } else if self.rng.below(u64::from(*c)) == 0 {
                         // Reservoir sampling: each of the c contenders ends up chosen with
                         // probability 1 / c.
-                        self.best[o as usize] = i as u32;
+                        best[o as usize] = i as u32;
                     }
                 }
             }
             Contention::RoundRobin => {
                 let n = self.inputs;
                 for (i, &o) in hol.iter().enumerate() {
-                    let Some(c) = self.count.get_mut(o as usize) else {
+                    let Some(c) = count.get_mut(o as usize) else {
                         continue;
                     };
                     *c += 1;
@@ -81,22 +82,23 @@ impl HolArbiter {
                     let dist = |x: u32| (x + n - ptr) % n;
                     if *c == 1 {
                         self.touched.push(o);
-                        self.best[o as usize] = i as u32;
-                    } else if dist(i as u32) < dist(self.best[o as usize]) {
-                        self.best[o as usize] = i as u32;
+                        best[o as usize] = i as u32;
+                    } else if dist(i as u32) < dist(best[o as usize]) {
+                        best[o as usize] = i as u32;
                     }
                 }
             }
         }
         for &o in &self.touched {
-            let o = o as usize;
-            self.count[o] = 0;
-            let winner = self.best[o];
+            let ou = o as usize;
+            count[ou] = 0;
+            let winner = best[ou];
             if self.contention == Contention::RoundRobin {
-                self.pointer[o] = (winner + 1) % self.inputs;
+                self.pointer[ou] = (winner + 1) % self.inputs;
             }
-            win(winner as usize, o);
+            self.winners.push((winner, o));
         }
+        &self.winners
     }
 }
 
@@ -110,10 +112,10 @@ mod tests {
         let mut wins = [0u32; 4];
         for _ in 0..40_000 {
             let mut per_out = [0; 2];
-            a.resolve(&[0, 0, 0, NO_CELL], |i, o| {
-                wins[i] += 1;
-                per_out[o] += 1;
-            });
+            for &(i, o) in a.resolve(&[0, 0, 0, NO_CELL]) {
+                wins[i as usize] += 1;
+                per_out[o as usize] += 1;
+            }
             assert_eq!(per_out, [1, 0]);
         }
         for w in &wins[..3] {
@@ -127,7 +129,7 @@ mod tests {
         let mut a = HolArbiter::new(3, 1, Contention::RoundRobin, Rng::new(0));
         let mut order = Vec::new();
         for _ in 0..6 {
-            a.resolve(&[0, 0, 0], |i, _| order.push(i));
+            order.extend(a.resolve(&[0, 0, 0]).iter().map(|w| w.0));
         }
         assert_eq!(order, [0, 1, 2, 0, 1, 2]);
     }
