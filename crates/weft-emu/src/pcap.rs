@@ -88,7 +88,11 @@ impl<W: Write> PcapWriter<W> {
                 if frame.len() < 14 || frame[12..14] != [0x08, 0x00] {
                     return Ok(());
                 }
-                let dirbit = if dir == Direction::FromHost { 0x80 } else { 0x00 };
+                let dirbit = if dir == Direction::FromHost {
+                    0x80
+                } else {
+                    0x00
+                };
                 rec.push(dirbit | 0x02);
                 rec.push(self.vpi);
                 rec.extend_from_slice(&self.vci.to_be_bytes());

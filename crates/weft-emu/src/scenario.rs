@@ -67,17 +67,33 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
             Vec::new()
         } else {
             s.path(&h.name, &core).ok_or_else(|| {
-                EmuError::Workload("scenario".into(), format!("host {} is not connected to {core}", h.name))
+                EmuError::Workload(
+                    "scenario".into(),
+                    format!("host {} is not connected to {core}", h.name),
+                )
             })?
         };
         let link = collapse(s, &h.name, &path, i, &mut notes);
         let addr = match &h.addr {
             None => None,
-            Some(a) => Some(a.split('/').next().unwrap_or(a).parse::<Ipv4Addr>().map_err(|_| {
-                EmuError::Workload("scenario".into(), format!("host {}: address {a:?} is not IPv4", h.name))
-            })?),
+            Some(a) => Some(
+                a.split('/')
+                    .next()
+                    .unwrap_or(a)
+                    .parse::<Ipv4Addr>()
+                    .map_err(|_| {
+                        EmuError::Workload(
+                            "scenario".into(),
+                            format!("host {}: address {a:?} is not IPv4", h.name),
+                        )
+                    })?,
+            ),
         };
-        hosts.push(HostSpec { name: h.name.clone(), addr, link });
+        hosts.push(HostSpec {
+            name: h.name.clone(),
+            addr,
+            link,
+        });
     }
     Ok((Topology { hosts, seed }, notes))
 }
@@ -91,7 +107,13 @@ fn collapse(
 ) -> LinkSpec {
     let Some(bottleneck) = path.iter().min_by_key(|l| l.tech.rate) else {
         let mut l = LinkSpec::ethernet(None, Duration::ZERO);
-        l.mtu = s.links.iter().map(|l| l.tech.mtu.0 as u32).max().unwrap_or(1500).min(65000);
+        l.mtu = s
+            .links
+            .iter()
+            .map(|l| l.tech.mtu.0 as u32)
+            .max()
+            .unwrap_or(1500)
+            .min(65000);
         return l;
     };
     if path.len() > 1 {
@@ -104,14 +126,22 @@ fn collapse(
     }
     let tech = &bottleneck.tech;
     let framing = match tech.framing {
-        ModelFraming::Cells => Framing::Atm { vpi: 0, vci: 100 + index as u16 },
+        ModelFraming::Cells => Framing::Atm {
+            vpi: 0,
+            vci: 100 + index as u16,
+        },
         ModelFraming::Frame(f) => Framing::Frame {
             overhead: (f.preamble + f.header + f.trailer + f.gap).saturating_sub(ETH_HEADER as u64),
         },
     };
     let delay = Duration(path.iter().map(|l| l.delay.as_nanos()).sum());
     let keep: f64 = path.iter().map(|l| 1.0 - l.loss).product();
-    let mtu = path.iter().map(|l| l.tech.mtu.0).min().unwrap_or(1500).clamp(68, 65000) as u32;
+    let mtu = path
+        .iter()
+        .map(|l| l.tech.mtu.0)
+        .min()
+        .unwrap_or(1500)
+        .clamp(68, 65000) as u32;
     // The switch nearest the host on its path gives the queue.
     let sw = path
         .iter()
@@ -135,7 +165,9 @@ fn collapse(
     let drop = match sw.map(|sw| sw.drop) {
         None | Some(scenario::DropPolicy::Tail) => DropPolicy::Tail,
         Some(scenario::DropPolicy::Ppd) => DropPolicy::Ppd,
-        Some(scenario::DropPolicy::Epd { threshold }) => DropPolicy::Epd { threshold: to_cells(&threshold) },
+        Some(scenario::DropPolicy::Epd { threshold }) => DropPolicy::Epd {
+            threshold: to_cells(&threshold),
+        },
     };
     LinkSpec {
         rate: Some(tech.rate),
@@ -172,12 +204,16 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
         match p.spec.kind {
             WorkloadKind::Tput | WorkloadKind::Frames => {
                 let up = UpOptions {
-                    capture_dir: opts.capture_dir.as_ref().map(|d| d.join(format!("point{k}"))),
+                    capture_dir: opts
+                        .capture_dir
+                        .as_ref()
+                        .map(|d| d.join(format!("point{k}"))),
                     source: format!("scenario {}", s.name),
                     ..Default::default()
                 };
                 if let Some(d) = &up.capture_dir {
-                    std::fs::create_dir_all(d).map_err(EmuError::io(format!("creating {}", d.display())))?;
+                    std::fs::create_dir_all(d)
+                        .map_err(EmuError::io(format!("creating {}", d.display())))?;
                 }
                 let emu = Emulation::up(&topo, &up)?;
                 let out = run_point(&emu, &p.spec, opts, &mut pnotes);
@@ -205,7 +241,10 @@ fn run_point(
     opts: &ScenarioOptions,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, Value)>, EmuError> {
-    let mut time = w.time.map(StdDuration::from).unwrap_or(StdDuration::from_secs(3));
+    let mut time = w
+        .time
+        .map(StdDuration::from)
+        .unwrap_or(StdDuration::from_secs(3));
     if let Some(max) = opts.max_time {
         if time > max {
             notes.push(format!("time cut from {:?} to {max:?}", time));
@@ -214,13 +253,26 @@ fn run_point(
     }
     let warmup = (time / 5).min(StdDuration::from_secs(1));
     if w.from.is_empty() || w.to.is_empty() {
-        return Err(EmuError::Workload(w.kind.name().into(), "needs `from` and `to` hosts".into()));
+        return Err(EmuError::Workload(
+            w.kind.name().into(),
+            "needs `from` and `to` hosts".into(),
+        ));
     }
     if let Some(mtu) = w.mtu {
         // As the EBN study did with `route`: the path MTU of the transfer, per route.
         for h in w.from.iter().chain(w.to.iter()) {
             let ns = emu.host(h)?.ns.clone();
-            netns::ip(&["-n", &ns, "route", "replace", "default", "dev", HOST_IF, "mtu", &mtu.0.to_string()])?;
+            netns::ip(&[
+                "-n",
+                &ns,
+                "route",
+                "replace",
+                "default",
+                "dev",
+                HOST_IF,
+                "mtu",
+                &mtu.0.to_string(),
+            ])?;
         }
     }
     let pairs: Vec<(String, String)> = w
@@ -250,7 +302,10 @@ fn run_point(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(EmuError::Workload("flow".into(), "panicked".into()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(EmuError::Workload("flow".into(), "panicked".into())))
+            })
             .collect()
     });
     let mut total = 0.0;
@@ -269,11 +324,10 @@ fn run_point(
 }
 
 fn add_switch_metrics(sample: &mut Value, rep: &DriverReport, topo: &Topology, w: &Workload) {
-    let idx: Vec<usize> = w
-        .to
-        .iter()
-        .filter_map(|t| topo.hosts.iter().position(|h| &h.name == t))
-        .collect();
+    let idx: Vec<usize> =
+        w.to.iter()
+            .filter_map(|t| topo.hosts.iter().position(|h| &h.name == t))
+            .collect();
     let (mut cin, mut cdrop, mut fin, mut fout, mut corrupt, mut epd) = (0, 0, 0, 0, 0, 0);
     for &i in &idx {
         if let Some(p) = rep.ports.get(i) {

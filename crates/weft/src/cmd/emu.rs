@@ -92,9 +92,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             match action {
                 Action::Up { file, capture } => up(&file, capture),
                 Action::Exec { host, run, cmd } => exec(&host, run.as_deref(), &cmd),
-                Action::Run { file, time, exec, capture, json, output } => {
-                    run_file(&file, time, &exec, capture, json, output.as_deref())
-                }
+                Action::Run {
+                    file,
+                    time,
+                    exec,
+                    capture,
+                    json,
+                    output,
+                } => run_file(&file, time, &exec, capture, json, output.as_deref()),
                 Action::Down { run, all } => down(run.as_deref(), all),
                 Action::List { .. } => Ok(()),
             }
@@ -105,7 +110,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn load(file: &Path) -> anyhow::Result<Scenario> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read scenario {}", file.display()))?;
-    Scenario::parse(&text, &file.display().to_string()).map_err(|e| crate::cli::usage(e.to_string()))
+    Scenario::parse(&text, &file.display().to_string())
+        .map_err(|e| crate::cli::usage(e.to_string()))
 }
 
 fn up(file: &Path, capture: Option<PathBuf>) -> anyhow::Result<()> {
@@ -115,9 +121,17 @@ fn up(file: &Path, capture: Option<PathBuf>) -> anyhow::Result<()> {
     if let Some(d) = &capture {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
-    let opts = UpOptions { capture_dir: capture, source: file.display().to_string(), ..Default::default() };
+    let opts = UpOptions {
+        capture_dir: capture,
+        source: file.display().to_string(),
+        ..Default::default()
+    };
     let emu = Emulation::up(&topo, &opts)?;
-    eprintln!("weft emu: run {} is up (switch namespace {})", emu.run_id(), emu.switch_ns());
+    eprintln!(
+        "weft emu: run {} is up (switch namespace {})",
+        emu.run_id(),
+        emu.switch_ns()
+    );
     for n in &notes {
         eprintln!("  note: {n}");
     }
@@ -125,9 +139,14 @@ fn up(file: &Path, capture: Option<PathBuf>) -> anyhow::Result<()> {
         eprintln!("  warning: {w}");
     }
     for h in emu.hosts() {
-        eprintln!("  {:<12} {:<15} mtu {:<6} netns {}", h.name, h.addr, h.mtu, h.ns);
+        eprintln!(
+            "  {:<12} {:<15} mtu {:<6} netns {}",
+            h.name, h.addr, h.mtu, h.ns
+        );
     }
-    eprintln!("  weft emu exec HOST -- CMD...   runs a command in a host; Ctrl-C or `weft emu down` stops");
+    eprintln!(
+        "  weft emu exec HOST -- CMD...   runs a command in a host; Ctrl-C or `weft emu down` stops"
+    );
     while !signals::interrupted() && emu.switch_running() {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -146,7 +165,11 @@ fn exec(host: &str, run: Option<&str>, cmd: &[String]) -> anyhow::Result<()> {
     let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
     let h = rec.hosts.iter().find(|h| h.name == host).ok_or_else(|| {
         let names: Vec<&str> = rec.hosts.iter().map(|h| h.name.as_str()).collect();
-        crate::cli::usage(format!("no host {host:?} in run {} (hosts: {})", rec.run_id, names.join(", ")))
+        crate::cli::usage(format!(
+            "no host {host:?} in run {} (hosts: {})",
+            rec.run_id,
+            names.join(", ")
+        ))
     })?;
     let status = Command::new("ip")
         .args(["netns", "exec", &h.ns])
@@ -171,13 +194,18 @@ fn run_file(
     let s = load(file)?;
     signals::install();
     let doc = if exec.is_empty() {
-        let opts = ScenarioOptions { seed: None, max_time: time.map(Into::into), capture_dir: capture };
+        let opts = ScenarioOptions {
+            seed: None,
+            max_time: time.map(Into::into),
+            capture_dir: capture,
+        };
         scenario::run(&s, &opts)?
     } else {
         run_commands(&s, file, exec, capture)?
     };
     if let Some(p) = output {
-        write_atomic(p, doc.to_json_pretty().as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+        write_atomic(p, doc.to_json_pretty().as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
     }
     if json_out {
         println!("{}", doc.to_json_pretty());
@@ -187,7 +215,12 @@ fn run_file(
     Ok(())
 }
 
-fn run_commands(s: &Scenario, file: &Path, exec: &[String], capture: Option<PathBuf>) -> anyhow::Result<ResultDoc> {
+fn run_commands(
+    s: &Scenario,
+    file: &Path,
+    exec: &[String],
+    capture: Option<PathBuf>,
+) -> anyhow::Result<ResultDoc> {
     let mut steps = Vec::new();
     for e in exec {
         let (host, cmd) = e
@@ -204,7 +237,11 @@ fn run_commands(s: &Scenario, file: &Path, exec: &[String], capture: Option<Path
     if let Some(d) = &capture {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
-    let opts = UpOptions { capture_dir: capture, source: file.display().to_string(), ..Default::default() };
+    let opts = UpOptions {
+        capture_dir: capture,
+        source: file.display().to_string(),
+        ..Default::default()
+    };
     let emu = Emulation::up(&topo, &opts)?;
     let mut doc = ResultDoc::new("emu.exec", Engine::Emu);
     doc.params = json!({ "scenario": s.name, "topology": topo, "notes": notes });
@@ -217,7 +254,8 @@ fn run_commands(s: &Scenario, file: &Path, exec: &[String], capture: Option<Path
         }
         let mut c = emu.command(host, "sh", &["-c".to_string(), cmd.clone()])?;
         if *bg {
-            c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+            c.stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
             background.push(c.spawn().with_context(|| format!("starting {cmd}"))?);
             std::thread::sleep(Duration::from_millis(300));
             continue;
@@ -263,7 +301,12 @@ fn human(doc: &ResultDoc) -> String {
     }
     for s in &doc.samples {
         let mut line = format!("  workload {} point {}:", s["workload"], s["point"]);
-        for k in ["goodput_mbps", "payload_kib_s", "cell_loss", "frame_goodput"] {
+        for k in [
+            "goodput_mbps",
+            "payload_kib_s",
+            "cell_loss",
+            "frame_goodput",
+        ] {
             if let Some(v) = s[k].as_f64() {
                 line.push_str(&format!(" {k}={v:.3}"));
             }
@@ -283,8 +326,15 @@ fn human(doc: &ResultDoc) -> String {
 fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
     if all {
         let removed = state::remove_leftovers();
-        eprintln!("weft emu: removed {} leftover namespace(s){}", removed.len(),
-            if removed.is_empty() { String::new() } else { format!(": {}", removed.join(", ")) });
+        eprintln!(
+            "weft emu: removed {} leftover namespace(s){}",
+            removed.len(),
+            if removed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", removed.join(", "))
+            }
+        );
         return Ok(());
     }
     let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
@@ -312,7 +362,9 @@ fn list(json_out: bool) -> anyhow::Result<()> {
     let namespaces = netns::list_namespaces();
     let leftovers: Vec<&String> = namespaces
         .iter()
-        .filter(|n| netns::run_id_of(n).is_some_and(|id| !runs.iter().any(|r| r.run_id == id && r.alive())))
+        .filter(|n| {
+            netns::run_id_of(n).is_some_and(|id| !runs.iter().any(|r| r.run_id == id && r.alive()))
+        })
         .collect();
     if json_out {
         let v = json!({
@@ -326,7 +378,11 @@ fn list(json_out: bool) -> anyhow::Result<()> {
         println!("no emulations");
     }
     for r in &runs {
-        let hosts: Vec<String> = r.hosts.iter().map(|h| format!("{}={}", h.name, h.addr)).collect();
+        let hosts: Vec<String> = r
+            .hosts
+            .iter()
+            .map(|h| format!("{}={}", h.name, h.addr))
+            .collect();
         println!(
             "{}  pid {}{}  {}  {}",
             r.run_id,
