@@ -1,10 +1,399 @@
-//! `weft emu`: not built yet (see the open issues).
+//! `weft emu`: bring a scenario up as namespaced hosts around weft's userspace switch, run commands
+//! or workloads in it, and take it down (needs root; without it, exit 2).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Subcommand;
+use serde_json::json;
+use weft_emu::scenario::{self, ScenarioOptions};
+use weft_emu::{EmuError, Emulation, UpOptions, netns, signals, state};
+use weft_model::Scenario;
+use weft_report::{Engine, ResultDoc, write_atomic};
 
 /// Arguments of `weft emu`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// The actions of `weft emu`.
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Bring a scenario's hosts up and run the switch until interrupted (Ctrl-C tears down).
+    Up {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Write a capture per link into this directory (pcap; SunATM for ATM links).
+        #[arg(long)]
+        capture: Option<PathBuf>,
+    },
+    /// Run a command inside a host of a running emulation (`ip netns exec`).
+    Exec {
+        /// Host name.
+        host: String,
+        /// Run id (from `weft emu list`); needed only when several runs are up.
+        #[arg(long)]
+        run: Option<String>,
+        /// The command and its arguments.
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+    /// Bring a scenario up, run its workloads (or the given commands), collect results, tear down.
+    Run {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Cap every workload at this duration (e.g. "3s"); real time is spent.
+        #[arg(long)]
+        time: Option<weft_model::Duration>,
+        /// Instead of the scenario's workloads, run `HOST:COMMAND` (repeatable, in order; a
+        /// command ending in `&` runs in the background until the others finish).
+        #[arg(long = "exec", value_name = "HOST:COMMAND")]
+        exec: Vec<String>,
+        /// Write a capture per link into this directory.
+        #[arg(long)]
+        capture: Option<PathBuf>,
+        /// Print the result document as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Write the result document to this file.
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
+    /// Stop a running emulation, or with --all remove the leftovers of crashed runs.
+    Down {
+        /// Run id; needed only when several runs are up.
+        #[arg(long)]
+        run: Option<String>,
+        /// Remove every namespace of runs whose owner has died.
+        #[arg(long)]
+        all: bool,
+    },
+    /// List running emulations and leftovers.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// Runs `weft emu`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::cli::usage("`weft emu` is not built yet"))
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.action {
+        Action::List { json } => list(json),
+        action => {
+            if let Err(EmuError::Unsupported(why)) = netns::preflight() {
+                return Err(crate::cli::usage(format!("weft emu: {why}")));
+            }
+            match action {
+                Action::Up { file, capture } => up(&file, capture),
+                Action::Exec { host, run, cmd } => exec(&host, run.as_deref(), &cmd),
+                Action::Run {
+                    file,
+                    time,
+                    exec,
+                    capture,
+                    json,
+                    output,
+                } => run_file(&file, time, &exec, capture, json, output.as_deref()),
+                Action::Down { run, all } => down(run.as_deref(), all),
+                Action::List { .. } => Ok(()),
+            }
+        }
+    }
+}
+
+fn load(file: &Path) -> anyhow::Result<Scenario> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read scenario {}", file.display()))?;
+    Scenario::parse(&text, &file.display().to_string())
+        .map_err(|e| crate::cli::usage(e.to_string()))
+}
+
+fn up(file: &Path, capture: Option<PathBuf>) -> anyhow::Result<()> {
+    let s = load(file)?;
+    let (topo, notes) = scenario::topology(&s, s.seed)?;
+    signals::install();
+    if let Some(d) = &capture {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let opts = UpOptions {
+        capture_dir: capture,
+        source: file.display().to_string(),
+        ..Default::default()
+    };
+    let emu = Emulation::up(&topo, &opts)?;
+    eprintln!(
+        "weft emu: run {} is up (switch namespace {})",
+        emu.run_id(),
+        emu.switch_ns()
+    );
+    for n in &notes {
+        eprintln!("  note: {n}");
+    }
+    if let Some(w) = &emu.offload_warning {
+        eprintln!("  warning: {w}");
+    }
+    for h in emu.hosts() {
+        eprintln!(
+            "  {:<12} {:<15} mtu {:<6} netns {}",
+            h.name, h.addr, h.mtu, h.ns
+        );
+    }
+    eprintln!(
+        "  weft emu exec HOST -- CMD...   runs a command in a host; Ctrl-C or `weft emu down` stops"
+    );
+    while !signals::interrupted() && emu.switch_running() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let report = emu.down()?;
+    eprintln!(
+        "weft emu: down; switch lag p50 {} us p99 {} us max {} us over {} frames",
+        report.lag.p50_ns / 1000,
+        report.lag.p99_ns / 1000,
+        report.lag.max_ns / 1000,
+        report.lag.count
+    );
+    Ok(())
+}
+
+fn exec(host: &str, run: Option<&str>, cmd: &[String]) -> anyhow::Result<()> {
+    let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
+    let h = rec.hosts.iter().find(|h| h.name == host).ok_or_else(|| {
+        let names: Vec<&str> = rec.hosts.iter().map(|h| h.name.as_str()).collect();
+        crate::cli::usage(format!(
+            "no host {host:?} in run {} (hosts: {})",
+            rec.run_id,
+            names.join(", ")
+        ))
+    })?;
+    let status = Command::new("ip")
+        .args(["netns", "exec", &h.ns])
+        .args(cmd)
+        .status()
+        .context("running ip netns exec")?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(c) => Err(anyhow::anyhow!("{} exited with status {c}", cmd.join(" "))),
+        None => Err(anyhow::anyhow!("{} was killed by a signal", cmd.join(" "))),
+    }
+}
+
+fn run_file(
+    file: &Path,
+    time: Option<weft_model::Duration>,
+    exec: &[String],
+    capture: Option<PathBuf>,
+    json_out: bool,
+    output: Option<&Path>,
+) -> anyhow::Result<()> {
+    let s = load(file)?;
+    signals::install();
+    let doc = if exec.is_empty() {
+        let opts = ScenarioOptions {
+            seed: None,
+            max_time: time.map(Into::into),
+            capture_dir: capture,
+        };
+        scenario::run(&s, &opts)?
+    } else {
+        run_commands(&s, file, exec, capture)?
+    };
+    if let Some(p) = output {
+        write_atomic(p, doc.to_json_pretty().as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if json_out {
+        println!("{}", doc.to_json_pretty());
+    } else {
+        println!("{}", human(&doc));
+    }
+    Ok(())
+}
+
+fn run_commands(
+    s: &Scenario,
+    file: &Path,
+    exec: &[String],
+    capture: Option<PathBuf>,
+) -> anyhow::Result<ResultDoc> {
+    let mut steps = Vec::new();
+    for e in exec {
+        let (host, cmd) = e
+            .split_once(':')
+            .ok_or_else(|| crate::cli::usage(format!("--exec {e:?}: expected HOST:COMMAND")))?;
+        let cmd = cmd.trim();
+        let (cmd, background) = match cmd.strip_suffix('&') {
+            Some(c) => (c.trim(), true),
+            None => (cmd, false),
+        };
+        steps.push((host.trim().to_string(), cmd.to_string(), background));
+    }
+    let (topo, notes) = scenario::topology(s, s.seed)?;
+    if let Some(d) = &capture {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let opts = UpOptions {
+        capture_dir: capture,
+        source: file.display().to_string(),
+        ..Default::default()
+    };
+    let emu = Emulation::up(&topo, &opts)?;
+    let mut doc = ResultDoc::new("emu.exec", Engine::Emu);
+    doc.params = json!({ "scenario": s.name, "topology": topo, "notes": notes });
+    let mut background = Vec::new();
+    let mut failure = None;
+    for (host, cmd, bg) in &steps {
+        if signals::interrupted() {
+            failure = Some(anyhow::anyhow!("interrupted"));
+            break;
+        }
+        let mut c = emu.command(host, "sh", &["-c".to_string(), cmd.clone()])?;
+        if *bg {
+            c.stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            background.push(c.spawn().with_context(|| format!("starting {cmd}"))?);
+            std::thread::sleep(Duration::from_millis(300));
+            continue;
+        }
+        let out = c.output().with_context(|| format!("running {cmd}"))?;
+        doc.samples.push(json!({
+            "host": host, "command": cmd, "status": out.status.code(),
+            "stdout": String::from_utf8_lossy(&out.stdout), "stderr": String::from_utf8_lossy(&out.stderr),
+        }));
+        if !out.status.success() {
+            failure = Some(anyhow::anyhow!("{host}: `{cmd}` failed"));
+            break;
+        }
+    }
+    for mut b in background {
+        let _ = b.kill();
+        let _ = b.wait();
+    }
+    let report = emu.down()?;
+    doc.summary = json!({ "switch": report });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(doc),
+    }
+}
+
+fn human(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    if doc.kind == "emu.exec" {
+        for s in &doc.samples {
+            out.push_str(&format!(
+                "== {} $ {}\n{}",
+                s["host"].as_str().unwrap_or(""),
+                s["command"].as_str().unwrap_or(""),
+                s["stdout"].as_str().unwrap_or("")
+            ));
+        }
+        return out;
+    }
+    out.push_str(&format!("{} (emu)\n", doc.kind));
+    for n in doc.params["notes"].as_array().into_iter().flatten() {
+        out.push_str(&format!("  note: {}\n", n.as_str().unwrap_or("")));
+    }
+    for s in &doc.samples {
+        let mut line = format!("  workload {} point {}:", s["workload"], s["point"]);
+        for k in [
+            "goodput_mbps",
+            "payload_kib_s",
+            "cell_loss",
+            "frame_goodput",
+        ] {
+            if let Some(v) = s[k].as_f64() {
+                line.push_str(&format!(" {k}={v:.3}"));
+            }
+        }
+        if let Some(sw) = s.get("switch") {
+            line.push_str(&format!(" lag_p99_us={}", sw["lag_p99_us"]));
+        }
+        for n in s["notes"].as_array().into_iter().flatten() {
+            line.push_str(&format!(" [{}]", n.as_str().unwrap_or("")));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
+    if all {
+        let removed = state::remove_leftovers();
+        eprintln!(
+            "weft emu: removed {} leftover namespace(s){}",
+            removed.len(),
+            if removed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", removed.join(", "))
+            }
+        );
+        return Ok(());
+    }
+    let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
+    weft_emu::sys::kill(rec.pid, libc_sigterm());
+    for _ in 0..100 {
+        if !state::RunRecord::path(&rec.run_id).exists() {
+            eprintln!("weft emu: run {} is down", rec.run_id);
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(anyhow::anyhow!(
+        "run {} (pid {}) did not stop within 10 s; `weft emu down --all` after it exits removes its leftovers",
+        rec.run_id,
+        rec.pid
+    ))
+}
+
+const fn libc_sigterm() -> i32 {
+    15
+}
+
+fn list(json_out: bool) -> anyhow::Result<()> {
+    let runs = state::runs();
+    let namespaces = netns::list_namespaces();
+    let leftovers: Vec<&String> = namespaces
+        .iter()
+        .filter(|n| {
+            netns::run_id_of(n).is_some_and(|id| !runs.iter().any(|r| r.run_id == id && r.alive()))
+        })
+        .collect();
+    if json_out {
+        let v = json!({
+            "runs": runs.iter().map(|r| json!({ "run_id": r.run_id, "pid": r.pid, "alive": r.alive(), "source": r.source, "hosts": r.hosts })).collect::<Vec<_>>(),
+            "leftovers": leftovers,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(());
+    }
+    if runs.is_empty() && leftovers.is_empty() {
+        println!("no emulations");
+    }
+    for r in &runs {
+        let hosts: Vec<String> = r
+            .hosts
+            .iter()
+            .map(|h| format!("{}={}", h.name, h.addr))
+            .collect();
+        println!(
+            "{}  pid {}{}  {}  {}",
+            r.run_id,
+            r.pid,
+            if r.alive() { "" } else { " (dead)" },
+            r.source,
+            hosts.join(" ")
+        );
+    }
+    for l in leftovers {
+        println!("leftover namespace {l} (remove with `weft emu down --all`)");
+    }
+    Ok(())
 }

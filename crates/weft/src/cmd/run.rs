@@ -55,7 +55,11 @@ pub struct RunCtx<'a> {
 type EngineFn = fn(&RunCtx<'_>) -> anyhow::Result<ResultDoc>;
 
 /// The engines `weft run` knows, by name.
-pub const ENGINES: &[(&str, EngineFn)] = &[("model", model_engine), ("sim", sim_engine)];
+pub const ENGINES: &[(&str, EngineFn)] = &[
+    ("model", model_engine),
+    ("sim", sim_engine),
+    ("emu", emu_engine),
+];
 
 /// Runs `weft run`.
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -245,6 +249,16 @@ fn sim_engine(_ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
     Err(anyhow::anyhow!(
         "not available: the simulator's scenario runner (weft_sim::scenario::run) is not in this build yet"
     ))
+}
+
+/// The emulator (needs root): each workload capped at 5 s of real time, noted in its samples.
+fn emu_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
+    let opts = weft_emu::scenario::ScenarioOptions {
+        seed: Some(ctx.seed),
+        max_time: Some(std::time::Duration::from_secs(5)),
+        capture_dir: None,
+    };
+    Ok(weft_emu::scenario::run(ctx.scenario, &opts)?)
 }
 
 fn human(

@@ -1,0 +1,383 @@
+//! Bringing a topology up as namespaces, veth links and a running switch thread; running code and
+//! commands inside hosts; taking it all down again on every exit path.
+
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use crate::driver::{self, DriverConfig, DriverReport, Tap};
+use crate::error::EmuError;
+use crate::framing::Framing;
+use crate::netns::{self, Registry};
+use crate::pcap::{LinkType, PcapWriter};
+use crate::state::{HostRecord, RunRecord};
+use crate::switch::SwitchCore;
+use crate::sys;
+use crate::topo::Topology;
+
+/// The interface name of a host's link, inside its namespace.
+pub const HOST_IF: &str = "eth0";
+
+/// How to bring an emulation up.
+#[derive(Clone, Debug, Default)]
+pub struct UpOptions {
+    /// Write one capture per link here (`<host>.pcap`; SunATM for ATM links).
+    pub capture_dir: Option<PathBuf>,
+    /// Driver tuning.
+    pub driver: DriverConfig,
+    /// What is being brought up, for `weft emu list`.
+    pub source: String,
+}
+
+/// A host as built.
+#[derive(Clone, Debug)]
+pub struct HostInfo {
+    /// Name in the topology.
+    pub name: String,
+    /// Its network namespace.
+    pub ns: String,
+    /// Its address.
+    pub addr: Ipv4Addr,
+    /// Its interface's MAC address.
+    pub mac: [u8; 6],
+    /// Its interface's MTU.
+    pub mtu: u32,
+}
+
+type SwitchJoin = JoinHandle<Result<DriverReport, String>>;
+
+/// A running emulation. Dropping it stops the switch and removes every namespace and link.
+#[derive(Debug)]
+pub struct Emulation {
+    run_id: String,
+    switch_ns: String,
+    hosts: Vec<HostInfo>,
+    registry: Registry,
+    stop: Arc<AtomicBool>,
+    switch: Option<SwitchJoin>,
+    /// Set when offloads could not be turned off (ethtool missing).
+    pub offload_warning: Option<String>,
+}
+
+fn new_run_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut z = t ^ ((std::process::id() as u64) << 32);
+    z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    format!("{:06x}", (z ^ (z >> 33)) & 0xff_ffff)
+}
+
+fn mac_str(m: &[u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Writes `value` to `/proc/sys/<key>` from a thread inside namespace `ns`.
+fn sysctl_in(ns: &str, settings: &[(&str, &str)]) -> Result<(), EmuError> {
+    let ns = ns.to_string();
+    let settings: Vec<(String, String)> = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    std::thread::spawn(move || -> Result<(), EmuError> {
+        sys::enter_netns(&ns).map_err(EmuError::io(format!("entering namespace {ns}")))?;
+        for (k, v) in settings {
+            let p = format!("/proc/sys/{}", k.replace('.', "/"));
+            std::fs::write(&p, v).map_err(EmuError::io(format!("writing {p} in {ns}")))?;
+        }
+        Ok(())
+    })
+    .join()
+    .map_err(|_| EmuError::Switch("sysctl thread panicked".into()))?
+}
+
+/// Runs `ip -n NS -batch -` with the given lines.
+fn ip_batch(ns: &str, lines: &[String]) -> Result<(), EmuError> {
+    let mut child = Command::new("ip")
+        .args(["-n", ns, "-batch", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(EmuError::io("running ip -batch"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(lines.join("\n").as_bytes())
+            .map_err(EmuError::io("feeding ip -batch"))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(EmuError::io("waiting for ip -batch"))?;
+    if !out.status.success() {
+        return Err(EmuError::Command {
+            cmd: format!("ip -n {ns} -batch ({} lines)", lines.len()),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(())
+}
+
+impl Emulation {
+    /// Builds `topo` and starts the switch. On any error everything created so far is removed.
+    pub fn up(topo: &Topology, opts: &UpOptions) -> Result<Self, EmuError> {
+        netns::preflight()?;
+        topo.validate()?;
+        let existing = netns::list_namespaces();
+        let mut run_id = new_run_id();
+        while existing
+            .iter()
+            .any(|n| netns::run_id_of(n) == Some(run_id.as_str()))
+        {
+            run_id = new_run_id();
+        }
+        let switch_ns = format!("{}{run_id}", netns::PREFIX);
+        let mut emu = Emulation {
+            run_id: run_id.clone(),
+            switch_ns: switch_ns.clone(),
+            hosts: Vec::new(),
+            registry: Registry::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            switch: None,
+            offload_warning: None,
+        };
+        emu.registry.add_namespace(&switch_ns)?;
+        let v6off = [
+            ("net.ipv6.conf.all.disable_ipv6", "1"),
+            ("net.ipv6.conf.default.disable_ipv6", "1"),
+        ];
+        sysctl_in(&switch_ns, &v6off)?;
+        let ethtool = netns::have_ethtool();
+        if !ethtool {
+            emu.offload_warning = Some(
+                "ethtool is not installed: offloads stay on and frames may be larger than the MTU"
+                    .into(),
+            );
+        }
+        for (i, h) in topo.hosts.iter().enumerate() {
+            let ns = format!("{switch_ns}-{}", h.name);
+            emu.registry.add_namespace(&ns)?;
+            sysctl_in(&ns, &v6off)?;
+            let port = format!("p{i}");
+            netns::ip(&[
+                "link", "add", HOST_IF, "netns", &ns, "type", "veth", "peer", "name", &port,
+                "netns", &switch_ns,
+            ])?;
+            let mac = Topology::mac_of(i);
+            let addr = topo.addr_of(i);
+            let mtu = h.link.mtu.to_string();
+            netns::ip(&["-n", &switch_ns, "link", "set", &port, "mtu", "65535", "up"])?;
+            let mut lines = vec![
+                format!("link set {HOST_IF} address {} mtu {mtu} up", mac_str(&mac)),
+                format!("addr add {addr}/16 dev {HOST_IF}"),
+                format!("route add default dev {HOST_IF}"),
+            ];
+            for j in (0..topo.hosts.len()).filter(|&j| j != i) {
+                lines.push(format!(
+                    "neigh replace {} lladdr {} dev {HOST_IF} nud permanent",
+                    topo.addr_of(j),
+                    mac_str(&Topology::mac_of(j))
+                ));
+            }
+            ip_batch(&ns, &lines)?;
+            if ethtool {
+                netns::offloads_off(&ns, HOST_IF)?;
+                netns::offloads_off(&switch_ns, &port)?;
+            }
+            emu.hosts.push(HostInfo {
+                name: h.name.clone(),
+                ns,
+                addr,
+                mac,
+                mtu: h.link.mtu,
+            });
+        }
+        let mut taps: Vec<Tap> = Vec::new();
+        for h in &topo.hosts {
+            let tap = match &opts.capture_dir {
+                None => None,
+                Some(dir) => {
+                    let (lt, vpi, vci) = match h.link.framing {
+                        Framing::Atm { vpi, vci } => (LinkType::SunAtm, vpi, vci),
+                        Framing::Frame { .. } => (LinkType::Ethernet, 0, 0),
+                    };
+                    let p = dir.join(format!("{}.pcap", h.name));
+                    Some(
+                        PcapWriter::create(&p, lt, vpi, vci)
+                            .map_err(EmuError::io(format!("creating {}", p.display())))?,
+                    )
+                }
+            };
+            taps.push(tap);
+        }
+        emu.start_switch(topo, taps, opts.driver.clone())?;
+        RunRecord {
+            run_id: run_id.clone(),
+            pid: std::process::id(),
+            switch_ns,
+            hosts: emu
+                .hosts
+                .iter()
+                .map(|h| HostRecord {
+                    name: h.name.clone(),
+                    ns: h.ns.clone(),
+                    addr: h.addr.to_string(),
+                })
+                .collect(),
+            source: opts.source.clone(),
+        }
+        .save()?;
+        Ok(emu)
+    }
+
+    fn start_switch(
+        &mut self,
+        topo: &Topology,
+        mut taps: Vec<Tap>,
+        cfg: DriverConfig,
+    ) -> Result<(), EmuError> {
+        let core = SwitchCore::new(topo);
+        let ports = topo.hosts.len();
+        let ns = self.switch_ns.clone();
+        let stop = self.stop.clone();
+        let (tx, rx) = mpsc::channel::<Result<(), String>>();
+        let handle = std::thread::Builder::new()
+            .name(format!("weft-switch-{}", self.run_id))
+            .spawn(move || -> Result<DriverReport, String> {
+                let opened = (|| -> std::io::Result<Vec<sys::PacketSocket>> {
+                    sys::enter_netns(&ns)?;
+                    sys::set_timer_slack_ns(1);
+                    (0..ports)
+                        .map(|i| sys::PacketSocket::open(&format!("p{i}"), 8 << 20))
+                        .collect()
+                })();
+                let sockets = match opened {
+                    Ok(s) => {
+                        let _ = tx.send(Ok(()));
+                        s
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return Err(e.to_string());
+                    }
+                };
+                driver::run(core, &sockets, &mut taps, &cfg, &stop).map_err(|e| e.to_string())
+            })
+            .map_err(EmuError::io("starting the switch thread"))?;
+        self.switch = Some(handle);
+        match rx.recv() {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(EmuError::Switch(format!("opening packet sockets: {e}"))),
+            Err(_) => Err(EmuError::Switch(
+                "the switch thread died while starting".into(),
+            )),
+        }
+    }
+
+    /// This run's id (6 hex digits).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The switch's namespace.
+    pub fn switch_ns(&self) -> &str {
+        &self.switch_ns
+    }
+
+    /// The hosts, in topology order.
+    pub fn hosts(&self) -> &[HostInfo] {
+        &self.hosts
+    }
+
+    /// The host called `name`.
+    pub fn host(&self, name: &str) -> Result<&HostInfo, EmuError> {
+        self.hosts.iter().find(|h| h.name == name).ok_or_else(|| {
+            EmuError::NoHost(
+                name.to_string(),
+                self.hosts
+                    .iter()
+                    .map(|h| h.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+        })
+    }
+
+    /// A command that runs `program args...` inside host `name` (`ip netns exec`).
+    pub fn command(&self, name: &str, program: &str, args: &[String]) -> Result<Command, EmuError> {
+        let h = self.host(name)?;
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &h.ns, program]).args(args);
+        Ok(c)
+    }
+
+    /// Runs `f` on a new thread inside host `name`'s namespace (sockets it opens live there).
+    pub fn in_host<F, R>(
+        &self,
+        name: &str,
+        f: F,
+    ) -> Result<JoinHandle<Result<R, EmuError>>, EmuError>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let ns = self.host(name)?.ns.clone();
+        std::thread::Builder::new()
+            .name(format!("weft-host-{name}"))
+            .spawn(move || {
+                sys::enter_netns(&ns).map_err(EmuError::io(format!("entering namespace {ns}")))?;
+                Ok(f())
+            })
+            .map_err(EmuError::io("starting a host thread"))
+    }
+
+    /// True while the switch thread runs.
+    pub fn switch_running(&self) -> bool {
+        self.switch.as_ref().is_some_and(|h| !h.is_finished())
+    }
+
+    /// Stops the switch and returns what it saw; the namespaces stay until [`Emulation::down`] or
+    /// drop.
+    pub fn stop_switch(&mut self) -> Result<DriverReport, EmuError> {
+        self.stop.store(true, Ordering::SeqCst);
+        match self.switch.take() {
+            None => Err(EmuError::Switch("the switch was already stopped".into())),
+            Some(h) => match h.join() {
+                Ok(Ok(r)) => Ok(r),
+                Ok(Err(e)) => Err(EmuError::Switch(e)),
+                Err(_) => Err(EmuError::Switch("the switch thread panicked".into())),
+            },
+        }
+    }
+
+    /// Stops the switch, removes every namespace and link, and returns the switch's report.
+    pub fn down(mut self) -> Result<DriverReport, EmuError> {
+        let r = self.stop_switch();
+        self.cleanup();
+        r
+    }
+
+    fn cleanup(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.switch.take() {
+            let _ = h.join();
+        }
+        self.registry.teardown();
+        let _ = std::fs::remove_file(RunRecord::path(&self.run_id));
+    }
+}
+
+impl Drop for Emulation {
+    fn drop(&mut self) {
+        self.cleanup();
+    }
+}

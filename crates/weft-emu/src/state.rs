@@ -1,0 +1,125 @@
+//! Run records in `/run/weft/emu/<id>.json`: which process owns which namespaces, so that
+//! `weft emu list` can show runs, `weft emu exec` can find a host, and `weft emu down --all` can
+//! tell leftovers of crashed runs (owner gone) from live ones.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::EmuError;
+use crate::netns;
+use crate::sys;
+
+/// Directory of run records.
+pub const STATE_DIR: &str = "/run/weft/emu";
+
+/// One host of a recorded run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct HostRecord {
+    /// Host name in the topology.
+    pub name: String,
+    /// Its namespace.
+    pub ns: String,
+    /// Its address.
+    pub addr: String,
+}
+
+/// A recorded run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// Run id (6 hex digits).
+    pub run_id: String,
+    /// Process that owns the run (the switch runs in it).
+    pub pid: u32,
+    /// The switch's namespace.
+    pub switch_ns: String,
+    /// Hosts.
+    pub hosts: Vec<HostRecord>,
+    /// What was brought up (a scenario path, or a description).
+    pub source: String,
+}
+
+impl RunRecord {
+    /// Where this record lives.
+    pub fn path(run_id: &str) -> PathBuf {
+        PathBuf::from(STATE_DIR).join(format!("{run_id}.json"))
+    }
+
+    /// Writes the record.
+    pub fn save(&self) -> Result<(), EmuError> {
+        std::fs::create_dir_all(STATE_DIR)
+            .map_err(EmuError::io(format!("creating {STATE_DIR}")))?;
+        let text = serde_json::to_vec_pretty(self).unwrap_or_default();
+        let p = Self::path(&self.run_id);
+        weft_report::write_atomic(&p, &text)
+            .map_err(EmuError::io(format!("writing {}", p.display())))
+    }
+
+    /// True if the owning process still exists.
+    pub fn alive(&self) -> bool {
+        sys::pid_alive(self.pid)
+    }
+}
+
+/// Every run record (unreadable files are skipped).
+pub fn runs() -> Vec<RunRecord> {
+    let Ok(dir) = std::fs::read_dir(STATE_DIR) else {
+        return Vec::new();
+    };
+    let mut v: Vec<RunRecord> = dir
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str(&t).ok())
+        .collect();
+    v.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    v
+}
+
+/// The live run with id `run_id`, or the only live run when `None`.
+pub fn find_live(run_id: Option<&str>) -> Result<RunRecord, EmuError> {
+    let live: Vec<RunRecord> = runs().into_iter().filter(|r| r.alive()).collect();
+    match run_id {
+        Some(id) => live
+            .into_iter()
+            .find(|r| r.run_id == id)
+            .ok_or_else(|| EmuError::NoRun(id.to_string())),
+        None => match live.len() {
+            0 => Err(EmuError::NoRun("(any)".into())),
+            1 => Ok(live
+                .into_iter()
+                .next()
+                .ok_or_else(|| EmuError::NoRun("(any)".into()))?),
+            _ => Err(EmuError::Ambiguous(
+                live.iter()
+                    .map(|r| r.run_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )),
+        },
+    }
+}
+
+/// Removes the leftovers of runs whose owner has died: their namespaces (with any processes in
+/// them), namespaces of the emulator's naming pattern that no live run claims, and stale records.
+/// Returns the namespaces removed.
+pub fn remove_leftovers() -> Vec<String> {
+    let all = runs();
+    let live: Vec<&RunRecord> = all.iter().filter(|r| r.alive()).collect();
+    let mut removed = Vec::new();
+    for ns in netns::list_namespaces() {
+        let Some(id) = netns::run_id_of(&ns) else {
+            continue;
+        };
+        if live.iter().any(|r| r.run_id == id) {
+            continue;
+        }
+        if netns::delete_namespace(&ns) {
+            removed.push(ns);
+        }
+    }
+    for r in all.iter().filter(|r| !r.alive()) {
+        let _ = std::fs::remove_file(RunRecord::path(&r.run_id));
+    }
+    removed
+}

@@ -1,0 +1,329 @@
+//! Traffic between emulated hosts, run on threads inside the hosts' namespaces: bulk TCP with a
+//! receiver window clamp, constant-rate UDP, and UDP request/response. Used by `weft emu run`, by
+//! the scenario engine and by the fidelity tests. Any other tool (iperf3, `weft tput`) can be run
+//! with [`crate::Emulation::command`].
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use weft_model::Rate;
+
+use crate::emulation::Emulation;
+use crate::error::EmuError;
+use crate::sys;
+
+/// What a bulk TCP transfer achieved.
+#[derive(Clone, Debug, Serialize)]
+pub struct TcpResult {
+    /// Payload bytes received.
+    pub bytes: u64,
+    /// Seconds from the first to the last byte.
+    pub seconds: f64,
+    /// Payload rate over the steady part (after the warm-up), bits/s.
+    pub steady_bps: f64,
+    /// Payload rate over the whole transfer, bits/s.
+    pub mean_bps: f64,
+}
+
+/// What a constant-rate UDP stream achieved.
+#[derive(Clone, Debug, Serialize)]
+pub struct UdpResult {
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams received.
+    pub received: u64,
+    /// Payload rate received over the steady part, bits/s.
+    pub steady_bps: f64,
+}
+
+/// Round-trip times of a request/response run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RrResult {
+    /// Round-trip times of answered requests, ns, in order.
+    pub rtt_ns: Vec<u64>,
+    /// Requests that got no answer within the time-out.
+    pub lost: u64,
+}
+
+impl RrResult {
+    /// The `q` quantile (0..1) of the round-trip times, ns (0 if none).
+    pub fn quantile(&self, q: f64) -> u64 {
+        let mut v = self.rtt_ns.clone();
+        v.sort_unstable();
+        if v.is_empty() {
+            return 0;
+        }
+        v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)]
+    }
+}
+
+/// SCHED_FIFO priority of workload threads (below the switch's): they block or sleep rather than
+/// spin, and real-time scheduling keeps a busy machine from distorting what they measure.
+pub const WORKLOAD_PRIORITY: i32 = 5;
+
+fn werr(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
+    move |e| EmuError::Workload(what.to_string(), e.to_string())
+}
+
+type Nested<R> = std::thread::JoinHandle<Result<Result<R, EmuError>, EmuError>>;
+
+fn join<R>(h: Nested<R>, what: &str) -> Result<R, EmuError> {
+    h.join()
+        .map_err(|_| EmuError::Workload(what.into(), "thread panicked".into()))??
+}
+
+/// Bulk TCP from host `from` to host `to` for `time`, the receiver's window clamped to `window`
+/// bytes (receive buffer 4x that). The steady rate skips the first `warmup`.
+pub fn tcp_bulk(
+    emu: &Emulation,
+    from: &str,
+    to: &str,
+    window: Option<u32>,
+    time: Duration,
+    warmup: Duration,
+) -> Result<TcpResult, EmuError> {
+    let dst = emu.host(to)?.addr;
+    let (tx, rx) = mpsc::channel();
+    let sink = emu.in_host(to, move || -> Result<TcpResult, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
+        let l = sys::tcp_listener(window.map(|w| w.saturating_mul(4)), window)
+            .map_err(werr("tcp listen"))?;
+        let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
+        let (mut s, _) = l.accept().map_err(werr("tcp accept"))?;
+        let mut buf = vec![0u8; 1 << 16];
+        let (mut bytes, mut first, mut mark) = (0u64, None::<Instant>, None::<(Instant, u64)>);
+        let mut last = Instant::now();
+        loop {
+            let n = s.read(&mut buf).map_err(werr("tcp read"))?;
+            if n == 0 {
+                break;
+            }
+            let now = Instant::now();
+            let f = *first.get_or_insert(now);
+            if mark.is_none() && now - f >= warmup {
+                mark = Some((now, bytes));
+            }
+            bytes += n as u64;
+            last = now;
+        }
+        let seconds = first.map_or(0.0, |f| (last - f).as_secs_f64());
+        let steady_bps = mark.map_or(0.0, |(t, b)| {
+            let s = (last - t).as_secs_f64();
+            if s > 0.0 {
+                (bytes - b) as f64 * 8.0 / s
+            } else {
+                0.0
+            }
+        });
+        let mean_bps = if seconds > 0.0 {
+            bytes as f64 * 8.0 / seconds
+        } else {
+            0.0
+        };
+        Ok(TcpResult {
+            bytes,
+            seconds,
+            steady_bps,
+            mean_bps,
+        })
+    })?;
+    let port = rx
+        .recv()
+        .map_err(|_| EmuError::Workload("tcp".into(), "receiver failed to start".into()));
+    let port = match port {
+        Ok(p) => p,
+        Err(e) => return Err(join(sink, "tcp receiver").err().unwrap_or(e)),
+    };
+    let src = emu.in_host(from, move || -> Result<u64, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
+        let mut s =
+            TcpStream::connect(SocketAddr::new(dst.into(), port)).map_err(werr("tcp connect"))?;
+        let buf = vec![0x5au8; 1 << 16];
+        let start = Instant::now();
+        let mut sent = 0u64;
+        if window.is_some() {
+            s.set_nodelay(true).map_err(werr("tcp nodelay"))?;
+        }
+        while start.elapsed() < time {
+            let n = match window {
+                None => buf.len(),
+                Some(w) => {
+                    // Keep at most `w` bytes unacknowledged: the window, enforced at the sender.
+                    let outq = sys::tcp_outq(s.as_raw_fd()).map_err(werr("tcp outq"))?;
+                    let room = (w as usize).saturating_sub(outq as usize).min(buf.len());
+                    if room == 0 {
+                        std::thread::sleep(Duration::from_micros(100));
+                        continue;
+                    }
+                    room
+                }
+            };
+            s.write_all(&buf[..n]).map_err(werr("tcp write"))?;
+            sent += n as u64;
+        }
+        s.shutdown(std::net::Shutdown::Write)
+            .map_err(werr("tcp shutdown"))?;
+        Ok(sent)
+    })?;
+    join(src, "tcp sender")?;
+    join(sink, "tcp receiver")
+}
+
+/// Constant-rate UDP from `from` to `to`: `payload`-byte datagrams at `rate` (payload bits/s) for
+/// `time`. The steady rate is measured at the receiver after `warmup`.
+pub fn udp_cbr(
+    emu: &Emulation,
+    from: &str,
+    to: &str,
+    rate: Rate,
+    payload: usize,
+    time: Duration,
+    warmup: Duration,
+) -> Result<UdpResult, EmuError> {
+    let dst = emu.host(to)?.addr;
+    let (tx, rx) = mpsc::channel();
+    let sink = emu.in_host(to, move || -> Result<(u64, f64), EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
+        let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
+        sys::set_rcvbuf(s.as_raw_fd(), 16 << 20).map_err(werr("udp rcvbuf"))?;
+        let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .map_err(werr("udp timeout"))?;
+        let mut buf = vec![0u8; 65536];
+        let (mut count, mut first, mut mark, mut last, mut bytes) =
+            (0u64, None::<Instant>, None, None, 0u64);
+        let deadline = Instant::now() + time + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            match s.recv(&mut buf) {
+                Ok(n) => {
+                    let now = Instant::now();
+                    let f = *first.get_or_insert(now);
+                    if mark.is_none() && now - f >= warmup {
+                        mark = Some((now, bytes));
+                    }
+                    count += 1;
+                    bytes += n as u64;
+                    last = Some(now);
+                }
+                Err(_) if first.is_some() => break,
+                Err(_) => {}
+            }
+        }
+        let steady = match (mark, last) {
+            (Some((t, b)), Some(l)) if l > t => (bytes - b) as f64 * 8.0 / (l - t).as_secs_f64(),
+            _ => 0.0,
+        };
+        Ok((count, steady))
+    })?;
+    let port = rx
+        .recv()
+        .map_err(|_| EmuError::Workload("udp".into(), "receiver failed to start".into()))?;
+    let src = emu.in_host(from, move || -> Result<u64, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
+        let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
+        s.connect(SocketAddr::new(dst.into(), port))
+            .map_err(werr("udp connect"))?;
+        let buf = vec![0x33u8; payload];
+        let gap = Duration::from_secs_f64(payload as f64 * 8.0 / rate.as_bps().max(1) as f64);
+        let start = Instant::now();
+        let mut sent = 0u64;
+        while start.elapsed() < time {
+            // Catch up with the schedule, then sleep until the next datagram is due.
+            let due = start + gap.mul_f64(sent as f64);
+            let now = Instant::now();
+            if now < due {
+                std::thread::sleep(due - now);
+            }
+            if s.send(&buf).is_ok() {
+                sent += 1;
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+                sent += 1;
+            }
+        }
+        Ok(sent)
+    })?;
+    let sent = join(src, "udp sender")?;
+    let (received, steady_bps) = join(sink, "udp receiver")?;
+    Ok(UdpResult {
+        sent,
+        received,
+        steady_bps,
+    })
+}
+
+/// UDP request/response from `from` to an echo responder on `to`: `count` requests of `size`
+/// bytes, one at a time, each waiting up to `timeout` for its answer.
+pub fn udp_rr(
+    emu: &Emulation,
+    from: &str,
+    to: &str,
+    size: usize,
+    count: u32,
+    timeout: Duration,
+) -> Result<RrResult, EmuError> {
+    let dst = emu.host(to)?.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let (tx, rx) = mpsc::channel();
+    let echo = emu.in_host(to, move || -> Result<(), EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
+        let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("echo bind"))?;
+        let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .map_err(werr("echo timeout"))?;
+        let mut buf = vec![0u8; 65536];
+        while !stop2.load(Ordering::Relaxed) {
+            if let Ok((n, peer)) = s.recv_from(&mut buf) {
+                let _ = s.send_to(&buf[..n], peer);
+            }
+        }
+        Ok(())
+    })?;
+    let port = rx
+        .recv()
+        .map_err(|_| EmuError::Workload("rr".into(), "responder failed to start".into()))?;
+    let client = emu.in_host(from, move || -> Result<RrResult, EmuError> {
+        sys::set_realtime(WORKLOAD_PRIORITY);
+        let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("rr bind"))?;
+        s.connect(SocketAddr::new(dst.into(), port))
+            .map_err(werr("rr connect"))?;
+        s.set_read_timeout(Some(timeout))
+            .map_err(werr("rr timeout"))?;
+        let mut req = vec![0u8; size.max(4)];
+        let mut buf = vec![0u8; 65536];
+        let mut r = RrResult {
+            rtt_ns: Vec::new(),
+            lost: 0,
+        };
+        for i in 0..count {
+            req[..4].copy_from_slice(&i.to_be_bytes());
+            let t0 = Instant::now();
+            s.send(&req).map_err(werr("rr send"))?;
+            loop {
+                match s.recv(&mut buf) {
+                    Ok(n) if n >= 4 && buf[..4] == i.to_be_bytes() => {
+                        r.rtt_ns.push(t0.elapsed().as_nanos() as u64);
+                        break;
+                    }
+                    Ok(_) => continue,
+                    Err(_) => {
+                        r.lost += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(r)
+    })?;
+    let r = join(client, "rr client");
+    stop.store(true, Ordering::Relaxed);
+    join(echo, "rr responder")?;
+    r
+}

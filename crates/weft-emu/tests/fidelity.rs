@@ -1,0 +1,246 @@
+//! Fidelity of the emulator against closed-form expectations (ATM cell arithmetic, window/RTT).
+//! Each test prints its measured figures; tolerances are those of the issue.
+
+mod common;
+
+use std::time::Duration as StdDuration;
+
+use weft_emu::framing::{ETH_HEADER, Framing, aal5_payload_bound};
+use weft_emu::topo::{Buffer, DropPolicy};
+use weft_emu::{HostSpec, LinkSpec, Topology, workload};
+use weft_model::{Duration, Rate};
+
+/// OC-3c: 149.76 Mbit/s of SONET payload carries the cell stream.
+const OC3C_CELLS: Rate = Rate::bps(149_760_000);
+const VP: Rate = Rate::mbps(26);
+
+fn atm(rate: Rate, delay_us: u64, mtu: u32, vci: u16) -> LinkSpec {
+    let mut l = LinkSpec::atm(Some(rate), Duration::from_micros(delay_us), 0, vci);
+    l.mtu = mtu;
+    l
+}
+
+fn pair(a: LinkSpec, b: LinkSpec) -> Topology {
+    Topology {
+        hosts: vec![
+            HostSpec {
+                name: "a".into(),
+                addr: None,
+                link: a,
+            },
+            HostSpec {
+                name: "b".into(),
+                addr: None,
+                link: b,
+            },
+        ],
+        seed: 7,
+    }
+}
+
+fn secs(ms: u64) -> StdDuration {
+    StdDuration::from_millis(ms)
+}
+
+#[test]
+fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
+    require_root!();
+    let _g = common::serial();
+    // The VP's queue discards whole frames (EPD) once half full, as the ASX-1000 could: with
+    // plain cell drop an overloaded VP delivers almost no whole frames (see the two-to-one test).
+    let mut vp = atm(VP, 0, 9180, 101);
+    vp.drop = DropPolicy::Epd { threshold: 2048 };
+    let topo = pair(atm(OC3C_CELLS, 0, 9180, 100), vp);
+    for payload in [1472usize, 8192] {
+        let bound = aal5_payload_bound(VP, payload as u64, 28);
+        let (r, rep) = common::with_emulation(&topo, |emu| {
+            workload::udp_cbr(
+                emu,
+                "a",
+                "b",
+                Rate::mbps(30),
+                payload,
+                secs(1500),
+                secs(300),
+            )
+        });
+        let ratio = r.steady_bps / bound;
+        println!(
+            "udp {payload} B over 26 Mbit/s VP: {:.3} Mbit/s received, AAL5 bound {:.3} -> {:.4} (sent {}, received {}, cells dropped {}, lag p99 {} us)",
+            r.steady_bps / 1e6,
+            bound / 1e6,
+            ratio,
+            r.sent,
+            r.received,
+            rep.ports[1].egress.cells_dropped,
+            rep.lag.p99_ns / 1000
+        );
+        assert!(
+            (ratio - 1.0).abs() <= 0.02,
+            "payload {payload}: ratio {ratio}"
+        );
+    }
+}
+
+#[test]
+fn rtt_over_17ms_path() {
+    require_root!();
+    let _g = common::serial();
+    let topo = pair(
+        atm(OC3C_CELLS, 0, 9180, 100),
+        atm(OC3C_CELLS, 8500, 9180, 101),
+    );
+    let size = 64usize;
+    let (r, rep) = common::with_emulation(&topo, |emu| {
+        workload::udp_rr(emu, "a", "b", size, 100, secs(1000))
+    });
+    // Each way: the request's cells serialised on both links (store-and-forward by frame).
+    let f = Framing::Atm { vpi: 0, vci: 100 };
+    let one_way = f
+        .wire_time(size + 28 + ETH_HEADER, Some(OC3C_CELLS))
+        .as_nanos()
+        * 2;
+    let expected = 17_000_000 + 2 * one_way;
+    let p50 = r.quantile(0.5);
+    println!(
+        "udp rr {size} B over 17 ms: p50 {:.3} ms, expected {:.3} ms, p99 {:.3} ms, lost {}, switch lag p50 {} us p99 {} us",
+        p50 as f64 / 1e6,
+        expected as f64 / 1e6,
+        r.quantile(0.99) as f64 / 1e6,
+        r.lost,
+        rep.lag.p50_ns / 1000,
+        rep.lag.p99_ns / 1000
+    );
+    assert!(r.lost <= 1, "{} requests lost", r.lost);
+    assert!(
+        p50.abs_diff(expected) <= 300_000,
+        "p50 {p50} ns vs {expected} ns"
+    );
+}
+
+/// TCP payload per segment and its wire time on `f` at `rate` for an MTU (timestamps on: 52 bytes
+/// of TCP/IP headers).
+fn segment(mtu: u32, rate: Rate) -> (u64, u64) {
+    let f = Framing::Atm { vpi: 0, vci: 100 };
+    let payload = mtu as u64 - 52;
+    let wire = f
+        .wire_time(mtu as usize + ETH_HEADER, Some(rate))
+        .as_nanos();
+    (payload, wire)
+}
+
+#[test]
+fn tcp_window_35600_over_17ms() {
+    require_root!();
+    let _g = common::serial();
+    let mtu = 4490;
+    let topo = pair(
+        atm(OC3C_CELLS, 0, mtu, 100),
+        atm(OC3C_CELLS, 8500, mtu, 101),
+    );
+    let window = 35_600u32;
+    let (r, _rep) = common::with_emulation(&topo, |emu| {
+        workload::tcp_bulk(emu, "a", "b", Some(window), secs(3000), secs(600))
+    });
+    // One window per round trip: 17 ms plus a segment over both links and an ACK back.
+    let (_, seg) = segment(mtu, OC3C_CELLS);
+    let ack = Framing::Atm { vpi: 0, vci: 100 }
+        .wire_time(52 + ETH_HEADER, Some(OC3C_CELLS))
+        .as_nanos();
+    let rtt = 17_000_000 + 2 * seg + 2 * ack;
+    let bound = window as f64 * 8.0 / (rtt as f64 / 1e9);
+    let ratio = r.steady_bps / bound;
+    println!(
+        "tcp window {window} B over 17 ms (MTU {mtu}): {:.3} Mbit/s, window/RTT {:.3} Mbit/s (RTT {:.3} ms) -> {:.3}",
+        r.steady_bps / 1e6,
+        bound / 1e6,
+        rtt as f64 / 1e6,
+        ratio
+    );
+    assert!((ratio - 1.0).abs() <= 0.10, "ratio {ratio}");
+}
+
+#[test]
+fn tcp_128k_window_fills_26mbps_vp_at_mtu_4490() {
+    require_root!();
+    let _g = common::serial();
+    let mtu = 4490;
+    let topo = pair(atm(OC3C_CELLS, 0, mtu, 100), atm(VP, 8500, mtu, 101));
+    let (r, rep) = common::with_emulation(&topo, |emu| {
+        workload::tcp_bulk(emu, "a", "b", Some(128 * 1024), secs(3000), secs(1000))
+    });
+    let (payload, seg) = segment(mtu, VP);
+    let bound = payload as f64 * 8.0 / (seg as f64 / 1e9);
+    let ratio = r.steady_bps / bound;
+    println!(
+        "tcp 128 KiB window over 26 Mbit/s VP, MTU {mtu}: {:.3} Mbit/s, goodput bound {:.3} -> {:.3} (cells dropped {}, max queue {} cells)",
+        r.steady_bps / 1e6,
+        bound / 1e6,
+        ratio,
+        rep.ports[1].egress.cells_dropped,
+        rep.ports[1].egress.max_occupancy
+    );
+    assert!(ratio >= 0.90, "ratio {ratio}");
+    assert!(ratio <= 1.01, "faster than the line: {ratio}");
+}
+
+#[test]
+fn two_to_one_oc3c_epd_beats_cell_drop() {
+    require_root!();
+    let _g = common::serial();
+    let run = |drop: DropPolicy| {
+        let mut out = atm(OC3C_CELLS, 0, 9180, 102);
+        out.buffer = Buffer::Cells(512);
+        out.drop = drop;
+        let topo = Topology {
+            hosts: vec![
+                HostSpec {
+                    name: "a".into(),
+                    addr: None,
+                    link: atm(OC3C_CELLS, 0, 9180, 100),
+                },
+                HostSpec {
+                    name: "b".into(),
+                    addr: None,
+                    link: atm(OC3C_CELLS, 0, 9180, 101),
+                },
+                HostSpec {
+                    name: "c".into(),
+                    addr: None,
+                    link: out,
+                },
+            ],
+            seed: 11,
+        };
+        let ((ra, rb), rep) = common::with_emulation(&topo, |emu| {
+            std::thread::scope(|s| {
+                let a = s.spawn(|| {
+                    workload::udp_cbr(emu, "a", "c", Rate::mbps(120), 9152, secs(1500), secs(300))
+                });
+                let b =
+                    workload::udp_cbr(emu, "b", "c", Rate::mbps(120), 9152, secs(1500), secs(300));
+                let a = a.join().map_err(|_| weft_emu::EmuError::Interrupted)?;
+                Ok((a?, b?))
+            })
+        });
+        let e = rep.ports[2].egress.clone();
+        let goodput = ra.steady_bps + rb.steady_bps;
+        println!(
+            "two-to-one OC-3c, 512-cell buffer, {drop:?}: goodput {:.2} Mbit/s; cells in {} dropped {} ({:.1}%); frames in {} delivered {} corrupt {} refused(EPD) {}",
+            goodput / 1e6,
+            e.cells_in,
+            e.cells_dropped,
+            100.0 * e.cells_dropped as f64 / e.cells_in.max(1) as f64,
+            e.frames_in,
+            e.frames_out,
+            e.frames_corrupt,
+            e.frames_epd
+        );
+        (goodput, e)
+    };
+    let (tail, st) = run(DropPolicy::Tail);
+    let (epd, se) = run(DropPolicy::Epd { threshold: 256 });
+    assert!(st.cells_dropped > 0 && st.frames_corrupt > 0, "{st:?}");
+    assert!(se.frames_epd > 0, "{se:?}");
+    assert!(epd > tail, "EPD {epd} vs tail drop {tail}");
+}
