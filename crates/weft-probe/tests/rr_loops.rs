@@ -146,6 +146,19 @@ fn tcp_burst_keeps_several_in_flight() {
 }
 
 #[test]
+fn messages_larger_than_the_socket_buffers_do_not_deadlock_an_echo() {
+    // The echo answers while the request is still being sent: a client that wrote the whole
+    // request before reading would block both ends on full buffers.
+    let addr = tcp_echo();
+    let mut c = cfg(addr, Proto::Tcp, vec![16 << 20], 3);
+    c.warmup = 1;
+    c.timeout = Duration::from_secs(5);
+    let r = rr::run(&c).unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    assert_eq!(r.sizes[0].count, 3);
+}
+
+#[test]
 fn sweep_runs_every_power_of_two() {
     let addr = tcp_echo();
     let sizes = rr::config::parse_sweep("1..65536").unwrap();
