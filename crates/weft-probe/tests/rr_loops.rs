@@ -110,6 +110,10 @@ fn tcp_warm_counts_exactly_and_orders_percentiles() {
     assert_eq!(doc.kind, "rr");
     assert_eq!(doc.samples.len(), 2);
     assert_eq!(doc.samples[1]["request_bytes"], 1000);
+    assert_eq!(doc.samples[1]["size_bytes"], 1000);
+    assert_eq!(doc.samples[1]["p50_ns"], r.sizes[1].rtt.p50_ns);
+    assert_eq!(doc.samples[1]["rtt"]["p99_ns"], r.sizes[1].rtt.p99_ns);
+    assert_eq!(doc.samples[1]["proto"], "tcp");
     assert!(r.table().contains("1000"));
 }
 
