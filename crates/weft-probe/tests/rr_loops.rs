@@ -105,6 +105,8 @@ fn tcp_warm_counts_exactly_and_orders_percentiles() {
         let expect = f64::from(s.request_bytes + s.response_bytes) * 8.0 / (l.mean_ns / 1e9);
         assert!((s.throughput_bps - expect).abs() < 1e-6 * expect);
         assert!(s.transactions_per_s > 0.0);
+        // Strict ping-pong: the wall time covers at least every measured round trip.
+        assert!(s.elapsed_ns as f64 >= l.mean_ns * s.count as f64 * 0.999);
     }
     let doc = r.to_result_doc();
     assert_eq!(doc.kind, "rr");

@@ -37,6 +37,9 @@ pub struct SizeResult {
     pub request_bps: f64,
     /// Transactions completed per second of wall time (exceeds 1 / mean RTT with `--burst`).
     pub transactions_per_s: f64,
+    /// Wall time of the measured transactions, from the first request to the last answer or
+    /// time-out, ns. Divided by `sent`, it is the GIGAswitch study's average RTT.
+    pub elapsed_ns: u64,
     /// Agent runs: requests the agent answered, warm-up included (tells a lost request from a
     /// lost answer under UDP).
     pub agent_requests: Option<u64>,
@@ -74,6 +77,7 @@ impl SizeResult {
             } else {
                 0.0
             },
+            elapsed_ns: (elapsed * 1e9).round() as u64,
             rtt,
             connect: cold.then(|| m.connect.summary()),
             agent_requests: None,
