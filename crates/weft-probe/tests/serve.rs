@@ -138,6 +138,42 @@ fn a_client_vanishing_mid_test_does_not_stop_the_agent() {
 }
 
 #[test]
+fn a_data_stream_that_stalls_mid_test_fails_the_test_not_the_agent() {
+    let h = agent(Duration::from_millis(300));
+    let mut ctl = Control::new(TcpStream::connect(h.local_addr()).unwrap(), 1 << 20);
+    let mut s = spec(Transport::Tcp, Direction::Forward, 0);
+    s.amount = Amount::Bytes(10_000_000);
+    ctl.send(&Message::Request(TestSpec::Tput(s))).unwrap();
+    let accept = match ctl.recv().unwrap() {
+        Message::Accept(a) => a,
+        m => panic!("{m:?}"),
+    };
+    let cookie = weft_probe::proto::data::cookie_from_hex(&accept.cookie).unwrap();
+    let mut data = TcpStream::connect(h.local_addr()).unwrap();
+    let hello = weft_probe::proto::Hello {
+        udp: false,
+        stream: 0,
+        cookie,
+    };
+    data.write_all(&hello.emit()).unwrap();
+    assert!(matches!(ctl.recv().unwrap(), Message::Ready(_)));
+    data.write_all(&[1u8; 1000]).unwrap();
+    // Now stall with the connection open: the agent gives up after its idle time-out.
+    let t = Instant::now();
+    let e = loop {
+        match ctl.recv() {
+            Ok(Message::SenderDone(_)) => continue, // the agent has nothing to send
+            Ok(m) => panic!("{m:?}"),
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(e.contains("stalled"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(3));
+    works(&h);
+    drop(data);
+}
+
+#[test]
 fn udp_client_that_vanishes_is_cut_off() {
     let h = agent(Duration::from_millis(300));
     let mut ctl = Control::new(TcpStream::connect(h.local_addr()).unwrap(), 1 << 20);

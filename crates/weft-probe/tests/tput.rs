@@ -145,3 +145,37 @@ fn udp_reverse_and_bidir_by_count() {
     assert_eq!(r.up.unwrap().sender_packets, 300);
     assert_eq!(r.down.unwrap().sender_packets, 300);
 }
+
+#[test]
+fn one_agent_serves_several_clients_at_once() {
+    let h = agent(Duration::from_secs(5));
+    let addr = h.local_addr();
+    let clients: Vec<_> = (0..3)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let transport = if i == 2 {
+                    Transport::Udp
+                } else {
+                    Transport::Tcp
+                };
+                let mut s = spec(transport, Direction::Forward, 300);
+                s.rate_bps = (i == 2).then_some(10_000_000);
+                let cfg = weft_probe::tput::TputConfig {
+                    server: addr,
+                    spec: s,
+                    connect_timeout: Duration::from_secs(5),
+                };
+                weft_probe::tput::run(&cfg, &mut |_| {})
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for c in clients {
+        let r = c.join().unwrap().unwrap();
+        assert!(r.up.unwrap().receiver_bytes > 0);
+        ids.push(r.test_id);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3);
+}

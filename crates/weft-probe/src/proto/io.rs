@@ -101,3 +101,30 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use crate::proto::frame::emit_header;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// No byte string makes the parsers panic, with or without a valid header in front.
+        #[test]
+        fn any_bytes_are_an_error_or_a_message(
+            ty in 0u8..12,
+            body in proptest::collection::vec(any::<u8>(), 0..200),
+            raw in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let mut framed = emit_header(ty, body.len() as u32).to_vec();
+            framed.extend_from_slice(&body);
+            for bytes in [&framed[..], &raw[..]] {
+                let _ = Message::parse_bytes(bytes, 1024);
+                let mut r = bytes;
+                let mut buf = Vec::new();
+                while read_message(&mut r, &mut buf, 1024).is_ok() {}
+                let _ = crate::proto::Hello::parse(bytes);
+            }
+        }
+    }
+}

@@ -99,12 +99,21 @@ fn attach_data(shared: &Shared, mut stream: TcpStream, peer: SocketAddr, magic: 
 /// Reserves a test slot, registers the cookie, dispatches on the kind of test, and reports.
 fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, spec: TestSpec) {
     let limits = &shared.config.limits;
-    let reserved = shared
-        .active_tests
-        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-            (n < limits.max_tests).then_some(n + 1)
-        })
-        .is_ok();
+    // A client that starts its next test right after the previous one ended may arrive before
+    // that test's thread has released its slot: wait a little before calling the agent busy.
+    let reserve_by = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    let reserved = loop {
+        let ok = shared
+            .active_tests
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limits.max_tests).then_some(n + 1)
+            })
+            .is_ok();
+        if ok || std::time::Instant::now() >= reserve_by {
+            break ok;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
     if !reserved {
         let err = ProbeError::Busy(format!(
             "the agent is already running its maximum of {} tests; try again later",
@@ -130,6 +139,9 @@ fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, spec: 
     if let Ok(mut reg) = shared.registry.lock() {
         reg.remove(&cookie);
     }
+    // The test's streams are gone (its session aborted or finished): free the slot before the
+    // client hears the outcome, so that it can start its next test at once.
+    shared.active_tests.fetch_sub(1, Ordering::SeqCst);
     match result {
         Ok(()) => {
             shared.tests_ok.fetch_add(1, Ordering::SeqCst);
@@ -143,7 +155,6 @@ fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, spec: 
     }
     ctx.control.shutdown();
     drop(ctx);
-    shared.active_tests.fetch_sub(1, Ordering::SeqCst);
     if shared.config.once {
         shared.request_shutdown();
     }

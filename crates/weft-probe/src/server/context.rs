@@ -63,9 +63,14 @@ impl TestContext {
         self.shared.stopping()
     }
 
-    /// The IP address the agent listens on; UDP data sockets bind there too.
+    /// The agent's address on this test's control connection (the address the client used);
+    /// UDP data sockets bind there, so that replies leave from the address the client expects
+    /// even on a multi-homed host listening on 0.0.0.0.
     pub fn local_ip(&self) -> IpAddr {
-        self.shared.local_addr.ip()
+        self.control
+            .stream()
+            .local_addr()
+            .map_or(self.shared.local_addr.ip(), |a| a.ip())
     }
 
     /// Waits for `n` TCP data connections, streams `0..n` each exactly once, for at most the

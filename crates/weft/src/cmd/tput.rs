@@ -201,7 +201,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let _ = out.flush();
         }
     };
-    let result = match weft_probe::tput::run(&cfg, &mut observe) {
+    let progress = Progress::start(&cfg.spec);
+    let result = weft_probe::tput::run(&cfg, &mut observe);
+    drop(progress);
+    let result = match result {
         Ok(r) => r,
         Err(ProbeError::Config(m)) => return Err(crate::cli::usage(m)),
         Err(e) => return Err(e.into()),
@@ -220,6 +223,55 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         write!(out, "{}", result.to_table())?;
     }
     Ok(())
+}
+
+/// Elapsed time on stderr, once a second, for timed tests of 2 s or more when stderr is a
+/// terminal; erased when the test ends.
+struct Progress {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(spec: &TputSpec) -> Progress {
+        use std::io::IsTerminal;
+        let total = match spec.amount {
+            Amount::TimeNs(t) if t >= 2_000_000_000 && std::io::stderr().is_terminal() => t,
+            _ => {
+                return Progress {
+                    stop: None,
+                    thread: None,
+                };
+            }
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                rx.recv_timeout(std::time::Duration::from_secs(1))
+            {
+                eprint!(
+                    "\rweft tput: {:.0}s / {}",
+                    t0.elapsed().as_secs_f64(),
+                    Duration(total)
+                );
+            }
+            eprint!("\r{:40}\r", "");
+        });
+        Progress {
+            stop: Some(tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 #[cfg(test)]
