@@ -105,11 +105,17 @@ fn tcp_warm_counts_exactly_and_orders_percentiles() {
         let expect = f64::from(s.request_bytes + s.response_bytes) * 8.0 / (l.mean_ns / 1e9);
         assert!((s.throughput_bps - expect).abs() < 1e-6 * expect);
         assert!(s.transactions_per_s > 0.0);
+        // Strict ping-pong: the wall time covers at least every measured round trip.
+        assert!(s.elapsed_ns as f64 >= l.mean_ns * s.count as f64 * 0.999);
     }
     let doc = r.to_result_doc();
     assert_eq!(doc.kind, "rr");
     assert_eq!(doc.samples.len(), 2);
     assert_eq!(doc.samples[1]["request_bytes"], 1000);
+    assert_eq!(doc.samples[1]["size_bytes"], 1000);
+    assert_eq!(doc.samples[1]["p50_ns"], r.sizes[1].rtt.p50_ns);
+    assert_eq!(doc.samples[1]["rtt"]["p99_ns"], r.sizes[1].rtt.p99_ns);
+    assert_eq!(doc.samples[1]["proto"], "tcp");
     assert!(r.table().contains("1000"));
 }
 
@@ -143,6 +149,19 @@ fn tcp_burst_keeps_several_in_flight() {
         assert_eq!(s.count, 300);
         assert_eq!(s.lost, 0);
     }
+}
+
+#[test]
+fn messages_larger_than_the_socket_buffers_do_not_deadlock_an_echo() {
+    // The echo answers while the request is still being sent: a client that wrote the whole
+    // request before reading would block both ends on full buffers.
+    let addr = tcp_echo();
+    let mut c = cfg(addr, Proto::Tcp, vec![16 << 20], 3);
+    c.warmup = 1;
+    c.timeout = Duration::from_secs(5);
+    let r = rr::run(&c).unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    assert_eq!(r.sizes[0].count, 3);
 }
 
 #[test]

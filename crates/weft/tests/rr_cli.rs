@@ -2,9 +2,9 @@
 //! agent and an echo server built here, on loopback.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 use weft_probe::server::{Server, ServerConfig};
 
@@ -141,4 +141,61 @@ fn usage_errors_exit_2_and_failures_exit_1() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["summary"]["aborted"], 1);
     assert!(String::from_utf8_lossy(&out.stderr).contains("aborted"));
+}
+
+/// A `weft serve` process on 127.0.0.1 with a free port; killed when dropped.
+struct Agent(Child, u16);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_process() -> Agent {
+    let mut child = weft()
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let port = loop {
+        let line = lines.next().expect("serve printed nothing").unwrap();
+        if let Some(addr) = line.split("listening on ").nth(1) {
+            break addr.rsplit(':').next().unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    Agent(child, port)
+}
+
+#[test]
+fn rr_against_a_weft_serve_process_in_every_mode() {
+    let agent = serve_process();
+    let host = format!("127.0.0.1:{}", agent.1);
+    let modes: [&[&str]; 4] = [
+        &["--sweep", "1..4096"],
+        &["--cold", "--size", "64"],
+        &["--udp", "--sizes", "64,1024", "--burst", "4"],
+        &["--udp", "--cold", "--size", "32", "--response-size", "1K"],
+    ];
+    for extra in modes {
+        let out = weft()
+            .args(["rr", &host, "-n", "30", "--warmup", "3", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for s in doc["samples"].as_array().unwrap() {
+            assert_eq!(s["count"], 30, "{extra:?}");
+            assert_eq!(s["agent_requests"], 33, "{extra:?}");
+        }
+    }
 }

@@ -37,6 +37,9 @@ pub struct SizeResult {
     pub request_bps: f64,
     /// Transactions completed per second of wall time (exceeds 1 / mean RTT with `--burst`).
     pub transactions_per_s: f64,
+    /// Wall time of the measured transactions, from the first request to the last answer or
+    /// time-out, ns. Divided by `sent`, it is the GIGAswitch study's average RTT.
+    pub elapsed_ns: u64,
     /// Agent runs: requests the agent answered, warm-up included (tells a lost request from a
     /// lost answer under UDP).
     pub agent_requests: Option<u64>,
@@ -74,6 +77,7 @@ impl SizeResult {
             } else {
                 0.0
             },
+            elapsed_ns: (elapsed * 1e9).round() as u64,
             rtt,
             connect: cold.then(|| m.connect.summary()),
             agent_requests: None,
@@ -145,11 +149,7 @@ impl RrResult {
             "timeout_ns": self.timeout_ns,
             "sizes": self.sizes.iter().map(|s| s.request_bytes).collect::<Vec<_>>(),
         });
-        doc.samples = self
-            .sizes
-            .iter()
-            .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
-            .collect();
+        doc.samples = self.sizes.iter().map(|s| self.sample(s)).collect();
         let lost: u64 = self.sizes.iter().map(|s| s.lost).sum();
         let sent: u64 = self.sizes.iter().map(|s| s.sent).sum();
         let best = self
@@ -170,6 +170,31 @@ impl RrResult {
             "aborted": self.sizes.iter().filter(|s| s.aborted.is_some()).count(),
         });
         doc
+    }
+
+    /// One sample: the size's full record, plus its headline figures as top-level keys
+    /// (`size_bytes`, `proto`, `min_ns`, `p50_ns`, `p90_ns`, `p99_ns`, `max_ns`, `mean_ns`) so
+    /// that readers never confuse the round trip with the nested connect statistics.
+    fn sample(&self, s: &SizeResult) -> Value {
+        let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut v {
+            let r = &s.rtt;
+            let flat = [
+                ("size_bytes", json!(s.request_bytes)),
+                ("proto", json!(self.proto)),
+                ("cold", json!(self.cold)),
+                ("min_ns", json!(r.min_ns)),
+                ("p50_ns", json!(r.p50_ns)),
+                ("p90_ns", json!(r.p90_ns)),
+                ("p99_ns", json!(r.p99_ns)),
+                ("max_ns", json!(r.max_ns)),
+                ("mean_ns", json!(r.mean_ns)),
+            ];
+            for (k, x) in flat {
+                m.insert(k.to_string(), x);
+            }
+        }
+        v
     }
 
     /// A compact table, one line per size, latencies in microseconds.
