@@ -96,9 +96,13 @@ fn main() {
                 .get(3)
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(Rate::mbps(100));
-            let load = arg(&args, 4, 0.5f64);
-            // UDP payload plus UDP (8), IPv4 (20) and PPP (2) headers: what ns-3 puts on the wire.
-            let size = arg(&args, 5, 1472usize) + 30;
+            // As ns-3's OnOff application counts it: payload bits per second over the link rate.
+            let payload_load = arg(&args, 4, 0.5f64);
+            let payload = arg(&args, 5, 1472usize);
+            // UDP payload plus UDP (8), IPv4 (20) and PPP (2) headers: what ns-3 puts on the wire,
+            // so each host sends the same packets per second as ns-3's.
+            let size = payload + 30;
+            let load = (payload_load * size as f64 / payload as f64).min(1.0);
             let queue = arg(&args, 6, 100u64);
             let secs = arg(&args, 7, 5.0f64);
             let p = ManyToOne {
