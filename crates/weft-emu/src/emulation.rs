@@ -60,6 +60,7 @@ pub struct Emulation {
     registry: Registry,
     stop: Arc<AtomicBool>,
     switch: Option<SwitchJoin>,
+    topology: Topology,
     /// Set when offloads could not be turned off (ethtool missing).
     pub offload_warning: Option<String>,
 }
@@ -148,6 +149,7 @@ impl Emulation {
             registry: Registry::new(),
             stop: Arc::new(AtomicBool::new(false)),
             switch: None,
+            topology: topo.clone(),
             offload_warning: None,
         };
         emu.registry.add_namespace(&switch_ns)?;
@@ -286,6 +288,11 @@ impl Emulation {
     /// This run's id (6 hex digits).
     pub fn run_id(&self) -> &str {
         &self.run_id
+    }
+
+    /// The topology this emulation was built from.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
     }
 
     /// The switch's namespace.

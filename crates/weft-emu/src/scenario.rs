@@ -281,15 +281,15 @@ fn run_point(
         .flat_map(|f| w.to.iter().map(move |t| (f.clone(), t.clone())))
         .filter(|(f, t)| f != t)
         .collect();
-    let udp = w.kind == WorkloadKind::Frames || matches!(w.proto, Some(Transport::Udp));
+    let frames = w.kind == WorkloadKind::Frames;
+    let udp = frames || matches!(w.proto, Some(Transport::Udp));
     let results: Vec<Result<(f64, Value), EmuError>> = std::thread::scope(|sc| {
         let handles: Vec<_> = pairs
             .iter()
             .map(|(f, t)| {
                 sc.spawn(move || -> Result<(f64, Value), EmuError> {
                     if udp {
-                        let size = w.size.map(|s| s.0 as usize).unwrap_or(1472).clamp(16, 65000);
-                        let rate = w.rate.unwrap_or(Rate::mbps(10));
+                        let (size, rate) = udp_shape(emu, w, f, frames)?;
                         let r = workload::udp_cbr(emu, f, t, rate, size, time, warmup)?;
                         Ok((r.steady_bps, json!({ "from": f, "to": t, "sent": r.sent, "received": r.received, "goodput_mbps": r.steady_bps / 1e6 })))
                     } else {
@@ -321,6 +321,36 @@ fn run_point(
         ("flows", json!(flows)),
         ("seconds", json!(time.as_secs_f64())),
     ])
+}
+
+/// UDP payload bytes and payload rate of a workload's datagrams. For `frames`, `size` is the IP
+/// datagram and `rate` the line rate each source occupies (as the simulator reads them); for
+/// `tput` over UDP, `size` is the message and `rate` its payload rate.
+fn udp_shape(
+    emu: &Emulation,
+    w: &Workload,
+    from: &str,
+    frames: bool,
+) -> Result<(usize, Rate), EmuError> {
+    let _ = emu.host(from)?;
+    let size = w.size.map(|s| s.0).unwrap_or(1500);
+    let rate = w.rate.unwrap_or(Rate::mbps(10));
+    if !frames {
+        return Ok((size.clamp(16, 65000) as usize, rate));
+    }
+    let payload = size.saturating_sub(28).max(16);
+    let link = emu
+        .topology()
+        .hosts
+        .iter()
+        .find(|h| h.name == from)
+        .map(|h| h.link.framing)
+        .unwrap_or(Framing::Frame { overhead: 0 });
+    let wire = link.wire_bytes(size as usize + ETH_HEADER).max(1);
+    Ok((
+        payload as usize,
+        Rate((rate.as_bps() as u128 * payload as u128 / wire as u128) as u64),
+    ))
 }
 
 fn add_switch_metrics(sample: &mut Value, rep: &DriverReport, topo: &Topology, w: &Workload) {

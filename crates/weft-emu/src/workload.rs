@@ -97,7 +97,9 @@ pub fn tcp_bulk(
         let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
         let (mut s, _) = l.accept().map_err(werr("tcp accept"))?;
         let mut buf = vec![0u8; 1 << 16];
-        let (mut bytes, mut first, mut mark) = (0u64, None::<Instant>, None::<(Instant, u64)>);
+        // As for UDP: the steady rate is what arrives in [first + warmup, first + time), so
+        // that concurrent flows are measured over the same span.
+        let (mut bytes, mut first, mut window_bytes) = (0u64, None::<Instant>, 0u64);
         let mut last = Instant::now();
         loop {
             let n = s.read(&mut buf).map_err(werr("tcp read"))?;
@@ -105,22 +107,20 @@ pub fn tcp_bulk(
                 break;
             }
             let now = Instant::now();
-            let f = *first.get_or_insert(now);
-            if mark.is_none() && now - f >= warmup {
-                mark = Some((now, bytes));
+            let t = now - *first.get_or_insert(now);
+            if t >= warmup && t < time {
+                window_bytes += n as u64;
             }
             bytes += n as u64;
             last = now;
         }
         let seconds = first.map_or(0.0, |f| (last - f).as_secs_f64());
-        let steady_bps = mark.map_or(0.0, |(t, b)| {
-            let s = (last - t).as_secs_f64();
-            if s > 0.0 {
-                (bytes - b) as f64 * 8.0 / s
-            } else {
-                0.0
-            }
-        });
+        let span = time.saturating_sub(warmup).as_secs_f64();
+        let steady_bps = if span > 0.0 {
+            window_bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        };
         let mean_bps = if seconds > 0.0 {
             bytes as f64 * 8.0 / seconds
         } else {
@@ -196,28 +196,31 @@ pub fn udp_cbr(
         s.set_read_timeout(Some(Duration::from_millis(300)))
             .map_err(werr("udp timeout"))?;
         let mut buf = vec![0u8; 65536];
-        let (mut count, mut first, mut mark, mut last, mut bytes) =
-            (0u64, None::<Instant>, None, None, 0u64);
+        // The steady rate counts what arrives in [first + warmup, first + time): the sender's
+        // schedule shifted by the path's delay, so sparse or bursty deliveries are not
+        // stretched over a short interval.
+        let (mut count, mut first, mut window_bytes) = (0u64, None::<Instant>, 0u64);
         let deadline = Instant::now() + time + Duration::from_secs(3);
         while Instant::now() < deadline {
             match s.recv(&mut buf) {
                 Ok(n) => {
                     let now = Instant::now();
                     let f = *first.get_or_insert(now);
-                    if mark.is_none() && now - f >= warmup {
-                        mark = Some((now, bytes));
+                    let t = now - f;
+                    if t >= warmup && t < time {
+                        window_bytes += n as u64;
                     }
                     count += 1;
-                    bytes += n as u64;
-                    last = Some(now);
                 }
-                Err(_) if first.is_some() => break,
+                Err(_) if first.is_some_and(|f| f.elapsed() > time) => break,
                 Err(_) => {}
             }
         }
-        let steady = match (mark, last) {
-            (Some((t, b)), Some(l)) if l > t => (bytes - b) as f64 * 8.0 / (l - t).as_secs_f64(),
-            _ => 0.0,
+        let span = time.saturating_sub(warmup).as_secs_f64();
+        let steady = if span > 0.0 {
+            window_bytes as f64 * 8.0 / span
+        } else {
+            0.0
         };
         Ok((count, steady))
     })?;

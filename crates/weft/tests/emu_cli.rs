@@ -1,0 +1,308 @@
+//! `weft emu` end to end: exit code without root, run with commands, up/list/exec/down, signal
+//! and crash clean-up, captures read back by tshark. Tests that need root say so and return.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const BIN: &str = env!("CARGO_BIN_EXE_weft");
+
+const SCENARIO: &str = r#"
+name = "emu-cli"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[switch]]
+name = "sw"
+fabric = "output-queued"
+buffer = "2048 cells"
+[[link]]
+ends = ["a", "sw"]
+tech = "oc3c"
+[[link]]
+ends = ["sw", "b"]
+tech = "oc3c"
+delay = "8.5ms"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+proto = "tcp"
+window = 65536
+time = "1s"
+"#;
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+fn skip() -> bool {
+    if !is_root() {
+        println!("skipped: needs root (network namespaces)");
+        return true;
+    }
+    false
+}
+
+fn weft(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run weft")
+}
+
+/// Emulator namespaces (`weft-<6 hex>...`) present now.
+fn emu_namespaces() -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| {
+            n.strip_prefix("weft-").is_some_and(|r| {
+                r.len() >= 6
+                    && r.as_bytes()[..6].iter().all(|b| b.is_ascii_hexdigit())
+                    && (r.len() == 6 || r.as_bytes()[6] == b'-')
+            })
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_scenario(dir: &Path) -> String {
+    let p = dir.join("s.toml");
+    std::fs::write(&p, SCENARIO).expect("write scenario");
+    p.display().to_string()
+}
+
+fn wait_for_run(child_pid: u32) -> String {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        let out = weft(&["emu", "list", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("list json");
+        if let Some(r) = v["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["pid"].as_u64() == Some(child_pid as u64))
+        {
+            return r["run_id"].as_str().expect("run id").to_string();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("run of pid {child_pid} never appeared");
+}
+
+fn wait_exit(child: &mut Child, secs: u64) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "child did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn up(file: &str) -> Child {
+    Command::new(BIN)
+        .args(["emu", "up", file])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn weft emu up")
+}
+
+#[test]
+fn without_root_it_says_so_and_exits_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write_scenario(dir.path());
+    let out = if is_root() {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            println!("skipped: running as root and setpriv is missing");
+            return;
+        }
+        let _ = Command::new("chmod")
+            .args(["755", &dir.path().display().to_string()])
+            .status();
+        let _ = Command::new("chmod").args(["644", &file]).status();
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                BIN,
+                "emu",
+                "up",
+                &file,
+            ])
+            .output()
+            .expect("setpriv")
+    } else {
+        weft(&["emu", "up", &file])
+    };
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("root"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn run_with_commands_and_capture() {
+    if skip() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = emu_namespaces();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write_scenario(dir.path());
+    let cap = dir.path().join("cap");
+    let out = weft(&[
+        "emu",
+        "run",
+        &file,
+        "--json",
+        "--capture",
+        &cap.display().to_string(),
+        "--exec",
+        "a: ping -c 3 -i 0.2 -s 1000 10.77.0.2",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    assert_eq!(doc["engine"], "emu");
+    let text = doc["samples"][0]["stdout"].as_str().expect("ping output");
+    println!("{text}");
+    // 17 ms of propagation plus 1028-byte datagrams in 22 cells over two OC-3c links each way
+    // (0.25 ms in all), plus the hosts' own stacks.
+    let mut times: Vec<f64> = text
+        .split("time=")
+        .skip(1)
+        .filter_map(|t| t.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert_eq!(times.len(), 3, "{text}");
+    times.sort_by(|a, b| a.total_cmp(b));
+    assert!(
+        (17.2..17.8).contains(&times[1]),
+        "median ping {} ms",
+        times[1]
+    );
+    assert_eq!(emu_namespaces(), before, "namespaces leaked");
+    if Command::new("tshark").arg("--version").output().is_err() {
+        println!("tshark missing: capture not decoded");
+        return;
+    }
+    let pcap = cap.join("b.pcap");
+    let t = Command::new("tshark")
+        .args([
+            "-r",
+            &pcap.display().to_string(),
+            "-T",
+            "fields",
+            "-e",
+            "atm.vci",
+            "-e",
+            "icmp.type",
+        ])
+        .output()
+        .expect("tshark");
+    let lines = String::from_utf8_lossy(&t.stdout);
+    println!("{lines}");
+    assert!(t.status.success(), "{t:?}");
+    assert_eq!(
+        lines.lines().filter(|l| *l == "101\t8").count(),
+        3,
+        "{lines}"
+    );
+    assert_eq!(
+        lines.lines().filter(|l| *l == "101\t0").count(),
+        3,
+        "{lines}"
+    );
+}
+
+#[test]
+fn up_list_exec_down_and_signals_leave_nothing() {
+    if skip() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = emu_namespaces();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write_scenario(dir.path());
+
+    // up, exec, down
+    let mut child = up(&file);
+    let id = wait_for_run(child.id());
+    let out = weft(&[
+        "emu", "exec", "b", "--run", &id, "--", "ip", "-br", "addr", "show", "eth0",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("10.77.0.2"),
+        "{out:?}"
+    );
+    let out = weft(&["emu", "down", "--run", &id]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(wait_exit(&mut child, 10).success());
+    assert_eq!(emu_namespaces(), before, "namespaces after down");
+
+    // SIGINT tears down as down does.
+    let mut child = up(&file);
+    wait_for_run(child.id());
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    assert!(wait_exit(&mut child, 10).success());
+    assert_eq!(emu_namespaces(), before, "namespaces after SIGINT");
+
+    // A crash (SIGKILL) leaves namespaces; list shows them, down --all removes them.
+    let mut child = up(&file);
+    let id = wait_for_run(child.id());
+    let _ = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status();
+    let _ = wait_exit(&mut child, 10);
+    assert!(
+        emu_namespaces().iter().any(|n| n.contains(&id)),
+        "a crash should leave its namespaces"
+    );
+    let out = weft(&["emu", "list"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("leftover"),
+        "{out:?}"
+    );
+    let out = weft(&["emu", "down", "--all"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !emu_namespaces().iter().any(|n| n.contains(&id)),
+        "down --all left namespaces"
+    );
+}
+
+#[test]
+fn weft_run_engine_emu_reports_goodput() {
+    if skip() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write_scenario(dir.path());
+    let out = weft(&["run", &file, "--engine", "emu", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let doc = if v.is_array() { v[0].clone() } else { v };
+    let g = doc["samples"][0]["goodput_mbps"].as_f64().expect("goodput");
+    println!("64 KiB window over 17 ms on OC-3c: {g:.2} Mbit/s");
+    // 65536 B per 17.x ms is about 30 Mbit/s: window-bound, far below the line.
+    assert!((20.0..32.0).contains(&g), "{g}");
+}
