@@ -5,10 +5,19 @@
 //! `poll_*(now)` and `poll_timeout()` (see [`element`]). The simulator (`weft-sim`) feeds it virtual
 //! time, the emulator (`weft-emu`) feeds it the wall clock.
 
+pub mod calc;
+pub mod cell;
 pub mod element;
+pub mod fabric;
+pub mod queue;
+pub mod scenario;
+pub mod shaper;
+pub mod tech;
 pub mod time;
 pub mod units;
 
 pub use element::{Element, WireLen};
+pub use scenario::{Scenario, ScenarioError};
+pub use tech::{Encap, Tech, Transport, aal5_cells};
 pub use time::{Duration, Instant};
 pub use units::{Rate, Size, UnitError};

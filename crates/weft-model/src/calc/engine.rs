@@ -1,0 +1,346 @@
+//! The `model` engine: the closed-form answer for every point of a scenario.
+//!
+//! | workload | fabric | what the model gives |
+//! |---|---|---|
+//! | saturated | input-fifo | exact FIFO saturation throughput (Markov chain) as `efficiency`, x rate as `throughput_mbps`; the GIGAswitch formula E(N, M) as `formula_efficiency` / `formula_mbps` |
+//! | saturated | output-queued, voq-islip | min(1, N/M) of the inputs' rate (every output busy) |
+//! | bernoulli | output-queued | mean wait ((N-1)/N) p/(2(1-p)) slots, and M/D/1 beside it |
+//! | bernoulli | input-fifo | whether the load is under the saturation throughput (no closed-form wait) |
+//! | hotspot | any | the hot output's offered load |
+//! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
+//! | tput | - | min(window / RTT, bottleneck goodput at the path MTU) |
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
+use super::queue::{Md1, output_queued_wait};
+use super::window::{Limit, TransferBound, ebn_paper_mbps};
+use crate::scenario::{Fabric, Metric, Param, Scenario, Workload, WorkloadKind};
+use crate::tech::{Tech, Transport};
+use crate::time::Duration;
+use crate::units::Size;
+
+/// The model's answer at one point of one workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelPoint {
+    /// Index of the workload.
+    pub workload: usize,
+    /// The swept value here, if any.
+    pub point: Option<Param>,
+    /// Named results (keys of [`Metric`] and a few more), in their units.
+    pub metrics: BTreeMap<String, f64>,
+    /// What the model assumed or could not answer.
+    pub notes: Vec<String>,
+}
+
+/// Evaluates every point of `scenario` in closed form, in the order of [`Scenario::points`].
+pub fn evaluate(scenario: &Scenario) -> Vec<ModelPoint> {
+    scenario
+        .points()
+        .into_iter()
+        .map(|p| {
+            let mut out = ModelPoint {
+                workload: p.workload,
+                point: p.value,
+                metrics: BTreeMap::new(),
+                notes: Vec::new(),
+            };
+            match p.spec.kind {
+                WorkloadKind::Saturated => saturated(scenario, &p.spec, &mut out),
+                WorkloadKind::Bernoulli | WorkloadKind::Onoff => {
+                    bernoulli(scenario, &p.spec, &mut out)
+                }
+                WorkloadKind::Hotspot => hotspot(scenario, &p.spec, &mut out),
+                WorkloadKind::Frames => frames(scenario, &p.spec, &mut out),
+                WorkloadKind::Tput => tput(scenario, &p.spec, &mut out),
+            }
+            out
+        })
+        .collect()
+}
+
+/// Ports of the workload's switch, and the rate of its first link (for rate-less workloads).
+fn port_counts(s: &Scenario, w: &Workload) -> (Option<u32>, Option<u32>, Fabric, Option<Tech>) {
+    let sw = s.switch_for(w);
+    let ports = sw.and_then(|x| x.ports);
+    let fabric = sw.map_or(Fabric::OutputQueued, |x| x.fabric);
+    let tech = sw.and_then(|x| s.links_of(&x.name).next().map(|l| l.tech.clone()));
+    (
+        w.input_count().or(ports),
+        w.output_count().or(ports),
+        fabric,
+        tech,
+    )
+}
+
+fn saturated(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(m), Some(n), fabric, tech) = port_counts(s, w) else {
+        out.notes.push("inputs or outputs unknown".into());
+        return;
+    };
+    let formula = gigaswitch_efficiency(n, m);
+    let efficiency = match fabric {
+        Fabric::InputFifo => match fifo_saturation(m, n) {
+            Some(x) => x,
+            None => {
+                out.notes.push(format!(
+                    "exact FIFO chain too large for {m} x {n}; efficiency is the one-slot formula"
+                ));
+                formula
+            }
+        },
+        Fabric::OutputQueued | Fabric::VoqIslip => (n as f64 / m as f64).min(1.0),
+    };
+    out.metrics.insert(Metric::EFFICIENCY.into(), efficiency);
+    out.metrics
+        .insert(Metric::FORMULA_EFFICIENCY.into(), formula);
+    out.metrics.insert("inputs".into(), m as f64);
+    out.metrics.insert("outputs".into(), n as f64);
+    if fabric == Fabric::InputFifo {
+        out.notes.push(
+            "efficiency: exact FIFO saturation (Markov chain); formula: E = (N/M)(1-(1-1/N)^M), \
+             one slot, blocked packets not carried over"
+                .into(),
+        );
+    }
+    let rate = w.rate.or(tech.map(|t| t.rate));
+    if let Some(rate) = rate {
+        let mbps = rate.as_mbps_f64();
+        out.metrics
+            .insert(Metric::THROUGHPUT_MBPS.into(), efficiency * mbps);
+        out.metrics
+            .insert(Metric::FORMULA_MBPS.into(), formula * mbps);
+        out.metrics.insert("peak_mbps".into(), mbps);
+    }
+}
+
+fn bernoulli(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(m), n, fabric, _) = port_counts(s, w) else {
+        out.notes.push("ports unknown".into());
+        return;
+    };
+    let Some(p) = w.load else {
+        return;
+    };
+    if w.kind == WorkloadKind::Onoff {
+        out.notes
+            .push("bursty arrivals: the Bernoulli formula is a lower bound on the wait".into());
+    }
+    match fabric {
+        Fabric::OutputQueued => {
+            if let Some(x) = output_queued_wait(n.unwrap_or(m), p) {
+                out.metrics.insert(Metric::MEAN_WAIT_SLOTS.into(), x);
+            }
+            if let Some(q) = Md1::new(p) {
+                out.metrics.insert("md1_wait_slots".into(), q.wait);
+            }
+        }
+        Fabric::InputFifo => {
+            if let Some(sat) = saturation_throughput(m) {
+                out.metrics.insert("fifo_saturation".into(), sat);
+                out.notes.push(format!(
+                    "no closed-form FIFO wait; load {p} is {} the saturation throughput {sat:.4}",
+                    if p < sat { "under" } else { "over" }
+                ));
+            }
+        }
+        Fabric::VoqIslip => out
+            .notes
+            .push("no closed form for iSLIP; uniform Bernoulli load below 1 is sustained".into()),
+    }
+}
+
+fn hotspot(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(m), n, _, _) = port_counts(s, w) else {
+        return;
+    };
+    let (Some(p), Some(h)) = (w.load, w.hotspot) else {
+        return;
+    };
+    let n = n.unwrap_or(m) as f64;
+    let hot = p * m as f64 * (h + (1.0 - h) / n);
+    out.metrics.insert("hot_output_load".into(), hot);
+    if hot >= 1.0 {
+        out.notes.push(
+            "the hot output is offered more than it can carry: its queue grows without bound"
+                .into(),
+        );
+    }
+}
+
+fn frames(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let Some(size) = w.size else {
+        return;
+    };
+    let (from, to) = (w.from.first(), w.to.first());
+    let links = match (from, to) {
+        (Some(a), Some(b)) => s.path(a, b).unwrap_or_default(),
+        _ => s.links.iter().collect(),
+    };
+    let mut keep = 1.0;
+    for l in &links {
+        let units = l.tech.cells(size.0).unwrap_or(1);
+        keep *= (1.0 - l.loss).powf(units as f64);
+    }
+    out.metrics.insert(Metric::FRAME_GOODPUT.into(), keep);
+    out.notes
+        .push("frame goodput from link loss only; queue drops need the simulator".into());
+}
+
+fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(a), Some(b)) = (w.from.first(), w.to.first()) else {
+        return;
+    };
+    let Some(path) = s.path(a, b) else {
+        out.notes.push(format!("no path from {a:?} to {b:?}"));
+        return;
+    };
+    let transport = w.proto.unwrap_or(Transport::Tcp { options: 0 });
+    let path_mtu = path.iter().map(|l| l.tech.mtu.0).min().unwrap_or(1500);
+    let mtu = w.mtu.map_or(path_mtu, |m| m.0.min(path_mtu));
+    if w.mtu.is_some_and(|m| m.0 > path_mtu) {
+        out.notes
+            .push(format!("mtu above the path MTU: {path_mtu} used"));
+    }
+    // The bottleneck is the link with the lowest goodput for this datagram size.
+    let Some(bottleneck) = path
+        .iter()
+        .filter_map(|l| l.tech.goodput(mtu, transport).ok().map(|g| (g, &l.tech)))
+        .min_by_key(|(g, _)| *g)
+        .map(|(_, t)| t)
+    else {
+        out.notes.push(format!(
+            "datagrams of {mtu} B cannot carry {}",
+            transport.name()
+        ));
+        return;
+    };
+    let rtt = w.rtt.unwrap_or_else(|| {
+        let one_way: u64 = path.iter().map(|l| l.delay.0).sum();
+        Duration(2 * one_way)
+    });
+    let flows = w.from.len().max(w.to.len()) as u64;
+    // A window-less transport (UDP) is bounded by the link alone.
+    let window = w.window.unwrap_or(Size(u64::MAX / 16));
+    let Ok(bound) = TransferBound::new(bottleneck, mtu, transport, window, rtt) else {
+        return;
+    };
+    let link_mbps = bound.link_bps as f64 / 1e6;
+    let per_flow = if bound.limit == Limit::Window {
+        (bound.window_bps as f64 / 1e6).min(link_mbps / flows as f64)
+    } else {
+        link_mbps / flows as f64
+    };
+    let aggregate = (per_flow * flows as f64).min(link_mbps);
+    let kib = aggregate * 1e6 / 8.0 / 1024.0;
+    let m = &mut out.metrics;
+    m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
+    m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
+    m.insert("link_goodput_mbps".into(), link_mbps);
+    if bottleneck.is_cells() {
+        m.insert(
+            "cell_payload_mbps".into(),
+            bottleneck.cell_payload_rate().as_mbps_f64(),
+        );
+    }
+    if w.window.is_some() {
+        m.insert("window_mbps".into(), bound.window_bps as f64 / 1e6);
+    }
+    m.insert("window_needed_bytes".into(), bound.window_needed as f64);
+    m.insert("rtt_ms".into(), rtt.0 as f64 / 1e6);
+    m.insert("mtu_bytes".into(), mtu as f64);
+    // The share of the bottleneck's cell (or frame) rate the payload occupies.
+    let wire = bottleneck.wire_bytes(mtu) as f64;
+    let payload = (mtu - transport.header_bytes()) as f64;
+    m.insert(
+        "utilisation".into(),
+        aggregate * 1e6 * wire / payload / bottleneck.rate.0 as f64,
+    );
+    m.insert("cell_rate_mbps_53_48".into(), ebn_paper_mbps(kib));
+    out.notes.push(format!(
+        "bottleneck {} at {}; limited by the {}",
+        bottleneck.name,
+        bottleneck.rate,
+        match (w.window.is_some(), bound.limit) {
+            (true, Limit::Window) => "window",
+            _ => "link",
+        }
+    ));
+    if flows > 1 {
+        out.notes
+            .push(format!("{flows} flows share the bottleneck equally"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gigaswitch_points() {
+        let text = r#"
+name = "g"
+[[switch]]
+name = "sw"
+fabric = "input-fifo"
+ports = 5
+[[workload]]
+kind = "saturated"
+inputs = [1, 2, 5]
+outputs = 5
+rate = "95Mbps"
+"#;
+        let s = Scenario::parse(text, "g.toml").unwrap();
+        let pts = evaluate(&s);
+        let t: Vec<f64> = pts
+            .iter()
+            .map(|p| p.metrics[Metric::FORMULA_MBPS])
+            .collect();
+        assert!((t[0] - 95.0).abs() < 1e-9);
+        assert!((t[1] - 85.5).abs() < 1e-9);
+        assert!((t[2] - 95.0 * 0.67232).abs() < 1e-9);
+        let e5 = pts[2].metrics[Metric::EFFICIENCY];
+        assert_eq!(Some(e5), saturation_throughput(5));
+        // Two inputs: a packet left behind and a fresh one collide with the same probability 1/N
+        // as two fresh ones, so the FIFO's memory costs nothing.
+        assert!((pts[1].metrics[Metric::THROUGHPUT_MBPS] - t[1]).abs() < 1e-9);
+        assert!(pts[2].metrics[Metric::THROUGHPUT_MBPS] < t[2]);
+    }
+
+    #[test]
+    fn tput_over_a_path() {
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[switch]]
+name = "sw"
+[[link]]
+ends = ["a", "sw"]
+tech = "oc3c"
+delay = "4ms"
+[[link]]
+ends = ["sw", "b"]
+tech = { preset = "e3", rate = "26Mbps" }
+delay = "4.5ms"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+window = [35600, "64KiB"]
+mtu = 4490
+"#;
+        let s = Scenario::parse(text, "t.toml").unwrap();
+        let pts = evaluate(&s);
+        // 35600 B over 17 ms.
+        assert!((pts[0].metrics[Metric::GOODPUT_MBPS] - 16.752_941).abs() < 1e-5);
+        // 64 KiB fills the 26 Mbit/s VP: 26 * 4450 / (94 * 53).
+        let link = 26.0 * 4450.0 / (94.0 * 53.0);
+        assert!((pts[1].metrics[Metric::GOODPUT_MBPS] - link).abs() < 1e-5);
+        assert!((pts[1].metrics["utilisation"] - 1.0).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,134 @@
+//! Output contention among head-of-line cells: each output accepts one of the inputs whose head
+//! cell is bound for it, chosen at random or round-robin.
+
+use super::rng::Rng;
+
+/// How an output chooses among inputs contending for it in one slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Contention {
+    /// Uniformly at random (the assumption of Karol, Hluchyj and Morgan).
+    #[default]
+    Random,
+    /// Round-robin: the first contender at or after a per-output pointer, which then moves past
+    /// the winner.
+    RoundRobin,
+}
+
+/// Marks an input with no head-of-line cell.
+pub const NO_CELL: u32 = u32::MAX;
+
+/// Resolves contention among head-of-line cells, one slot at a time, without allocating.
+#[derive(Clone, Debug)]
+pub struct HolArbiter {
+    contention: Contention,
+    rng: Rng,
+    inputs: u32,
+    count: Vec<u32>,
+    best: Vec<u32>,
+    pointer: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl HolArbiter {
+    /// An arbiter for `inputs` inputs and `outputs` outputs, random choices from `rng`.
+    pub fn new(inputs: usize, outputs: usize, contention: Contention, rng: Rng) -> Self {
+        HolArbiter {
+            contention,
+            rng,
+            inputs: inputs as u32,
+            count: vec![0; outputs],
+            best: vec![0; outputs],
+            pointer: vec![0; outputs],
+            touched: Vec::with_capacity(outputs),
+        }
+    }
+
+    /// The generator, for callers that draw their own numbers from the same stream.
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    /// `hol[i]` is the output wanted by input `i`'s head cell, or [`NO_CELL`]. Calls
+    /// `win(input, output)` once for every output that had contenders, with the chosen input.
+    #[inline]
+    pub fn resolve(&mut self, hol: &[u32], mut win: impl FnMut(usize, usize)) {
+        self.touched.clear();
+        match self.contention {
+            Contention::Random => {
+                for (i, &o) in hol.iter().enumerate() {
+                    let Some(c) = self.count.get_mut(o as usize) else {
+                        continue;
+                    };
+                    *c += 1;
+                    if *c == 1 {
+                        self.touched.push(o);
+                        self.best[o as usize] = i as u32;
+                    } else if self.rng.below(u64::from(*c)) == 0 {
+                        // Reservoir sampling: each of the c contenders ends up chosen with
+                        // probability 1 / c.
+                        self.best[o as usize] = i as u32;
+                    }
+                }
+            }
+            Contention::RoundRobin => {
+                let n = self.inputs;
+                for (i, &o) in hol.iter().enumerate() {
+                    let Some(c) = self.count.get_mut(o as usize) else {
+                        continue;
+                    };
+                    *c += 1;
+                    let ptr = self.pointer[o as usize];
+                    let dist = |x: u32| (x + n - ptr) % n;
+                    if *c == 1 {
+                        self.touched.push(o);
+                        self.best[o as usize] = i as u32;
+                    } else if dist(i as u32) < dist(self.best[o as usize]) {
+                        self.best[o as usize] = i as u32;
+                    }
+                }
+            }
+        }
+        for &o in &self.touched {
+            let o = o as usize;
+            self.count[o] = 0;
+            let winner = self.best[o];
+            if self.contention == Contention::RoundRobin {
+                self.pointer[o] = (winner + 1) % self.inputs;
+            }
+            win(winner as usize, o);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_winner_per_contended_output_and_random_is_fair() {
+        let mut a = HolArbiter::new(4, 2, Contention::Random, Rng::new(3));
+        let mut wins = [0u32; 4];
+        for _ in 0..40_000 {
+            let mut per_out = [0; 2];
+            a.resolve(&[0, 0, 0, NO_CELL], |i, o| {
+                wins[i] += 1;
+                per_out[o] += 1;
+            });
+            assert_eq!(per_out, [1, 0]);
+        }
+        for w in &wins[..3] {
+            assert!((*w as f64 / 40_000.0 - 1.0 / 3.0).abs() < 0.01, "{wins:?}");
+        }
+        assert_eq!(wins[3], 0);
+    }
+
+    #[test]
+    fn round_robin_rotates() {
+        let mut a = HolArbiter::new(3, 1, Contention::RoundRobin, Rng::new(0));
+        let mut order = Vec::new();
+        for _ in 0..6 {
+            a.resolve(&[0, 0, 0], |i, _| order.push(i));
+        }
+        assert_eq!(order, [0, 1, 2, 0, 1, 2]);
+    }
+}

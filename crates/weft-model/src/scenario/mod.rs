@@ -1,0 +1,499 @@
+//! Scenario files: one TOML document describing hosts, switches, links, workloads and the
+//! published figure the run is held against (DESIGN.md, "Scenario files").
+//!
+//! This module only parses and validates text; reading the file is the caller's job
+//! ([`Scenario::parse`] takes the text and the file name used in error messages). Every error
+//! names the file, the line and column, the key (as a path such as `link[2].delay`) and what was
+//! expected.
+//!
+//! ```toml
+//! name = "gigaswitch-contention"
+//! description = "Tables 7-9 of the GIGAswitch study"
+//! seed = 1
+//!
+//! [[host]]
+//! name = "a"
+//!
+//! [[switch]]
+//! name = "sw"
+//! fabric = "input-fifo"        # output-queued | input-fifo | voq-islip
+//! ports = 5
+//! buffer = "512 frames"        # "N cells" | "N frames" | a size such as "64KiB"; absent = unbounded
+//! drop = "tail"                # tail | ppd | epd
+//! epd_threshold = 0.8          # epd only: a fraction of the buffer, or "N cells"/"N frames"/size
+//!
+//! [[link]]
+//! ends = ["a", "sw"]
+//! tech = "fddi"                # a preset, or a table: { preset = "e3", rate = "26Mbps", mtu = 4490 }
+//! delay = "1us"
+//! loss = 0.0
+//!
+//! [[workload]]
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput
+//! switch = "sw"
+//! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
+//! outputs = 5
+//! rate = "95Mbps"
+//! slots = 1000000
+//!
+//! [expect]                     # or [[expect]] for several
+//! source = "gigaswitch.contention_model_mbps"   # dotted key into figures.toml
+//! metric = "throughput_mbps"   # the sample key engines report; default depends on the kind
+//! tolerance = 0.10             # relative
+//! ```
+//!
+//! # What engines report
+//! An engine running a scenario returns one `ResultDoc` whose `samples` hold one object per point
+//! of every workload, in the order of [`Scenario::points`], each with `"workload"` (its index),
+//! `"point"` (the swept value or null) and the metrics it computed. The metric names are those of
+//! [`Metric`]; `weft run` compares the sample key named by each [`Expect::metric`] with the
+//! published figure.
+
+mod compare;
+mod figures;
+mod parse;
+
+use serde::Serialize;
+
+use crate::tech::{Tech, Transport};
+use crate::time::Duration;
+use crate::units::{Rate, Size};
+
+pub use compare::{Cell, Comparison, EngineSamples, NO_SOURCE, Row};
+pub use figures::{FigureError, Figures};
+
+/// A scenario file, parsed and validated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scenario {
+    /// Short name, used in result kinds and file names.
+    pub name: String,
+    /// Free text shown in reports.
+    pub description: String,
+    /// Seed for every random stream of the run (sources derive their own from it); default 1.
+    pub seed: u64,
+    /// End hosts.
+    pub hosts: Vec<Host>,
+    /// Switches.
+    pub switches: Vec<Switch>,
+    /// Links between hosts and switches.
+    pub links: Vec<Link>,
+    /// Traffic to run.
+    pub workloads: Vec<Workload>,
+    /// Published figures to compare with.
+    pub expect: Vec<Expect>,
+}
+
+/// An end host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Host {
+    /// Unique name among hosts and switches.
+    pub name: String,
+    /// Address, if given (`None`: the engine assigns one).
+    pub addr: Option<String>,
+}
+
+/// The switching fabric of a switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fabric {
+    /// Output-queued: every arrival reaches its output queue in the slot it arrives (with speed-up).
+    OutputQueued,
+    /// Input-queued with one FIFO per input: head-of-line blocking.
+    InputFifo,
+    /// Virtual output queues scheduled by iSLIP.
+    VoqIslip,
+}
+
+/// How an input-queued FIFO fabric picks among inputs contending for one output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Contention {
+    /// Uniformly at random.
+    Random,
+    /// Round-robin from the input after the last winner.
+    RoundRobin,
+}
+
+/// What a buffer size counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferUnit {
+    /// ATM cells.
+    Cells,
+    /// Frames (packets) of any size.
+    Frames,
+    /// Bytes.
+    Bytes,
+}
+
+/// A buffer size: `amount` of `unit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Buffer {
+    /// How many cells, frames or bytes.
+    pub amount: u64,
+    /// What is counted.
+    pub unit: BufferUnit,
+}
+
+/// What a full (or filling) queue drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "policy")]
+pub enum DropPolicy {
+    /// Drop arriving items when the buffer is full.
+    Tail,
+    /// Partial Packet Discard: after dropping a cell, drop the rest of its frame (but its last cell).
+    Ppd,
+    /// Early Packet Discard: refuse whole new frames once occupancy reaches `threshold`.
+    Epd {
+        /// Occupancy at which new frames are refused, in the buffer's unit.
+        threshold: Buffer,
+    },
+}
+
+/// A switch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Switch {
+    /// Unique name among hosts and switches.
+    pub name: String,
+    /// The fabric.
+    pub fabric: Fabric,
+    /// Number of ports; `None`: as many as links attached.
+    pub ports: Option<u32>,
+    /// Buffer per queue; `None`: unbounded.
+    pub buffer: Option<Buffer>,
+    /// Drop policy of its queues.
+    pub drop: DropPolicy,
+    /// Output-queued speed-up (cells an output can accept per slot); default 1 per input = N.
+    pub speedup: Option<u32>,
+    /// iSLIP iterations per slot (default 1).
+    pub iterations: u32,
+    /// Contention resolution of an input-FIFO fabric (default random).
+    pub contention: Contention,
+    /// Fixed forwarding latency added to every item, ns (default 0).
+    pub latency: Duration,
+}
+
+/// A link between two named nodes (hosts or switches), the same in both directions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Link {
+    /// The two nodes it joins.
+    pub ends: [String; 2],
+    /// The technology, after any field-by-field overrides.
+    pub tech: Tech,
+    /// One-way propagation delay, ns.
+    pub delay: Duration,
+    /// Probability that an item (cell or frame) is lost, 0..=1.
+    pub loss: f64,
+}
+
+/// What traffic a workload generates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// Every input always has traffic, to destinations uniform over `outputs` (the head-of-line
+    /// and GIGAswitch contention experiments).
+    Saturated,
+    /// Bernoulli arrivals at `load` per input per slot, uniform destinations.
+    Bernoulli,
+    /// Bursty on-off arrivals with mean burst `burst` at mean `load`.
+    Onoff,
+    /// Bernoulli arrivals with a fraction `hotspot` of traffic aimed at output 0 (many-to-one).
+    Hotspot,
+    /// Fixed-rate frame sources of `size` bytes at `rate`, segmented into cells.
+    Frames,
+    /// Bulk transfer (ttcp): `proto` from `from` to `to` with `window`, path `mtu`, for `time`.
+    Tput,
+}
+
+/// One workload. Fields a kind does not use are `None`; [`Scenario::parse`] checks that each
+/// kind has the fields it needs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Workload {
+    /// What traffic.
+    pub kind: WorkloadKind,
+    /// The switch whose ports the synthetic kinds drive (default: the only switch).
+    pub switch: Option<String>,
+    /// Sending hosts (tput, frames).
+    pub from: Vec<String>,
+    /// Receiving hosts (tput, frames).
+    pub to: Vec<String>,
+    /// Number of inputs offering traffic (default: all ports).
+    pub inputs: Option<u32>,
+    /// Number of outputs destinations are drawn from (default: all ports).
+    pub outputs: Option<u32>,
+    /// Ports of a square fabric (sets both inputs and outputs when they are absent).
+    pub ports: Option<u32>,
+    /// Offered load per input, 0..=1 of a port's rate.
+    pub load: Option<f64>,
+    /// Mean burst length in cells or frames (onoff).
+    pub burst: Option<f64>,
+    /// Fraction of traffic to the hot output (hotspot).
+    pub hotspot: Option<f64>,
+    /// Slots to simulate (slotted kinds).
+    pub slots: Option<u64>,
+    /// Slots to run before measuring.
+    pub warmup: Option<u64>,
+    /// Transport (tput).
+    pub proto: Option<Transport>,
+    /// TCP window, bytes.
+    pub window: Option<Size>,
+    /// Path MTU the transfer uses (default: the smallest link MTU on its path), bytes.
+    pub mtu: Option<Size>,
+    /// Frame or message size, bytes.
+    pub size: Option<Size>,
+    /// Per-source rate (frames), or the rate a port achieves without contention (saturated).
+    pub rate: Option<Rate>,
+    /// Duration of the run (tput, frames).
+    pub time: Option<Duration>,
+    /// Round-trip time to assume when the topology gives none, ns.
+    pub rtt: Option<Duration>,
+    /// The swept field, if any: one point per value.
+    pub sweep: Option<Sweep>,
+}
+
+/// A value of a swept field.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Param {
+    /// A count (inputs, outputs, ports, slots).
+    Count(u64),
+    /// A fraction or plain number (load, burst, hotspot).
+    Number(f64),
+    /// A size in bytes (window, mtu, size).
+    Size(Size),
+    /// A rate (rate).
+    Rate(Rate),
+    /// A duration (time, rtt).
+    Duration(Duration),
+}
+
+/// A list of values for one workload field.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sweep {
+    /// The field name as written in the file (`inputs`, `load`, `window`, ...).
+    pub field: String,
+    /// The values, in file order.
+    pub values: Vec<Param>,
+}
+
+/// A comparison with a published figure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Expect {
+    /// Dotted key into figures.toml (`gigaswitch.contention_observed_mbps`); a key that crosses an
+    /// array of tables collects that field from each (`dhpc_ebn.runs.payload_kib_s`).
+    pub source: String,
+    /// Indices to keep from a list-valued figure (default: all).
+    pub select: Option<Vec<usize>>,
+    /// The sample key compared with the figure.
+    pub metric: String,
+    /// Largest acceptable relative miss, |got - paper| / |paper|.
+    pub tolerance: f64,
+    /// Which workload's points are compared (default 0).
+    pub workload: usize,
+}
+
+/// Well-known metric names reported in samples, with their units.
+pub struct Metric;
+
+impl Metric {
+    /// Efficiency times the workload's `rate` (the rate an uncontended port achieves), Mbit/s:
+    /// for the GIGAswitch experiment, the aggregate into the contended output port.
+    pub const THROUGHPUT_MBPS: &'static str = "throughput_mbps";
+    /// Fraction of offered input slots that were served, 0..=1 (saturated: per input).
+    pub const EFFICIENCY: &'static str = "efficiency";
+    /// The GIGAswitch study's one-slot formula E = (N/M)(1-(1-1/N)^M) (model engine only).
+    pub const FORMULA_EFFICIENCY: &'static str = "formula_efficiency";
+    /// The formula times the uncontended port rate, Mbit/s (the study's Table 9 "expected rate").
+    pub const FORMULA_MBPS: &'static str = "formula_mbps";
+    /// Mean queueing wait, in slots.
+    pub const MEAN_WAIT_SLOTS: &'static str = "mean_wait_slots";
+    /// Transport payload rate, Mbit/s.
+    pub const GOODPUT_MBPS: &'static str = "goodput_mbps";
+    /// Transport payload rate in KiB/s (ttcp's unit).
+    pub const PAYLOAD_KIB_S: &'static str = "payload_kib_s";
+    /// Fraction of frames delivered whole.
+    pub const FRAME_GOODPUT: &'static str = "frame_goodput";
+    /// Fraction of cells lost.
+    pub const CELL_LOSS: &'static str = "cell_loss";
+}
+
+impl WorkloadKind {
+    /// The metric compared by default for this kind.
+    pub const fn default_metric(self) -> &'static str {
+        match self {
+            WorkloadKind::Saturated => Metric::THROUGHPUT_MBPS,
+            WorkloadKind::Bernoulli | WorkloadKind::Onoff | WorkloadKind::Hotspot => {
+                Metric::MEAN_WAIT_SLOTS
+            }
+            WorkloadKind::Frames => Metric::FRAME_GOODPUT,
+            WorkloadKind::Tput => Metric::GOODPUT_MBPS,
+        }
+    }
+
+    /// The name used in scenario files.
+    pub const fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Saturated => "saturated",
+            WorkloadKind::Bernoulli => "bernoulli",
+            WorkloadKind::Onoff => "onoff",
+            WorkloadKind::Hotspot => "hotspot",
+            WorkloadKind::Frames => "frames",
+            WorkloadKind::Tput => "tput",
+        }
+    }
+}
+
+/// One point of one workload: a workload with its swept field set and `sweep` cleared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    /// Index of the workload in [`Scenario::workloads`].
+    pub workload: usize,
+    /// The swept value at this point, if the workload has a sweep.
+    pub value: Option<Param>,
+    /// The workload with that value in place.
+    pub spec: Workload,
+}
+
+impl Scenario {
+    /// Parses and validates scenario text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        parse::parse(text, file)
+    }
+
+    /// Every point of every workload, in order: workloads in file order, sweep values in order.
+    pub fn points(&self) -> Vec<Point> {
+        self.workloads
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| w.expand().into_iter().map(move |p| (i, p)))
+            .map(|(workload, (value, spec))| Point {
+                workload,
+                value,
+                spec,
+            })
+            .collect()
+    }
+
+    /// The switch a workload drives: the one it names, or the only one.
+    pub fn switch_for(&self, w: &Workload) -> Option<&Switch> {
+        match &w.switch {
+            Some(name) => self.switches.iter().find(|s| &s.name == name),
+            None if self.switches.len() == 1 => self.switches.first(),
+            None => None,
+        }
+    }
+
+    /// Links attached to the node called `name`.
+    pub fn links_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Link> + 'a {
+        self.links
+            .iter()
+            .filter(move |l| l.ends.iter().any(|e| e == name))
+    }
+
+    /// The links of a shortest path (fewest hops) from node `from` to node `to`, or `None` if
+    /// they are not connected.
+    pub fn path(&self, from: &str, to: &str) -> Option<Vec<&Link>> {
+        use std::collections::{HashMap, VecDeque};
+        // Breadth-first over node names; `prev` maps a node to (previous node, link index).
+        let mut prev: HashMap<String, (String, usize)> = HashMap::new();
+        let mut queue = VecDeque::from([from.to_string()]);
+        let mut seen = vec![from.to_string()];
+        while let Some(node) = queue.pop_front() {
+            if node == to {
+                let mut links = Vec::new();
+                let mut at = to.to_string();
+                while at != from {
+                    let (p, l) = prev.get(&at)?;
+                    links.push(self.links.get(*l)?);
+                    at = p.clone();
+                }
+                links.reverse();
+                return Some(links);
+            }
+            for (i, l) in self.links.iter().enumerate() {
+                let other = if l.ends[0] == node {
+                    &l.ends[1]
+                } else if l.ends[1] == node {
+                    &l.ends[0]
+                } else {
+                    continue;
+                };
+                if !seen.contains(other) {
+                    seen.push(other.clone());
+                    prev.insert(other.clone(), (node.clone(), i));
+                    queue.push_back(other.clone());
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Workload {
+    /// The points of this workload: one per sweep value, or the workload itself.
+    pub fn expand(&self) -> Vec<(Option<Param>, Workload)> {
+        let Some(sweep) = &self.sweep else {
+            return vec![(None, self.clone())];
+        };
+        sweep
+            .values
+            .iter()
+            .map(|v| {
+                let mut w = self.clone();
+                w.sweep = None;
+                w.set(&sweep.field, *v);
+                (Some(*v), w)
+            })
+            .collect()
+    }
+
+    /// Sets the field `field` to `value` (used by sweeps; unknown names and mismatched value
+    /// types are ignored, which the parser never produces).
+    fn set(&mut self, field: &str, value: Param) {
+        match (field, value) {
+            ("inputs", Param::Count(n)) => self.inputs = u32::try_from(n).ok(),
+            ("outputs", Param::Count(n)) => self.outputs = u32::try_from(n).ok(),
+            ("ports", Param::Count(n)) => self.ports = u32::try_from(n).ok(),
+            ("slots", Param::Count(n)) => self.slots = Some(n),
+            ("load", Param::Number(x)) => self.load = Some(x),
+            ("burst", Param::Number(x)) => self.burst = Some(x),
+            ("hotspot", Param::Number(x)) => self.hotspot = Some(x),
+            ("window", Param::Size(s)) => self.window = Some(s),
+            ("mtu", Param::Size(s)) => self.mtu = Some(s),
+            ("size", Param::Size(s)) => self.size = Some(s),
+            ("rate", Param::Rate(r)) => self.rate = Some(r),
+            ("time", Param::Duration(d)) => self.time = Some(d),
+            ("rtt", Param::Duration(d)) => self.rtt = Some(d),
+            _ => {}
+        }
+    }
+
+    /// Inputs offering traffic: `inputs`, else `ports`.
+    pub fn input_count(&self) -> Option<u32> {
+        self.inputs.or(self.ports)
+    }
+
+    /// Outputs destinations are drawn from: `outputs`, else `ports`.
+    pub fn output_count(&self) -> Option<u32> {
+        self.outputs.or(self.ports)
+    }
+}
+
+/// A scenario file that cannot be used: where, which key, and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: {key}: {message}")]
+pub struct ScenarioError {
+    /// The file name given to [`Scenario::parse`].
+    pub file: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column, from 1.
+    pub column: usize,
+    /// The key, as a path (`link[2].delay`); `(document)` for syntax errors.
+    pub key: String,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests;

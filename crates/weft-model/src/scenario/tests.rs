@@ -1,0 +1,185 @@
+//! Parser tests: a full scenario, sweeps, overrides, and errors that name line and key.
+
+use super::*;
+use crate::tech::Encap;
+
+const GOOD: &str = r#"
+name = "t"
+seed = 7
+
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+
+[[switch]]
+name = "sw"
+fabric = "input-fifo"
+ports = 5
+buffer = "512 frames"
+drop = "epd"
+epd_threshold = 0.5
+
+[[link]]
+ends = ["a", "sw"]
+tech = "fddi"
+delay = "1us"
+
+[[link]]
+ends = ["sw", "b"]
+tech = { preset = "e3", rate = "26Mbps", encap = "null" }
+mtu = 4490
+delay = "8.5ms"
+loss = 0.001
+
+[[workload]]
+kind = "saturated"
+inputs = [1, 2, 3]
+outputs = 5
+rate = "95Mbps"
+slots = 1e6
+
+[[workload]]
+kind = "tput"
+from = "a"
+to = ["b"]
+window = "64KiB"
+
+[expect]
+source = "gigaswitch.contention_model_mbps"
+tolerance = 0.01
+"#;
+
+#[test]
+fn parses_a_full_scenario() {
+    let s = Scenario::parse(GOOD, "good.toml").unwrap();
+    assert_eq!(s.name, "t");
+    assert_eq!(s.seed, 7);
+    assert_eq!(s.hosts.len(), 2);
+    let sw = &s.switches[0];
+    assert_eq!(sw.fabric, Fabric::InputFifo);
+    assert_eq!(
+        sw.drop,
+        DropPolicy::Epd {
+            threshold: Buffer {
+                amount: 256,
+                unit: BufferUnit::Frames
+            }
+        }
+    );
+    let e3 = &s.links[1].tech;
+    assert_eq!(e3.rate, Rate::mbps(26));
+    assert_eq!(e3.line_rate, Rate(34_368_000));
+    assert_eq!(e3.encap, Encap::Null);
+    assert_eq!(e3.mtu, Size(4490));
+    assert_eq!(s.links[1].delay, Duration::from_micros(8500));
+    let w = &s.workloads[0];
+    assert_eq!(w.slots, Some(1_000_000));
+    assert_eq!(w.inputs, None);
+    let points = s.points();
+    assert_eq!(points.len(), 4);
+    assert_eq!(points[2].spec.inputs, Some(3));
+    assert_eq!(points[2].value, Some(Param::Count(3)));
+    assert_eq!(points[3].spec.window, Some(Size(65536)));
+    assert_eq!(points[3].spec.proto, Some(Transport::Tcp { options: 0 }));
+    assert_eq!(s.expect[0].metric, Metric::THROUGHPUT_MBPS);
+    let path = s.path("a", "b").unwrap();
+    assert_eq!(path.len(), 2);
+    assert_eq!(path[1].tech.name, "e3");
+}
+
+/// Parses `text` expecting an error; returns it.
+fn error(text: &str) -> ScenarioError {
+    match Scenario::parse(text, "bad.toml") {
+        Ok(s) => panic!("parsed: {s:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn errors_name_file_line_and_key() {
+    let text = GOOD.replace("delay = \"8.5ms\"", "delay = \"8.5 parsecs\"");
+    let e = error(&text);
+    assert_eq!(e.file, "bad.toml");
+    assert_eq!(e.key, "link[1].delay");
+    let line = GOOD.lines().position(|l| l.contains("8.5ms")).unwrap() + 1;
+    assert_eq!(e.line, line, "{e}");
+    assert!(e.message.contains("duration"), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!("bad.toml:{line}:")),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_keys_and_names_are_reported_where_they_are() {
+    let e = error(&GOOD.replace("fabric = \"input-fifo\"", "fabrik = \"input-fifo\""));
+    assert_eq!(e.key, "switch[0].fabrik");
+    assert!(e.message.contains("expected one of"), "{e}");
+
+    let e = error(&GOOD.replace("ends = [\"a\", \"sw\"]", "ends = [\"a\", \"sx\"]"));
+    assert_eq!(e.key, "link[0].ends");
+    assert!(e.message.contains("\"sx\""), "{e}");
+
+    let e = error(&GOOD.replace("tech = \"fddi\"", "tech = \"token-ring\""));
+    assert_eq!(e.key, "link[0].tech");
+    assert!(e.message.contains("oc3c"), "{e}");
+
+    let e = error(&GOOD.replace("outputs = 5", "outputs = [4, 5]"));
+    assert_eq!(e.key, "workload[0].outputs");
+    assert!(e.message.contains("only one field"), "{e}");
+
+    let e = error(&GOOD.replace("to = [\"b\"]", "to = [\"c\"]"));
+    assert_eq!(e.key, "workload[1].to");
+
+    let e = error(&GOOD.replace("inputs = [1, 2, 3]", "inputs = [1, 2, 6]"));
+    assert_eq!(e.key, "workload[0]");
+    assert!(e.message.contains("6 inputs"), "{e}");
+}
+
+#[test]
+fn missing_keys_point_at_their_table() {
+    let e = error(&GOOD.replace("kind = \"tput\"\n", ""));
+    assert_eq!(e.key, "workload[1]");
+    assert!(e.message.contains("missing `kind`"), "{e}");
+    let e = error("seed = 1\n");
+    assert_eq!(e.key, "(document)");
+    assert!(e.message.contains("name"), "{e}");
+}
+
+#[test]
+fn syntax_errors_have_a_line() {
+    let e = error("name = \"x\"\n\n[[host]\nname = \"a\"\n");
+    assert_eq!(e.line, 3, "{e}");
+    assert_eq!(e.key, "(document)");
+}
+
+#[test]
+fn kind_requirements_are_checked() {
+    let e = error("name = \"x\"\n[[workload]]\nkind = \"bernoulli\"\nports = 4\n");
+    assert!(e.message.contains("`load`"), "{e}");
+    let e = error("name = \"x\"\n[[workload]]\nkind = \"bernoulli\"\nports = 4\nload = 1.5\n");
+    assert_eq!(e.key, "workload[0].load");
+    assert_eq!(e.line, 5);
+    let ok = Scenario::parse(
+        "name = \"x\"\n[[workload]]\nkind = \"bernoulli\"\nports = 16\nload = [0.5, 0.8, 0.9]\n",
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(ok.points().len(), 3);
+    assert_eq!(ok.expect.len(), 0);
+}
+
+#[test]
+fn never_panics_on_odd_input() {
+    for text in [
+        "",
+        "=",
+        "name = 1",
+        "[[link]]\nends = 3",
+        "name=\"x\"\n[expect]\nworkload = 9\nsource=\"a.b\"",
+        "name = \"\u{0}\"\n[[workload]]\nkind=\"tput\"\nwindow=[]",
+    ] {
+        let _ = Scenario::parse(text, "odd.toml");
+    }
+}

@@ -1,0 +1,165 @@
+//! The saturated input-queued FIFO experiment: every input always has a cell, each new head cell
+//! goes to a uniformly chosen output, each output serves one contender per slot.
+//!
+//! With saturated inputs only the head cells matter (the cells behind them are independent and
+//! uniform, so drawing a head's destination when it reaches the head is the same in distribution as
+//! drawing it on arrival): the loop keeps one destination per input in a flat array and allocates
+//! nothing per slot. The contention is [`HolArbiter`], the same code the [`InputFifo`] fabric uses.
+//!
+//! [`InputFifo`]: weft_model::fabric::InputFifo
+
+use weft_model::fabric::{Contention, HolArbiter, Rng};
+
+/// Parameters of a saturated head-of-line run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HolParams {
+    /// Input ports, each saturated.
+    pub inputs: usize,
+    /// Output ports, chosen uniformly by every head cell.
+    pub outputs: usize,
+    /// Slots measured.
+    pub slots: u64,
+    /// Slots run first and not measured.
+    pub warmup: u64,
+    /// How outputs choose among contenders.
+    pub contention: Contention,
+    /// True: a head cell that loses waits for the next slot (FIFO, head-of-line blocking).
+    /// False: it is replaced by a fresh uniform cell (no memory from slot to slot), the
+    /// independence assumption of the GIGAswitch formula.
+    pub retain: bool,
+    /// Experiment seed.
+    pub seed: u64,
+}
+
+impl HolParams {
+    /// A square `n` x `n` FIFO run of `slots` slots with random contention.
+    pub fn square(n: usize, slots: u64, seed: u64) -> Self {
+        HolParams {
+            inputs: n,
+            outputs: n,
+            slots,
+            warmup: (slots / 20).min(10_000),
+            contention: Contention::Random,
+            retain: true,
+            seed,
+        }
+    }
+}
+
+/// What a saturated run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HolResult {
+    /// The parameters.
+    pub params: HolParams,
+    /// Cells sent by each input during the measured slots.
+    pub per_input: Vec<u64>,
+    /// Cells sent by each output during the measured slots.
+    pub per_output: Vec<u64>,
+}
+
+impl HolResult {
+    /// Cells through per input per slot: the input line efficiency (Karol's saturation
+    /// throughput for a square switch, the GIGAswitch study's E).
+    pub fn input_efficiency(&self) -> f64 {
+        let total: u64 = self.per_input.iter().sum();
+        total as f64 / (self.params.slots as f64 * self.params.inputs as f64)
+    }
+
+    /// Cells through per output per slot.
+    pub fn output_utilisation(&self) -> f64 {
+        let total: u64 = self.per_output.iter().sum();
+        total as f64 / (self.params.slots as f64 * self.params.outputs as f64)
+    }
+}
+
+/// The GIGAswitch study's expected input efficiency for `inputs` (M) saturated inputs sending to
+/// `outputs` (N) outputs, ignoring memory between slots: E = (N/M)(1 - (1 - 1/N)^M).
+pub fn gigaswitch_efficiency(inputs: usize, outputs: usize) -> f64 {
+    let (m, n) = (inputs as f64, outputs as f64);
+    (n / m) * (1.0 - (1.0 - 1.0 / n).powf(m))
+}
+
+/// Runs a saturated experiment; `progress(done_slots)` is called every 2^20 slots.
+pub fn run_saturated(p: &HolParams, mut progress: impl FnMut(u64)) -> HolResult {
+    let (m, n) = (p.inputs.max(1), p.outputs.max(1) as u64);
+    let mut arbiter = HolArbiter::new(m, n as usize, p.contention, Rng::for_stream(p.seed, 0));
+    let mut sources: Vec<Rng> = (0..m)
+        .map(|i| Rng::for_stream(p.seed, 1 + i as u64))
+        .collect();
+    let mut hol: Vec<u32> = sources.iter_mut().map(|r| r.below(n) as u32).collect();
+    let mut per_input = vec![0u64; m];
+    let mut per_output = vec![0u64; n as usize];
+    let total = p.warmup + p.slots;
+    let mut slot = 0u64;
+    while slot < total {
+        let chunk_end = (slot | ((1 << 20) - 1)) + 1;
+        let end = chunk_end.min(total);
+        let measure = slot >= p.warmup;
+        if !measure {
+            // Warm-up slots never straddle into measured ones.
+            let end = end.min(p.warmup);
+            run_slots(
+                &mut arbiter,
+                &mut hol,
+                &mut sources,
+                p.retain,
+                end - slot,
+                n,
+                None,
+            );
+            slot = end;
+        } else {
+            let counts = Some((&mut per_input[..], &mut per_output[..]));
+            run_slots(
+                &mut arbiter,
+                &mut hol,
+                &mut sources,
+                p.retain,
+                end - slot,
+                n,
+                counts,
+            );
+            slot = end;
+        }
+        progress(slot);
+    }
+    HolResult {
+        params: *p,
+        per_input,
+        per_output,
+    }
+}
+
+#[inline(never)]
+fn run_slots(
+    arbiter: &mut HolArbiter,
+    hol: &mut [u32],
+    sources: &mut [Rng],
+    retain: bool,
+    slots: u64,
+    n: u64,
+    mut counts: Option<(&mut [u64], &mut [u64])>,
+) {
+    let mut won: Vec<(u32, u32)> = Vec::with_capacity(hol.len());
+    for _ in 0..slots {
+        won.clear();
+        arbiter.resolve(hol, |i, o| won.push((i as u32, o as u32)));
+        for &(i, o) in &won {
+            // The winner's next cell reaches the head with a fresh destination.
+            hol[i as usize] = NEW;
+            if let Some((ci, co)) = counts.as_mut() {
+                ci[i as usize] += 1;
+                co[o as usize] += 1;
+            }
+        }
+        for (h, r) in hol.iter_mut().zip(sources.iter_mut()) {
+            if *h == NEW || !retain {
+                *h = r.below(n) as u32;
+            }
+        }
+    }
+}
+
+/// Marks a head just vacated (the arbiter ignores outputs it does not have, so the mark never
+/// reaches it: every mark is replaced before the next slot).
+const NEW: u32 = u32::MAX - 1;
