@@ -256,7 +256,7 @@ impl UtilAnalyzer {
         talkers.truncate(cfg.top);
         UtilReport {
             link_rate_bps: cfg.link_rate.0,
-            framing: cfg.framing,
+            framing: cfg.framing.clone(),
             bin_ns,
             smooth_bins: k as u64,
             start_ns,

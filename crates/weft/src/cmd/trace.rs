@@ -11,7 +11,7 @@ use weft_report::{Engine, ResultDoc, write_atomic};
 use weft_trace::flows::{FlowTable, SortBy};
 use weft_trace::latency;
 use weft_trace::live::{self, Direction, LiveConfig};
-use weft_trace::tech::{self, Framing};
+use weft_trace::tech::Framing;
 use weft_trace::util::{UtilConfig, UtilReport};
 use weft_trace::{CaptureError, CaptureReader, Outcome};
 
@@ -67,8 +67,8 @@ pub struct UtilArgs {
     /// Link rate the utilisation is relative to (e.g. 10Mbps); defaults to the --tech rate.
     #[arg(long, value_name = "RATE")]
     pub link_rate: Option<Rate>,
-    /// Technology preset whose framing overhead is charged per packet (ethernet10, ethernet100,
-    /// gige, 10gige, fddi, oc3c, taxi100, ds3, e3); without it the recorded lengths are used.
+    /// Technology preset of `weft calc techs` whose framing is charged per packet (ethernet10,
+    /// fddi, oc3c, ...); without it the recorded lengths are used.
     #[arg(long, value_name = "TECH")]
     pub tech: Option<String>,
     /// Sample bin.
@@ -240,20 +240,14 @@ fn merge(a: &mut Value, b: Value) {
 }
 
 fn util(a: UtilArgs) -> anyhow::Result<()> {
-    let preset = match &a.tech {
-        Some(name) => Some(tech::tech(name).ok_or_else(|| {
-            let names: Vec<&str> = tech::TECHS.iter().map(|t| t.name).collect();
-            crate::cli::usage(format!(
-                "unknown --tech {name:?}; known: {}",
-                names.join(", ")
-            ))
-        })?),
-        None => None,
+    let framing = match &a.tech {
+        Some(name) => Framing::preset(name).map_err(|e| crate::cli::usage(e.to_string()))?,
+        None => Framing::Captured,
     };
-    let link_rate = match (a.link_rate, preset) {
+    let link_rate = match (a.link_rate, &framing) {
         (Some(r), _) => r,
-        (None, Some(t)) => t.rate,
-        (None, None) => {
+        (None, Framing::Tech(t)) => t.rate,
+        (None, Framing::Captured) => {
             return Err(crate::cli::usage(
                 "give --link-rate (e.g. 10Mbps) or --tech (e.g. ethernet10)",
             ));
@@ -262,10 +256,9 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
     if link_rate.0 == 0 || a.bin.as_nanos() == 0 {
         return Err(crate::cli::usage("--link-rate and --bin must be positive"));
     }
-    let framing = preset.map_or(Framing::Captured, |t| t.framing);
     let cfg = UtilConfig {
         link_rate,
-        framing,
+        framing: framing.clone(),
         bin: a.bin,
         smooth: a.smooth,
         above: a.above.clone(),
@@ -281,8 +274,8 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         "format": reader.format(),
         "gzip": reader.gzip(),
         "link_rate_bps": link_rate.0,
-        "tech": preset.map(|t| t.name),
-        "framing": framing,
+        "tech": a.tech,
+        "framing": framing.name(),
         "bin_ns": r.bin_ns,
         "smooth_ns": a.smooth.as_nanos(),
         "smooth_bins": r.smooth_bins,
