@@ -1,5 +1,6 @@
 //! Multi-gigabyte captures generated on the fly (never stored) are read in constant memory and
 //! give the exact figures their pattern implies. Both run by default (a few seconds each).
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 use weft_model::{Duration, Rate};
 use weft_trace::CaptureReader;

@@ -1,5 +1,6 @@
 //! Flow summaries (handshake and timestamp RTT, retransmissions) and the two-point latency
 //! breakdown, on captures written by the tests with known timings.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 mod common;
 

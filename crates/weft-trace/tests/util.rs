@@ -1,5 +1,6 @@
 //! A capture with a known load per bin must give exactly the utilisation, histogram, threshold
 //! fractions, smoothed series and runs that the load implies.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `weft trace` end to end: synthetic captures, partial results, usage errors, captures written
 //! by tcpdump and tshark from real loopback traffic (cross-checked against tshark's own reading),
 //! and live sampling of `lo`.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;

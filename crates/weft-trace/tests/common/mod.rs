@@ -1,5 +1,5 @@
 //! Helpers shared by the capture tests (included with `mod common;`).
-#![allow(dead_code)]
+#![allow(clippy::unwrap_used, dead_code)] // Tests: a failed unwrap is a failed test.
 
 use std::net::Ipv4Addr;
 

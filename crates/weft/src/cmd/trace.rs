@@ -263,7 +263,7 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         smooth: a.smooth,
         above: a.above.clone(),
         top: a.top,
-        ..UtilConfig::sandia(link_rate, framing)
+        ..UtilConfig::sandia(link_rate, Framing::Captured)
     };
     let mut reader = open(&a.file)?;
     let o = weft_trace::analyse_util(&mut reader, cfg);
