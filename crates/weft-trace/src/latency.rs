@@ -34,6 +34,12 @@ type Endpoint = (IpAddr, u16);
 /// Identity of a request: protocol, client, server, IP id, payload hash.
 type ReqKey = (u8, Endpoint, Endpoint, u32, u64);
 
+/// A request waiting for its reply: protocol, source, destination, payload hash.
+type PendingKey = (u8, Endpoint, Endpoint, u64);
+
+/// When a pending request was seen, its IP id and payload length.
+type PendingReq = (u64, u32, u32);
+
 #[derive(Clone, Copy, Debug)]
 struct Exchange {
     key: ReqKey,
@@ -46,7 +52,7 @@ struct Exchange {
 /// Request/reply pairs found in one capture.
 #[derive(Default)]
 pub struct EchoPairs {
-    pending: FxHashMap<(u8, Endpoint, Endpoint, u64), VecDeque<(u64, u32, u32)>>,
+    pending: FxHashMap<PendingKey, VecDeque<PendingReq>>,
     pending_len: usize,
     occ: FxHashMap<ReqKey, u32>,
     done: Vec<Exchange>,

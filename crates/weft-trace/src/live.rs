@@ -381,6 +381,6 @@ fn recv_packet(fd: libc::c_int, buf: &mut [u8]) -> Option<(usize, bool)> {
         if n < 0 {
             return None;
         }
-        Some((n as usize, sll.sll_pkttype == libc::PACKET_OUTGOING as u8))
+        Some((n as usize, sll.sll_pkttype == libc::PACKET_OUTGOING))
     }
 }

@@ -205,11 +205,9 @@ impl UtilAnalyzer {
             let n = (i + 1).min(k) as u64;
             let util = util_of(b.wire_bytes);
             let util_smooth = util_of(window) / n as f64;
-            let tenths = if cap_bits_x1e9 == 0 {
-                0
-            } else {
-                (b.wire_bytes as u128 * 8 * 10 * 1_000_000_000) / cap_bits_x1e9
-            };
+            let tenths = (b.wire_bytes as u128 * 8 * 10 * 1_000_000_000)
+                .checked_div(cap_bits_x1e9)
+                .unwrap_or(0);
             if tenths > 10
                 || (tenths == 10 && b.wire_bytes as u128 * 8 * 1_000_000_000 > cap_bits_x1e9)
             {
@@ -256,7 +254,7 @@ impl UtilAnalyzer {
         talkers.truncate(cfg.top);
         UtilReport {
             link_rate_bps: cfg.link_rate.0,
-            framing: cfg.framing,
+            framing: cfg.framing.clone(),
             bin_ns,
             smooth_bins: k as u64,
             start_ns,

@@ -1,6 +1,7 @@
 //! Reading every container variant: pcap micro/nano × byte orders, modified pcap, pcapng in both
 //! byte orders with several interfaces, timestamp resolutions, simple packet blocks, unknown
 //! blocks, several sections, and gzip.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Every supported link type, VLAN stacks, LLC/SNAP, IPv6 extension headers and fragments.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 mod common;
 

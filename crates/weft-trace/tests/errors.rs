@@ -1,5 +1,6 @@
 //! Truncated and corrupt captures: an error naming the byte offset and what was wrong, with the
 //! packets before it analysed and the result flagged partial; never a panic on any bytes.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 mod common;
 

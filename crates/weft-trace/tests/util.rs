@@ -1,11 +1,12 @@
 //! A capture with a known load per bin must give exactly the utilisation, histogram, threshold
 //! fractions, smoothed series and runs that the load implies.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 mod common;
 
 use weft_model::{Duration, Rate};
 use weft_trace::CaptureReader;
-use weft_trace::tech::{self, Framing};
+use weft_trace::tech::Framing;
 use weft_trace::util::{UtilConfig, UtilReport};
 
 /// Percent load of each 10 s bin on a 10 Mbit/s link.
@@ -100,9 +101,9 @@ fn exact_figures_from_recorded_lengths() {
 #[test]
 fn ethernet10_charges_preamble_fcs_and_gap() {
     // 1226 captured bytes + FCS 4 + preamble 8 + gap 12 = 1250 on the wire.
-    let t = tech::tech("ethernet10").unwrap();
+    let t = weft_model::Tech::preset("ethernet10").unwrap();
     assert_eq!(t.rate, Rate(10_000_000));
-    let r = analyse(capture(1226), t.framing);
+    let r = analyse(capture(1226), Framing::preset("ethernet10").unwrap());
     check(&r);
     assert_eq!(r.bytes, 31_500 * 1226);
     assert_eq!(r.wire_bytes, 31_500 * 1250);
@@ -112,9 +113,15 @@ fn ethernet10_charges_preamble_fcs_and_gap() {
 fn framing_of_small_frames_and_cells() {
     let f = common::udp_frame(60, 1, 2);
     let info = weft_trace::decode(1, &f);
-    assert_eq!(Framing::Ethernet.wire_bytes(1, 60, &info), 84);
-    assert_eq!(Framing::Ethernet.wire_bytes(1, 1514, &info), 1538);
+    let f = |name: &str| Framing::preset(name).unwrap();
+    assert_eq!(f("ethernet10").wire_bytes(1, 60, &info), 84);
+    assert_eq!(f("ethernet10").wire_bytes(1, 1514, &info), 84);
+    let big = common::udp_frame(1514, 1, 2);
+    let big_info = weft_trace::decode(1, &big);
+    assert_eq!(f("ethernet10").wire_bytes(1, 1514, &big_info), 1538);
     // IP length 46: AAL5 with LLC/SNAP is 46 + 8 + 8 = 62 bytes -> 2 cells.
-    assert_eq!(Framing::Aal5.wire_bytes(1, 60, &info), 106);
-    assert_eq!(Framing::Fddi.wire_bytes(1, 60, &info), 46 + 36);
+    assert_eq!(f("oc3c").wire_bytes(1, 60, &info), 106);
+    // FDDI: preamble 8, SD/FC/addresses 14, LLC/SNAP 8, FCS/ED/FS 6.
+    assert_eq!(f("fddi").wire_bytes(1, 60, &info), 46 + 36);
+    assert_eq!(Framing::Captured.wire_bytes(1, 60, &info), 60);
 }

@@ -11,9 +11,17 @@ use weft_report::{Engine, ResultDoc, write_atomic};
 use weft_trace::flows::{FlowTable, SortBy};
 use weft_trace::latency;
 use weft_trace::live::{self, Direction, LiveConfig};
-use weft_trace::tech::{self, Framing};
+use weft_trace::tech::Framing;
 use weft_trace::util::{UtilConfig, UtilReport};
 use weft_trace::{CaptureError, CaptureReader, Outcome};
+
+/// Prints a line to stdout, ignoring a closed pipe (`weft trace util f | head`) rather than
+/// panicking.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
 
 /// Arguments of `weft trace`.
 #[derive(Debug, clap::Args)]
@@ -59,8 +67,8 @@ pub struct UtilArgs {
     /// Link rate the utilisation is relative to (e.g. 10Mbps); defaults to the --tech rate.
     #[arg(long, value_name = "RATE")]
     pub link_rate: Option<Rate>,
-    /// Technology preset whose framing overhead is charged per packet (ethernet10, ethernet100,
-    /// gige, 10gige, fddi, oc3c, taxi100, ds3, e3); without it the recorded lengths are used.
+    /// Technology preset of `weft calc techs` whose framing is charged per packet (ethernet10,
+    /// fddi, oc3c, ...); without it the recorded lengths are used.
     #[arg(long, value_name = "TECH")]
     pub tech: Option<String>,
     /// Sample bin.
@@ -202,7 +210,7 @@ fn emit(
             .with_context(|| format!("writing {}", p.display()))?;
     }
     if out.json {
-        println!("{}", doc.to_json_pretty());
+        out!("{}", doc.to_json_pretty());
     } else {
         table();
     }
@@ -232,20 +240,14 @@ fn merge(a: &mut Value, b: Value) {
 }
 
 fn util(a: UtilArgs) -> anyhow::Result<()> {
-    let preset = match &a.tech {
-        Some(name) => Some(tech::tech(name).ok_or_else(|| {
-            let names: Vec<&str> = tech::TECHS.iter().map(|t| t.name).collect();
-            crate::cli::usage(format!(
-                "unknown --tech {name:?}; known: {}",
-                names.join(", ")
-            ))
-        })?),
-        None => None,
+    let framing = match &a.tech {
+        Some(name) => Framing::preset(name).map_err(|e| crate::cli::usage(e.to_string()))?,
+        None => Framing::Captured,
     };
-    let link_rate = match (a.link_rate, preset) {
+    let link_rate = match (a.link_rate, &framing) {
         (Some(r), _) => r,
-        (None, Some(t)) => t.rate,
-        (None, None) => {
+        (None, Framing::Tech(t)) => t.rate,
+        (None, Framing::Captured) => {
             return Err(crate::cli::usage(
                 "give --link-rate (e.g. 10Mbps) or --tech (e.g. ethernet10)",
             ));
@@ -254,15 +256,14 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
     if link_rate.0 == 0 || a.bin.as_nanos() == 0 {
         return Err(crate::cli::usage("--link-rate and --bin must be positive"));
     }
-    let framing = preset.map_or(Framing::Captured, |t| t.framing);
     let cfg = UtilConfig {
         link_rate,
-        framing,
+        framing: framing.clone(),
         bin: a.bin,
         smooth: a.smooth,
         above: a.above.clone(),
         top: a.top,
-        ..UtilConfig::sandia(link_rate, framing)
+        ..UtilConfig::sandia(link_rate, Framing::Captured)
     };
     let mut reader = open(&a.file)?;
     let o = weft_trace::analyse_util(&mut reader, cfg);
@@ -273,8 +274,8 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         "format": reader.format(),
         "gzip": reader.gzip(),
         "link_rate_bps": link_rate.0,
-        "tech": preset.map(|t| t.name),
-        "framing": framing,
+        "tech": a.tech,
+        "framing": framing.name(),
         "bin_ns": r.bin_ns,
         "smooth_ns": a.smooth.as_nanos(),
         "smooth_bins": r.smooth_bins,
@@ -312,7 +313,7 @@ fn pct(x: f64) -> String {
 
 fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
     let span = r.samples.len() as u64 * r.bin_ns;
-    println!(
+    out!(
         "{} packets, {} bytes ({} on the wire) in {} bins of {}s ({:.1}s) against {}{}",
         r.packets,
         r.bytes,
@@ -323,16 +324,16 @@ fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
         Rate(r.link_rate_bps),
         if o.partial() { " [PARTIAL]" } else { "" }
     );
-    println!(
+    out!(
         "mean utilisation {}   peak bin {}   peak smoothed ({} bins) {}",
         pct(r.mean_util),
         pct(r.peak_util),
         r.smooth_bins,
         pct(r.peak_util_smooth)
     );
-    println!("histogram of bins (raw / smoothed):");
+    out!("histogram of bins (raw / smoothed):");
     for i in 0..10 {
-        println!(
+        out!(
             "  {:>3}-{:<3}% {:>8} {:>8} {:>8}",
             i * 10,
             (i + 1) * 10,
@@ -342,7 +343,7 @@ fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
         );
     }
     for ab in &r.above {
-        println!(
+        out!(
             "above {}%: {} of the time (raw), {} (smoothed); {} runs, longest {:.0}s",
             ab.threshold_pct,
             pct(ab.frac_time_raw),
@@ -361,7 +362,7 @@ fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
             b as f64 / r.bytes as f64
         })
     };
-    println!(
+    out!(
         "mix by bytes: tcp {} udp {} icmp {} other-ip {} non-ip {}; fragments {} packets",
         share(m.tcp.bytes),
         share(m.udp.bytes),
@@ -370,21 +371,24 @@ fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
         share(m.non_ip.bytes),
         m.fragments.packets
     );
-    println!(
+    out!(
         "services: nfs {} x11 {} ftp-data {}",
         share(m.nfs.bytes),
         share(m.x11.bytes),
         share(m.ftp_data.bytes)
     );
     for p in &m.top_ports {
-        println!(
+        out!(
             "  {}/{:<5} {:>12} bytes {:>9} packets",
-            p.proto, p.port, p.count.bytes, p.count.packets
+            p.proto,
+            p.port,
+            p.count.bytes,
+            p.count.packets
         );
     }
-    println!("top talkers:");
+    out!("top talkers:");
     for t in &r.talkers {
-        println!(
+        out!(
             "  {:<39} tx {:>12} rx {:>12} bytes",
             t.addr.to_string(),
             t.tx_bytes,
@@ -488,7 +492,7 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
         &doc,
         &a.out,
         || {
-            println!(
+            out!(
                 "{} exchanges matched ({} only in A, {} only in B); clock offset B-A {:.3} us, estimated as {}",
                 r.matched,
                 r.unmatched_a,
@@ -497,12 +501,10 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
                 r.clock_offset_method
             );
             if r.swapped_suspected {
-                println!(
-                    "warning: round trips at A are shorter than at B: are the captures swapped?"
-                );
+                out!("warning: round trips at A are shorter than at B: are the captures swapped?");
             }
-            println!("medians in microseconds (the GIGAswitch study's A, B, C, D):");
-            println!(
+            out!("medians in microseconds (the GIGAswitch study's A, B, C, D):");
+            out!(
                 "{:>6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
                 "size",
                 "n",
@@ -516,7 +518,7 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
                 "sw ret"
             );
             for s in &r.per_size {
-                println!(
+                out!(
                     "{:>6} {:>5} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
                     s.size,
                     s.rtt_client_tap.n,
@@ -558,7 +560,7 @@ fn flows(a: FlowsArgs) -> anyhow::Result<()> {
     if let Some(p) = &a.csv {
         let text = weft_trace::flows::to_csv(&flows);
         if p.as_os_str() == "-" {
-            print!("{text}");
+            out!("{}", text.trim_end());
         } else {
             write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
         }
@@ -582,7 +584,7 @@ fn flows(a: FlowsArgs) -> anyhow::Result<()> {
             if csv_to_stdout {
                 return;
             }
-            println!(
+            out!(
                 "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10} {:>12} {:>6} {:>10} {:>10}",
                 "proto",
                 "src",
@@ -598,7 +600,7 @@ fn flows(a: FlowsArgs) -> anyhow::Result<()> {
             let us =
                 |v: Option<u64>| v.map_or("-".to_string(), |x| format!("{:.1}", x as f64 / 1e3));
             for f in flows.iter().take(a.top) {
-                println!(
+                out!(
                     "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10.3} {:>12.0} {:>6} {:>10} {:>10}",
                     f.proto,
                     format!("{}:{}", f.src, f.sport),
@@ -613,7 +615,7 @@ fn flows(a: FlowsArgs) -> anyhow::Result<()> {
                 );
             }
             if flows.len() > a.top {
-                println!("... {} flows in all", flows.len());
+                out!("... {} flows in all", flows.len());
             }
         },
         o.error.as_ref(),

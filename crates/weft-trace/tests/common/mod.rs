@@ -1,11 +1,13 @@
 //! Helpers shared by the capture tests (included with `mod common;`).
-#![allow(dead_code)]
+#![allow(clippy::unwrap_used, dead_code)] // Tests: a failed unwrap is a failed test.
 
 use std::net::Ipv4Addr;
 
 use weft_trace::synth::{L4, PcapWriter, ethernet_frame, ipv4_packet};
 
+/// The first test host.
 pub const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+/// The second test host.
 pub const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
 
 /// An Ethernet/IPv4/UDP frame of exactly `len` bytes (len >= 42).

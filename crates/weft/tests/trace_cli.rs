@@ -1,0 +1,486 @@
+//! `weft trace` end to end: synthetic captures, partial results, usage errors, captures written
+//! by tcpdump and tshark from real loopback traffic (cross-checked against tshark's own reading),
+//! and live sampling of `lo`.
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn weft() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+}
+
+fn run(args: &[&str]) -> Output {
+    weft().args(args).output().expect("run weft")
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+#[test]
+fn util_on_a_synthetic_capture_and_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.pcap");
+    let fs = f.to_str().unwrap();
+    // 1000-byte frames at 40% of 10 Mbit/s: 500 per second, 2 ms apart.
+    let o = run(&[
+        "trace",
+        "synth",
+        fs,
+        "--size",
+        "10MB",
+        "--frame",
+        "1000",
+        "--load",
+        "40",
+        "--link-rate",
+        "10Mbps",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.path().join("r.json");
+    let o = run(&[
+        "trace",
+        "util",
+        fs,
+        "--link-rate",
+        "10Mbps",
+        "--bin",
+        "1s",
+        "--smooth",
+        "5s",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    assert_eq!(doc["kind"], "trace.util");
+    let s = &doc["summary"];
+    let packets = (10_000_000 - 24) / 1016;
+    assert_eq!(s["packets"], packets);
+    assert_eq!(s["partial"], false);
+    // Whole bins are at exactly 40%.
+    let samples = doc["samples"].as_array().unwrap();
+    assert!(samples.len() >= 19);
+    for x in &samples[..samples.len() - 1] {
+        assert!((x["util"].as_f64().unwrap() - 0.4).abs() < 1e-12, "{x}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap().trim(),
+        String::from_utf8_lossy(&o.stdout).trim()
+    );
+    // With Ethernet framing, 1000 + 24 bytes per frame.
+    let o = run(&[
+        "trace",
+        "util",
+        fs,
+        "--tech",
+        "ethernet10",
+        "--bin",
+        "1s",
+        "--json",
+    ]);
+    let doc = json_of(&o);
+    assert_eq!(doc["summary"]["wire_bytes"], packets * 1024);
+    assert_eq!(doc["params"]["tech"], "ethernet10");
+    // The table mode prints the histogram.
+    let o = run(&["trace", "util", fs, "--link-rate", "10Mbps", "--bin", "1s"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("40-50"), "{text}");
+    assert!(text.contains("nfs 100.00%"), "{text}");
+}
+
+#[test]
+fn truncated_capture_reports_offset_and_partial_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.pcap");
+    let o = run(&[
+        "trace",
+        "synth",
+        f.to_str().unwrap(),
+        "--size",
+        "100KB",
+        "--frame",
+        "100",
+    ]);
+    assert!(o.status.success());
+    let mut b = std::fs::read(&f).unwrap();
+    b.truncate(24 + 10 * 116 + 7);
+    std::fs::write(&f, &b).unwrap();
+    let o = run(&[
+        "trace",
+        "util",
+        f.to_str().unwrap(),
+        "--link-rate",
+        "10Mbps",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("byte {}", 24 + 10 * 116)), "{err}");
+    assert!(err.contains("partial"), "{err}");
+    let doc = json_of(&o);
+    assert_eq!(doc["summary"]["partial"], true);
+    assert_eq!(doc["summary"]["packets"], 10);
+    assert_eq!(doc["summary"]["error_offset"], 24 + 10 * 116);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&["trace", "util", "x.pcap"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["trace", "util", "x.pcap", "--tech", "token-ring"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let o = run(&["trace", "util", "/nonexistent.pcap", "--link-rate", "1Gbps"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+/// Starts a capture tool and waits until it says it is listening.
+fn start_capture(mut cmd: Command, ready: &str) -> Child {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn capture");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ready = ready.to_string();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("capture tool: {line}");
+            if line.contains(&ready) {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(20))
+        .expect("capture tool did not start");
+    // libpcap is attached once it prints; give the socket filter a moment.
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+fn stop_capture(child: Child) {
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let _ = child.wait_with_output();
+}
+
+/// Waits until the capture file has at least `min` bytes and has stopped growing for a while
+/// (tcpdump -U writes each packet as it comes); gives up after 10 s.
+fn wait_for_file(f: &Path, min: u64) {
+    let t0 = Instant::now();
+    let mut last = 0;
+    let mut stable_since = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        let len = std::fs::metadata(f).map_or(0, |m| m.len());
+        if len != last {
+            last = len;
+            stable_since = Instant::now();
+        } else if len >= min && stable_since.elapsed() > Duration::from_millis(400) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends probes to `probe` until the capture file shows one (the tool is really capturing), then
+/// `n` UDP datagrams of increasing size to `rx`, then waits for them to be written; returns the
+/// payload sizes sent to `rx`.
+fn send_udp(rx: &UdpSocket, probe: &UdpSocket, f: &Path, n: usize) -> Vec<usize> {
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let t0 = Instant::now();
+    while std::fs::metadata(f).map_or(0, |m| m.len()) < 100
+        && t0.elapsed() < Duration::from_secs(10)
+    {
+        tx.send_to(b"probe", probe.local_addr().unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    wait_for_file(f, 100);
+    let to = rx.local_addr().unwrap();
+    let mut sizes = Vec::new();
+    let mut buf = [0u8; 2000];
+    for i in 0..n {
+        let len = 100 + 17 * i;
+        tx.send_to(&vec![i as u8; len], to).unwrap();
+        let _ = rx.recv(&mut buf);
+        sizes.push(len);
+        // Paced: a burst can overrun the capture tool's ring and be dropped by the kernel.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let before = std::fs::metadata(f).map_or(0, |m| m.len());
+    wait_for_file(f, before);
+    sizes
+}
+
+/// tshark's own reading of a capture: frame count and byte sum.
+fn tshark_totals(f: &Path) -> (u64, u64) {
+    let o = Command::new("tshark")
+        .args(["-r", f.to_str().unwrap(), "-T", "fields", "-e", "frame.len"])
+        .output()
+        .unwrap();
+    let lens: Vec<u64> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    (lens.len() as u64, lens.iter().sum())
+}
+
+fn check_capture(f: &Path, sizes: &[usize], port: u16) {
+    let fs = f.to_str().unwrap();
+    let o = run(&[
+        "trace",
+        "util",
+        fs,
+        "--link-rate",
+        "1Gbps",
+        "--bin",
+        "1s",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = json_of(&o)["summary"].clone();
+    let payload: u64 = sizes.iter().map(|&x| x as u64).sum();
+    assert!(
+        s["mix"]["udp"]["packets"].as_u64().unwrap() >= sizes.len() as u64,
+        "{s}"
+    );
+    if have("tshark") {
+        let (n, bytes) = tshark_totals(f);
+        assert_eq!(
+            s["packets"], n,
+            "weft and tshark disagree on the packet count of {fs}"
+        );
+        assert_eq!(
+            s["bytes"], bytes,
+            "weft and tshark disagree on the bytes of {fs}"
+        );
+    }
+    let o = run(&["trace", "flows", fs, "--json"]);
+    assert!(o.status.success());
+    let doc = json_of(&o);
+    let flows = doc["samples"].as_array().unwrap();
+    let ours: Vec<&Value> = flows.iter().filter(|x| x["dport"] == port).collect();
+    assert_eq!(ours.len(), 1, "{flows:?}");
+    let copies = ours[0]["packets"].as_u64().unwrap() / sizes.len() as u64;
+    assert!(copies >= 1);
+    assert_eq!(ours[0]["packets"], copies * sizes.len() as u64);
+    assert_eq!(ours[0]["payload_bytes"], copies * payload);
+    assert_eq!(ours[0]["proto"], "udp");
+}
+
+#[test]
+fn tcpdump_captures_of_loopback_traffic() {
+    if !have("tcpdump") {
+        eprintln!("skipped: tcpdump is not installed (apt-get install tcpdump)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Nanosecond pcap on lo (Ethernet), and Linux cooked v1 and v2 on "any".
+    let variants: [(&str, &[&str]); 3] = [
+        ("lo.pcap", &["-i", "lo", "--time-stamp-precision", "nano"]),
+        ("sll.pcap", &["-i", "any", "-y", "LINUX_SLL"]),
+        ("sll2.pcap", &["-i", "any", "-y", "LINUX_SLL2"]),
+    ];
+    for (name, opts) in variants {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = rx.local_addr().unwrap().port();
+        let pport = probe.local_addr().unwrap().port();
+        let f: PathBuf = dir.path().join(name);
+        let mut cmd = Command::new("tcpdump");
+        // Immediate mode: without it packets wait in the ring buffer for up to a second.
+        cmd.args(opts).args([
+            "--immediate-mode",
+            "-B",
+            "8192",
+            "-U",
+            "-w",
+            f.to_str().unwrap(),
+            &format!("udp port {port} or udp port {pport}"),
+        ]);
+        let child = start_capture(cmd, "listening on");
+        let sizes = send_udp(&rx, &probe, &f, 30);
+        stop_capture(child);
+        check_capture(&f, &sizes, port);
+    }
+}
+
+#[test]
+fn tshark_pcapng_capture_of_loopback_traffic_plain_and_gzipped() {
+    if !have("tshark") {
+        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = rx.local_addr().unwrap().port();
+    let pport = probe.local_addr().unwrap().port();
+    let f = dir.path().join("t.pcapng");
+    let mut cmd = Command::new("tshark");
+    cmd.args([
+        "-i",
+        "lo",
+        "-w",
+        f.to_str().unwrap(),
+        "-f",
+        &format!("udp port {port} or udp port {pport}"),
+    ]);
+    let child = start_capture(cmd, "Capturing on");
+    let sizes = send_udp(&rx, &probe, &f, 25);
+    stop_capture(child);
+    assert_eq!(&std::fs::read(&f).unwrap()[..4], &[0x0a, 0x0d, 0x0d, 0x0a]);
+    check_capture(&f, &sizes, port);
+    // The same file gzipped gives the same figures.
+    let gz = dir.path().join("t.pcapng.gz");
+    let st = Command::new("gzip")
+        .args(["-c", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    std::fs::write(&gz, st.stdout).unwrap();
+    let a = json_of(&run(&[
+        "trace",
+        "util",
+        f.to_str().unwrap(),
+        "--link-rate",
+        "1Gbps",
+        "--json",
+    ]));
+    let b = json_of(&run(&[
+        "trace",
+        "util",
+        gz.to_str().unwrap(),
+        "--link-rate",
+        "1Gbps",
+        "--json",
+    ]));
+    assert_eq!(a["summary"]["packets"], b["summary"]["packets"]);
+    assert_eq!(a["summary"]["mean_util"], b["summary"]["mean_util"]);
+    assert_eq!(b["params"]["gzip"], true);
+}
+
+fn lines_of(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn live_sampling_of_lo_with_duration_and_capture() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let child = weft()
+        .args([
+            "trace",
+            "live",
+            "lo",
+            "--bin",
+            "200ms",
+            "--duration",
+            "1s",
+            "--link-rate",
+            "1Gbps",
+            "--smooth",
+            "600ms",
+            "--capture",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut sent = 0u64;
+    while t0.elapsed() < Duration::from_millis(900) {
+        tx.send_to(&[7u8; 1000], rx.local_addr().unwrap()).unwrap();
+        sent += 1000;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && err.contains("ermission") {
+        eprintln!("skipped: AF_PACKET needs CAP_NET_RAW: {err}");
+        return;
+    }
+    assert!(o.status.success(), "{err}");
+    let lines = lines_of(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    let bins = &lines[..5];
+    let bytes: u64 = bins.iter().map(|b| b["bytes"].as_u64().unwrap()).sum();
+    // lo counts every packet as sent and as received.
+    assert!(bytes >= 2 * sent, "{bytes} < 2 x {sent}");
+    for (i, b) in bins.iter().enumerate() {
+        assert_eq!(b["type"], "bin");
+        assert_eq!(b["bin"], i);
+    }
+    let cap: u64 = bins
+        .iter()
+        .map(|b| b["capture_bytes"].as_u64().unwrap())
+        .sum();
+    assert!(cap >= sent, "captured {cap} < sent {sent}");
+    // Captured once per packet but counted twice (sent, received) by the counters of lo.
+    assert!(
+        cap * 4 < bytes * 3,
+        "captured {cap} vs counters {bytes}: loopback counted twice?"
+    );
+    assert_eq!(lines[5]["type"], "summary");
+    assert_eq!(lines[5]["interrupted"], false);
+}
+
+#[test]
+fn live_run_interrupted_keeps_its_bins() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("live.jsonl");
+    let child = weft()
+        .args([
+            "trace",
+            "live",
+            "lo",
+            "--bin",
+            "100ms",
+            "--link-rate",
+            "1Gbps",
+            "-o",
+            f.to_str().unwrap(),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(750));
+    // Lines are flushed as they are written: some are there before the interrupt.
+    let before = std::fs::read_to_string(&f)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(before >= 3, "only {before} lines after 750 ms");
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = lines_of(&std::fs::read_to_string(&f).unwrap());
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "summary");
+    assert_eq!(last["interrupted"], true);
+    assert!(lines.len() > before);
+}
