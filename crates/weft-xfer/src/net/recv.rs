@@ -151,6 +151,9 @@ pub fn handle_session(stream: TcpStream, store: &Store, opts: &RecvOptions) -> S
     // Whatever is still open stays as part file + journal for --resume.
     for (_, f) in open.drain() {
         store.close(&f.opened.entry, false);
+        if let Some(r) = rep.files.get_mut(f.report) {
+            r.msg = "interrupted; the part file and journal are kept for --resume".into();
+        }
     }
     if let Err(e) = r {
         rep.error = Some(e.to_string());
