@@ -1,6 +1,8 @@
 //! `weft send` / `weft recv` over real sockets on loopback: sizes, modes, kills and `--resume`,
 //! and the refusals (path traversal, symlinks, oversize, existing files, missing or wrong keys).
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

@@ -315,15 +315,16 @@ fn session_loop(
                             rx.reject_file(file, RefuseCode::TooLarge, msg);
                             continue;
                         }
-                        match store.open(
-                            &name,
+                        let req = store::OpenRequest {
+                            name: &name,
                             size,
                             buffer_size,
-                            &hash,
+                            fingerprint: &hash,
                             resume,
-                            mode.is_reliable(),
-                            mode == Mode::Mbtp,
-                        ) {
+                            reliable: mode.is_reliable(),
+                            shared: mode == Mode::Mbtp,
+                        };
+                        match store.open(&req) {
                             Ok(opened) => {
                                 rx.accept_file(file, opened.have.clone());
                                 open.insert(file, FileSlot { opened, report });
