@@ -5,6 +5,8 @@
 //! fixed delay for UDP; a reliable in-order control channel with fixed delay; and a "disk" that
 //! takes a fixed time per buffer written. Everything runs on `weft_model::Instant` nanoseconds.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 

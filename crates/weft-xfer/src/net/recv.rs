@@ -151,6 +151,9 @@ pub fn handle_session(stream: TcpStream, store: &Store, opts: &RecvOptions) -> S
     // Whatever is still open stays as part file + journal for --resume.
     for (_, f) in open.drain() {
         store.close(&f.opened.entry, false);
+        if let Some(r) = rep.files.get_mut(f.report) {
+            r.msg = "interrupted; the part file and journal are kept for --resume".into();
+        }
     }
     if let Err(e) = r {
         rep.error = Some(e.to_string());
@@ -312,15 +315,16 @@ fn session_loop(
                             rx.reject_file(file, RefuseCode::TooLarge, msg);
                             continue;
                         }
-                        match store.open(
-                            &name,
+                        let req = store::OpenRequest {
+                            name: &name,
                             size,
                             buffer_size,
-                            &hash,
+                            fingerprint: &hash,
                             resume,
-                            mode.is_reliable(),
-                            mode == Mode::Mbtp,
-                        ) {
+                            reliable: mode.is_reliable(),
+                            shared: mode == Mode::Mbtp,
+                        };
+                        match store.open(&req) {
                             Ok(opened) => {
                                 rx.accept_file(file, opened.have.clone());
                                 open.insert(file, FileSlot { opened, report });

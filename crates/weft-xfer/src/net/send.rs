@@ -488,41 +488,43 @@ fn run_session(
                 .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             || token.load(Ordering::Acquire) == me;
-        while may_send {
-            let mut n = 0;
-            let tnow = now();
-            while n < BATCH {
-                batch[n].clear();
-                match sender.poll_transmit(tnow, &mut batch[n]) {
-                    Some(tx) => {
-                        stripes[n] = tx.stripe;
-                        n += 1;
+        if may_send {
+            loop {
+                let mut n = 0;
+                let tnow = now();
+                while n < BATCH {
+                    batch[n].clear();
+                    match sender.poll_transmit(tnow, &mut batch[n]) {
+                        Some(tx) => {
+                            stripes[n] = tx.stripe;
+                            n += 1;
+                        }
+                        None => break,
                     }
-                    None => break,
                 }
-            }
-            if n == 0 {
-                break;
-            }
-            sent_any = true;
-            let msgs: Vec<(SocketAddr, &[u8])> = (0..n)
-                .map(|i| {
-                    (
-                        dests[stripes[i] as usize % dests.len()],
-                        batch[i].as_slice(),
-                    )
-                })
-                .collect();
-            let mut off = 0;
-            while off < n {
-                let k = sys::send_batch(&udp, &msgs[off..])
-                    .map_err(|e| XferError::io("sending datagrams", e))?;
-                if k == 0 {
-                    std::thread::yield_now();
+                if n == 0 {
+                    break;
                 }
-                off += k;
+                sent_any = true;
+                let msgs: Vec<(SocketAddr, &[u8])> = (0..n)
+                    .map(|i| {
+                        (
+                            dests[stripes[i] as usize % dests.len()],
+                            batch[i].as_slice(),
+                        )
+                    })
+                    .collect();
+                let mut off = 0;
+                while off < n {
+                    let k = sys::send_batch(&udp, &msgs[off..])
+                        .map_err(|e| XferError::io("sending datagrams", e))?;
+                    if k == 0 {
+                        std::thread::yield_now();
+                    }
+                    off += k;
+                }
+                progress.packets_sent.fetch_add(n as u64, Ordering::Relaxed);
             }
-            progress.packets_sent.fetch_add(n as u64, Ordering::Relaxed);
         }
         if sent_any {
             transfer += Duration::from(t.elapsed());

@@ -79,6 +79,25 @@ pub struct Opened {
     pub have: Vec<(u32, u32)>,
 }
 
+/// What a sender's offer asks the store to open.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenRequest<'a> {
+    /// Relative name (untrusted).
+    pub name: &'a str,
+    /// File size, bytes.
+    pub size: u64,
+    /// Buffer size, bytes.
+    pub buffer_size: u32,
+    /// Identity of the sender's file version (a journal resumes only if it matches).
+    pub fingerprint: &'a [u8; 32],
+    /// Continue from a matching journal.
+    pub resume: bool,
+    /// Keep a journal (reliable mode).
+    pub reliable: bool,
+    /// Let several MBTP sessions write the same file.
+    pub shared: bool,
+}
+
 /// The receiving directory.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -105,18 +124,17 @@ impl Store {
         &self.root
     }
 
-    /// Opens `name` for a file of `size` bytes. `reliable` keeps a journal (and honours
-    /// `resume`); `shared` lets several MBTP sessions write the same file.
-    pub fn open(
-        &self,
-        name: &str,
-        size: u64,
-        buffer_size: u32,
-        hash: &[u8; 32],
-        resume: bool,
-        reliable: bool,
-        shared: bool,
-    ) -> Result<Opened, Refusal> {
+    /// Opens a file as `req` asks.
+    pub fn open(&self, req: &OpenRequest<'_>) -> Result<Opened, Refusal> {
+        let &OpenRequest {
+            name,
+            size,
+            buffer_size,
+            fingerprint: hash,
+            resume,
+            reliable,
+            shared,
+        } = req;
         let parts = validate_name(name).map_err(|m| (RefuseCode::Path, m))?;
         let (last, dirs) = parts
             .split_last()
@@ -431,23 +449,61 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
         let s = Store::new(d.path(), false).unwrap();
         let h = [7u8; 32];
-        let e = s.open("link/x", 10, 4, &h, false, true, false).unwrap_err();
+        let e = s
+            .open(&OpenRequest {
+                name: "link/x",
+                size: 10,
+                buffer_size: 4,
+                fingerprint: &h,
+                resume: false,
+                reliable: true,
+                shared: false,
+            })
+            .unwrap_err();
         assert_eq!(e.0, RefuseCode::Path);
         fs::write(d.path().join("exists"), b"old").unwrap();
         assert_eq!(
-            s.open("exists", 10, 4, &h, false, true, false)
-                .unwrap_err()
-                .0,
+            s.open(&OpenRequest {
+                name: "exists",
+                size: 10,
+                buffer_size: 4,
+                fingerprint: &h,
+                resume: false,
+                reliable: true,
+                shared: false
+            })
+            .unwrap_err()
+            .0,
             RefuseCode::Exists
         );
         assert_eq!(fs::read(d.path().join("exists")).unwrap(), b"old");
 
-        let o = s.open("sub/new", 10, 4, &h, false, true, false).unwrap();
+        let o = s
+            .open(&OpenRequest {
+                name: "sub/new",
+                size: 10,
+                buffer_size: 4,
+                fingerprint: &h,
+                resume: false,
+                reliable: true,
+                shared: false,
+            })
+            .unwrap();
         write_buffer(&o.entry, 4, 1, b"4567").unwrap();
         s.close(&o.entry, false);
         assert!(!d.path().join("sub/new").exists());
         // Resume: buffer 1 is already there.
-        let o = s.open("sub/new", 10, 4, &h, true, true, false).unwrap();
+        let o = s
+            .open(&OpenRequest {
+                name: "sub/new",
+                size: 10,
+                buffer_size: 4,
+                fingerprint: &h,
+                resume: true,
+                reliable: true,
+                shared: false,
+            })
+            .unwrap();
         assert_eq!(o.have, vec![(1, 2)]);
         write_buffer(&o.entry, 0, 0, b"0123").unwrap();
         write_buffer(&o.entry, 8, 2, b"89").unwrap();
@@ -459,7 +515,17 @@ mod tests {
         assert!(finish(&o.entry, Some(&[0; 32])).is_err());
         s.close(&o.entry, true);
         assert!(!d.path().join("sub/new").exists());
-        let o = s.open("sub/new", 10, 4, &want, true, true, false).unwrap();
+        let o = s
+            .open(&OpenRequest {
+                name: "sub/new",
+                size: 10,
+                buffer_size: 4,
+                fingerprint: &want,
+                resume: true,
+                reliable: true,
+                shared: false,
+            })
+            .unwrap();
         assert!(o.have.is_empty(), "the failed part was discarded");
         for (i, c) in [b"0123".as_slice(), b"4567", b"89"].iter().enumerate() {
             write_buffer(&o.entry, i as u64 * 4, i as u32, c).unwrap();
