@@ -130,11 +130,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             eprintln!("wrote {}", path.display());
         }
     }
-    if args.json {
-        println!("{}", doc.to_json_pretty());
+    let text = if args.json {
+        doc.to_json_pretty() + "\n"
     } else {
-        print!("{}", result.table());
-    }
+        result.table()
+    };
+    print_stdout(&text)?;
     let aborted: Vec<String> = result
         .sizes
         .iter()
@@ -153,6 +154,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             result.sizes.len(),
             aborted.join("\n  ")
         ))
+    }
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+fn print_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::anyhow!("writing to stdout: {e}"))
+        }
+        _ => Ok(()),
     }
 }
 
