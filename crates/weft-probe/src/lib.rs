@@ -3,11 +3,13 @@
 //! - [`proto`]: the versioned control protocol (framed messages, data hellos, UDP header);
 //! - [`server`]: the agent (`weft serve`), runnable in-process on `127.0.0.1:0`;
 //! - [`tput`]: throughput tests (`weft tput`), client and agent side;
-//! - [`rr`]: request/response latency tests (`weft rr`).
+//! - [`rr`]: request/response latency tests (`weft rr`);
+//! - [`pattern`]: concurrent sessions among several agents (`weft pattern`).
 
 pub mod control;
 pub mod cpu;
 pub mod error;
+pub mod pattern;
 pub mod proto;
 pub mod rr;
 pub mod server;

@@ -1,0 +1,163 @@
+//! Concurrent sessions among several agents (`weft pattern`): the GIGAswitch line-efficiency and
+//! stress tests and the Sandia many-to-one experiment.
+//!
+//! A pattern is a list of [`Session`]s started together behind a barrier, each a throughput
+//! (`tput`) or request/response (`rr`) test, and reported per session and in aggregate: the sum
+//! of the sessions' receiver goodputs, its ratio to a given line rate (line efficiency, as the
+//! GIGAswitch study computes it), Jain's fairness index over the sessions, and, when
+//! request/response probes run beside bulk load, their latency under that load.
+//!
+//! **Who is the client.** weft itself is the client of every session: a session's data flows
+//! between the host that runs `weft pattern` (`local`) and one agent, forward (local -> agent,
+//! ttcp -t on this host) or reverse (agent -> local). So
+//! - `one_to_many(A, B, C)`: this host sends to A, B and C at once (one output port, many
+//!   destinations);
+//! - `many_to_one(A, B, C)`: A, B and C send to this host at once: the contended output port is
+//!   this host's link, the Sandia "two hosts ttcp-ing to one receiver" case;
+//! - pairs `local:A`, `A:local`: one session each, in the direction given.
+//!
+//! A pair between two agents would need an agent that runs a test toward another agent on
+//! request; the control protocol has no such message yet, so such pairs are refused with that
+//! reason rather than faked. On loopback every agent is a `weft serve` on its own port.
+
+mod result;
+mod run;
+mod spec;
+
+pub use result::{PatternResult, SessionResult};
+pub use run::run;
+pub use spec::{Endpoint, Role, RrSettings, Session, SessionTest, parse_pairs, split_pair};
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Why a pattern could not be run at all. A session that fails once running is not an error of
+/// the pattern: it is reported in its [`SessionResult::error`].
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    /// The pattern is malformed (a usage error at the command line).
+    #[error("{0}")]
+    Config(String),
+    /// The pattern asks for something weft cannot do yet.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A pattern to run.
+#[derive(Clone, Debug)]
+pub struct PatternConfig {
+    /// Name of the pattern for reports: `pairs`, `one-to-many`, `many-to-one`.
+    pub name: String,
+    /// The sessions, started together.
+    pub sessions: Vec<Session>,
+    /// Line rate in bits/s that the aggregate is compared with, if given.
+    pub line_rate_bps: Option<f64>,
+    /// Time-out for connecting to an agent and each set-up step.
+    pub connect_timeout: Duration,
+    /// How long probes wait after the start so that they measure the load in steady state.
+    pub probe_delay: Duration,
+}
+
+impl PatternConfig {
+    /// A pattern of `sessions` with no line rate, a 5 s connect time-out and a 300 ms probe delay.
+    pub fn new(name: impl Into<String>, sessions: Vec<Session>) -> Self {
+        PatternConfig {
+            name: name.into(),
+            sessions,
+            line_rate_bps: None,
+            connect_timeout: Duration::from_secs(5),
+            probe_delay: Duration::from_millis(300),
+        }
+    }
+
+    /// Checks every session, with an error that says what to change.
+    pub fn validate(&self) -> Result<(), PatternError> {
+        if self.sessions.is_empty() {
+            return Err(PatternError::Config("the pattern has no sessions".into()));
+        }
+        if let Some(r) = self.line_rate_bps {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(PatternError::Config(
+                    "the line rate must be above zero".into(),
+                ));
+            }
+        }
+        for s in &self.sessions {
+            s.agent()?;
+        }
+        Ok(())
+    }
+}
+
+/// Sessions from this host to each agent.
+pub fn one_to_many(agents: &[SocketAddr], test: &SessionTest) -> Vec<Session> {
+    agents
+        .iter()
+        .map(|&a| session(Endpoint::Local, Endpoint::Agent(a), test))
+        .collect()
+}
+
+/// Sessions from each agent to this host.
+pub fn many_to_one(agents: &[SocketAddr], test: &SessionTest) -> Vec<Session> {
+    agents
+        .iter()
+        .map(|&a| session(Endpoint::Agent(a), Endpoint::Local, test))
+        .collect()
+}
+
+/// One session per pair, in the pair's direction.
+pub fn from_pairs(pairs: &[(Endpoint, Endpoint)], test: &SessionTest) -> Vec<Session> {
+    pairs.iter().map(|&(a, b)| session(a, b, test)).collect()
+}
+
+/// Every session `n` times (the GIGAswitch 25-session stress test runs many sessions at once).
+pub fn repeat(sessions: Vec<Session>, n: usize) -> Vec<Session> {
+    let mut out = Vec::with_capacity(sessions.len() * n);
+    for s in &sessions {
+        for _ in 0..n {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+/// Marks `sessions` as load and adds one request/response probe from this host to every agent
+/// they involve (latency under load).
+pub fn with_probes(sessions: Vec<Session>, probe: RrSettings) -> Vec<Session> {
+    let mut agents: Vec<SocketAddr> = Vec::new();
+    for s in &sessions {
+        if let Ok(a) = s.agent() {
+            if !agents.contains(&a) {
+                agents.push(a);
+            }
+        }
+    }
+    let mut out: Vec<Session> = sessions
+        .into_iter()
+        .map(|mut s| {
+            s.role = Role::Load;
+            s
+        })
+        .collect();
+    for a in agents {
+        out.push(Session {
+            from: Endpoint::Local,
+            to: Endpoint::Agent(a),
+            test: SessionTest::Rr(probe),
+            role: Role::Probe,
+        });
+    }
+    out
+}
+
+fn session(from: Endpoint, to: Endpoint, test: &SessionTest) -> Session {
+    Session {
+        from,
+        to,
+        test: test.clone(),
+        role: Role::Session,
+    }
+}
+
+#[cfg(test)]
+mod tests;

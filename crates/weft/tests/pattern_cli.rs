@@ -1,0 +1,123 @@
+//! `weft pattern` from the command line against in-process agents on loopback.
+
+use std::process::Command;
+
+use weft_probe::server::{Server, ServerConfig, ServerHandle};
+
+fn weft() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+}
+
+fn agent() -> ServerHandle {
+    Server::bind(ServerConfig::loopback())
+        .expect("bind agent")
+        .spawn()
+}
+
+#[test]
+fn one_to_many_json_result_plots_as_bars() {
+    let (a, b) = (agent(), agent());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.json");
+    let hosts = format!("{},{}", a.local_addr(), b.local_addr());
+    let out = weft()
+        .args(["pattern", "--one-to-many", &hosts, "--time", "300ms"])
+        .args(["--line-rate", "100Gbps", "--json", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = weft_report::ResultDoc::from_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    assert_eq!(doc.kind, "pattern");
+    assert_eq!(doc.samples.len(), 2);
+    assert_eq!(doc.params["pattern"], "one-to-many");
+    let eff = doc.summary["line_efficiency"].as_f64().unwrap();
+    let agg = doc.summary["aggregate_bps"].as_f64().unwrap();
+    assert!((eff - agg / 100e9).abs() < 1e-12);
+    let saved =
+        weft_report::ResultDoc::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved, doc);
+
+    let plot = weft().arg("plot").arg(&file).output().unwrap();
+    assert!(
+        plot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plot.stderr)
+    );
+    let svg = std::fs::read_to_string(dir.path().join("p.svg")).unwrap();
+    let tree = roxmltree::Document::parse(&svg).unwrap();
+    let bars = tree
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("bar"))
+        .count();
+    assert_eq!(bars, 2);
+    a.shutdown();
+    b.shutdown();
+}
+
+#[test]
+fn latency_under_load_table_names_the_probes() {
+    let a = agent();
+    let out = weft()
+        .args(["pattern", "--pairs", &format!("local:{}", a.local_addr())])
+        .args([
+            "--load", "tput", "--probe", "rr", "--time", "1s", "--count", "100",
+        ])
+        .args(["--probe-delay", "100ms"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("pattern pairs: 2 sessions"), "{text}");
+    assert!(
+        text.contains(" load ") && text.contains(" probe "),
+        "{text}"
+    );
+    a.shutdown();
+}
+
+#[test]
+fn usage_errors_exit_2_and_failed_sessions_exit_1() {
+    let cases: [&[&str]; 4] = [
+        &["pattern"],
+        &["pattern", "--pairs", "127.0.0.1:1:127.0.0.1:2"],
+        &["pattern", "--one-to-many", "local"],
+        &[
+            "pattern",
+            "--many-to-one",
+            "127.0.0.1:1",
+            "--to",
+            "127.0.0.1:2",
+        ],
+    ];
+    for args in cases {
+        let out = weft().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("weft: error:") || err.contains("error:"),
+            "{err}"
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = weft()
+        .args(["pattern", "--one-to-many", &format!("127.0.0.1:{port}")])
+        .args(["--time", "200ms", "--connect-timeout", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("failed:"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 of 1 sessions failed"));
+}
