@@ -1,6 +1,8 @@
 //! The closed-form models held against the published figures in `shared/reference/figures.toml`
 //! (read here, not copied).
 
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
 use std::path::PathBuf;
 
 use weft_model::calc::{self, Chain, TransferBound, hol, window};

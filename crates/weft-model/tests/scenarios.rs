@@ -1,5 +1,7 @@
 //! Every scenario shipped in `scenarios/` parses, evaluates, and names figures that exist.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
 use std::path::PathBuf;
 
 use weft_model::calc;

@@ -1,6 +1,8 @@
 //! `weft calc` and `weft run` end to end: JSON on stdout, exit codes, errors that name the file
 //! line and key.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
