@@ -140,26 +140,22 @@ fn run_slots(
     n: u64,
     mut counts: Option<(&mut [u64], &mut [u64])>,
 ) {
-    let mut won: Vec<(u32, u32)> = Vec::with_capacity(hol.len());
     for _ in 0..slots {
-        won.clear();
-        arbiter.resolve(hol, |i, o| won.push((i as u32, o as u32)));
-        for &(i, o) in &won {
+        for &(i, o) in arbiter.resolve(hol) {
+            let i = i as usize;
             // The winner's next cell reaches the head with a fresh destination.
-            hol[i as usize] = NEW;
+            if let Some(r) = sources.get_mut(i) {
+                hol[i] = r.below(n) as u32;
+            }
             if let Some((ci, co)) = counts.as_mut() {
-                ci[i as usize] += 1;
+                ci[i] += 1;
                 co[o as usize] += 1;
             }
         }
-        for (h, r) in hol.iter_mut().zip(sources.iter_mut()) {
-            if *h == NEW || !retain {
+        if !retain {
+            for (h, r) in hol.iter_mut().zip(sources.iter_mut()) {
                 *h = r.below(n) as u32;
             }
         }
     }
 }
-
-/// Marks a head just vacated (the arbiter ignores outputs it does not have, so the mark never
-/// reaches it: every mark is replaced before the next slot).
-const NEW: u32 = u32::MAX - 1;

@@ -68,15 +68,13 @@ impl<T: Routed + Queued> Slotted<T> for InputFifo<T> {
         for (h, q) in self.hol.iter_mut().zip(&self.queues) {
             *h = q.peek().map_or(NO_CELL, |c| c.output() as u32);
         }
-        let queues = &mut self.queues;
-        let counters = &mut self.counters;
-        self.arbiter.resolve(&self.hol, |i, o| {
-            if let Some(cell) = queues[i].dequeue() {
-                counters.held -= 1;
-                counters.delivered += 1;
-                emit(o, cell);
+        for &(i, o) in self.arbiter.resolve(&self.hol) {
+            if let Some(cell) = self.queues[i as usize].dequeue() {
+                self.counters.held -= 1;
+                self.counters.delivered += 1;
+                emit(o as usize, cell);
             }
-        });
+        }
     }
 
     fn is_idle(&self) -> bool {

@@ -85,17 +85,14 @@ impl<T: Routed + Queued> Slotted<T> for OutputQueued<T> {
             if !any {
                 break;
             }
-            let inputs = &mut self.inputs;
-            let outputs = &mut self.outputs;
-            let counters = &mut self.counters;
-            self.arbiter.resolve(&self.hol, |i, o| {
-                if let Some(cell) = inputs[i].dequeue() {
-                    if outputs[o].offer(cell).is_err() {
-                        counters.held -= 1;
-                        counters.dropped += 1;
+            for &(i, o) in self.arbiter.resolve(&self.hol) {
+                if let Some(cell) = self.inputs[i as usize].dequeue() {
+                    if self.outputs[o as usize].offer(cell).is_err() {
+                        self.counters.held -= 1;
+                        self.counters.dropped += 1;
                     }
                 }
-            });
+            }
         }
         for (o, q) in self.outputs.iter_mut().enumerate() {
             if let Some(cell) = q.dequeue() {

@@ -1,10 +1,578 @@
-//! `weft sim`: not built yet (see the open issues).
+//! `weft sim`: discrete-event simulation of switch fabrics, from a scenario file or a quick form.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant as WallClock;
+
+use weft_model::fabric::Contention;
+use weft_model::queue::{Capacity, DropPolicy};
+use weft_model::{Duration, Rate, Size};
+use weft_report::ResultDoc;
+use weft_sim::event::{Host, ManyToOne, Unit};
+use weft_sim::experiments::{self, FrameOverload};
+
+use crate::cli::usage;
 
 /// Arguments of `weft sim`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    /// A scenario file (TOML) to simulate.
+    pub scenario: Option<PathBuf>,
+    /// A quick form instead of a scenario file.
+    #[command(subcommand)]
+    pub form: Option<Form>,
+    /// Options shared by every form.
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Options shared by every form.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Common {
+    /// Seed of the run; equal seeds give equal results (default 1, or the scenario's).
+    #[arg(long = "seed", global = true)]
+    pub seed_given: Option<u64>,
+    /// Print the result document as JSON on stdout (and nothing else).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Write the result document to this file.
+    #[arg(short = 'o', long = "output", global = true)]
+    pub output: Option<PathBuf>,
+    /// Never draw a progress bar.
+    #[arg(long, global = true)]
+    pub quiet: bool,
+}
+
+/// Quick forms of `weft sim`.
+#[derive(Debug, clap::Subcommand)]
+pub enum Form {
+    /// Saturated input-queued FIFO switch: throughput per port (head-of-line blocking).
+    Hol {
+        /// Port counts: `16`, `1-8`, or `1,2,4,64`.
+        #[arg(long, default_value = "16")]
+        ports: String,
+        /// Slots to simulate per port count (`1e6` is fine).
+        #[arg(long, default_value = "1e6")]
+        slots: String,
+        /// Contention resolution: random or rr.
+        #[arg(long, default_value = "random")]
+        contention: String,
+    },
+    /// GIGAswitch contention: 1..=inputs saturated inputs to `outputs` outputs, against the
+    /// formula E = (N/M)(1-(1-1/N)^M).
+    Contention {
+        /// Largest number of contending inputs (M).
+        #[arg(long, default_value_t = 5)]
+        inputs: usize,
+        /// Outputs (N).
+        #[arg(long, default_value_t = 5)]
+        outputs: usize,
+        /// Slots per point.
+        #[arg(long, default_value = "1e6")]
+        slots: String,
+        /// Port rate that efficiency 1 stands for (the study's 95 Mbps of FDDI).
+        #[arg(long, default_value = "95Mbps")]
+        rate: String,
+    },
+    /// Output-queued switch: delay against load, with the formula.
+    Oq {
+        /// Ports.
+        #[arg(long, default_value_t = 16)]
+        ports: usize,
+        /// Loads, comma-separated.
+        #[arg(long, default_value = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.95")]
+        loads: String,
+        /// Slots per load.
+        #[arg(long, default_value = "1e6")]
+        slots: String,
+    },
+    /// Virtual output queues with iSLIP: throughput and delay against load.
+    Islip {
+        /// Ports (at most 64).
+        #[arg(long, default_value_t = 32)]
+        ports: usize,
+        /// iSLIP iterations per slot.
+        #[arg(long, default_value_t = 4)]
+        iterations: usize,
+        /// Loads, comma-separated.
+        #[arg(long, default_value = "0.5,0.8,0.9,0.95,0.99")]
+        loads: String,
+        /// Slots per load.
+        #[arg(long, default_value = "2e5")]
+        slots: String,
+    },
+    /// Frame overload of one output: tail drop, PPD and EPD compared on frame goodput.
+    Epd {
+        /// Inputs sending frames to the one output.
+        #[arg(long, default_value_t = 4)]
+        inputs: usize,
+        /// Cells per frame (192 is a 9180-byte Classical IP frame).
+        #[arg(long, default_value_t = 20)]
+        frame_cells: u32,
+        /// Cells per slot offered by each input.
+        #[arg(long, default_value_t = 0.4)]
+        load: f64,
+        /// Output buffer in cells.
+        #[arg(long, default_value_t = 100)]
+        buffer: u64,
+        /// EPD threshold in cells (default: 60% of the buffer).
+        #[arg(long)]
+        threshold: Option<u64>,
+        /// Slots to run.
+        #[arg(long, default_value = "1e6")]
+        slots: String,
+    },
+    /// Event-driven many-to-one: hosts on their own links into one switch output port (the
+    /// Sandia study's two hosts to one receiver over OC-3c).
+    ManyToOne {
+        /// Sending hosts.
+        #[arg(long, default_value_t = 2)]
+        hosts: usize,
+        /// Each host's link rate (cell stream rate for cells).
+        #[arg(long, default_value = "149.76Mbps")]
+        rate: String,
+        /// Fraction of its link each host offers.
+        #[arg(long, default_value_t = 1.0)]
+        load: f64,
+        /// Output port rate.
+        #[arg(long, default_value = "149.76Mbps")]
+        out_rate: String,
+        /// Frame (AAL5 payload or packet) length.
+        #[arg(long, default_value = "9188")]
+        frame: String,
+        /// Move whole frames instead of cells.
+        #[arg(long)]
+        frames: bool,
+        /// Output buffer in cells (or frames with --frames).
+        #[arg(long, default_value_t = 1000)]
+        buffer: u64,
+        /// Drop policy: tail, ppd or epd:THRESHOLD.
+        #[arg(long, default_value = "tail")]
+        policy: String,
+        /// Simulated time.
+        #[arg(long, default_value = "1s")]
+        duration: String,
+    },
+}
 
 /// Runs `weft sim`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::cli::usage("`weft sim` is not built yet"))
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let common = args.common.clone();
+    let doc = match (args.form, args.scenario) {
+        (Some(form), _) => run_form(form, &common)?,
+        (None, Some(path)) => run_scenario(&path, &common)?,
+        (None, None) => {
+            return Err(usage(
+                "give a scenario file or a quick form: hol, contention, oq, islip, epd, many-to-one \
+                 (see `weft sim --help`)",
+            ));
+        }
+    };
+    emit(&doc, &common)
+}
+
+fn run_scenario(path: &std::path::Path, common: &Common) -> anyhow::Result<ResultDoc> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("cannot read scenario {}: {e}", path.display())))?;
+    let scenario = weft_model::scenario::Scenario::parse(&text, &path.display().to_string())
+        .map_err(|e| usage(e.to_string()))?;
+    let seed = common.seed_given.unwrap_or(scenario.seed);
+    Ok(weft_sim::scenario::run(&scenario, seed))
+}
+
+fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
+    Ok(match form {
+        Form::Hol {
+            ports,
+            slots,
+            contention,
+        } => {
+            let ports = parse_ports(&ports)?;
+            let slots = parse_count(&slots, "--slots")?;
+            let contention = parse_contention(&contention)?;
+            let warm = |s: u64| s + (s / 20).min(10_000);
+            let total = ports.len() as u64 * warm(slots);
+            let mut bar = Progress::new("hol", total, c);
+            let doc = experiments::hol(&ports, slots, contention, c.seed(), |d| bar.set(d));
+            bar.finish();
+            doc
+        }
+        Form::Contention {
+            inputs,
+            outputs,
+            slots,
+            rate,
+        } => {
+            if inputs == 0 || outputs == 0 {
+                return Err(usage("--inputs and --outputs must be at least 1"));
+            }
+            let slots = parse_count(&slots, "--slots")?;
+            let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
+            let total = 2 * inputs as u64 * (slots + (slots / 20).min(10_000));
+            let mut bar = Progress::new("contention", total, c);
+            let doc = experiments::contention(
+                inputs,
+                outputs,
+                slots,
+                rate.as_mbps_f64(),
+                c.seed(),
+                |d| bar.set(d),
+            );
+            bar.finish();
+            doc
+        }
+        Form::Oq {
+            ports,
+            loads,
+            slots,
+        } => {
+            check_ports(ports, 1 << 16)?;
+            let loads = parse_loads(&loads)?;
+            let slots = parse_count(&slots, "--slots")?;
+            let mut bar = Progress::new("oq", loads.len() as u64, c);
+            let doc = experiments::oq(ports, &loads, slots, c.seed(), |d| bar.set(d));
+            bar.finish();
+            doc
+        }
+        Form::Islip {
+            ports,
+            iterations,
+            loads,
+            slots,
+        } => {
+            check_ports(ports, 64)?;
+            if iterations == 0 {
+                return Err(usage("--iterations must be at least 1"));
+            }
+            let loads = parse_loads(&loads)?;
+            let slots = parse_count(&slots, "--slots")?;
+            let mut bar = Progress::new("islip", loads.len() as u64, c);
+            let doc =
+                experiments::islip(ports, iterations, &loads, slots, c.seed(), |d| bar.set(d));
+            bar.finish();
+            doc
+        }
+        Form::Epd {
+            inputs,
+            frame_cells,
+            load,
+            buffer,
+            threshold,
+            slots,
+        } => {
+            check_ports(inputs, 1 << 16)?;
+            if !(0.0..=1.0).contains(&load) || frame_cells == 0 {
+                return Err(usage(
+                    "--load must be in [0, 1] and --frame-cells at least 1",
+                ));
+            }
+            let f = FrameOverload {
+                inputs,
+                frame_cells,
+                load_each: load,
+                buffer,
+                slots: parse_count(&slots, "--slots")?,
+                seed: c.seed(),
+            };
+            let threshold = threshold.unwrap_or(buffer * 6 / 10);
+            experiments::frame_overload(
+                &f,
+                &[
+                    DropPolicy::Tail,
+                    DropPolicy::Ppd,
+                    DropPolicy::Epd { threshold },
+                ],
+            )
+        }
+        Form::ManyToOne {
+            hosts,
+            rate,
+            load,
+            out_rate,
+            frame,
+            frames,
+            buffer,
+            policy,
+            duration,
+        } => {
+            check_ports(hosts, 1 << 16)?;
+            let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
+            let out_rate: Rate = out_rate
+                .parse()
+                .map_err(|e| usage(format!("--out-rate: {e}")))?;
+            let frame: Size = frame.parse().map_err(|e| usage(format!("--frame: {e}")))?;
+            let duration: Duration = duration
+                .parse()
+                .map_err(|e| usage(format!("--duration: {e}")))?;
+            if rate.as_bps() == 0 || out_rate.as_bps() == 0 || !(load > 0.0 && load <= 1.0) {
+                return Err(usage("rates must be above zero and --load in (0, 1]"));
+            }
+            if frame.as_bytes() == 0 || frame.as_bytes() > 65_535 {
+                return Err(usage("--frame must be 1 to 65535 bytes"));
+            }
+            let p = ManyToOne {
+                hosts: vec![Host { rate, load }; hosts],
+                out_rate,
+                frame_bytes: frame.as_bytes() as usize,
+                unit: if frames { Unit::Frames } else { Unit::Cells },
+                frame_cells: None,
+                capacity: if frames {
+                    Capacity::Frames(buffer)
+                } else {
+                    Capacity::Cells(buffer)
+                },
+                policy: parse_policy(&policy)?,
+                duration,
+                sample_every: Duration((duration.as_nanos() / 500).max(1)),
+                seed: c.seed(),
+            };
+            let mut bar = Progress::new("many-to-one", duration.as_nanos(), c);
+            let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()));
+            bar.finish();
+            doc
+        }
+    })
+}
+
+impl Common {
+    fn seed(&self) -> u64 {
+        self.seed_given.unwrap_or(1)
+    }
+}
+
+fn emit(doc: &ResultDoc, c: &Common) -> anyhow::Result<()> {
+    if let Some(path) = &c.output {
+        weft_report::write_atomic(path, doc.to_json_pretty().as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    if c.json {
+        println!("{}", doc.to_json_pretty());
+    } else {
+        print_table(doc);
+    }
+    Ok(())
+}
+
+/// A compact human table of the samples (or the summary when there are none).
+fn print_table(doc: &ResultDoc) {
+    println!("{} (engine sim)", doc.kind);
+    let rows: Vec<&serde_json::Map<String, serde_json::Value>> = if doc.kind == "sim.many_to_one" {
+        doc.summary.as_object().into_iter().collect()
+    } else {
+        doc.samples.iter().filter_map(|s| s.as_object()).collect()
+    };
+    let Some(first) = rows.first() else {
+        return;
+    };
+    let keys: Vec<&String> = first.keys().collect();
+    let cell = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::Number(n)) if n.is_f64() => {
+            format!("{:.4}", n.as_f64().unwrap_or(0.0))
+        }
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => "-".into(),
+        Some(v) => v.to_string(),
+    };
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| keys.iter().map(|k| cell(r.get(*k))).collect())
+        .collect();
+    let widths: Vec<usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            table
+                .iter()
+                .map(|r| r[i].len())
+                .max()
+                .unwrap_or(0)
+                .max(k.len())
+        })
+        .collect();
+    let line = |cells: Vec<String>| {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    println!("{}", line(keys.iter().map(|k| k.to_string()).collect()));
+    for r in table {
+        println!("{}", line(r));
+    }
+}
+
+fn check_ports(n: usize, max: usize) -> anyhow::Result<()> {
+    if n == 0 || n > max {
+        Err(usage(format!(
+            "port counts must be between 1 and {max}, got {n}"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// `"1e6"`, `"200000"`, `"2.5e5"`: a whole positive count.
+fn parse_count(s: &str, what: &str) -> anyhow::Result<u64> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| usage(format!("{what}: expected a count such as 1e6, got {s:?}")))?;
+    if !(v >= 1.0 && v <= 1e15 && v.fract() == 0.0) {
+        return Err(usage(format!(
+            "{what}: expected a whole count from 1 to 1e15, got {s:?}"
+        )));
+    }
+    Ok(v as u64)
+}
+
+fn parse_ports(s: &str) -> anyhow::Result<Vec<usize>> {
+    let bad = || usage(format!("--ports: expected 16, 1-8 or 1,2,4, got {s:?}"));
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if a > b {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    for &n in &out {
+        check_ports(n, 1 << 16)?;
+    }
+    Ok(out)
+}
+
+fn parse_loads(s: &str) -> anyhow::Result<Vec<f64>> {
+    s.split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..1.0).contains(v) || *v == 1.0)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--loads: each load is a number in [0, 1], got {p:?}"
+                    ))
+                })
+        })
+        .collect()
+}
+
+fn parse_contention(s: &str) -> anyhow::Result<Contention> {
+    match s {
+        "random" => Ok(Contention::Random),
+        "rr" | "round-robin" => Ok(Contention::RoundRobin),
+        _ => Err(usage(format!(
+            "--contention: expected random or rr, got {s:?}"
+        ))),
+    }
+}
+
+fn parse_policy(s: &str) -> anyhow::Result<DropPolicy> {
+    match s {
+        "tail" => Ok(DropPolicy::Tail),
+        "ppd" => Ok(DropPolicy::Ppd),
+        _ => s
+            .strip_prefix("epd:")
+            .and_then(|t| t.parse().ok())
+            .map(|threshold| DropPolicy::Epd { threshold })
+            .ok_or_else(|| {
+                usage(format!(
+                    "--policy: expected tail, ppd or epd:THRESHOLD, got {s:?}"
+                ))
+            }),
+    }
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal, after the first second.
+struct Progress {
+    label: &'static str,
+    total: u64,
+    start: WallClock,
+    last: WallClock,
+    on: bool,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(label: &'static str, total: u64, c: &Common) -> Self {
+        let now = WallClock::now();
+        Progress {
+            label,
+            total: total.max(1),
+            start: now,
+            last: now,
+            on: !c.quiet && std::io::stderr().is_terminal(),
+            drawn: false,
+        }
+    }
+
+    fn set(&mut self, done: u64) {
+        if !self.on {
+            return;
+        }
+        let now = WallClock::now();
+        if now.duration_since(self.start).as_secs_f64() < 1.0
+            || now.duration_since(self.last).as_millis() < 100
+        {
+            return;
+        }
+        self.last = now;
+        let frac = (done as f64 / self.total as f64).clamp(0.0, 1.0);
+        let elapsed = now.duration_since(self.start).as_secs_f64();
+        let eta = if frac > 0.0 {
+            elapsed * (1.0 - frac) / frac
+        } else {
+            0.0
+        };
+        let filled = (frac * 30.0) as usize;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r{} [{}{}] {:>3.0}%  eta {:.0}s ",
+            self.label,
+            "#".repeat(filled),
+            ".".repeat(30 - filled),
+            frac * 100.0,
+            eta
+        );
+        let _ = err.flush();
+        self.drawn = true;
+    }
+
+    fn finish(&mut self) {
+        if self.drawn {
+            let _ = write!(std::io::stderr(), "\r{}\r", " ".repeat(60));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_counts_ports_loads_and_policies() {
+        assert_eq!(parse_count("1e6", "x").unwrap(), 1_000_000);
+        assert!(parse_count("0", "x").is_err());
+        assert!(parse_count("1.5", "x").is_err());
+        assert_eq!(parse_ports("1-3,8").unwrap(), vec![1, 2, 3, 8]);
+        assert!(parse_ports("3-1").is_err());
+        assert!(parse_ports("0").is_err());
+        assert_eq!(parse_loads("0.5, 0.9").unwrap(), vec![0.5, 0.9]);
+        assert!(parse_loads("1.2").is_err());
+        assert_eq!(
+            parse_policy("epd:40").unwrap(),
+            DropPolicy::Epd { threshold: 40 }
+        );
+        assert!(parse_policy("red").is_err());
+    }
 }
