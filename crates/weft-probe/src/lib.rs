@@ -1,1 +1,17 @@
 //! Measurement of real networks: control protocol, agent, throughput, request/response, patterns.
+//!
+//! - [`proto`]: the versioned control protocol (framed messages, data hellos, UDP header);
+//! - [`server`]: the agent (`weft serve`), runnable in-process on `127.0.0.1:0`;
+//! - [`tput`]: throughput tests (`weft tput`), client and agent side;
+//! - [`rr`]: request/response latency tests (`weft rr`).
+
+pub mod control;
+pub mod cpu;
+pub mod error;
+pub mod proto;
+pub mod rr;
+pub mod server;
+pub mod sockopt;
+pub mod tput;
+
+pub use error::ProbeError;

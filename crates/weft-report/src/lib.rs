@@ -5,6 +5,7 @@
 //! "summary": {...} }`.
 
 pub mod atomic;
+pub mod plot;
 pub mod schema;
 
 pub use atomic::write_atomic;

@@ -1,10 +1,217 @@
-//! `weft rr`: not built yet (see the open issues).
+//! `weft rr HOST`: request/response latency to a weft agent or an RFC 862 echo service.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use weft_model::{Duration as WDuration, Size};
+use weft_probe::rr::{self, Peer, Proto, RrConfig, RrError, StopRule, config};
+use weft_probe::server::DEFAULT_PORT;
 
 /// Arguments of `weft rr`.
+///
+/// Times transactions (a request, then its response) like the studies' echo tests and the NASA
+/// message-size sweeps: warm on one persistent connection or `--cold` with a connection per
+/// transaction (netperf TCP_CRR; the set-up time is also reported apart), a fixed `--count` or
+/// until the 95% confidence interval of the mean is within `--converge` of it. UDP requests
+/// unanswered within `--timeout` count as lost. Latencies are round trips; the derived
+/// throughput counts the bytes of both directions: (request + response) * 8 / mean RTT.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Examples:\n  \
+    weft rr agent.example --sweep 1..65536 --converge 1%\n  \
+    weft rr host --echo --udp --sizes 64,128,256,512,1024 --count 10000 --timeout 10ms\n  \
+    weft rr agent.example --cold --size 1 --count 2000 --json")]
+pub struct Args {
+    /// The options, boxed so that the command enum stays small.
+    #[command(flatten)]
+    pub opts: Box<Opts>,
+}
+
+/// The options of `weft rr` (see [`Args`]).
+#[derive(Debug, clap::Args)]
+pub struct Opts {
+    /// HOST[:PORT] of a weft agent (default port 5301) or, with --echo, of an echo service
+    /// (default port 7). IPv6 as [ADDR]:PORT.
+    pub host: String,
+
+    /// Talk to a standard RFC 862 echo service instead of a weft agent.
+    #[arg(long)]
+    pub echo: bool,
+
+    /// UDP instead of TCP.
+    #[arg(short = 'u', long)]
+    pub udp: bool,
+
+    /// Connect, transact and close for every transaction (UDP: a fresh socket each time).
+    #[arg(long)]
+    pub cold: bool,
+
+    /// Request size, e.g. 64 or 1K [default: 64].
+    #[arg(long, value_name = "SIZE", conflicts_with_all = ["sizes", "sweep"])]
+    pub size: Option<String>,
+
+    /// Request sizes, comma-separated: 1,64,1K.
+    #[arg(long, value_name = "LIST", conflicts_with = "sweep")]
+    pub sizes: Option<String>,
+
+    /// Powers of two from LO to HI, both ends included: 1..65536.
+    #[arg(long, value_name = "LO..HI")]
+    pub sweep: Option<String>,
+
+    /// Response size (an agent only; like netperf -r) [default: the request size].
+    #[arg(long, value_name = "SIZE")]
+    pub response_size: Option<String>,
+
+    /// Transactions per size run first and left out of the statistics.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub warmup: u64,
+
+    /// Measured transactions per size (lost ones included) [default: 2000].
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "converge")]
+    pub count: Option<u64>,
+
+    /// Stop a size when the 95% CI half-width of the mean is below this fraction of it: 1%.
+    #[arg(long, value_name = "PCT")]
+    pub converge: Option<String>,
+
+    /// With --converge: most measured transactions per size.
+    #[arg(
+        long,
+        default_value_t = 100_000,
+        value_name = "N",
+        requires = "converge"
+    )]
+    pub max_count: u64,
+
+    /// UDP: wait this long for each reply, then count it lost. TCP: longest a connect, read or
+    /// write may block before the size is aborted.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub timeout: String,
+
+    /// Transactions in flight at once (netperf -b); not with --cold.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub burst: u32,
+
+    /// Abort a size after this many consecutive losses (0: never).
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub abort_after: u64,
+
+    /// Print the result document as JSON on stdout (and nothing else).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the result document to FILE.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
 
 /// Runs `weft rr`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::cli::usage("`weft rr` is not built yet"))
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let args = *args.opts;
+    let cfg = config_from(&args).map_err(to_anyhow)?;
+    let progress = std::io::stderr().is_terminal() && !args.json;
+    let result = rr::run_with_progress(&cfg, |s| {
+        if progress {
+            eprintln!(
+                "rr: {} bytes: {} answered, {} lost, p50 {:.1} us",
+                s.request_bytes,
+                s.count,
+                s.lost,
+                s.rtt.p50_ns as f64 / 1e3
+            );
+        }
+    })
+    .map_err(to_anyhow)?;
+    let doc = result.to_result_doc();
+    if let Some(path) = &args.output {
+        let text = doc.to_json_pretty() + "\n";
+        weft_report::write_atomic(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        if !args.json {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    if args.json {
+        println!("{}", doc.to_json_pretty());
+    } else {
+        print!("{}", result.table());
+    }
+    let aborted: Vec<String> = result
+        .sizes
+        .iter()
+        .filter_map(|s| {
+            s.aborted
+                .as_ref()
+                .map(|a| format!("{} bytes: {a}", s.request_bytes))
+        })
+        .collect();
+    if aborted.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "{} of {} sizes aborted:\n  {}",
+            aborted.len(),
+            result.sizes.len(),
+            aborted.join("\n  ")
+        ))
+    }
+}
+
+fn to_anyhow(e: RrError) -> anyhow::Error {
+    match e {
+        RrError::Config(m) => crate::cli::usage(m),
+        other => anyhow::Error::new(other),
+    }
+}
+
+fn config_from(a: &Opts) -> Result<RrConfig, RrError> {
+    let port = if a.echo {
+        config::ECHO_PORT
+    } else {
+        DEFAULT_PORT
+    };
+    let addr = config::resolve(&a.host, port)?;
+    let peer = if a.echo {
+        Peer::Echo(addr)
+    } else {
+        Peer::Agent(addr)
+    };
+    let sizes = match (&a.size, &a.sizes, &a.sweep) {
+        (_, _, Some(r)) => config::parse_sweep(r)?,
+        (_, Some(l), _) => config::parse_sizes(l)?,
+        (Some(s), _, _) => config::parse_sizes(s)?,
+        (None, None, None) => vec![64],
+    };
+    let mut c = RrConfig::new(peer, sizes);
+    c.proto = if a.udp { Proto::Udp } else { Proto::Tcp };
+    c.cold = a.cold;
+    c.response_size = match &a.response_size {
+        Some(s) => Some(
+            s.parse::<Size>()
+                .map_err(|e| RrError::Config(format!("--response-size: {e}")))
+                .and_then(|s| {
+                    u32::try_from(s.as_bytes())
+                        .map_err(|_| RrError::Config("--response-size is too large".into()))
+                })?,
+        ),
+        None => None,
+    };
+    c.warmup = a.warmup;
+    c.stop = match &a.converge {
+        Some(f) => StopRule::Converge {
+            rel: config::parse_fraction(f)?,
+            max_count: a.max_count,
+        },
+        None => StopRule::Count {
+            count: a.count.unwrap_or(2000),
+        },
+    };
+    c.burst = a.burst;
+    let t: WDuration = a
+        .timeout
+        .parse()
+        .map_err(|e| RrError::Config(format!("--timeout: {e}")))?;
+    c.timeout = std::time::Duration::from_nanos(t.0);
+    c.abort_after_losses = a.abort_after;
+    c.validate()?;
+    Ok(c)
 }

@@ -1,0 +1,110 @@
+//! The client side of a request/response test against a weft agent: one control session per
+//! size (see [`crate::proto::rr_spec`] for the exchange).
+
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use crate::control::Control;
+use crate::error::ProbeError;
+use crate::proto::rr_spec::RR_PORT_KEY;
+use crate::proto::{DEFAULT_MAX_MESSAGE, Message, RrSpec, SenderDone, TestSpec, Transport};
+
+use super::config::{Proto, RrConfig};
+use super::meter::Meter;
+use super::result::SizeResult;
+use super::{RrError, run_leg};
+
+/// How long the agent may take to answer a control message.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn agent_err(addr: SocketAddr, e: ProbeError) -> RrError {
+    RrError::Agent(format!("agent {addr}: {e}"))
+}
+
+/// Runs one size against the agent at `addr`.
+pub(super) fn run_size(
+    cfg: &RrConfig,
+    addr: SocketAddr,
+    req: u32,
+    resp: u32,
+) -> Result<SizeResult, RrError> {
+    let stream = TcpStream::connect_timeout(&addr, CONTROL_TIMEOUT)
+        .map_err(|e| RrError::Agent(format!("cannot reach the agent at {addr}: {e}")))?;
+    let mut control = Control::new(stream, DEFAULT_MAX_MESSAGE);
+    control
+        .set_read_timeout(Some(CONTROL_TIMEOUT))
+        .map_err(|e| agent_err(addr, e))?;
+    let spec = RrSpec {
+        transport: match cfg.proto {
+            Proto::Tcp => Transport::Tcp,
+            Proto::Udp => Transport::Udp,
+        },
+        cold: cfg.cold,
+        request_size: req,
+        response_size: resp,
+        params: Default::default(),
+    };
+    control
+        .send(&Message::Request(TestSpec::Rr(spec)))
+        .map_err(|e| agent_err(addr, e))?;
+    match control.recv().map_err(|e| agent_err(addr, e))? {
+        Message::Accept(_) => {}
+        other => {
+            return Err(agent_err(
+                addr,
+                ProbeError::Protocol(format!("expected Accept, got {:?}", other.msg_type())),
+            ));
+        }
+    }
+    let port = match control.recv().map_err(|e| agent_err(addr, e))? {
+        Message::Ext(v) => v
+            .get(RR_PORT_KEY)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|p| u16::try_from(p).ok())
+            .filter(|&p| p != 0),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        agent_err(
+            addr,
+            ProbeError::Protocol("the agent announced no rr data port".into()),
+        )
+    })?;
+
+    let mut meter = Meter::new(cfg.warmup, cfg.stop, cfg.abort_after_losses);
+    let data = SocketAddr::new(addr.ip(), port);
+    let mut aborted = run_leg(cfg, data, req, resp, &mut meter).err();
+
+    // The agent answers SenderDone with its counts, or has already sent an Error that explains
+    // why the data path broke (a limit, an idle time-out).
+    let issued = meter.issued();
+    let done = Message::SenderDone(SenderDone {
+        bytes: vec![issued * u64::from(req)],
+        packets: vec![issued],
+    });
+    let mut agent_requests = None;
+    let reply = control.send(&done).and_then(|()| control.recv());
+    match reply {
+        Ok(Message::Finished(f)) => {
+            agent_requests = f.rx.first().map(|s| s.packets);
+            let _ = control.send(&Message::Bye);
+        }
+        Ok(other) => {
+            aborted.get_or_insert(format!(
+                "the agent answered the end of the test with {:?}",
+                other.msg_type()
+            ));
+        }
+        Err(e) => {
+            let why = format!("agent {addr}: {e}");
+            aborted = Some(match aborted {
+                Some(a) if matches!(e, ProbeError::Remote { .. }) => format!("{a} ({why})"),
+                Some(a) => a,
+                None => why,
+            });
+        }
+    }
+    let mut r = SizeResult::from_meter(req, resp, &meter, cfg.cold, aborted);
+    r.agent_requests = agent_requests;
+    Ok(r)
+}

@@ -1,0 +1,210 @@
+//! The bookkeeping of one size: which transactions are warm-up, which are measured, when to stop,
+//! and how many were lost, late or aborted. Transport loops feed it; it never touches a socket.
+
+use std::time::Instant;
+
+use super::config::StopRule;
+use super::stats::LatencyStats;
+
+/// Sequence numbers of transactions are their issue order, starting at 0; the first `warmup` of
+/// them are excluded from every count.
+#[derive(Debug)]
+pub struct Meter {
+    warmup: u64,
+    stop: StopRule,
+    abort_after_losses: u64,
+    issued: u64,
+    resolved: u64,
+    consecutive_losses: u64,
+    /// Round-trip latencies of measured transactions, ns.
+    pub rtt: LatencyStats,
+    /// Connection set-up times of measured cold transactions, ns.
+    pub connect: LatencyStats,
+    /// Measured transactions whose reply never came within the time-out.
+    pub lost: u64,
+    /// Replies that came after their transaction had been counted lost (recognised by sequence
+    /// number and discarded).
+    pub late: u64,
+    /// Replies that matched no transaction in flight and were discarded.
+    pub stray: u64,
+    first_measured: Option<Instant>,
+    last_resolved: Option<Instant>,
+}
+
+impl Meter {
+    /// A meter for `warmup` unmeasured transactions followed by what `stop` allows.
+    pub fn new(warmup: u64, stop: StopRule, abort_after_losses: u64) -> Self {
+        Meter {
+            warmup,
+            stop,
+            abort_after_losses,
+            issued: 0,
+            resolved: 0,
+            consecutive_losses: 0,
+            rtt: LatencyStats::new(),
+            connect: LatencyStats::new(),
+            lost: 0,
+            late: 0,
+            stray: 0,
+            first_measured: None,
+            last_resolved: None,
+        }
+    }
+
+    /// Whether another transaction may be started: the cap is not reached and, under
+    /// `--converge`, the mean has not converged yet.
+    pub fn may_issue(&self) -> bool {
+        if self.issued >= self.warmup.saturating_add(self.stop.cap()) {
+            return false;
+        }
+        match self.stop {
+            StopRule::Count { .. } => true,
+            StopRule::Converge { rel, .. } => !self.rtt.converged(rel),
+        }
+    }
+
+    /// Registers the start of a transaction at `now` and returns its sequence number.
+    pub fn issue(&mut self, now: Instant) -> u64 {
+        let seq = self.issued;
+        if seq == self.warmup && self.first_measured.is_none() {
+            self.first_measured = Some(now);
+        }
+        self.issued += 1;
+        seq
+    }
+
+    /// Transactions issued and not yet answered or lost.
+    pub fn in_flight(&self) -> u64 {
+        self.issued - self.resolved
+    }
+
+    /// Records the reply to transaction `seq` after `rtt_ns` (and, cold, `connect_ns` of set-up).
+    pub fn complete(&mut self, seq: u64, rtt_ns: u64, connect_ns: Option<u64>, now: Instant) {
+        self.resolved += 1;
+        self.consecutive_losses = 0;
+        self.last_resolved = Some(now);
+        if seq >= self.warmup {
+            self.rtt.record(rtt_ns);
+            if let Some(c) = connect_ns {
+                self.connect.record(c);
+            }
+        }
+    }
+
+    /// Records that transaction `seq` timed out. Returns `true` when the consecutive-loss limit
+    /// is reached and the size should be aborted.
+    pub fn lose(&mut self, seq: u64, now: Instant) -> bool {
+        self.resolved += 1;
+        self.consecutive_losses += 1;
+        self.last_resolved = Some(now);
+        if seq >= self.warmup {
+            self.lost += 1;
+        }
+        self.abort_after_losses > 0 && self.consecutive_losses >= self.abort_after_losses
+    }
+
+    /// Consecutive losses so far.
+    pub fn consecutive_losses(&self) -> u64 {
+        self.consecutive_losses
+    }
+
+    /// Transactions issued, warm-up included.
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
+    /// Measured transactions issued (warm-up excluded).
+    pub fn measured_issued(&self) -> u64 {
+        self.issued.saturating_sub(self.warmup)
+    }
+
+    /// Wall time from the first measured issue to the last answer or loss, seconds.
+    pub fn measured_elapsed_s(&self) -> f64 {
+        match (self.first_measured, self.last_resolved) {
+            (Some(a), Some(b)) if b > a => (b - a).as_secs_f64(),
+            _ => 0.0,
+        }
+    }
+
+    /// Whether the stop rule ended the size because the mean converged.
+    pub fn converged(&self) -> bool {
+        match self.stop {
+            StopRule::Converge { rel, .. } => self.rtt.converged(rel),
+            StopRule::Count { .. } => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_is_excluded_and_count_is_exact() {
+        let mut m = Meter::new(3, StopRule::Count { count: 5 }, 0);
+        let now = Instant::now();
+        let mut n = 0;
+        while m.may_issue() {
+            let s = m.issue(now);
+            if s % 2 == 0 {
+                m.complete(s, 100 + s, None, now);
+            } else {
+                m.lose(s, now);
+            }
+            n += 1;
+        }
+        assert_eq!(n, 8);
+        assert_eq!(m.measured_issued(), 5);
+        // Measured sequence numbers 3..8: 4 and 6 answered, 3, 5 and 7 lost.
+        assert_eq!(m.rtt.count(), 2);
+        assert_eq!(m.lost, 3);
+        assert_eq!(m.in_flight(), 0);
+    }
+
+    #[test]
+    fn converge_stops_early_but_respects_the_cap() {
+        let now = Instant::now();
+        let mut m = Meter::new(
+            0,
+            StopRule::Converge {
+                rel: 0.01,
+                max_count: 1000,
+            },
+            0,
+        );
+        while m.may_issue() {
+            let s = m.issue(now);
+            m.complete(s, 1000, None, now);
+        }
+        assert_eq!(m.rtt.count(), super::super::stats::MIN_CONVERGE_SAMPLES);
+        assert!(m.converged());
+        let mut m = Meter::new(
+            0,
+            StopRule::Converge {
+                rel: 0.0001,
+                max_count: 200,
+            },
+            0,
+        );
+        while m.may_issue() {
+            let s = m.issue(now);
+            m.complete(s, if s % 2 == 0 { 100 } else { 10_000 }, None, now);
+        }
+        assert_eq!(m.rtt.count(), 200);
+        assert!(!m.converged());
+    }
+
+    #[test]
+    fn consecutive_losses_abort() {
+        let now = Instant::now();
+        let mut m = Meter::new(0, StopRule::Count { count: 100 }, 3);
+        let a = m.issue(now);
+        assert!(!m.lose(a, now));
+        let b = m.issue(now);
+        m.complete(b, 5, None, now);
+        for i in 0..3 {
+            let s = m.issue(now);
+            assert_eq!(m.lose(s, now), i == 2);
+        }
+    }
+}

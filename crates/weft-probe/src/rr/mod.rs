@@ -1,0 +1,103 @@
+//! Request/response latency tests (`weft rr`): the studies' echo tests and the NASA message-size
+//! sweeps.
+//!
+//! A client times transactions (a request of N bytes, a response of M bytes) against a weft
+//! agent or any RFC 862 echo service, over TCP or UDP, warm (one persistent connection) or cold
+//! (a connection per transaction, the set-up timed apart), with `--burst` transactions in flight.
+//! Each size runs `warmup` unmeasured transactions, then a fixed count or until the 95%
+//! confidence interval of the mean is narrow enough ([`StopRule`]). UDP transactions that get no
+//! reply within the time-out count as lost; late replies are recognised by the sequence number
+//! every request carries in its first bytes ([`wire`]) and discarded.
+//!
+//! ```no_run
+//! use weft_probe::rr::{self, Peer, RrConfig};
+//! let cfg = RrConfig::new(Peer::Echo("127.0.0.1:7".parse().unwrap()), vec![64, 1024]);
+//! let result = rr::run(&cfg).unwrap();
+//! println!("{}", result.table());
+//! let doc = result.to_result_doc();
+//! # let _ = doc;
+//! ```
+
+pub mod agent;
+mod agent_client;
+pub mod config;
+pub mod meter;
+pub mod result;
+pub mod stats;
+pub mod tcp;
+pub mod udp;
+pub mod wire;
+
+pub use config::{Peer, Proto, RrConfig, StopRule};
+pub use result::{RrResult, SizeResult};
+pub use stats::{LatencyStats, LatencySummary};
+
+use meter::Meter;
+use tcp::Leg;
+
+/// Why a request/response run could not be carried out at all. A size that starts and then
+/// fails is not an error: it is reported in its [`SizeResult::aborted`].
+#[derive(Debug, thiserror::Error)]
+pub enum RrError {
+    /// The configuration is invalid (a usage error at the command line).
+    #[error("{0}")]
+    Config(String),
+    /// The agent refused the test or the control connection failed.
+    #[error("{0}")]
+    Agent(String),
+}
+
+/// Runs every size of `cfg` in order and returns what each measured.
+///
+/// Sizes that fail part-way (a refused connection, a TCP time-out, too many consecutive UDP
+/// losses) are kept with their partial statistics and an `aborted` reason; the run goes on with
+/// the next size. See [`RrResult::failed`].
+pub fn run(cfg: &RrConfig) -> Result<RrResult, RrError> {
+    run_with_progress(cfg, |_| {})
+}
+
+/// As [`run`], calling `progress` with each size's record as soon as it is done.
+pub fn run_with_progress(
+    cfg: &RrConfig,
+    mut progress: impl FnMut(&SizeResult),
+) -> Result<RrResult, RrError> {
+    cfg.validate()?;
+    let mut out = RrResult::new(cfg);
+    for &req in &cfg.sizes {
+        let resp = cfg.response_for(req);
+        let r = match cfg.peer {
+            Peer::Echo(addr) => {
+                let mut meter = Meter::new(cfg.warmup, cfg.stop, cfg.abort_after_losses);
+                let aborted = run_leg(cfg, addr, req, resp, &mut meter).err();
+                SizeResult::from_meter(req, resp, &meter, cfg.cold, aborted)
+            }
+            Peer::Agent(addr) => agent_client::run_size(cfg, addr, req, resp)?,
+        };
+        progress(&r);
+        out.sizes.push(r);
+    }
+    Ok(out)
+}
+
+/// Runs one size's transactions against a data endpoint.
+pub(crate) fn run_leg(
+    cfg: &RrConfig,
+    addr: std::net::SocketAddr,
+    req: u32,
+    resp: u32,
+    meter: &mut Meter,
+) -> Result<(), tcp::Abort> {
+    let leg = Leg {
+        addr,
+        req: req as usize,
+        resp: resp as usize,
+        burst: cfg.burst,
+        timeout: cfg.timeout,
+    };
+    match (cfg.proto, cfg.cold) {
+        (Proto::Tcp, false) => tcp::run_warm(&leg, meter),
+        (Proto::Tcp, true) => tcp::run_cold(&leg, meter),
+        (Proto::Udp, false) => udp::run_warm(&leg, meter),
+        (Proto::Udp, true) => udp::run_cold(&leg, meter),
+    }
+}

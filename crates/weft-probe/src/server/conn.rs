@@ -1,0 +1,199 @@
+//! One accepted connection: tell control from data by the magic, then serve or attach it.
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
+
+use super::context::TestContext;
+use super::{Pending, Shared};
+use crate::control::Control;
+use crate::error::ProbeError;
+use crate::proto::data::{DATA_MAGIC, HELLO_LEN};
+use crate::proto::{Hello, MAGIC, Message, ProtoError, TestSpec, read_message};
+
+/// Handles one connection to the end. Never panics on anything the peer sends.
+pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
+    let limits = &shared.config.limits;
+    if stream.set_read_timeout(Some(limits.idle_timeout)).is_err() {
+        return;
+    }
+    let mut magic = [0u8; 4];
+    if let Err(e) = stream.read_exact(&mut magic) {
+        drop_conn(shared, peer, &format!("no hello ({e})"));
+        return;
+    }
+    if magic == DATA_MAGIC {
+        attach_data(shared, stream, peer, magic);
+        return;
+    }
+    if magic != MAGIC {
+        let err = ProbeError::Proto(ProtoError::BadMagic(magic));
+        let mut c = Control::new(stream, limits.max_message);
+        c.send_error_best_effort(&err);
+        drop_conn(shared, peer, &err.to_string());
+        return;
+    }
+    let mut first = std::io::Read::chain(&magic[..], &stream);
+    let msg = read_message(&mut first, &mut Vec::new(), limits.max_message);
+    let mut control = Control::new(stream, limits.max_message);
+    let spec = match msg {
+        Ok(Message::Request(spec)) => spec,
+        Ok(other) => {
+            let err = ProbeError::Protocol(format!(
+                "expected a Request first, got {:?}",
+                other.msg_type()
+            ));
+            control.send_error_best_effort(&err);
+            drop_conn(shared, peer, &err.to_string());
+            return;
+        }
+        Err(e) => {
+            let err = ProbeError::Proto(e);
+            control.send_error_best_effort(&err);
+            drop_conn(shared, peer, &err.to_string());
+            return;
+        }
+    };
+    run_test(shared, control, peer, spec);
+}
+
+fn drop_conn(shared: &Shared, peer: SocketAddr, why: &str) {
+    shared.dropped.fetch_add(1, Ordering::SeqCst);
+    shared.log(&format!("{peer}: dropped: {why}"));
+}
+
+/// A data connection: read the rest of its hello and hand it to the test with that cookie.
+fn attach_data(shared: &Shared, mut stream: TcpStream, peer: SocketAddr, magic: [u8; 4]) {
+    let mut hello = [0u8; HELLO_LEN];
+    hello[..4].copy_from_slice(&magic);
+    if let Err(e) = stream.read_exact(&mut hello[4..]) {
+        drop_conn(shared, peer, &format!("incomplete data hello ({e})"));
+        return;
+    }
+    let h = match Hello::parse(&hello) {
+        Ok(h) if !h.udp => h,
+        Ok(_) => {
+            drop_conn(shared, peer, "UDP hello on a TCP connection");
+            return;
+        }
+        Err(e) => {
+            drop_conn(shared, peer, &format!("bad data hello: {e}"));
+            return;
+        }
+    };
+    let tx = match shared.registry.lock() {
+        Ok(reg) => reg.get(&h.cookie).map(|p| p.data_tx.clone()),
+        Err(_) => None,
+    };
+    match tx {
+        Some(tx) => {
+            if tx.send((h.stream, stream)).is_err() {
+                drop_conn(shared, peer, "data connection for a test that has ended");
+            }
+        }
+        None => drop_conn(shared, peer, "data connection with an unknown cookie"),
+    }
+}
+
+/// Reserves a test slot, registers the cookie, dispatches on the kind of test, and reports.
+fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, spec: TestSpec) {
+    let limits = &shared.config.limits;
+    // A client that starts its next test right after the previous one ended may arrive before
+    // that test's thread has released its slot: wait a little before calling the agent busy.
+    let reserve_by = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    let reserved = loop {
+        let ok = shared
+            .active_tests
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limits.max_tests).then_some(n + 1)
+            })
+            .is_ok();
+        if ok || std::time::Instant::now() >= reserve_by {
+            break ok;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    if !reserved {
+        let err = ProbeError::Busy(format!(
+            "the agent is already running its maximum of {} tests; try again later",
+            limits.max_tests
+        ));
+        control.send_error_best_effort(&err);
+        shared.tests_failed.fetch_add(1, Ordering::SeqCst);
+        shared.log(&format!("{peer}: refused: {err}"));
+        return;
+    }
+    let test_id = shared.next_test_id.fetch_add(1, Ordering::SeqCst);
+    let cookie = new_cookie(test_id);
+    let (data_tx, data_rx) = mpsc::channel();
+    if let Ok(mut reg) = shared.registry.lock() {
+        reg.insert(cookie, Pending { data_tx });
+    }
+    shared.log(&format!("{peer}: test {test_id}: {}", describe(&spec)));
+    let mut ctx = TestContext::new(test_id, cookie, control, data_rx, shared);
+    let result = match &spec {
+        TestSpec::Tput(t) => crate::tput::agent::serve(&mut ctx, t),
+        TestSpec::Rr(r) => crate::rr::agent::serve(&mut ctx, r),
+    };
+    if let Ok(mut reg) = shared.registry.lock() {
+        reg.remove(&cookie);
+    }
+    // The test's streams are gone (its session aborted or finished): free the slot before the
+    // client hears the outcome, so that it can start its next test at once.
+    shared.active_tests.fetch_sub(1, Ordering::SeqCst);
+    match result {
+        Ok(()) => {
+            shared.tests_ok.fetch_add(1, Ordering::SeqCst);
+            shared.log(&format!("{peer}: test {test_id}: done"));
+        }
+        Err(e) => {
+            ctx.control.send_error_best_effort(&e);
+            shared.tests_failed.fetch_add(1, Ordering::SeqCst);
+            shared.log(&format!("{peer}: test {test_id}: failed: {e}"));
+        }
+    }
+    ctx.control.shutdown();
+    drop(ctx);
+    if shared.config.once {
+        shared.request_shutdown();
+    }
+}
+
+fn describe(spec: &TestSpec) -> String {
+    match spec {
+        TestSpec::Tput(t) => format!(
+            "tput {:?} {:?} x{} len {}",
+            t.transport, t.direction, t.streams, t.len
+        ),
+        TestSpec::Rr(_) => "rr".to_string(),
+    }
+}
+
+/// 16 random bytes from the kernel; if /dev/urandom is unreadable, a hash of the time, the test
+/// number and the process's random hasher keys (unpredictable enough to keep strangers' data
+/// connections apart, which is all the cookie is for).
+fn new_cookie(test_id: u64) -> [u8; 16] {
+    let mut c = [0u8; 16];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut c))
+        .is_ok()
+    {
+        return c;
+    }
+    use std::hash::{BuildHasher, Hasher};
+    let rs = std::collections::hash_map::RandomState::new();
+    for (i, chunk) in c.chunks_mut(8).enumerate() {
+        let mut h = rs.build_hasher();
+        h.write_u64(test_id);
+        h.write_usize(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        chunk.copy_from_slice(&h.finish().to_be_bytes());
+    }
+    c
+}

@@ -1,0 +1,333 @@
+//! The measurement agent (`weft serve`): accepts control connections, runs tests, and survives
+//! whatever bytes a client sends.
+//!
+//! One listening TCP socket carries both control connections (starting with `WEFT`) and TCP data
+//! connections (starting with a `WEFD` hello and the test's cookie), so an agent needs one open
+//! TCP port; UDP data uses one ephemeral UDP port per stream, announced in `Accept`.
+//!
+//! Every accepted connection gets a thread; a connection that has not identified itself within
+//! the idle time-out, sends anything but a valid message, or exceeds a limit gets an `Error`
+//! message (control connections) and is closed. Tests are bounded by [`Limits`].
+//!
+//! ```no_run
+//! use weft_probe::server::{Server, ServerConfig};
+//! let server = Server::bind(ServerConfig::loopback()).unwrap();
+//! let addr = server.local_addr();
+//! let handle = server.spawn();
+//! // ... run clients against `addr` ...
+//! handle.shutdown();
+//! handle.join().unwrap();
+//! ```
+
+mod conn;
+mod context;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use context::TestContext;
+
+use crate::error::ProbeError;
+use crate::proto::{Cookie, DEFAULT_MAX_MESSAGE};
+
+/// The agent's default TCP port.
+pub const DEFAULT_PORT: u16 = 5301;
+
+/// A callback that receives the agent's log lines (one event per call, no newline).
+pub type LogFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Resource bounds of an agent.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Tests running at the same time; more are refused with `busy` (`--max-tests`).
+    pub max_tests: usize,
+    /// Longest test allowed; longer requests are refused and running tests are cut off at this
+    /// plus a grace period (`--max-duration`).
+    pub max_duration: Duration,
+    /// Most data streams per direction in one test (`--max-streams`).
+    pub max_streams: u16,
+    /// Largest control-message body in bytes (`--max-message`).
+    pub max_message: u32,
+    /// How long a connection may stay silent: before its first message, between control messages
+    /// outside a test, and on a data stream during a test (`--idle-timeout`).
+    pub idle_timeout: Duration,
+    /// Largest `--len` accepted, in bytes.
+    pub max_len: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_tests: 8,
+            max_duration: Duration::from_secs(60),
+            max_streams: 16,
+            max_message: DEFAULT_MAX_MESSAGE,
+            idle_timeout: Duration::from_secs(10),
+            max_len: 16 * 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Connections handled at once (control and data together): enough for every test slot
+    /// with all its streams in both directions, plus a few connections that are still saying
+    /// hello. More are closed at once.
+    pub fn max_connections(&self) -> usize {
+        self.max_tests
+            .saturating_mul(2 * self.max_streams as usize + 1)
+            .saturating_add(16)
+    }
+}
+
+/// How to run an agent.
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// Address to listen on (`--bind`); port 0 picks a free port.
+    pub bind: SocketAddr,
+    /// Resource bounds.
+    pub limits: Limits,
+    /// Stop after the first test has finished (`--once`).
+    pub once: bool,
+    /// Where log lines go; `None` = silent.
+    pub log: Option<LogFn>,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("bind", &self.bind)
+            .field("limits", &self.limits)
+            .field("once", &self.once)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerConfig {
+    /// An agent on 127.0.0.1 with a free port and default limits (for tests and the demo).
+    pub fn loopback() -> Self {
+        ServerConfig {
+            bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            limits: Limits::default(),
+            once: false,
+            log: None,
+        }
+    }
+}
+
+/// What an agent did by the time it stopped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServeSummary {
+    /// Tests that ran to completion.
+    pub tests_ok: u64,
+    /// Tests that failed or were refused after a valid request.
+    pub tests_failed: u64,
+    /// Connections dropped for garbage, time-outs or limits before a test started.
+    pub connections_dropped: u64,
+}
+
+/// A registered test waiting for its data connections.
+pub(crate) struct Pending {
+    pub(crate) data_tx: Sender<(u16, TcpStream)>,
+}
+
+/// State shared by the accept loop, the connection threads and the shutdown handle.
+pub(crate) struct Shared {
+    pub(crate) config: ServerConfig,
+    pub(crate) local_addr: SocketAddr,
+    pub(crate) registry: Mutex<HashMap<Cookie, Pending>>,
+    pub(crate) active_tests: AtomicUsize,
+    pub(crate) connections: AtomicUsize,
+    pub(crate) next_test_id: AtomicU64,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) tests_ok: AtomicU64,
+    pub(crate) tests_failed: AtomicU64,
+    pub(crate) dropped: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn log(&self, line: &str) {
+        if let Some(log) = &self.config.log {
+            log(line);
+        }
+    }
+
+    /// Stops the accept loop: sets the flag, then wakes `accept` with a connection of our own.
+    pub(crate) fn request_shutdown(&self) {
+        if self.shutdown.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let mut wake = self.local_addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(match wake.ip() {
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            });
+        }
+        let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
+    }
+
+    pub(crate) fn stopping(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+
+    fn summary(&self) -> ServeSummary {
+        ServeSummary {
+            tests_ok: self.tests_ok.load(Ordering::SeqCst),
+            tests_failed: self.tests_failed.load(Ordering::SeqCst),
+            connections_dropped: self.dropped.load(Ordering::SeqCst),
+        }
+    }
+}
+
+/// A bound agent, not yet serving.
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// Stops a running agent from another thread.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    shared: Arc<Shared>,
+}
+
+impl ShutdownHandle {
+    /// Asks the agent to stop accepting; running tests finish on their own threads.
+    pub fn shutdown(&self) {
+        self.shared.request_shutdown();
+    }
+}
+
+/// An agent running on a background thread.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: ShutdownHandle,
+    thread: JoinHandle<Result<ServeSummary, ProbeError>>,
+}
+
+impl ServerHandle {
+    /// The address the agent listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+    /// Asks the agent to stop.
+    pub fn shutdown(&self) {
+        self.stop.shutdown();
+    }
+    /// A handle that can stop the agent from elsewhere.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.stop.clone()
+    }
+    /// Waits for the agent to stop (after [`ServerHandle::shutdown`] or, with `once`, after its
+    /// test) and returns what it did.
+    pub fn join(self) -> Result<ServeSummary, ProbeError> {
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(ProbeError::Protocol("agent thread panicked".into())))
+    }
+}
+
+impl Server {
+    /// Binds the listening socket.
+    pub fn bind(config: ServerConfig) -> Result<Server, ProbeError> {
+        let listener = TcpListener::bind(config.bind)
+            .map_err(|e| ProbeError::io(format!("binding {}", config.bind), e))?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|e| ProbeError::io("reading the bound address", e))?;
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                config,
+                local_addr,
+                registry: Mutex::new(HashMap::new()),
+                active_tests: AtomicUsize::new(0),
+                connections: AtomicUsize::new(0),
+                next_test_id: AtomicU64::new(1),
+                shutdown: AtomicBool::new(false),
+                tests_ok: AtomicU64::new(0),
+                tests_failed: AtomicU64::new(0),
+                dropped: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// The address the agent listens on (with the real port when bound to port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.local_addr
+    }
+
+    /// A handle that stops [`Server::run`] from another thread.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Serves until shut down (or, with `once`, until the first test has finished). Waits for
+    /// running tests to finish before returning.
+    pub fn run(self) -> Result<ServeSummary, ProbeError> {
+        let shared = self.shared;
+        shared.log(&format!("listening on {}", shared.local_addr));
+        let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        loop {
+            let accepted = self.listener.accept();
+            if shared.stopping() {
+                break;
+            }
+            threads.retain(|t| !t.is_finished());
+            let (stream, peer) = match accepted {
+                Ok(x) => x,
+                Err(e) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    shared.log(&format!("accept failed: {e}"));
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            let max = shared.config.limits.max_connections();
+            if shared.connections.fetch_add(1, Ordering::SeqCst) >= max {
+                shared.connections.fetch_sub(1, Ordering::SeqCst);
+                shared.dropped.fetch_add(1, Ordering::SeqCst);
+                shared.log(&format!("{peer}: too many connections ({max}); closed"));
+                continue;
+            }
+            let sh = shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name("weft-conn".into())
+                .spawn(move || {
+                    conn::handle(&sh, stream, peer);
+                    sh.connections.fetch_sub(1, Ordering::SeqCst);
+                });
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    shared.connections.fetch_sub(1, Ordering::SeqCst);
+                    shared.log(&format!("cannot start a thread: {e}"));
+                }
+            }
+        }
+        // Running tests finish on their own threads, bounded by the duration limit; waiting for
+        // them keeps `--once` from exiting before its test has reported. Connections that never
+        // started a test are left to their idle time-outs.
+        while shared.active_tests.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(threads);
+        shared.log("stopped");
+        Ok(shared.summary())
+    }
+
+    /// Runs the agent on a background thread.
+    pub fn spawn(self) -> ServerHandle {
+        let addr = self.local_addr();
+        let stop = self.shutdown_handle();
+        let thread = std::thread::spawn(move || self.run());
+        ServerHandle { addr, stop, thread }
+    }
+}

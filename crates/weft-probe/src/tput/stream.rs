@@ -1,0 +1,358 @@
+//! The data path: one function per (transport, role), each run on its own thread.
+//!
+//! Buffers are allocated once per stream; the loops do no allocation. Counters shared with the
+//! interval ticker are relaxed atomics updated once per system call. A stream stops when its
+//! amount is sent, at end of stream (TCP receiver), after the drain (UDP receiver), on the
+//! abort flag, or when the peer stays silent for the idle time-out. The controlling thread
+//! unblocks streams on abort by shutting their sockets down.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream, UdpSocket};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::udp_stats::UdpRecvStats;
+use crate::cpu::ThreadCpu;
+use crate::error::ProbeError;
+use crate::proto::data::{UDP_HEADER_LEN, emit_udp_header, parse_udp_header};
+use crate::proto::{Amount, StreamEnd};
+
+/// Bytes and writes/datagrams so far on one stream, read by the interval ticker.
+#[derive(Debug, Default)]
+pub struct Counter {
+    /// Bytes so far.
+    pub bytes: AtomicU64,
+    /// System calls (TCP) or datagrams (UDP) so far.
+    pub packets: AtomicU64,
+}
+
+/// What a stream thread returns.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Final counters.
+    pub end: StreamEnd,
+    /// CPU the thread used.
+    pub cpu: ThreadCpu,
+}
+
+/// When a UDP receiver may stop: once the sender's count is known and either all of it arrived
+/// or the drain period after the count arrived has passed.
+///
+/// Why a drain: the sender's `SenderDone` travels on the TCP control connection and can overtake
+/// datagrams still queued in the network or in the receiver's socket buffer. Stopping at once
+/// would count those as lost (iperf3's stop message races its data the same way). The receiver
+/// keeps reading until every datagram is accounted for, or until nothing more can plausibly
+/// arrive: [`UdpDrain::DRAIN`] after the count arrived.
+#[derive(Debug, Default)]
+pub struct UdpDrain {
+    expected: Mutex<Option<(u64, Instant)>>,
+}
+
+impl UdpDrain {
+    /// How long a UDP receiver keeps reading after the sender's count arrived.
+    pub const DRAIN: Duration = Duration::from_millis(300);
+
+    /// Records the sender's datagram count (now).
+    pub fn set_expected(&self, n: u64) {
+        if let Ok(mut e) = self.expected.lock() {
+            *e = Some((n, Instant::now() + Self::DRAIN));
+        }
+    }
+
+    fn expected(&self) -> Option<(u64, Instant)> {
+        self.expected.lock().ok().and_then(|e| *e)
+    }
+}
+
+fn amount_limits(amount: Amount, len: usize, start: Instant) -> (u64, Option<Instant>) {
+    match amount {
+        Amount::Bytes(b) => (b, None),
+        Amount::Count(c) => (c.saturating_mul(len as u64), None),
+        Amount::TimeNs(t) => (u64::MAX, Some(start + Duration::from_nanos(t))),
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+}
+
+fn elapsed_ns(start: Instant, t: Instant) -> u64 {
+    t.saturating_duration_since(start).as_nanos() as u64
+}
+
+/// Sends on a TCP stream until `amount` is sent, then half-closes it (the receiver's EOF).
+pub fn tcp_send(
+    mut s: TcpStream,
+    amount: Amount,
+    len: usize,
+    start: Instant,
+    idle: Duration,
+    counter: &Counter,
+    abort: &AtomicBool,
+) -> Result<Outcome, ProbeError> {
+    let cpu0 = ThreadCpu::now();
+    let _ = s.set_write_timeout(Some(idle));
+    let buf = pattern(len.max(1));
+    let (total, until) = amount_limits(amount, len, start);
+    let mut sent: u64 = 0;
+    let mut writes: u64 = 0;
+    let mut last = start;
+    let mut off = 0usize;
+    while sent < total && !abort.load(Ordering::Relaxed) {
+        if let Some(u) = until {
+            // One clock read per write: a vDSO call, cheap next to a 128 KiB copy.
+            if off == 0 && Instant::now() >= u {
+                break;
+            }
+        }
+        let want = (buf.len() - off).min((total - sent).min(usize::MAX as u64) as usize);
+        match s.write(&buf[off..off + want]) {
+            Ok(0) => {
+                return Err(ProbeError::Protocol(
+                    "data connection closed by peer".into(),
+                ));
+            }
+            Ok(n) => {
+                sent += n as u64;
+                off = (off + n) % buf.len();
+                writes += 1;
+                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                counter.packets.fetch_add(1, Ordering::Relaxed);
+                last = Instant::now();
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) => {
+                return Err(ProbeError::Timeout(format!(
+                    "data stream stalled: nothing could be sent for {idle:?}"
+                )));
+            }
+            Err(e) => return Err(ProbeError::io("sending data", e)),
+        }
+    }
+    if abort.load(Ordering::Relaxed) {
+        return Err(ProbeError::Protocol("test aborted".into()));
+    }
+    s.shutdown(Shutdown::Write)
+        .map_err(|e| ProbeError::io("closing the data stream", e))?;
+    Ok(Outcome {
+        end: StreamEnd {
+            bytes: sent,
+            packets: writes,
+            elapsed_ns: elapsed_ns(start, last),
+            udp: None,
+        },
+        cpu: ThreadCpu::now().since(cpu0),
+    })
+}
+
+/// Receives on a TCP stream until end of stream: the count then includes every byte the sender
+/// wrote, however late it arrived.
+pub fn tcp_recv(
+    mut s: TcpStream,
+    len: usize,
+    start: Instant,
+    idle: Duration,
+    counter: &Counter,
+    abort: &AtomicBool,
+) -> Result<Outcome, ProbeError> {
+    let cpu0 = ThreadCpu::now();
+    let _ = s.set_read_timeout(Some(idle));
+    let mut buf = vec![0u8; len.clamp(64 * 1024, 4 * 1024 * 1024)];
+    let mut got: u64 = 0;
+    let mut reads: u64 = 0;
+    let mut last = start;
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n as u64;
+                reads += 1;
+                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                counter.packets.fetch_add(1, Ordering::Relaxed);
+                last = Instant::now();
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) => {
+                return Err(ProbeError::Timeout(format!(
+                    "data stream stalled: nothing received for {idle:?}"
+                )));
+            }
+            Err(e) => {
+                if abort.load(Ordering::Relaxed) {
+                    return Err(ProbeError::Protocol("test aborted".into()));
+                }
+                return Err(ProbeError::io("receiving data", e));
+            }
+        }
+    }
+    if abort.load(Ordering::Relaxed) {
+        return Err(ProbeError::Protocol("test aborted".into()));
+    }
+    Ok(Outcome {
+        end: StreamEnd {
+            bytes: got,
+            packets: reads,
+            elapsed_ns: elapsed_ns(start, last),
+            udp: None,
+        },
+        cpu: ThreadCpu::now().since(cpu0),
+    })
+}
+
+/// Sends datagrams of `len` bytes (header included) at `rate_bps` (0 = as fast as possible)
+/// on a connected UDP socket until `amount` is sent.
+#[allow(clippy::too_many_arguments)]
+pub fn udp_send(
+    s: UdpSocket,
+    amount: Amount,
+    len: usize,
+    rate_bps: u64,
+    start: Instant,
+    counter: &Counter,
+    abort: &AtomicBool,
+) -> Result<Outcome, ProbeError> {
+    let cpu0 = ThreadCpu::now();
+    let len = len.max(UDP_HEADER_LEN);
+    let mut buf = pattern(len);
+    let (total_bytes, until) = amount_limits(amount, len, start);
+    let total = match amount {
+        Amount::Count(c) => c,
+        Amount::Bytes(_) => total_bytes.div_ceil(len as u64),
+        Amount::TimeNs(_) => u64::MAX,
+    };
+    // Datagram i is due at start + i * gap; computed from i so rounding never accumulates.
+    let gap_num = len as u128 * 8 * 1_000_000_000;
+    let mut seq: u64 = 0;
+    let mut bytes: u64 = 0;
+    let mut last = start;
+    while seq < total && !abort.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if until.is_some_and(|u| now >= u) {
+            break;
+        }
+        if rate_bps > 0 {
+            let due =
+                start + Duration::from_nanos((seq as u128 * gap_num / rate_bps as u128) as u64);
+            if due > now {
+                // Sleep even for short waits: the kernel's timer slack (~50 us) may wake us
+                // late, and the datagrams that fell due meanwhile then go out back to back.
+                // That costs a little smoothness and saves a core that spinning would burn.
+                let wait = due - now;
+                if wait > Duration::from_micros(10) {
+                    std::thread::sleep(wait);
+                } else {
+                    std::thread::yield_now();
+                }
+                continue;
+            }
+        }
+        emit_udp_header(&mut buf, seq, elapsed_ns(start, now));
+        match s.send(&buf) {
+            Ok(n) => {
+                seq += 1;
+                bytes += n as u64;
+                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                counter.packets.fetch_add(1, Ordering::Relaxed);
+                last = now;
+            }
+            // A full queue or an ICMP error for an earlier datagram: this one was not sent.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::Interrupted | ErrorKind::ConnectionRefused | ErrorKind::WouldBlock
+                ) || e.raw_os_error() == Some(libc::ENOBUFS) =>
+            {
+                std::thread::yield_now();
+            }
+            Err(e) => return Err(ProbeError::io("sending a datagram", e)),
+        }
+    }
+    if abort.load(Ordering::Relaxed) {
+        return Err(ProbeError::Protocol("test aborted".into()));
+    }
+    Ok(Outcome {
+        end: StreamEnd {
+            bytes,
+            packets: seq,
+            elapsed_ns: elapsed_ns(start, last),
+            udp: None,
+        },
+        cpu: ThreadCpu::now().since(cpu0),
+    })
+}
+
+/// Receives datagrams on a connected UDP socket until the sender's count is known and drained
+/// (see [`UdpDrain`]), accounting loss, duplicates, reordering and jitter.
+pub fn udp_recv(
+    s: UdpSocket,
+    start: Instant,
+    idle: Duration,
+    counter: &Counter,
+    drain: &UdpDrain,
+    abort: &AtomicBool,
+) -> Result<Outcome, ProbeError> {
+    let cpu0 = ThreadCpu::now();
+    // Short time-outs so that the drain condition is checked while the link is quiet.
+    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+    let mut buf = vec![0u8; 65536];
+    let mut stats = UdpRecvStats::default();
+    let mut bytes: u64 = 0;
+    let mut packets: u64 = 0;
+    let mut last = start;
+    let mut last_any = Instant::now();
+    loop {
+        if abort.load(Ordering::Relaxed) {
+            return Err(ProbeError::Protocol("test aborted".into()));
+        }
+        match s.recv(&mut buf) {
+            Ok(n) => {
+                let now = Instant::now();
+                last_any = now;
+                let Some((seq, send_ns)) = parse_udp_header(buf.get(..n).unwrap_or(&[])) else {
+                    continue; // a retransmitted hello, or a runt
+                };
+                stats.on_datagram(seq, send_ns, elapsed_ns(start, now));
+                bytes += n as u64;
+                packets += 1;
+                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                counter.packets.fetch_add(1, Ordering::Relaxed);
+                last = now;
+                if let Some((exp, _)) = drain.expected() {
+                    if stats.received() >= exp {
+                        break;
+                    }
+                }
+            }
+            Err(e) if is_timeout(&e) || e.kind() == ErrorKind::Interrupted => {
+                if let Some((exp, until)) = drain.expected() {
+                    if stats.received() >= exp || Instant::now() >= until {
+                        break;
+                    }
+                } else if last_any.elapsed() > idle {
+                    return Err(ProbeError::Timeout(format!(
+                        "UDP stream stalled: nothing received for {idle:?}"
+                    )));
+                }
+            }
+            // ICMP port unreachable from an earlier datagram of ours (hellos): ignore.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
+            Err(e) => return Err(ProbeError::io("receiving a datagram", e)),
+        }
+    }
+    let expected = drain.expected().map_or(0, |(e, _)| e);
+    Ok(Outcome {
+        end: StreamEnd {
+            bytes,
+            packets,
+            elapsed_ns: elapsed_ns(start, last),
+            udp: Some(stats.counts(expected)),
+        },
+        cpu: ThreadCpu::now().since(cpu0),
+    })
+}
+
+/// A send buffer with a recognisable, not-all-zero pattern (compressing links see real work).
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8).collect()
+}

@@ -1,0 +1,161 @@
+//! `weft serve` and `weft tput` as processes over loopback: JSON output, exit codes, `--once`.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use weft_report::ResultDoc;
+
+fn weft() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+}
+
+/// Starts `weft serve --bind 127.0.0.1:0 EXTRA...` and returns it with its port.
+fn serve(extra: &[&str]) -> (Child, u16) {
+    let mut child = weft()
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let port = loop {
+        let line = lines.next().expect("serve printed nothing").unwrap();
+        if let Some(addr) = line.split("listening on ").nth(1) {
+            break addr.rsplit(':').next().unwrap().parse().unwrap();
+        }
+    };
+    // Keep draining stderr so the agent never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, port)
+}
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn json_output_is_one_result_doc_and_nothing_else() {
+    let (child, port) = serve(&[]);
+    let _k = Kill(child);
+    let out = weft()
+        .args([
+            "tput",
+            &format!("127.0.0.1:{port}"),
+            "-t",
+            "0.3",
+            "-i",
+            "0.1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = ResultDoc::from_json(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
+    assert_eq!(doc.kind, "tput");
+    assert_eq!(doc.engine, weft_report::Engine::Real);
+    assert!(doc.summary["goodput_bps"].as_f64().unwrap() > 0.0);
+    assert!(!doc.samples.is_empty());
+    assert_eq!(
+        doc.summary["up"]["sender_bytes"],
+        doc.summary["up"]["receiver_bytes"]
+    );
+}
+
+#[test]
+fn json_stream_prints_one_json_event_per_line_and_o_writes_a_file() {
+    let (child, port) = serve(&[]);
+    let _k = Kill(child);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let out = weft()
+        .args([
+            "tput",
+            &format!("127.0.0.1:{port}"),
+            "-u",
+            "-b",
+            "20M",
+            "-t",
+            "0.3",
+        ])
+        .args(["-i", "0.1", "--json-stream", "-o", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events.iter().any(|e| e["event"] == "interval"));
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "result");
+    let doc = ResultDoc::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc.params["transport"], "udp");
+    assert!(doc.summary["up"]["udp"]["expected"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn failures_exit_non_zero_and_usage_errors_exit_two() {
+    let (child, port) = serve(&["--max-streams", "2"]);
+    let _k = Kill(child);
+    let host = format!("127.0.0.1:{port}");
+    let out = weft()
+        .args(["tput", &host, "-P", "3", "-t", "0.2", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max-streams"));
+    let out = weft()
+        .args(["tput", &host, "--rate", "1M"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = weft()
+        .args(["serve", "--bind", "nonsense"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn serve_once_exits_after_one_test() {
+    let (mut child, port) = serve(&["--once"]);
+    let out = weft()
+        .args(["tput", &format!("127.0.0.1:{port}"), "-n", "1M", "-R"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("down") && table.contains("1MiB"), "{table}");
+    let t = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "serve --once did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
