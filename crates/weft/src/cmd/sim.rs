@@ -420,7 +420,7 @@ fn parse_count(s: &str, what: &str) -> anyhow::Result<u64> {
         .trim()
         .parse()
         .map_err(|_| usage(format!("{what}: expected a count such as 1e6, got {s:?}")))?;
-    if !(v >= 1.0 && v <= 1e15 && v.fract() == 0.0) {
+    if !((1.0..=1e15).contains(&v) && v.fract() == 0.0) {
         return Err(usage(format!(
             "{what}: expected a whole count from 1 to 1e15, got {s:?}"
         )));
