@@ -4,7 +4,7 @@
 //! frames arrive as trains of cells at the pace of their input line, cells from several inputs
 //! interleave, a full queue loses single cells (the frame is then discarded at reassembly), and
 //! PPD/EPD discard whole frames. The buffer and its drop policies are `weft-model`'s
-//! [`Queue`](weft_model::queue::Queue) (the same code the simulator runs); this module adds the
+//! [`Queue`] (the same code the simulator runs); this module adds the
 //! timing: cells of several inputs merged in time order, serialisation, delay and loss. Nothing
 //! here reads a clock: `now` comes from the caller.
 
