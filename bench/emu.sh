@@ -16,7 +16,8 @@ for t in iperf3 python3 ethtool; do
 done
 T=${T:-5}
 MAX_HOSTS=${MAX_HOSTS:-32}
-cargo build --release --quiet -p weft -p weft-emu --example emu_hosts
+cargo build --release --quiet -p weft
+cargo build --release --quiet -p weft-emu --example emu_hosts
 W=target/release/weft
 tmp=$(mktemp -d)
 BR=weft-bench-br; A=weft-bench-a; B=weft-bench-b
@@ -37,10 +38,10 @@ name = "sw"
 fabric = "output-queued"
 [[link]]
 ends = ["a", "sw"]
-tech = { preset = "10gige-jumbo", rate = "1Tbps" }
+tech = { preset = "10gige-jumbo", line_rate = "1Tbps", rate = "1Tbps" }
 [[link]]
 ends = ["sw", "b"]
-tech = { preset = "10gige-jumbo", rate = "1Tbps" }
+tech = { preset = "10gige-jumbo", line_rate = "1Tbps", rate = "1Tbps" }
 TOML
 
 tcp_bps() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["end"]["sum_received"]["bits_per_second"])'; }

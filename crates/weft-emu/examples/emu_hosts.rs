@@ -25,7 +25,11 @@ fn main() {
         let link = LinkSpec::atm(Some(cells), Duration::ZERO, 0, 100);
         let topo = Topology {
             hosts: (0..n)
-                .map(|i| HostSpec { name: format!("h{i}"), addr: None, link: link.clone() })
+                .map(|i| HostSpec {
+                    name: format!("h{i}"),
+                    addr: None,
+                    link: link.clone(),
+                })
                 .collect(),
             seed: 1,
         };

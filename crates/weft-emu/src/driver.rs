@@ -81,7 +81,8 @@ pub fn run(
             revents: 0,
         })
         .collect();
-    let real_offset = realtime_offset();
+    let mut real_offset = realtime_offset();
+    let mut driven = monotonic_now();
     let mut lag = LagHistogram::new();
     let mut report = DriverReport {
         realtime: cfg.realtime.is_some_and(crate::sys::set_realtime),
@@ -96,19 +97,28 @@ pub fn run(
         for (port, sock) in sockets.iter().enumerate() {
             let mut n = 0;
             while n < cfg.batch {
-                let Some(len) = sock.recv(&mut buf)? else {
+                let Some((len, stamp)) = sock.recv(&mut buf)? else {
                     break;
+                };
+                // A frame arrived when the kernel queued it, not when this thread woke up to
+                // read it: backdate it to the kernel's stamp, but never before the last instant
+                // the switch has already been driven to.
+                let at = if stamp > real_offset {
+                    Instant((stamp - real_offset).clamp(driven.as_nanos(), now.as_nanos()))
+                } else {
+                    now
                 };
                 let frame = buf[..len].to_vec();
                 if let Some(Some(tap)) = taps.get_mut(port) {
-                    let _ = tap.write(real_offset + now.as_nanos(), Direction::FromHost, &frame);
+                    let _ = tap.write(real_offset + at.as_nanos(), Direction::FromHost, &frame);
                 }
-                core.handle_frame(now, port, frame);
+                core.handle_frame(at, port, frame);
                 n += 1;
             }
             full |= n == cfg.batch;
         }
         let now = monotonic_now();
+        driven = now;
         while let Some(tx) = core.poll_transmit(now) {
             let late = now.as_nanos().saturating_sub(tx.due.as_nanos());
             lag.record(late);
@@ -142,6 +152,8 @@ pub fn run(
                 );
             }
             window = (now.as_nanos(), 0, 0, 0);
+            // Follow any adjustment of the real-time clock (kernel stamps are CLOCK_REALTIME).
+            real_offset = realtime_offset();
         }
         if full {
             continue;

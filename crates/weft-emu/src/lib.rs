@@ -7,6 +7,21 @@
 //! ATM —, propagation delay, finite buffers with tail/PPD/EPD, random loss) in wall-clock time,
 //! and writes them out when due ([`driver`]). Namespaces are created and removed with `ip`
 //! (iproute2); offloads are turned off with `ethtool` so that frames are real-sized.
+//!
+//! Choices, and why:
+//! - `ip`/`ethtool` rather than netlink: a handful of commands per host at bring-up, the same an
+//!   operator would type, and errors that say which command failed.
+//! - AF_PACKET (`recvmsg`/`send`, non-blocking, kernel receive timestamps) on the switch ends of
+//!   veth pairs; TAP devices and TPACKET_V3 rings were not measured. Each frame is stamped with
+//!   the time the kernel queued it, so the switch's own wake-up latency does not delay it.
+//! - The switch thread runs under SCHED_FIFO (when permitted), sleeps in `ppoll` until 100 us
+//!   before its next deadline and spins the rest; lag (how late a frame left against its due
+//!   time) is recorded as percentiles and reported.
+//! - The output queues and their drop policies are `weft-model`'s `weft_model::queue::Queue`;
+//!   timing (cell interleaving across inputs, serialisation, delay, loss) is in [`port`].
+//! - TCP windows are enforced at the sender (bytes unacknowledged, `SIOCOUTQ`) in
+//!   [`workload::tcp_bulk`]: Linux 6.x ignores `TCP_WINDOW_CLAMP` when choosing the window it
+//!   advertises.
 
 pub mod driver;
 pub mod emulation;

@@ -3,13 +3,16 @@
 //! drop policy, serialisation, delay, random loss). On ATM links the egress queue works in cells:
 //! frames arrive as trains of cells at the pace of their input line, cells from several inputs
 //! interleave, a full queue loses single cells (the frame is then discarded at reassembly), and
-//! PPD/EPD discard whole frames. The emulator's own elements, written while `weft-model`'s queues
-//! and fabrics were being built; they take `now` from the caller and read no clock.
+//! PPD/EPD discard whole frames. The buffer and its drop policies are `weft-model`'s
+//! [`Queue`] (the same code the simulator runs); this module adds the
+//! timing: cells of several inputs merged in time order, serialisation, delay and loss. Nothing
+//! here reads a clock: `now` comes from the caller.
 
 use std::collections::{BinaryHeap, VecDeque};
 
 use serde::Serialize;
-use weft_model::{Duration, Instant, Rate};
+use weft_model::queue::{Capacity, DropReason, Queue, Queued};
+use weft_model::{Duration, Instant, Rate, WireLen};
 
 use crate::framing::{CELL_BYTES, Framing};
 use crate::topo::{Buffer, DropPolicy, LinkSpec};
@@ -87,6 +90,8 @@ pub struct Train {
     pub spacing: u64,
     /// Number of units (cells, or 1 for a frame).
     pub units: u64,
+    /// The input it came from (its virtual circuit in the output queue).
+    pub flow: u32,
 }
 
 impl Train {
@@ -164,6 +169,7 @@ impl Ingress {
             first: last - spacing * (units - 1),
             spacing,
             units,
+            flow: 0,
         })
     }
 }
@@ -201,7 +207,30 @@ pub struct EgressStats {
 enum FrameState {
     Ok,
     Damaged,
-    Discarding,
+    Refused,
+}
+
+/// What the output queue holds: a cell, or a whole frame, of one input's flow.
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    flow: u32,
+    eof: bool,
+    len: u32,
+}
+
+impl WireLen for Unit {
+    fn wire_len(&self) -> usize {
+        self.len as usize
+    }
+}
+
+impl Queued for Unit {
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+    fn end_of_frame(&self) -> bool {
+        self.eof
+    }
 }
 
 #[derive(Debug)]
@@ -212,6 +241,7 @@ struct Pending {
     units: u64,
     spacing: u64,
     state: FrameState,
+    flow: u32,
     frame: Vec<u8>,
 }
 
@@ -238,18 +268,15 @@ impl Ord for Pending {
 pub struct Egress {
     line: Serialiser,
     framing: Framing,
-    drop: DropPolicy,
-    capacity: u64,
-    frame_cap: Option<u64>,
+    queue: Queue<Unit>,
     delay: u64,
     loss: f64,
     mtu_frame: usize,
     rng: Rng,
     seq: u64,
     pending: BinaryHeap<Pending>,
-    /// Departure times (ns) and sizes (cells or bytes) of what is queued or on the line.
-    queued: VecDeque<(u64, u64)>,
-    occupancy: u64,
+    /// Departure times (ns) of what `queue` holds (queued or on the line), in order.
+    departures: VecDeque<u64>,
     out: VecDeque<(u64, Vec<u8>)>,
     /// Counters.
     pub stats: EgressStats,
@@ -259,28 +286,38 @@ impl Egress {
     /// The output queue towards the host at the end of `link`, with loss drawn from `seed`.
     pub fn new(link: &LinkSpec, seed: u64) -> Self {
         let atm = link.framing.is_atm();
-        let (capacity, frame_cap) = match (link.buffer, atm) {
-            (Buffer::Cells(c), true) => (c, None),
-            (Buffer::Bytes(b), true) => (b / CELL_BYTES, None),
-            (Buffer::Frames(f), true) => (f * link.framing.units(link.mtu as usize + 14), None),
-            (Buffer::Cells(c), false) => (c * CELL_BYTES, None),
-            (Buffer::Bytes(b), false) => (b, None),
-            (Buffer::Frames(f), false) => (u64::MAX, Some(f)),
+        let per_frame = link.framing.units(link.mtu as usize + 14);
+        let capacity = match (link.buffer, atm) {
+            (Buffer::Cells(c), true) => Capacity::Cells(c),
+            (Buffer::Bytes(b), true) => Capacity::Cells(b / CELL_BYTES),
+            (Buffer::Frames(f), true) => Capacity::Cells(f * per_frame),
+            (Buffer::Cells(c), false) => Capacity::Bytes(c * CELL_BYTES),
+            (Buffer::Bytes(b), false) => Capacity::Bytes(b),
+            (Buffer::Frames(f), false) => Capacity::Frames(f),
+        };
+        let policy = match link.drop {
+            DropPolicy::Tail => weft_model::queue::DropPolicy::Tail,
+            DropPolicy::Ppd => weft_model::queue::DropPolicy::Ppd,
+            // The threshold is in cells; on a frame queue, in the capacity's unit.
+            DropPolicy::Epd { threshold } => weft_model::queue::DropPolicy::Epd {
+                threshold: match capacity {
+                    Capacity::Bytes(_) => threshold * CELL_BYTES,
+                    Capacity::Frames(_) => threshold / per_frame.max(1),
+                    Capacity::Cells(_) => threshold,
+                },
+            },
         };
         Egress {
             line: Serialiser::new(link.rate),
             framing: link.framing,
-            drop: link.drop,
-            capacity,
-            frame_cap,
+            queue: Queue::new(capacity, policy),
             delay: link.delay.as_nanos(),
             loss: link.loss,
             mtu_frame: link.mtu as usize + crate::framing::ETH_HEADER,
             rng: Rng::new(seed),
             seq: 0,
             pending: BinaryHeap::new(),
-            queued: VecDeque::new(),
-            occupancy: 0,
+            departures: VecDeque::new(),
             out: VecDeque::new(),
             stats: EgressStats::default(),
         }
@@ -311,6 +348,7 @@ impl Egress {
             units,
             spacing,
             state: FrameState::Ok,
+            flow: t.flow,
             frame: t.frame,
         });
     }
@@ -335,31 +373,33 @@ impl Egress {
     }
 
     fn drain_queue(&mut self, t: u64) {
-        while let Some(&(dep, size)) = self.queued.front() {
-            if dep > t {
-                break;
-            }
-            self.queued.pop_front();
-            self.occupancy -= size;
+        while self.departures.front().is_some_and(|&dep| dep <= t) {
+            self.departures.pop_front();
+            self.queue.dequeue();
         }
     }
 
     fn frame_arrives(&mut self, p: Pending) {
         let t = p.next;
         self.drain_queue(t);
-        let len = p.frame.len() as u64;
-        let full = self.occupancy + len > self.capacity
-            || self
-                .frame_cap
-                .is_some_and(|f| self.queued.len() as u64 >= f);
-        if full {
-            self.stats.frames_dropped += 1;
-            return;
+        let unit = Unit {
+            flow: p.flow,
+            eof: true,
+            len: p.frame.len() as u32,
+        };
+        match self.queue.offer(unit) {
+            Ok(()) => {}
+            Err(reason) => {
+                self.stats.frames_dropped += 1;
+                if reason == DropReason::Early {
+                    self.stats.frames_epd += 1;
+                }
+                return;
+            }
         }
         let dep = self.line.send(t, self.framing.wire_bytes(p.frame.len()));
-        self.queued.push_back((dep, len));
-        self.occupancy += len;
-        self.stats.max_occupancy = self.stats.max_occupancy.max(self.occupancy);
+        self.departures.push_back(dep);
+        self.stats.max_occupancy = self.stats.max_occupancy.max(self.queue.occupancy());
         self.deliver(dep, p.frame);
     }
 
@@ -368,38 +408,36 @@ impl Egress {
         self.drain_queue(t);
         self.stats.cells_in += 1;
         let last = p.idx + 1 == p.units;
-        if p.idx == 0 {
-            if let DropPolicy::Epd { threshold } = self.drop {
-                if self.occupancy >= threshold {
-                    p.state = FrameState::Discarding;
+        let cell = Unit {
+            flow: p.flow,
+            eof: last,
+            len: CELL_BYTES as u32,
+        };
+        match self.queue.offer(cell) {
+            Ok(()) => {
+                let dep = self.line.send(t, CELL_BYTES);
+                self.departures.push_back(dep);
+                self.stats.max_occupancy = self.stats.max_occupancy.max(self.queue.occupancy());
+                self.stats.cells_out += 1;
+                if last && p.state == FrameState::Ok {
+                    self.deliver(dep, std::mem::take(&mut p.frame));
+                }
+            }
+            Err(DropReason::Early) => {
+                self.stats.cells_dropped += 1;
+                if p.state == FrameState::Ok {
+                    p.state = FrameState::Refused;
                     self.stats.frames_epd += 1;
                     self.stats.frames_dropped += 1;
                 }
             }
-        }
-        if p.state == FrameState::Discarding {
-            self.stats.cells_dropped += 1;
-            return;
-        }
-        if self.occupancy >= self.capacity {
-            self.stats.cells_dropped += 1;
-            let first_loss = p.state == FrameState::Ok;
-            p.state = match self.drop {
-                DropPolicy::Tail => FrameState::Damaged,
-                DropPolicy::Ppd | DropPolicy::Epd { .. } => FrameState::Discarding,
-            };
-            if first_loss {
-                self.stats.frames_corrupt += 1;
+            Err(DropReason::Full | DropReason::Partial) => {
+                self.stats.cells_dropped += 1;
+                if p.state == FrameState::Ok {
+                    p.state = FrameState::Damaged;
+                    self.stats.frames_corrupt += 1;
+                }
             }
-            return;
-        }
-        let dep = self.line.send(t, CELL_BYTES);
-        self.queued.push_back((dep, 1));
-        self.occupancy += 1;
-        self.stats.max_occupancy = self.stats.max_occupancy.max(self.occupancy);
-        self.stats.cells_out += 1;
-        if last && p.state == FrameState::Ok {
-            self.deliver(dep, std::mem::take(&mut p.frame));
         }
     }
 
@@ -500,7 +538,9 @@ mod tests {
             let mut eg = Egress::new(&link, 3);
             for _ in 0..200 {
                 eg.handle_train(a.handle_frame(Instant(0), frame(9194)).unwrap());
-                eg.handle_train(b.handle_frame(Instant(0), frame(9194)).unwrap());
+                let mut t = b.handle_frame(Instant(0), frame(9194)).unwrap();
+                t.flow = 1;
+                eg.handle_train(t);
             }
             let out = drain(&mut eg, u64::MAX);
             (out.len(), eg.stats.clone())
@@ -529,6 +569,7 @@ mod tests {
                     first: 0,
                     spacing: 0,
                     units: 1,
+                    flow: 0,
                 });
             }
             drain(&mut e, 0).len()

@@ -90,9 +90,10 @@ impl SwitchCore {
         } else {
             None
         };
-        let Some(train) = self.ingress[port].handle_frame(now, frame) else {
+        let Some(mut train) = self.ingress[port].handle_frame(now, frame) else {
             return;
         };
+        train.flow = port as u32;
         match out {
             Some(o) if o != port => self.egress[o].handle_train(train),
             Some(_) => {}

@@ -119,6 +119,7 @@ impl PacketSocket {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let s = PacketSocket { fd };
         s.setsockopt_int(libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
+        s.setsockopt_int(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         let buf = buf_bytes.min(i32::MAX as usize) as libc::c_int;
         s.setsockopt_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buf)?;
         s.setsockopt_int(libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, buf)?;
@@ -159,23 +160,27 @@ impl PacketSocket {
     }
 
     /// Receives one frame into `buf`; `Ok(None)` when nothing is waiting. Frames the socket sent
-    /// itself are skipped. The returned length is the frame's (it is truncated to `buf`).
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    /// itself are skipped. Returns the frame's length (truncated to `buf`) and the kernel's
+    /// receive time (CLOCK_REALTIME, ns since the Unix epoch; 0 if the kernel gave none).
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<(usize, u64)>> {
         loop {
-            // SAFETY: zeroed sockaddr_ll is valid; buf is a valid writable slice.
+            // SAFETY: zeroed sockaddr_ll, msghdr and control buffer are valid starting values.
             let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-            // SAFETY: pointers are to live, correctly sized buffers.
-            let n = unsafe {
-                libc::recvfrom(
-                    self.fd.as_raw_fd(),
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                    &mut sll as *mut libc::sockaddr_ll as *mut libc::sockaddr,
-                    &mut len,
-                )
+            let mut ctrl = [0u64; 8];
+            let mut iov = libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
             };
+            // SAFETY: as above.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_name = &mut sll as *mut libc::sockaddr_ll as *mut libc::c_void;
+            msg.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = ctrl.as_mut_ptr() as *mut libc::c_void;
+            msg.msg_controllen = std::mem::size_of_val(&ctrl);
+            // SAFETY: every pointer in `msg` refers to a live buffer of the stated size.
+            let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT) };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 return match e.kind() {
@@ -187,7 +192,22 @@ impl PacketSocket {
             if sll.sll_pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
-            return Ok(Some((n as usize).min(buf.len())));
+            let mut stamp = 0u64;
+            // SAFETY: CMSG_* walk the control buffer the kernel filled, within msg_controllen.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&msg);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET
+                        && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    {
+                        let ts =
+                            std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                        stamp = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+                    }
+                    c = libc::CMSG_NXTHDR(&msg, c);
+                }
+            }
+            return Ok(Some(((n as usize).min(buf.len()), stamp)));
         }
     }
 
@@ -352,4 +372,9 @@ pub fn set_rcvbuf(fd: RawFd, bytes: u32) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Asks process `pid` to stop (SIGTERM); errors (already gone) are ignored.
+pub fn terminate(pid: u32) {
+    kill(pid, libc::SIGTERM);
 }

@@ -262,7 +262,9 @@ pub fn udp_cbr(
 }
 
 /// UDP request/response from `from` to an echo responder on `to`: `count` requests of `size`
-/// bytes, one at a time, each waiting up to `timeout` for its answer.
+/// bytes, one at a time, each waiting up to `timeout` for its answer. With `spin_after`, the
+/// client sleeps that long after each request and then busy-polls for the answer, which takes
+/// the host's wake-up latency out of the measurement.
 pub fn udp_rr(
     emu: &Emulation,
     from: &str,
@@ -270,6 +272,7 @@ pub fn udp_rr(
     size: usize,
     count: u32,
     timeout: Duration,
+    spin_after: Option<Duration>,
 ) -> Result<RrResult, EmuError> {
     let dst = emu.host(to)?.addr;
     let stop = Arc::new(AtomicBool::new(false));
@@ -305,21 +308,48 @@ pub fn udp_rr(
             rtt_ns: Vec::new(),
             lost: 0,
         };
+        let mut nonblocking = false;
         for i in 0..count {
             req[..4].copy_from_slice(&i.to_be_bytes());
             let t0 = Instant::now();
             s.send(&req).map_err(werr("rr send"))?;
+            let deadline = t0 + timeout;
+            let spin_at = spin_after.map(|d| t0 + d);
             loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    r.lost += 1;
+                    break;
+                }
+                // Sleep in the kernel until `spin_after`, then poll without sleeping so that
+                // the host's wake-up latency does not add to the round trip.
+                let spin = spin_at.is_some_and(|at| now >= at);
+                if spin != nonblocking {
+                    s.set_nonblocking(spin).map_err(werr("rr nonblocking"))?;
+                    nonblocking = spin;
+                }
+                if !spin {
+                    let until = spin_at.map_or(deadline, |at| at.min(deadline));
+                    let wait = until
+                        .saturating_duration_since(now)
+                        .max(Duration::from_micros(1));
+                    s.set_read_timeout(Some(wait)).map_err(werr("rr timeout"))?;
+                }
                 match s.recv(&mut buf) {
                     Ok(n) if n >= 4 && buf[..4] == i.to_be_bytes() => {
                         r.rtt_ns.push(t0.elapsed().as_nanos() as u64);
                         break;
                     }
-                    Ok(_) => continue,
-                    Err(_) => {
-                        r.lost += 1;
-                        break;
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        std::hint::spin_loop();
                     }
+                    Err(e) => return Err(werr("rr recv")(e)),
                 }
             }
         }

@@ -92,7 +92,7 @@ fn rtt_over_17ms_path() {
     );
     let size = 64usize;
     let (r, rep) = common::with_emulation(&topo, |emu| {
-        workload::udp_rr(emu, "a", "b", size, 100, secs(1000))
+        workload::udp_rr(emu, "a", "b", size, 100, secs(1000), Some(secs(16)))
     });
     // Each way: the request's cells serialised on both links (store-and-forward by frame).
     let f = Framing::Atm { vpi: 0, vci: 100 };

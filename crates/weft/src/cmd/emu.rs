@@ -338,7 +338,7 @@ fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
-    weft_emu::sys::kill(rec.pid, libc_sigterm());
+    weft_emu::sys::terminate(rec.pid);
     for _ in 0..100 {
         if !state::RunRecord::path(&rec.run_id).exists() {
             eprintln!("weft emu: run {} is down", rec.run_id);
@@ -351,10 +351,6 @@ fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
         rec.run_id,
         rec.pid
     ))
-}
-
-const fn libc_sigterm() -> i32 {
-    15
 }
 
 fn list(json_out: bool) -> anyhow::Result<()> {
