@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant as StdInstant;
 
 use weft_model::{Duration, Instant, Rate};
@@ -347,7 +347,7 @@ fn run_session(
     items: &[SendItem],
     metas: Vec<FileMeta>,
     opts: &SendOptions,
-    alloc: &Mutex<Alloc>,
+    alloc: &Arc<Mutex<Alloc>>,
     progress: &Progress,
     (token, me): (&AtomicUsize, usize),
 ) -> Result<SendReport, XferError> {
@@ -406,6 +406,7 @@ fn run_session(
     let mut stripes: Vec<u32> = vec![0; BATCH];
     let mut last_heard = StdInstant::now();
     let mut finished = false;
+    let mut reader: Option<(u32, mpsc::Receiver<Result<Option<Block>, XferError>>)> = None;
     loop {
         conn.read_available()?;
         loop {
@@ -428,11 +429,16 @@ fn run_session(
         while let Some(ev) = sender.poll_event() {
             match ev {
                 SenderEvent::NeedBuffer { file } => {
+                    // Waiting for the reader thread is time the sender spends on the disk.
                     let t = StdInstant::now();
-                    let next =
-                        read_next(alloc, items, &mut files, file as usize, opts.buffer_size)?;
+                    let next = match &reader {
+                        Some((f, rx)) if *f == file => rx
+                            .recv()
+                            .map_err(|_| XferError::Local("the reader thread stopped".into()))??,
+                        _ => return Err(XferError::Local("no reader for this file".into())),
+                    };
                     disk += Duration::from(t.elapsed());
-                    sender.provide_buffer(file, next)?;
+                    sender.provide_hashed_buffer(file, next)?;
                 }
                 SenderEvent::FileAccepted { file, have } => {
                     if let Some(o) = outcomes.get_mut(file as usize) {
@@ -457,6 +463,19 @@ fn run_session(
                     {
                         *h = have;
                     }
+                    let item = items
+                        .get(file as usize)
+                        .ok_or_else(|| XferError::Local("file number out of range".into()))?;
+                    reader = Some((
+                        file,
+                        spawn_reader(
+                            alloc.clone(),
+                            item.clone(),
+                            file as usize,
+                            opts.buffer_size,
+                            opts.mode.is_reliable(),
+                        ),
+                    ));
                 }
                 SenderEvent::FileRejected { file, code, msg } => {
                     if let Some(o) = outcomes.get_mut(file as usize) {
@@ -590,22 +609,49 @@ fn run_session(
     })
 }
 
-fn read_next(
-    alloc: &Mutex<Alloc>,
-    items: &[SendItem],
-    files: &mut [Option<File>],
+/// A buffer read ahead: index in the file, bytes, BLAKE3 (zero when not needed).
+type Block = (u32, Vec<u8>, [u8; 32]);
+
+/// Reads (and hashes) the buffers of one file ahead of the network loop, on its own thread,
+/// taking indices from the shared allocator; ends with `None`.
+fn spawn_reader(
+    alloc: Arc<Mutex<Alloc>>,
+    item: SendItem,
     file: usize,
     buffer_size: u32,
-) -> Result<Option<(u32, Vec<u8>)>, XferError> {
-    let idx = alloc
-        .lock()
-        .map_err(|_| XferError::Local("allocator lock poisoned".into()))?
-        .take(file);
-    let Some(idx) = idx else { return Ok(None) };
-    Ok(Some((
-        idx,
-        read_block(items, files, file, buffer_size, idx)?,
-    )))
+    hash: bool,
+) -> mpsc::Receiver<Result<Option<Block>, XferError>> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::spawn(move || {
+        let items = [item];
+        let mut files = [None];
+        loop {
+            let idx = match alloc.lock() {
+                Ok(mut a) => a.take(file),
+                Err(_) => {
+                    let _ = tx.send(Err(XferError::Local("allocator lock poisoned".into())));
+                    return;
+                }
+            };
+            let Some(idx) = idx else {
+                let _ = tx.send(Ok(None));
+                return;
+            };
+            let r = read_block(&items, &mut files, 0, buffer_size, idx).map(|data| {
+                let h = if hash {
+                    *blake3::hash(&data).as_bytes()
+                } else {
+                    [0; 32]
+                };
+                Some((idx, data, h))
+            });
+            let failed = r.is_err();
+            if tx.send(r).is_err() || failed {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 fn read_block(

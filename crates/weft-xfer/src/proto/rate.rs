@@ -8,7 +8,7 @@
 //! receiver-measured arrival rate of that round (packet dispersion, as RBUDP, Tsunami and UDT use
 //! the receiver's view). A round counts as congested when its loss exceeds the threshold or data
 //! arrived markedly slower than it was sent (a queue was building). Before the first congestion
-//! it grows by half per report (slow start); after, by a step of 1/32 of the rate at the last
+//! it grows by half per report (slow start); after, by a step of 1/16 of the rate at the last
 //! decrease, and on congestion it drops to 7/8 of the smaller of its rate and the arrival rate.
 //! Fairness: flows of this controller sharing a bottleneck converge towards equal shares (additive
 //! increase, multiplicative decrease); it is NOT TCP-friendly: it ignores random loss below the
@@ -100,7 +100,7 @@ impl RateControl {
             mode,
             rate,
             slow_start: true,
-            step: (rate / 32).max(1_000_000),
+            step: (rate / 16).max(1_000_000),
             decreases: 0,
         }
     }
@@ -146,7 +146,7 @@ impl RateControl {
             };
             self.rate = base / 8 * 7;
             self.slow_start = false;
-            self.step = (self.rate / 32).max(1_000_000);
+            self.step = (self.rate / 16).max(1_000_000);
             self.decreases += 1;
         } else if self.slow_start {
             self.rate = self.rate / 2 * 3;

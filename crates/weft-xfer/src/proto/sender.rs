@@ -369,6 +369,27 @@ impl Sender {
         file: u32,
         next: Option<(u32, Vec<u8>)>,
     ) -> Result<(), ProtoError> {
+        let reliable = self.cfg.mode.is_reliable();
+        self.provide_hashed_buffer(
+            file,
+            next.map(|(i, d)| {
+                let h = if reliable {
+                    *blake3::hash(&d).as_bytes()
+                } else {
+                    [0; 32]
+                };
+                (i, d, h)
+            }),
+        )
+    }
+
+    /// Like [`Sender::provide_buffer`], with the buffer's BLAKE3 already computed by the driver
+    /// (on a reader thread, off the network path). In unreliable modes the hash is ignored.
+    pub fn provide_hashed_buffer(
+        &mut self,
+        file: u32,
+        next: Option<(u32, Vec<u8>, [u8; 32])>,
+    ) -> Result<(), ProtoError> {
         let FilePhase::Sending { exhausted, asking } = &mut self.phase else {
             return Err(ProtoError::Unexpected("provide_buffer"));
         };
@@ -376,7 +397,7 @@ impl Sender {
             return Err(ProtoError::Unexpected("provide_buffer"));
         }
         *asking = false;
-        let Some((index, data)) = next else {
+        let Some((index, data, hash)) = next else {
             *exhausted = true;
             self.maybe_end_file();
             return Ok(());
@@ -388,7 +409,7 @@ impl Sender {
             return Err(ProtoError::Invalid("buffer length"));
         }
         let hash = if self.cfg.mode.is_reliable() {
-            *blake3::hash(&data).as_bytes()
+            hash
         } else {
             [0; 32]
         };

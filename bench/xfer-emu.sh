@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bulk transfer through the emulator (weft emu, needs root): OC-3c, 17 ms RTT, 1% random loss
+# (bench/xfer-emu.toml). Goodput of weft's reliable mode against iperf3 TCP (cubic, bbr) and
+# against UDT's sendfile/recvfile (built from Debian's libudt-dev examples), each as a share of
+# the AAL5 payload rate of OC-3c (149.76 Mbit/s SONET payload x 48/53 = 135.63 Mbit/s).
+# Target: weft >= 90% of that, and ahead of both.
+#
+# Usage: sudo bench/xfer-emu.sh [SIZE_MIB]   (default 64 MiB per transfer)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size_mib="${1:-64}"
+[ "$(id -u)" = 0 ] || { echo "xfer-emu: needs root (network namespaces)" >&2; exit 2; }
+for p in iperf3 libudt-dev g++; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || {
+    apt-get update -qq && apt-get install -y -qq iperf3 libudt-dev g++ >/dev/null; break; }
+done
+cargo build --release -q -p weft
+weft=$PWD/target/release/weft
+scen=$PWD/bench/xfer-emu.toml
+work=$(mktemp -d /dev/shm/weft-xfer-emu.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# UDT's example programs, from the Debian package's sources.
+ex=/usr/share/doc/libudt-dev/examples
+for f in sendfile recvfile; do
+  sed 's|#include <udt.h>|#include <udt/udt.h>|' "$ex/$f.cpp" > "$work/$f.cpp"
+  g++ -O2 -o "$work/$f" "$work/$f.cpp" -ludt -lpthread
+done
+
+head -c "$((size_mib << 20))" /dev/urandom > "$work/src.bin"
+bytes=$((size_mib << 20))
+aal5=135630000
+emu() { "$weft" emu run "$scen" --json "$@"; }
+stdout_of() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d['samples'][-1]['stdout'])"; }
+report() { # name bits_per_second
+  python3 -c "r=$2; print(f'$1: {r/1e6:7.1f} Mbit/s = {100*r/$aal5:5.1f}% of the AAL5 payload rate')"
+}
+
+# weft reliable (adaptive rate, BLAKE3 integrity).
+out=$(emu --exec "b:$weft recv --dir $work/rx --listen 10.77.0.2:7140 --force --sessions 1 &" \
+          --exec "a:$weft send $work/src.bin 10.77.0.2 --no-progress --json" | stdout_of)
+wbps=$(echo "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['summary']['goodput_bps'])")
+cmp -s "$work/src.bin" "$work/rx/src.bin" || { echo "xfer-emu: weft's copy differs!" >&2; exit 1; }
+report "weft reliable " "$wbps"
+
+# iperf3 TCP, cubic and bbr.
+for cc in cubic bbr; do
+  [ "$cc" = bbr ] && { modprobe tcp_bbr 2>/dev/null || true; }
+  out=$(emu --exec "b:iperf3 -s -1 -B 10.77.0.2 &" --exec "a:iperf3 -c 10.77.0.2 -n $bytes -C $cc -J" | stdout_of) || {
+    echo "iperf3 $cc: failed (congestion control not available?)"; continue; }
+  bps=$(echo "$out" | python3 -c "import json,sys; print(int(json.load(sys.stdin)['end']['sum_received']['bits_per_second']))")
+  report "iperf3 $cc  " "$bps"
+done
+
+# UDT: sendfile serves, recvfile fetches; timed around recvfile.
+out=$(emu --exec "b:cd $work && $work/sendfile 9000 &" \
+          --exec "a:s=\$(date +%s.%N); $work/recvfile 10.77.0.2 9000 src.bin $work/udt.bin >/dev/null; e=\$(date +%s.%N); echo \"\$s \$e\"" | stdout_of)
+ubps=$(echo "$out" | python3 -c "import sys; s,e=map(float,sys.stdin.read().split()[-2:]); print(int($bytes*8/(e-s)))")
+cmp -s "$work/src.bin" "$work/udt.bin" || echo "xfer-emu: UDT's copy differs"
+report "UDT sendfile  " "$ubps"
