@@ -324,6 +324,12 @@ fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
         Rate(r.link_rate_bps),
         if o.partial() { " [PARTIAL]" } else { "" }
     );
+    if r.out_of_range_packets > 0 {
+        out!(
+            "warning: {} packets had timestamps before the first bin or implausibly far after it and were not counted",
+            r.out_of_range_packets
+        );
+    }
     out!(
         "mean utilisation {}   peak bin {}   peak smoothed ({} bins) {}",
         pct(r.mean_util),
