@@ -484,3 +484,96 @@ fn live_run_interrupted_keeps_its_bins() {
     assert_eq!(last["interrupted"], true);
     assert!(lines.len() > before);
 }
+
+/// Writes a pcap of (ns, frame) records with nanosecond timestamps.
+fn write_pcap(path: &Path, recs: &[(u64, Vec<u8>)]) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = weft_trace::synth::PcapWriter::new(std::io::BufWriter::new(f), 1, true, false).unwrap();
+    for (t, fr) in recs {
+        w.write(*t, fr.len() as u32, fr).unwrap();
+    }
+    use std::io::Write;
+    w.into_inner().flush().unwrap();
+}
+
+fn echo_frame(request: bool, id: u16, size: usize) -> Vec<u8> {
+    use std::net::Ipv4Addr;
+    use weft_trace::synth::{L4, ethernet_frame, ipv4_packet};
+    let (c, s) = (Ipv4Addr::new(10, 1, 0, 1), Ipv4Addr::new(10, 1, 0, 2));
+    let ip = if request {
+        ipv4_packet(c, s, id, L4::Udp(40_001, 7), &vec![0x42; size])
+    } else {
+        ipv4_packet(s, c, id, L4::Udp(7, 40_001), &vec![0x42; size])
+    };
+    ethernet_frame(&ip)
+}
+
+#[test]
+fn latency_of_two_captures_per_size_with_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.pcap"), dir.path().join("b.pcap"));
+    // Forward 30 µs, return 30 µs (20 µs more for 1024 bytes), server 500 µs, client 200 µs;
+    // B's clock is 1 ms behind A's.
+    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    let mut t = 5_000_000_000u64;
+    let mut id = 1;
+    for &size in &[64usize, 1024] {
+        for _ in 0..10 {
+            let sw = if size == 1024 { 50_000 } else { 30_000 };
+            ra.push((t, echo_frame(true, id, size)));
+            rb.push((t + sw - 1_000_000, echo_frame(true, id, size)));
+            rb.push((t + sw + 500_000 - 1_000_000, echo_frame(false, 30_000 + id, size)));
+            ra.push((t + 2 * sw + 500_000, echo_frame(false, 30_000 + id, size)));
+            t += 2 * sw + 500_000 + 200_000;
+            id += 1;
+        }
+    }
+    write_pcap(&a, &ra);
+    write_pcap(&b, &rb);
+    let o = run(&["trace", "latency", a.to_str().unwrap(), b.to_str().unwrap(), "--port", "7", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    assert_eq!(doc["kind"], "trace.latency");
+    let s = &doc["summary"];
+    assert_eq!(s["matched"], 20);
+    assert_eq!(s["clock_offset_ns"], -1_000_000);
+    let rows = s["per_size"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["size"], 64);
+    assert_eq!(rows[0]["server"]["median_ns"], 500_000.0);
+    assert_eq!(rows[0]["client"]["median_ns"], 200_000.0);
+    assert_eq!(rows[0]["switch_fwd"]["median_ns"], 30_000.0);
+    assert_eq!(rows[1]["switch_rtt"]["median_ns"], 100_000.0);
+    assert_eq!(rows[1]["switch_rtt_echo"]["median_ns"], 100_000.0);
+    assert_eq!(doc["samples"].as_array().unwrap().len(), 20);
+    // The table names the parts.
+    let o = run(&["trace", "latency", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("clock offset B-A -1000.000 us"), "{text}");
+}
+
+#[test]
+fn flows_as_csv_and_sorted_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f.pcap");
+    let mut recs = Vec::new();
+    for k in 0..6u64 {
+        recs.push((1_000_000_000 + k * 1_000_000, echo_frame(true, k as u16, 100)));
+    }
+    recs.push((2_000_000_000, echo_frame(false, 99, 1400)));
+    write_pcap(&f, &recs);
+    let o = run(&["trace", "flows", f.to_str().unwrap(), "--csv", "-"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("proto,src,sport,dst,dport,packets,bytes"));
+    assert!(lines[1].starts_with("udp,10.1.0.1,40001,10.1.0.2,7,7,"), "{}", lines[1]);
+    let o = run(&["trace", "flows", f.to_str().unwrap(), "--sort", "duration", "--json"]);
+    let doc = json_of(&o);
+    assert_eq!(doc["kind"], "trace.flows");
+    assert_eq!(doc["samples"][0]["duration_ns"], 1_000_000_000);
+    assert_eq!(doc["samples"][0]["packets_rev"], 1);
+    let o = run(&["trace", "flows", f.to_str().unwrap(), "--sort", "size"]);
+    assert_eq!(o.status.code(), Some(2));
+}
