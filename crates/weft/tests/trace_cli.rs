@@ -488,7 +488,8 @@ fn live_run_interrupted_keeps_its_bins() {
 /// Writes a pcap of (ns, frame) records with nanosecond timestamps.
 fn write_pcap(path: &Path, recs: &[(u64, Vec<u8>)]) {
     let f = std::fs::File::create(path).unwrap();
-    let mut w = weft_trace::synth::PcapWriter::new(std::io::BufWriter::new(f), 1, true, false).unwrap();
+    let mut w =
+        weft_trace::synth::PcapWriter::new(std::io::BufWriter::new(f), 1, true, false).unwrap();
     for (t, fr) in recs {
         w.write(*t, fr.len() as u32, fr).unwrap();
     }
@@ -522,7 +523,10 @@ fn latency_of_two_captures_per_size_with_offset() {
             let sw = if size == 1024 { 50_000 } else { 30_000 };
             ra.push((t, echo_frame(true, id, size)));
             rb.push((t + sw - 1_000_000, echo_frame(true, id, size)));
-            rb.push((t + sw + 500_000 - 1_000_000, echo_frame(false, 30_000 + id, size)));
+            rb.push((
+                t + sw + 500_000 - 1_000_000,
+                echo_frame(false, 30_000 + id, size),
+            ));
             ra.push((t + 2 * sw + 500_000, echo_frame(false, 30_000 + id, size)));
             t += 2 * sw + 500_000 + 200_000;
             id += 1;
@@ -530,7 +534,15 @@ fn latency_of_two_captures_per_size_with_offset() {
     }
     write_pcap(&a, &ra);
     write_pcap(&b, &rb);
-    let o = run(&["trace", "latency", a.to_str().unwrap(), b.to_str().unwrap(), "--port", "7", "--json"]);
+    let o = run(&[
+        "trace",
+        "latency",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--port",
+        "7",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o);
     assert_eq!(doc["kind"], "trace.latency");
@@ -558,7 +570,10 @@ fn flows_as_csv_and_sorted_json() {
     let f = dir.path().join("f.pcap");
     let mut recs = Vec::new();
     for k in 0..6u64 {
-        recs.push((1_000_000_000 + k * 1_000_000, echo_frame(true, k as u16, 100)));
+        recs.push((
+            1_000_000_000 + k * 1_000_000,
+            echo_frame(true, k as u16, 100),
+        ));
     }
     recs.push((2_000_000_000, echo_frame(false, 99, 1400)));
     write_pcap(&f, &recs);
@@ -568,12 +583,131 @@ fn flows_as_csv_and_sorted_json() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     assert!(lines[0].starts_with("proto,src,sport,dst,dport,packets,bytes"));
-    assert!(lines[1].starts_with("udp,10.1.0.1,40001,10.1.0.2,7,7,"), "{}", lines[1]);
-    let o = run(&["trace", "flows", f.to_str().unwrap(), "--sort", "duration", "--json"]);
+    assert!(
+        lines[1].starts_with("udp,10.1.0.1,40001,10.1.0.2,7,7,"),
+        "{}",
+        lines[1]
+    );
+    let o = run(&[
+        "trace",
+        "flows",
+        f.to_str().unwrap(),
+        "--sort",
+        "duration",
+        "--json",
+    ]);
     let doc = json_of(&o);
     assert_eq!(doc["kind"], "trace.flows");
     assert_eq!(doc["samples"][0]["duration_ns"], 1_000_000_000);
     assert_eq!(doc["samples"][0]["packets_rev"], 1);
     let o = run(&["trace", "flows", f.to_str().unwrap(), "--sort", "size"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn latency_of_real_udp_echo_captured_twice_by_tcpdump() {
+    if !have("tcpdump") {
+        eprintln!("skipped: tcpdump is not installed (apt-get install tcpdump)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let pport = probe.local_addr().unwrap().port();
+    let filter = format!("udp port {port} or udp port {pport}");
+    let (a, b) = (dir.path().join("a.pcap"), dir.path().join("b.pcap"));
+    // Two taps: lo (Ethernet) and "any" (Linux cooked v2), both seeing the same packets.
+    let mut ca = Command::new("tcpdump");
+    ca.args([
+        "-i",
+        "lo",
+        "--immediate-mode",
+        "-B",
+        "8192",
+        "-U",
+        "-w",
+        a.to_str().unwrap(),
+        &filter,
+    ]);
+    let mut cb = Command::new("tcpdump");
+    cb.args([
+        "-i",
+        "any",
+        "-y",
+        "LINUX_SLL2",
+        "--immediate-mode",
+        "-B",
+        "8192",
+        "-U",
+        "-w",
+        b.to_str().unwrap(),
+        &filter,
+    ]);
+    let ta = start_capture(ca, "listening on");
+    let tb = start_capture(cb, "listening on");
+    let _ = send_udp(&probe, &probe, &a, 0);
+    wait_for_file(&b, 100);
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 2000];
+        for _ in 0..20 {
+            let (n, from) = server.recv_from(&mut buf).unwrap();
+            server.send_to(&buf[..n], from).unwrap();
+        }
+    });
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 2000];
+    for (i, size) in [64usize, 512]
+        .iter()
+        .flat_map(|&s| std::iter::repeat_n(s, 10))
+        .enumerate()
+    {
+        client
+            .send_to(&vec![i as u8; size], ("127.0.0.1", port))
+            .unwrap();
+        client.recv(&mut buf).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    echo.join().unwrap();
+    let len_a = std::fs::metadata(&a).unwrap().len();
+    wait_for_file(&a, len_a);
+    wait_for_file(&b, 0);
+    stop_capture(ta);
+    stop_capture(tb);
+    let o = run(&[
+        "trace",
+        "latency",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--port",
+        &port.to_string(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = json_of(&o)["summary"].clone();
+    assert_eq!(s["matched"], 20, "{s}");
+    assert_eq!(s["unmatched_a"], 0, "{s}");
+    let rows = s["per_size"].as_array().unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["size"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![64, 512]
+    );
+    // Both taps are the same kernel: the offset is tiny, and the server's time is positive.
+    assert!(
+        s["clock_offset_ns"].as_i64().unwrap().abs() < 1_000_000,
+        "{s}"
+    );
+    for r in rows {
+        assert_eq!(r["server"]["n"], 10);
+        assert!(r["server"]["min_ns"].as_i64().unwrap() > 0, "{r}");
+        assert!(
+            r["rtt_client_tap"]["min_ns"].as_i64().unwrap()
+                >= r["server"]["min_ns"].as_i64().unwrap() - 1_000_000
+        );
+    }
 }
