@@ -711,3 +711,46 @@ fn latency_of_real_udp_echo_captured_twice_by_tcpdump() {
         );
     }
 }
+
+#[test]
+fn util_reads_a_capture_streamed_through_a_pipe() {
+    let synth = weft()
+        .args([
+            "trace",
+            "synth",
+            "-",
+            "--size",
+            "20MB",
+            "--frame",
+            "500",
+            "--load",
+            "25",
+            "--link-rate",
+            "100Mbps",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = weft()
+        .args([
+            "trace",
+            "util",
+            "-",
+            "--link-rate",
+            "100Mbps",
+            "--bin",
+            "1s",
+            "--json",
+            "--no-samples",
+        ])
+        .stdin(synth.stdout.unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = json_of(&o)["summary"].clone();
+    assert_eq!(s["packets"], (20_000_000 - 24) / 516);
+    assert!(
+        (s["peak_util"].as_f64().unwrap() - 0.25).abs() < 1e-9,
+        "{s}"
+    );
+}

@@ -62,7 +62,7 @@ pub struct Output {
 /// Arguments of `weft trace util`.
 #[derive(Debug, clap::Args)]
 pub struct UtilArgs {
-    /// Capture file (pcap or pcapng, optionally gzipped).
+    /// Capture file (pcap or pcapng, optionally gzipped); "-" reads standard input.
     pub file: PathBuf,
     /// Link rate the utilisation is relative to (e.g. 10Mbps); defaults to the --tech rate.
     #[arg(long, value_name = "RATE")]
@@ -141,7 +141,7 @@ pub struct LatencyArgs {
 /// Arguments of `weft trace flows`.
 #[derive(Debug, clap::Args)]
 pub struct FlowsArgs {
-    /// Capture file.
+    /// Capture file; "-" reads standard input.
     pub file: PathBuf,
     /// Sort by bytes, packets, duration or rate (largest first).
     #[arg(long, default_value = "bytes", value_parser = ["bytes", "packets", "duration", "rate"])]
@@ -192,7 +192,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// Opens a capture file, or standard input for "-".
 fn open(path: &Path) -> anyhow::Result<CaptureReader> {
+    if path.as_os_str() == "-" {
+        return CaptureReader::new(std::io::stdin()).context("reading standard input");
+    }
     CaptureReader::open(path).with_context(|| format!("reading {}", path.display()))
 }
 
