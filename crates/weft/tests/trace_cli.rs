@@ -714,7 +714,7 @@ fn latency_of_real_udp_echo_captured_twice_by_tcpdump() {
 
 #[test]
 fn util_reads_a_capture_streamed_through_a_pipe() {
-    let synth = weft()
+    let mut synth = weft()
         .args([
             "trace",
             "synth",
@@ -743,9 +743,10 @@ fn util_reads_a_capture_streamed_through_a_pipe() {
             "--json",
             "--no-samples",
         ])
-        .stdin(synth.stdout.unwrap())
+        .stdin(synth.stdout.take().unwrap())
         .output()
         .unwrap();
+    assert!(synth.wait().unwrap().success());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s = json_of(&o)["summary"].clone();
     assert_eq!(s["packets"], (20_000_000 - 24) / 516);
