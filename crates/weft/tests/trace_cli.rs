@@ -755,3 +755,57 @@ fn util_reads_a_capture_streamed_through_a_pipe() {
         "{s}"
     );
 }
+
+#[test]
+fn util_per_pcapng_interface_and_csv_series() {
+    use weft_trace::synth::PcapngWriter;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("two.pcapng");
+    let mut w = PcapngWriter::new(Vec::new(), false).unwrap();
+    let i0 = w.add_interface(1, 9).unwrap();
+    let i1 = w.add_interface(1, 6).unwrap();
+    // Interface 0: 1250-byte frames, 100 per second (1 Mbit/s); interface 1: 300 per second.
+    for k in 0..1000u64 {
+        let t = 10_000_000_000 + k * 10_000_000;
+        w.write_epb(i0, t, 1250, &echo_frame(true, k as u16, 1208))
+            .unwrap();
+        for j in 0..3 {
+            w.write_epb(
+                i1,
+                t + j * 1_000_000,
+                1250,
+                &echo_frame(false, k as u16, 1208),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(&f, w.into_inner()).unwrap();
+    let csv = dir.path().join("series.csv");
+    for (iface, util) in [("0", 0.1), ("1", 0.3)] {
+        let o = run(&[
+            "trace",
+            "util",
+            f.to_str().unwrap(),
+            "--link-rate",
+            "10Mbps",
+            "--bin",
+            "1s",
+            "--iface",
+            iface,
+            "--json",
+            "--csv",
+            csv.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s = json_of(&o)["summary"].clone();
+        assert!(
+            (s["mean_util"].as_f64().unwrap() - util).abs() < 1e-12,
+            "iface {iface}: {s}"
+        );
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows[0], "t_s,util,util_smooth,wire_bytes,packets");
+        assert_eq!(rows.len(), 11);
+        assert!(rows[1].starts_with(&format!("10,{util},")), "{}", rows[1]);
+    }
+}

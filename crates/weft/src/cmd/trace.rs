@@ -86,6 +86,12 @@ pub struct UtilArgs {
     /// Leave the per-bin samples out of the JSON document.
     #[arg(long)]
     pub no_samples: bool,
+    /// Only packets of this pcapng interface (numbered from 0 in the file).
+    #[arg(long, value_name = "N")]
+    pub iface: Option<u32>,
+    /// Also write the series as CSV (t_s, util, util_smooth, wire_bytes, packets).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     #[command(flatten)]
     pub out: Output,
 }
@@ -270,7 +276,37 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         ..UtilConfig::sandia(link_rate, Framing::Captured)
     };
     let mut reader = open(&a.file)?;
-    let o = weft_trace::analyse_util(&mut reader, cfg);
+    let o = match a.iface {
+        None => weft_trace::analyse_util(&mut reader, cfg),
+        Some(n) => {
+            let mut an = weft_trace::util::UtilAnalyzer::new(cfg);
+            let error = weft_trace::for_each_packet(&mut reader, |p, info| {
+                if p.iface == n {
+                    an.add(p.ts_ns, p.orig_len, p.linktype, info);
+                }
+            });
+            Outcome {
+                result: an.finish(),
+                packets: reader.packets(),
+                bytes_read: reader.offset(),
+                error,
+            }
+        }
+    };
+    if let Some(p) = &a.csv {
+        let mut text = String::from("t_s,util,util_smooth,wire_bytes,packets\n");
+        for x in &o.result.samples {
+            text.push_str(&format!(
+                "{},{},{},{},{}\n",
+                x.t_ns as f64 / 1e9,
+                x.util,
+                x.util_smooth,
+                x.wire_bytes,
+                x.packets
+            ));
+        }
+        write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+    }
     let r = &o.result;
     let mut doc = ResultDoc::new("trace.util", Engine::Real);
     doc.params = json!({
@@ -284,6 +320,7 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         "smooth_ns": a.smooth.as_nanos(),
         "smooth_bins": r.smooth_bins,
         "above_pct": a.above,
+        "iface": a.iface,
     });
     if !a.no_samples {
         doc.samples = r
