@@ -1,4 +1,16 @@
 //! `weft trace`: capture analysis (utilisation, flows, two-point latency) and live sampling.
+//!
+//! Result documents (for `weft plot` and `weft report`):
+//! - `trace.util`: `samples` are bins `{t_ns, t_s, wire_bytes, packets, util, util_smooth}`
+//!   (utilisation as a fraction; Figure 2 of the Sandia study is `util_smooth` against `t_s`);
+//!   `summary` has `mean_util`, `histogram` / `histogram_frac` / `histogram_smooth_frac` over
+//!   `histogram_bins_pct` (Figure 3), `above[]` (`threshold_pct`, `frac_time_raw`,
+//!   `frac_time_smooth`, `longest_runs`), `mix`, `talkers`, and `partial` / `error`.
+//! - `trace.latency`: `samples` are exchanges `{size, a_ns, b_ns, c_ns, d_ns, fwd_ns, ret_ns}`;
+//!   `summary.per_size[]` holds statistics of each part and `clock_offset_ns`.
+//! - `trace.flows`: `samples` are flows (5-tuple, bytes, packets, duration, rate, RTTs).
+//! - `weft trace live` writes JSON lines instead: `{"type":"bin",...}` per bin, then one
+//!   `{"type":"summary",...}`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
