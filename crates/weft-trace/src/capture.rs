@@ -83,6 +83,12 @@ impl CaptureReader {
             offset: 0,
             kind: CaptureErrorKind::Io(format!("{}: {e}", path.display())),
         })?;
+        // Tell the kernel the file is read once, front to back (more read-ahead, less caching).
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: a valid open descriptor; the call only gives advice and cannot fail unsafely.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+        }
         Self::new(f)
     }
 

@@ -28,8 +28,8 @@ pub struct UtilConfig {
     pub above: Vec<f64>,
     /// How many top ports, talkers and runs to report.
     pub top: usize,
-    /// Bins past the first beyond which packets are not counted (guards against a corrupt
-    /// timestamp asking for a huge series).
+    /// Bins past the first beyond which packets are not counted but reported as out of range
+    /// (a corrupt timestamp must not ask for a huge series: 16 bytes per bin are kept).
     pub max_bins: u64,
     /// Distinct hosts tracked for the talker table before new ones are lumped together.
     pub max_hosts: usize,
@@ -45,7 +45,8 @@ impl UtilConfig {
             smooth: Duration::from_secs(300),
             above: vec![30.0, 50.0],
             top: 10,
-            max_bins: 50_000_000,
+            // 4M bins: 64 MiB at most; 463 days of 10 s bins, 46 days of 1 s bins.
+            max_bins: 4_000_000,
             max_hosts: 1 << 20,
         }
     }

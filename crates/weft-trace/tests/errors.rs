@@ -193,3 +193,28 @@ proptest! {
         let _ = info.payload(&data);
     }
 }
+
+#[test]
+fn truncated_gzip_is_partial_with_an_offset_in_the_decompressed_stream() {
+    use std::io::Write;
+    let plain: Vec<u8> = {
+        let recs: Vec<(u64, Vec<u8>)> = (0..2000)
+            .map(|i| {
+                (
+                    i * 1_000_000,
+                    common::udp_frame(100 + (i as usize * 7) % 900, 1, 2),
+                )
+            })
+            .collect();
+        common::pcap_of(&recs)
+    };
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain).unwrap();
+    let gz = gz.finish().unwrap();
+    let o = util_of(gz[..gz.len() / 2].to_vec()).unwrap();
+    assert!(o.partial());
+    assert!(o.result.packets > 0 && o.result.packets < 2000);
+    let e = o.error.unwrap();
+    assert!(e.offset > 0 && e.offset < plain.len() as u64, "{e}");
+    assert!(e.to_string().contains(&format!("byte {}", e.offset)), "{e}");
+}

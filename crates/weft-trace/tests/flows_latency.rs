@@ -198,3 +198,46 @@ fn two_point_breakdown_recovers_each_part_and_the_clock_offset() {
     assert!((s64.switch_rtt.mean_ns - mean_sw).abs() < 1e-9);
     let _ = Ipv4Addr::LOCALHOST;
 }
+
+#[test]
+fn tcp_echo_is_matched_by_payload_and_pure_acks_are_ignored() {
+    let tcp = |from_client: bool, seq: u32, flags: u8, payload: &[u8]| {
+        let (s, d, sp, dp) = if from_client {
+            (common::A, common::B, 6000, 7)
+        } else {
+            (common::B, common::A, 7, 6000)
+        };
+        ethernet_frame(&ipv4_packet(
+            s,
+            d,
+            seq as u16,
+            L4::Tcp(sp, dp, seq, 1, flags),
+            payload,
+        ))
+    };
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    let mut t = 1_000_000_000u64;
+    for k in 0..4u32 {
+        let msg = vec![k as u8; 200];
+        a.push((t, tcp(true, 1 + 200 * k, 0x18, &msg)));
+        b.push((t + 40 * US, tcp(true, 1 + 200 * k, 0x18, &msg)));
+        b.push((t + 60 * US, tcp(false, 1, 0x10, &[])));
+        b.push((t + 340 * US, tcp(false, 1 + 200 * k, 0x18, &msg)));
+        a.push((t + 380 * US, tcp(false, 1 + 200 * k, 0x18, &msg)));
+        a.push((t + 390 * US, tcp(true, 201 + 200 * k, 0x10, &[])));
+        t += 1000 * US;
+    }
+    let pairs = |recs: &[(u64, Vec<u8>)]| {
+        let mut r = CaptureReader::new(std::io::Cursor::new(common::pcap_of(recs))).unwrap();
+        latency::pairs_from(&mut r, Some(7)).0
+    };
+    let r = latency::breakdown(pairs(&a), pairs(&b));
+    assert_eq!(r.matched, 4);
+    assert_eq!(r.clock_offset_ns, 0);
+    let row = &r.per_size[0];
+    assert_eq!(row.size, 200);
+    assert_eq!(row.server.median_ns, 300_000.0);
+    assert_eq!(row.switch_fwd.median_ns, 40_000.0);
+    assert_eq!(row.switch_ret.median_ns, 40_000.0);
+}

@@ -125,3 +125,22 @@ fn framing_of_small_frames_and_cells() {
     assert_eq!(f("fddi").wire_bytes(1, 60, &info), 46 + 36);
     assert_eq!(Framing::Captured.wire_bytes(1, 60, &info), 60);
 }
+
+#[test]
+fn a_wild_timestamp_is_counted_out_of_range_not_allocated() {
+    let recs = vec![
+        (T0, common::udp_frame(1250, 1, 2)),
+        // 100 years later: far beyond the bin limit.
+        (
+            T0 + 100 * 365 * 86_400 * 1_000_000_000,
+            common::udp_frame(1250, 1, 2),
+        ),
+        // Before the first bin.
+        (T0 - 20_000_000_000, common::udp_frame(1250, 1, 2)),
+        (T0 + 10_000_000_000, common::udp_frame(1250, 1, 2)),
+    ];
+    let r = analyse(common::pcap_of(&recs), Framing::Captured);
+    assert_eq!(r.out_of_range_packets, 2);
+    assert_eq!(r.packets, 2);
+    assert_eq!(r.samples.len(), 2);
+}

@@ -1,6 +1,6 @@
 //! `weft trace` end to end: synthetic captures, partial results, usage errors, captures written
 //! by tcpdump and tshark from real loopback traffic (cross-checked against tshark's own reading),
-//! and live sampling of `lo`.
+//! two-point latency and flows (live sampling is in trace_live.rs).
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 use std::io::{BufRead, BufReader};
@@ -380,107 +380,327 @@ fn tshark_pcapng_capture_of_loopback_traffic_plain_and_gzipped() {
     assert_eq!(b["params"]["gzip"], true);
 }
 
-fn lines_of(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+/// Writes a pcap of (ns, frame) records with nanosecond timestamps.
+fn write_pcap(path: &Path, recs: &[(u64, Vec<u8>)]) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w =
+        weft_trace::synth::PcapWriter::new(std::io::BufWriter::new(f), 1, true, false).unwrap();
+    for (t, fr) in recs {
+        w.write(*t, fr.len() as u32, fr).unwrap();
+    }
+    use std::io::Write;
+    w.into_inner().flush().unwrap();
+}
+
+fn echo_frame(request: bool, id: u16, size: usize) -> Vec<u8> {
+    use std::net::Ipv4Addr;
+    use weft_trace::synth::{L4, ethernet_frame, ipv4_packet};
+    let (c, s) = (Ipv4Addr::new(10, 1, 0, 1), Ipv4Addr::new(10, 1, 0, 2));
+    let ip = if request {
+        ipv4_packet(c, s, id, L4::Udp(40_001, 7), &vec![0x42; size])
+    } else {
+        ipv4_packet(s, c, id, L4::Udp(7, 40_001), &vec![0x42; size])
+    };
+    ethernet_frame(&ip)
 }
 
 #[test]
-fn live_sampling_of_lo_with_duration_and_capture() {
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let child = weft()
-        .args([
-            "trace",
-            "live",
-            "lo",
-            "--bin",
-            "200ms",
-            "--duration",
-            "1s",
-            "--link-rate",
-            "1Gbps",
-            "--smooth",
-            "600ms",
-            "--capture",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let mut sent = 0u64;
-    while t0.elapsed() < Duration::from_millis(900) {
-        tx.send_to(&[7u8; 1000], rx.local_addr().unwrap()).unwrap();
-        sent += 1000;
-        std::thread::sleep(Duration::from_millis(2));
+fn latency_of_two_captures_per_size_with_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.pcap"), dir.path().join("b.pcap"));
+    // Forward 30 µs, return 30 µs (20 µs more for 1024 bytes), server 500 µs, client 200 µs;
+    // B's clock is 1 ms behind A's.
+    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    let mut t = 5_000_000_000u64;
+    let mut id = 1;
+    for &size in &[64usize, 1024] {
+        for _ in 0..10 {
+            let sw = if size == 1024 { 50_000 } else { 30_000 };
+            ra.push((t, echo_frame(true, id, size)));
+            rb.push((t + sw - 1_000_000, echo_frame(true, id, size)));
+            rb.push((
+                t + sw + 500_000 - 1_000_000,
+                echo_frame(false, 30_000 + id, size),
+            ));
+            ra.push((t + 2 * sw + 500_000, echo_frame(false, 30_000 + id, size)));
+            t += 2 * sw + 500_000 + 200_000;
+            id += 1;
+        }
     }
-    let o = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    if !o.status.success() && err.contains("ermission") {
-        eprintln!("skipped: AF_PACKET needs CAP_NET_RAW: {err}");
+    write_pcap(&a, &ra);
+    write_pcap(&b, &rb);
+    let o = run(&[
+        "trace",
+        "latency",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--port",
+        "7",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    assert_eq!(doc["kind"], "trace.latency");
+    let s = &doc["summary"];
+    assert_eq!(s["matched"], 20);
+    assert_eq!(s["clock_offset_ns"], -1_000_000);
+    let rows = s["per_size"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["size"], 64);
+    assert_eq!(rows[0]["server"]["median_ns"], 500_000.0);
+    assert_eq!(rows[0]["client"]["median_ns"], 200_000.0);
+    assert_eq!(rows[0]["switch_fwd"]["median_ns"], 30_000.0);
+    assert_eq!(rows[1]["switch_rtt"]["median_ns"], 100_000.0);
+    assert_eq!(rows[1]["switch_rtt_echo"]["median_ns"], 100_000.0);
+    assert_eq!(doc["samples"].as_array().unwrap().len(), 20);
+    // The table names the parts.
+    let o = run(&["trace", "latency", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("clock offset B-A -1000.000 us"), "{text}");
+}
+
+#[test]
+fn flows_as_csv_and_sorted_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f.pcap");
+    let mut recs = Vec::new();
+    for k in 0..6u64 {
+        recs.push((
+            1_000_000_000 + k * 1_000_000,
+            echo_frame(true, k as u16, 100),
+        ));
+    }
+    recs.push((2_000_000_000, echo_frame(false, 99, 1400)));
+    write_pcap(&f, &recs);
+    let o = run(&["trace", "flows", f.to_str().unwrap(), "--csv", "-"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("proto,src,sport,dst,dport,packets,bytes"));
+    assert!(
+        lines[1].starts_with("udp,10.1.0.1,40001,10.1.0.2,7,7,"),
+        "{}",
+        lines[1]
+    );
+    let o = run(&[
+        "trace",
+        "flows",
+        f.to_str().unwrap(),
+        "--sort",
+        "duration",
+        "--json",
+    ]);
+    let doc = json_of(&o);
+    assert_eq!(doc["kind"], "trace.flows");
+    assert_eq!(doc["samples"][0]["duration_ns"], 1_000_000_000);
+    assert_eq!(doc["samples"][0]["packets_rev"], 1);
+    let o = run(&["trace", "flows", f.to_str().unwrap(), "--sort", "size"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn latency_of_real_udp_echo_captured_twice_by_tcpdump() {
+    if !have("tcpdump") {
+        eprintln!("skipped: tcpdump is not installed (apt-get install tcpdump)");
         return;
     }
-    assert!(o.status.success(), "{err}");
-    let lines = lines_of(&String::from_utf8_lossy(&o.stdout));
-    assert_eq!(lines.len(), 6, "{lines:?}");
-    let bins = &lines[..5];
-    let bytes: u64 = bins.iter().map(|b| b["bytes"].as_u64().unwrap()).sum();
-    // lo counts every packet as sent and as received.
-    assert!(bytes >= 2 * sent, "{bytes} < 2 x {sent}");
-    for (i, b) in bins.iter().enumerate() {
-        assert_eq!(b["type"], "bin");
-        assert_eq!(b["bin"], i);
-    }
-    let cap: u64 = bins
+    let dir = tempfile::tempdir().unwrap();
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let pport = probe.local_addr().unwrap().port();
+    let filter = format!("udp port {port} or udp port {pport}");
+    let (a, b) = (dir.path().join("a.pcap"), dir.path().join("b.pcap"));
+    // Two taps: lo (Ethernet) and "any" (Linux cooked v2), both seeing the same packets.
+    let mut ca = Command::new("tcpdump");
+    ca.args([
+        "-i",
+        "lo",
+        "--immediate-mode",
+        "-B",
+        "8192",
+        "-U",
+        "-w",
+        a.to_str().unwrap(),
+        &filter,
+    ]);
+    let mut cb = Command::new("tcpdump");
+    cb.args([
+        "-i",
+        "any",
+        "-y",
+        "LINUX_SLL2",
+        "--immediate-mode",
+        "-B",
+        "8192",
+        "-U",
+        "-w",
+        b.to_str().unwrap(),
+        &filter,
+    ]);
+    let ta = start_capture(ca, "listening on");
+    let tb = start_capture(cb, "listening on");
+    let _ = send_udp(&probe, &probe, &a, 0);
+    wait_for_file(&b, 100);
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 2000];
+        for _ in 0..20 {
+            let (n, from) = server.recv_from(&mut buf).unwrap();
+            server.send_to(&buf[..n], from).unwrap();
+        }
+    });
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 2000];
+    for (i, size) in [64usize, 512]
         .iter()
-        .map(|b| b["capture_bytes"].as_u64().unwrap())
-        .sum();
-    assert!(cap >= sent, "captured {cap} < sent {sent}");
-    // Captured once per packet but counted twice (sent, received) by the counters of lo.
-    assert!(
-        cap * 4 < bytes * 3,
-        "captured {cap} vs counters {bytes}: loopback counted twice?"
+        .flat_map(|&s| std::iter::repeat_n(s, 10))
+        .enumerate()
+    {
+        client
+            .send_to(&vec![i as u8; size], ("127.0.0.1", port))
+            .unwrap();
+        client.recv(&mut buf).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    echo.join().unwrap();
+    let len_a = std::fs::metadata(&a).unwrap().len();
+    wait_for_file(&a, len_a);
+    wait_for_file(&b, 0);
+    stop_capture(ta);
+    stop_capture(tb);
+    let o = run(&[
+        "trace",
+        "latency",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--port",
+        &port.to_string(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = json_of(&o)["summary"].clone();
+    assert_eq!(s["matched"], 20, "{s}");
+    assert_eq!(s["unmatched_a"], 0, "{s}");
+    let rows = s["per_size"].as_array().unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["size"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![64, 512]
     );
-    assert_eq!(lines[5]["type"], "summary");
-    assert_eq!(lines[5]["interrupted"], false);
+    // Both taps are the same kernel: the offset is tiny, and the server's time is positive.
+    assert!(
+        s["clock_offset_ns"].as_i64().unwrap().abs() < 1_000_000,
+        "{s}"
+    );
+    for r in rows {
+        assert_eq!(r["server"]["n"], 10);
+        assert!(r["server"]["min_ns"].as_i64().unwrap() > 0, "{r}");
+        assert!(
+            r["rtt_client_tap"]["min_ns"].as_i64().unwrap()
+                >= r["server"]["min_ns"].as_i64().unwrap() - 1_000_000
+        );
+    }
 }
 
 #[test]
-fn live_run_interrupted_keeps_its_bins() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("live.jsonl");
-    let child = weft()
+fn util_reads_a_capture_streamed_through_a_pipe() {
+    let mut synth = weft()
         .args([
             "trace",
-            "live",
-            "lo",
-            "--bin",
-            "100ms",
+            "synth",
+            "-",
+            "--size",
+            "20MB",
+            "--frame",
+            "500",
+            "--load",
+            "25",
             "--link-rate",
-            "1Gbps",
-            "-o",
-            f.to_str().unwrap(),
+            "100Mbps",
         ])
-        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(750));
-    // Lines are flushed as they are written: some are there before the interrupt.
-    let before = std::fs::read_to_string(&f)
-        .unwrap_or_default()
-        .lines()
-        .count();
-    assert!(before >= 3, "only {before} lines after 750 ms");
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let o = child.wait_with_output().unwrap();
+    let o = weft()
+        .args([
+            "trace",
+            "util",
+            "-",
+            "--link-rate",
+            "100Mbps",
+            "--bin",
+            "1s",
+            "--json",
+            "--no-samples",
+        ])
+        .stdin(synth.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    assert!(synth.wait().unwrap().success());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let lines = lines_of(&std::fs::read_to_string(&f).unwrap());
-    let last = lines.last().unwrap();
-    assert_eq!(last["type"], "summary");
-    assert_eq!(last["interrupted"], true);
-    assert!(lines.len() > before);
+    let s = json_of(&o)["summary"].clone();
+    assert_eq!(s["packets"], (20_000_000 - 24) / 516);
+    assert!(
+        (s["peak_util"].as_f64().unwrap() - 0.25).abs() < 1e-9,
+        "{s}"
+    );
+}
+
+#[test]
+fn util_per_pcapng_interface_and_csv_series() {
+    use weft_trace::synth::PcapngWriter;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("two.pcapng");
+    let mut w = PcapngWriter::new(Vec::new(), false).unwrap();
+    let i0 = w.add_interface(1, 9).unwrap();
+    let i1 = w.add_interface(1, 6).unwrap();
+    // Interface 0: 1250-byte frames, 100 per second (1 Mbit/s); interface 1: 300 per second.
+    for k in 0..1000u64 {
+        let t = 10_000_000_000 + k * 10_000_000;
+        w.write_epb(i0, t, 1250, &echo_frame(true, k as u16, 1208))
+            .unwrap();
+        for j in 0..3 {
+            w.write_epb(
+                i1,
+                t + j * 1_000_000,
+                1250,
+                &echo_frame(false, k as u16, 1208),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(&f, w.into_inner()).unwrap();
+    let csv = dir.path().join("series.csv");
+    for (iface, util) in [("0", 0.1), ("1", 0.3)] {
+        let o = run(&[
+            "trace",
+            "util",
+            f.to_str().unwrap(),
+            "--link-rate",
+            "10Mbps",
+            "--bin",
+            "1s",
+            "--iface",
+            iface,
+            "--json",
+            "--csv",
+            csv.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s = json_of(&o)["summary"].clone();
+        assert!(
+            (s["mean_util"].as_f64().unwrap() - util).abs() < 1e-12,
+            "iface {iface}: {s}"
+        );
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows[0], "t_s,util,util_smooth,wire_bytes,packets");
+        assert_eq!(rows.len(), 11);
+        assert!(rows[1].starts_with(&format!("10,{util},")), "{}", rows[1]);
+    }
 }

@@ -1,4 +1,16 @@
 //! `weft trace`: capture analysis (utilisation, flows, two-point latency) and live sampling.
+//!
+//! Result documents (for `weft plot` and `weft report`):
+//! - `trace.util`: `samples` are bins `{t_ns, t_s, wire_bytes, packets, util, util_smooth}`
+//!   (utilisation as a fraction; Figure 2 of the Sandia study is `util_smooth` against `t_s`);
+//!   `summary` has `mean_util`, `histogram` / `histogram_frac` / `histogram_smooth_frac` over
+//!   `histogram_bins_pct` (Figure 3), `above[]` (`threshold_pct`, `frac_time_raw`,
+//!   `frac_time_smooth`, `longest_runs`), `mix`, `talkers`, and `partial` / `error`.
+//! - `trace.latency`: `samples` are exchanges `{size, a_ns, b_ns, c_ns, d_ns, fwd_ns, ret_ns}`;
+//!   `summary.per_size[]` holds statistics of each part and `clock_offset_ns`.
+//! - `trace.flows`: `samples` are flows (5-tuple, bytes, packets, duration, rate, RTTs).
+//! - `weft trace live` writes JSON lines instead: `{"type":"bin",...}` per bin, then one
+//!   `{"type":"summary",...}`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -62,7 +74,7 @@ pub struct Output {
 /// Arguments of `weft trace util`.
 #[derive(Debug, clap::Args)]
 pub struct UtilArgs {
-    /// Capture file (pcap or pcapng, optionally gzipped).
+    /// Capture file (pcap or pcapng, optionally gzipped); "-" reads standard input.
     pub file: PathBuf,
     /// Link rate the utilisation is relative to (e.g. 10Mbps); defaults to the --tech rate.
     #[arg(long, value_name = "RATE")]
@@ -86,6 +98,12 @@ pub struct UtilArgs {
     /// Leave the per-bin samples out of the JSON document.
     #[arg(long)]
     pub no_samples: bool,
+    /// Only packets of this pcapng interface (numbered from 0 in the file).
+    #[arg(long, value_name = "N")]
+    pub iface: Option<u32>,
+    /// Also write the series as CSV (t_s, util, util_smooth, wire_bytes, packets).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     #[command(flatten)]
     pub out: Output,
 }
@@ -141,7 +159,7 @@ pub struct LatencyArgs {
 /// Arguments of `weft trace flows`.
 #[derive(Debug, clap::Args)]
 pub struct FlowsArgs {
-    /// Capture file.
+    /// Capture file; "-" reads standard input.
     pub file: PathBuf,
     /// Sort by bytes, packets, duration or rate (largest first).
     #[arg(long, default_value = "bytes", value_parser = ["bytes", "packets", "duration", "rate"])]
@@ -192,7 +210,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// Opens a capture file, or standard input for "-".
 fn open(path: &Path) -> anyhow::Result<CaptureReader> {
+    if path.as_os_str() == "-" {
+        return CaptureReader::new(std::io::stdin()).context("reading standard input");
+    }
     CaptureReader::open(path).with_context(|| format!("reading {}", path.display()))
 }
 
@@ -266,7 +288,37 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         ..UtilConfig::sandia(link_rate, Framing::Captured)
     };
     let mut reader = open(&a.file)?;
-    let o = weft_trace::analyse_util(&mut reader, cfg);
+    let o = match a.iface {
+        None => weft_trace::analyse_util(&mut reader, cfg),
+        Some(n) => {
+            let mut an = weft_trace::util::UtilAnalyzer::new(cfg);
+            let error = weft_trace::for_each_packet(&mut reader, |p, info| {
+                if p.iface == n {
+                    an.add(p.ts_ns, p.orig_len, p.linktype, info);
+                }
+            });
+            Outcome {
+                result: an.finish(),
+                packets: reader.packets(),
+                bytes_read: reader.offset(),
+                error,
+            }
+        }
+    };
+    if let Some(p) = &a.csv {
+        let mut text = String::from("t_s,util,util_smooth,wire_bytes,packets\n");
+        for x in &o.result.samples {
+            text.push_str(&format!(
+                "{},{},{},{},{}\n",
+                x.t_ns as f64 / 1e9,
+                x.util,
+                x.util_smooth,
+                x.wire_bytes,
+                x.packets
+            ));
+        }
+        write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+    }
     let r = &o.result;
     let mut doc = ResultDoc::new("trace.util", Engine::Real);
     doc.params = json!({
@@ -280,6 +332,7 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         "smooth_ns": a.smooth.as_nanos(),
         "smooth_bins": r.smooth_bins,
         "above_pct": a.above,
+        "iface": a.iface,
     });
     if !a.no_samples {
         doc.samples = r
@@ -324,6 +377,12 @@ fn print_util(r: &UtilReport, o: &Outcome<UtilReport>) {
         Rate(r.link_rate_bps),
         if o.partial() { " [PARTIAL]" } else { "" }
     );
+    if r.out_of_range_packets > 0 {
+        out!(
+            "warning: {} packets had timestamps before the first bin or implausibly far after it and were not counted",
+            r.out_of_range_packets
+        );
+    }
     out!(
         "mean utilisation {}   peak bin {}   peak smoothed ({} bins) {}",
         pct(r.mean_util),
