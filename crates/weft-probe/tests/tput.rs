@@ -104,6 +104,10 @@ fn window_mss_cc_nodelay_are_applied_and_reported() {
         assert_eq!(info.cc.as_deref(), Some("reno"));
         assert!(info.mss.unwrap() <= 1000, "{info:?}");
     }
+    // A set buffer is locked: auto-tuning leaves it alone to the end.
+    assert_eq!(r.local_sockets_end.len(), 1);
+    assert_eq!(r.remote_sockets_end.len(), 1);
+    assert_eq!(r.remote_sockets_end[0].rcvbuf, 200_000);
     let mut s = spec(Transport::Tcp, Direction::Forward, 100);
     s.cc = Some("no-such-cc".into());
     let e = run(&h, s).unwrap_err().to_string();

@@ -186,6 +186,10 @@ pub struct Finished {
     pub rx: Vec<StreamEnd>,
     /// The agent's CPU use for this test.
     pub cpu: CpuUse,
+    /// The agent's data sockets at the end of the test (buffers after auto-tuning), in the
+    /// stream order of `Ready`.
+    #[serde(default)]
+    pub sockets_end: Vec<SockInfo>,
 }
 
 /// A failure, sent before the sender drops the connection.
@@ -439,6 +443,7 @@ mod tests {
                     sys_ns: 2,
                     wall_ns: 3,
                 },
+                sockets_end: vec![SockInfo::default()],
             }),
             Message::Ext(serde_json::json!({"rr": 1})),
         ];

@@ -116,6 +116,7 @@ pub fn serve(ctx: &mut TestContext, spec: &RrSpec) -> Result<(), ProbeError> {
             sys_ns: cpu.sys_ns,
             wall_ns,
         },
+        sockets_end: Vec::new(),
     }))?;
     Ok(())
 }

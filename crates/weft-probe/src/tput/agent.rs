@@ -184,6 +184,7 @@ fn run(
         tx: sess.tx_ends(),
         rx: sess.rx_ends(),
         cpu: sess.cpu(wall),
+        sockets_end: [sess.rx_infos(), sess.tx_infos()].concat(),
     }))?;
     // Wait for the client's Bye so that closing does not reset a connection with unread data.
     let until = Instant::now() + ctx.limits.idle_timeout;

@@ -161,6 +161,7 @@ pub fn run(
         }
     }
     let wall = start.elapsed();
+    let local_end = [sess.tx_infos(), sess.rx_infos()].concat();
     let _ = control.send(&Message::Bye);
     control.shutdown();
     let remote = finished.unwrap_or_default();
@@ -183,6 +184,8 @@ pub fn run(
         down,
         local_sockets: local_info,
         remote_sockets: ready.streams,
+        local_sockets_end: local_end,
+        remote_sockets_end: remote.sockets_end.clone(),
         local_cpu: sess.cpu(wall),
         remote_cpu: CpuUse { ..remote.cpu },
         intervals,

@@ -165,6 +165,10 @@ pub struct TputResult {
     pub local_sockets: Vec<SockInfo>,
     /// The agent's data sockets as its kernel configured them.
     pub remote_sockets: Vec<SockInfo>,
+    /// The client's data sockets at the end of the test (buffers after auto-tuning).
+    pub local_sockets_end: Vec<SockInfo>,
+    /// The agent's data sockets at the end of the test.
+    pub remote_sockets_end: Vec<SockInfo>,
     /// The client's CPU use for the test.
     pub local_cpu: CpuUse,
     /// The agent's CPU use for the test.
@@ -213,6 +217,7 @@ impl TputResult {
             "rate_bps": s.rate_bps,
             "interval_ns": s.interval_ns,
             "sockets": { "client": self.local_sockets, "agent": self.remote_sockets },
+            "sockets_end": { "client": self.local_sockets_end, "agent": self.remote_sockets_end },
         });
         let cpu = |c: &CpuUse| {
             json!({ "user_ns": c.user_ns, "sys_ns": c.sys_ns, "wall_ns": c.wall_ns,
@@ -308,9 +313,15 @@ impl TputResult {
         };
         let _ = writeln!(
             out,
-            "sockets  client {}  agent {}",
+            "sockets at start  client {}  agent {}",
             sock(&self.local_sockets),
             sock(&self.remote_sockets)
+        );
+        let _ = writeln!(
+            out,
+            "sockets at end    client {}  agent {}",
+            sock(&self.local_sockets_end),
+            sock(&self.remote_sockets_end)
         );
         out
     }

@@ -14,7 +14,9 @@ use super::stream::{self, Counter, Outcome, UdpDrain};
 use crate::control::Control;
 use crate::cpu::ThreadCpu;
 use crate::error::ProbeError;
-use crate::proto::{CpuUse, Interval, Message, SenderDone, StreamEnd, TputSpec, Transport};
+use crate::proto::{
+    CpuUse, Interval, Message, SenderDone, SockInfo, StreamEnd, TputSpec, Transport,
+};
 
 /// A data socket of either transport.
 #[derive(Debug)]
@@ -252,6 +254,16 @@ impl Session {
             .collect()
     }
 
+    /// Effective options of the sending sockets now (after any auto-tuning), in stream order.
+    pub fn tx_infos(&self) -> Vec<SockInfo> {
+        self.unblock[..self.tx_out.len()].iter().map(info).collect()
+    }
+
+    /// Effective options of the receiving sockets now, in stream order.
+    pub fn rx_infos(&self) -> Vec<SockInfo> {
+        self.unblock[self.tx_out.len()..].iter().map(info).collect()
+    }
+
     /// Time zero of the test.
     pub fn start_instant(&self) -> Instant {
         self.start
@@ -264,6 +276,13 @@ impl Drop for Session {
         if !(self.tx_done() && self.rx_done()) {
             self.abort();
         }
+    }
+}
+
+fn info(s: &DataSock) -> SockInfo {
+    match s {
+        DataSock::Tcp(t) => super::opts::tcp_info(t),
+        DataSock::Udp(u) => super::opts::udp_info(u),
     }
 }
 
