@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
     let f = Frame::new_unchecked(data);
     let _ = (f.magic(), f.version(), f.msg_type(), f.body_len(), f.body());
     if let Ok(m) = Message::parse_bytes(data, max) {
-        let again = Message::parse_bytes(&m.to_bytes(), u32::MAX).expect("re-emitted message parses");
+        let again =
+            Message::parse_bytes(&m.to_bytes(), u32::MAX).expect("re-emitted message parses");
         assert_eq!(again.msg_type(), m.msg_type());
         // Arbitrary JSON numbers (in `Ext`) may be normalised once (a 70-digit integer becomes
         // the nearest float, printed shorter); after that, with serde_json's exact float

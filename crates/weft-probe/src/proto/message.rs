@@ -114,6 +114,10 @@ pub struct Interval {
     /// Datagrams received in the interval (UDP).
     #[serde(default)]
     pub rx_packets: u64,
+    /// Change in datagrams missing over the interval (UDP): new gaps minus gaps filled by late
+    /// arrivals; negative when reordered datagrams filled earlier gaps.
+    #[serde(default)]
+    pub rx_lost: i64,
 }
 
 /// A sender has sent everything; its per-stream totals, so the receiver can reconcile.
@@ -418,6 +422,7 @@ mod tests {
                 tx_bytes: 3,
                 rx_bytes: 4,
                 rx_packets: 5,
+                rx_lost: -1,
             }),
             Message::SenderDone(SenderDone {
                 bytes: vec![10],

@@ -180,6 +180,13 @@ fn run(
         }
     }
     let wall = start.elapsed();
+    let total = |v: Vec<crate::proto::StreamEnd>| v.iter().map(|e| e.bytes).sum::<u64>();
+    ctx.log(&format!(
+        "received {} bytes, sent {} bytes in {:.3} s",
+        total(sess.rx_ends()),
+        total(sess.tx_ends()),
+        wall.as_secs_f64()
+    ));
     ctx.control.send(&Message::Finished(Finished {
         tx: sess.tx_ends(),
         rx: sess.rx_ends(),

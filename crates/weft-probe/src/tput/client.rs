@@ -116,7 +116,7 @@ pub fn run(
             if now >= tk {
                 let rep = sess.tick(now);
                 if n_down > 0 {
-                    let s = IntervalSample::from_report(&rep, "down", false);
+                    let s = IntervalSample::from_report(&rep, "down", false, spec.transport);
                     observe(&TputEvent::Interval(s.clone()));
                     intervals.push(s);
                 }
@@ -139,7 +139,7 @@ pub fn run(
         match sess.record(ev) {
             Ok(Some(Message::Interval(rep))) => {
                 if n_up > 0 {
-                    let s = IntervalSample::from_report(&rep, "up", true);
+                    let s = IntervalSample::from_report(&rep, "up", true, spec.transport);
                     observe(&TputEvent::Interval(s.clone()));
                     intervals.push(s);
                 }

@@ -29,11 +29,19 @@ pub struct IntervalSample {
     pub packets: u64,
     /// Which end measured it: `agent` or `client`.
     pub measured_by: &'static str,
+    /// UDP: change in datagrams missing over the interval (negative when late datagrams
+    /// filled earlier gaps); `None` for TCP.
+    pub lost: Option<i64>,
 }
 
 impl IntervalSample {
     /// The receive side of an interval report.
-    pub fn from_report(rep: &Interval, direction: &'static str, by_agent: bool) -> Self {
+    pub fn from_report(
+        rep: &Interval,
+        direction: &'static str,
+        by_agent: bool,
+        transport: Transport,
+    ) -> Self {
         let dur = rep.end_ns.saturating_sub(rep.start_ns);
         IntervalSample {
             start_s: rep.start_ns as f64 / 1e9,
@@ -47,6 +55,7 @@ impl IntervalSample {
             },
             packets: rep.rx_packets,
             measured_by: if by_agent { "agent" } else { "client" },
+            lost: (transport == Transport::Udp).then_some(rep.rx_lost),
         }
     }
 }
