@@ -44,11 +44,7 @@ pub fn run(cfg: &PatternConfig) -> Result<PatternResult, PatternError> {
             .enumerate()
             .map(|(i, h)| {
                 h.join().unwrap_or_else(|_| {
-                    let s = cfg
-                        .sessions
-                        .get(i)
-                        .cloned()
-                        .unwrap_or_else(|| placeholder());
+                    let s = cfg.sessions.get(i).cloned().unwrap_or_else(placeholder);
                     let t = base.elapsed();
                     SessionResult::new(i, s, t, t, Outcome::failed("the session's thread panicked"))
                 })

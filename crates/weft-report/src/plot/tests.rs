@@ -254,3 +254,33 @@ fn png_has_signature_and_the_svg_size() {
     assert!(render_png("<svg", 1.0).is_err());
     assert!(render_png(&svg, 0.0).is_err());
 }
+
+#[test]
+fn composite_documents_stack_the_panels_of_their_parts() {
+    let mut tput = doc(
+        "tput",
+        (0..4)
+            .map(|i| json!({ "start_s": i, "end_s": i + 1, "direction": "up", "bps": 5e9 }))
+            .collect(),
+        json!({}),
+    );
+    tput.params = json!({ "transport": "tcp" });
+    let demo = doc(
+        "demo",
+        vec![
+            serde_json::to_value(&tput).unwrap(),
+            serde_json::to_value(rr_doc()).unwrap(),
+            json!({ "not": "a document" }),
+        ],
+        json!({}),
+    );
+    let svg = svg_for(&demo).unwrap();
+    assert_eq!(count(&svg, "panel"), 3);
+    assert_eq!(count(&svg, "point"), 4 + 14);
+    let titles = texts(&svg, "panel-title");
+    assert_eq!(titles[0], "Throughput over time");
+    // One direction only: no direction prefix in the legend.
+    assert_eq!(texts(&svg, "legend-entry")[0], "total");
+    let empty = doc("demo", vec![json!(1)], json!({}));
+    assert!(svg_for(&empty).is_err());
+}

@@ -5,6 +5,7 @@
 //! entry of its own uses the entry for `a`; a kind with no entry at all, or whose builder finds
 //! nothing it knows, gets the generic line plot of any two numeric sample fields.
 
+mod composite;
 mod generic;
 mod pattern;
 mod rr;
@@ -49,6 +50,11 @@ pub const FIGURES: &[FigureKind] = &[
         kind: "pattern",
         about: "per-session throughput and latency bars, with the line rate",
         build: pattern::figure,
+    },
+    FigureKind {
+        kind: "demo",
+        about: "the figures of the result documents it holds, stacked (weft demo)",
+        build: composite::figure,
     },
 ];
 

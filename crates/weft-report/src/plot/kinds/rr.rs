@@ -180,7 +180,7 @@ pub fn figure(doc: &ResultDoc) -> Result<Figure, PlotError> {
     if let Some(p) = doc_text(&doc.params, &["proto", "protocol"]) {
         parts.push(p.to_uppercase());
     }
-    if let Some(h) = doc_text(&doc.params, &["host", "target", "server"]) {
+    if let Some(h) = doc_text(&doc.params, &["addr", "host", "target", "server"]) {
         parts.push(format!("to {h}"));
     }
     if doc_text(&doc.params, &["cold"]).as_deref() == Some("true") {

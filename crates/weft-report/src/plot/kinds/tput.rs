@@ -89,7 +89,7 @@ pub fn figure(doc: &ResultDoc) -> Result<Figure, PlotError> {
                 None => "total".to_string(),
                 Some(id) => format!("stream {id}"),
             };
-            let name = if dir.is_empty() {
+            let name = if dirs.len() == 1 {
                 what
             } else {
                 format!("{dir} {what}")
@@ -101,7 +101,7 @@ pub fn figure(doc: &ResultDoc) -> Result<Figure, PlotError> {
         }
     }
     let mut parts = Vec::new();
-    if let Some(p) = doc_text(&doc.params, &["proto", "protocol"]) {
+    if let Some(p) = doc_text(&doc.params, &["proto", "protocol", "transport"]) {
         parts.push(p.to_uppercase());
     }
     if let Some(n) = doc_num(&doc.params, &["parallel", "streams"]).filter(|n| *n > 1.0) {
