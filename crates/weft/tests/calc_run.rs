@@ -137,9 +137,10 @@ fn run_model_and_sim_side_by_side() {
     assert_eq!(docs.len(), 2);
     assert_eq!(docs[0]["engine"], "model");
     assert_eq!(docs[1]["engine"], "sim");
+    let (model_doc, sim_doc) = (&docs[0], &docs[1]);
     for i in 0..2 {
-        let model = docs[0]["samples"][i]["mean_wait_slots"].as_f64().unwrap();
-        let sim = docs[1]["samples"][i]["mean_wait_slots"].as_f64().unwrap();
+        let model = model_doc["samples"][i]["mean_wait_slots"].as_f64().unwrap();
+        let sim = sim_doc["samples"][i]["mean_wait_slots"].as_f64().unwrap();
         assert!(
             (sim - model).abs() / model < 0.1,
             "load point {i}: sim {sim} model {model}"
