@@ -228,7 +228,7 @@ pub fn resolve_figures(given: &Path) -> PathBuf {
 
 fn model_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
     let s = ctx.scenario;
-    let mut doc = ResultDoc::new(format!("run.{}", s.name), Engine::Model);
+    let mut doc = ResultDoc::new("model.scenario", Engine::Model);
     doc.params = json!({ "scenario": s.name, "description": s.description, "seed": ctx.seed });
     for p in calc::evaluate(s) {
         let mut sample = json!({ "workload": p.workload, "point": p.point, "notes": p.notes });
@@ -248,9 +248,7 @@ fn sim_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
             ctx.scenario.name
         );
     }
-    let mut doc = weft_sim::scenario::run(ctx.scenario, ctx.seed);
-    doc.kind = format!("run.{}", ctx.scenario.name);
-    Ok(doc)
+    Ok(weft_sim::scenario::run(ctx.scenario, ctx.seed))
 }
 
 fn human(
