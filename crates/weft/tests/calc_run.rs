@@ -116,17 +116,37 @@ fn run_model_engine_against_the_figures() {
 }
 
 #[test]
-fn run_reports_an_unavailable_engine_and_still_runs_the_others() {
+fn run_model_and_sim_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oq.toml");
+    std::fs::write(
+        &path,
+        "name = \"oq\"\n[[switch]]\nname = \"sw\"\nfabric = \"output-queued\"\nports = 4\n\
+         [[workload]]\nkind = \"bernoulli\"\nload = [0.5, 0.8]\nslots = 50000\n",
+    )
+    .unwrap();
     let out = weft(&[
         "run",
-        "scenarios/oq-delay-load.toml",
+        path.to_str().unwrap(),
         "--engine",
         "model,sim",
+        "--json",
     ]);
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("model"), "{text}");
-    let out = weft(&["run", "scenarios/oq-delay-load.toml", "--engine", "abacus"]);
+    let v = json(&out);
+    let docs = v.as_array().expect("one document per engine");
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0]["engine"], "model");
+    assert_eq!(docs[1]["engine"], "sim");
+    let (model_doc, sim_doc) = (&docs[0], &docs[1]);
+    for i in 0..2 {
+        let model = model_doc["samples"][i]["mean_wait_slots"].as_f64().unwrap();
+        let sim = sim_doc["samples"][i]["mean_wait_slots"].as_f64().unwrap();
+        assert!(
+            (sim - model).abs() / model < 0.1,
+            "load point {i}: sim {sim} model {model}"
+        );
+    }
+    let out = weft(&["run", path.to_str().unwrap(), "--engine", "abacus"]);
     assert_eq!(out.status.code(), Some(2));
 }
 

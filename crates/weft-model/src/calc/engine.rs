@@ -8,13 +8,14 @@
 //! | bernoulli | input-fifo | whether the load is under the saturation throughput (no closed-form wait) |
 //! | hotspot | any | the hot output's offered load |
 //! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
-//! | tput | - | min(window / RTT, bottleneck goodput at the path MTU) |
+//! | tput | - | min(window / RTT, bottleneck goodput at the path MTU, and with loss on the path the Mathis bound) |
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
+use super::mathis::{C_PER_SEGMENT_ACK, Mathis};
 use super::queue::{Md1, output_queued_wait};
 use super::window::{Limit, TransferBound, ebn_paper_mbps};
 use crate::scenario::{Fabric, Metric, Param, Scenario, Workload, WorkloadKind};
@@ -228,17 +229,40 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         return;
     };
     let link_mbps = bound.link_bps as f64 / 1e6;
-    let per_flow = if bound.limit == Limit::Window {
+    let mut per_flow = if bound.limit == Limit::Window {
         (bound.window_bps as f64 / 1e6).min(link_mbps / flows as f64)
     } else {
         link_mbps / flows as f64
     };
+    // Random loss on the path bounds TCP by Mathis et al.: each link's `loss` is taken per
+    // datagram here (an emulated link drops frames; on a simulated ATM link it is per cell).
+    let keep: f64 = path.iter().map(|l| 1.0 - l.loss).product();
+    let mathis = match transport {
+        Transport::Tcp { .. } if keep < 1.0 => Mathis::new(
+            mtu - transport.header_bytes(),
+            rtt.as_secs_f64(),
+            1.0 - keep,
+            C_PER_SEGMENT_ACK,
+        ),
+        _ => None,
+    };
+    let mut loss_limited = false;
+    if let Some(b) = &mathis {
+        let mbps = b.rate_bps / 1e6;
+        if mbps < per_flow {
+            per_flow = mbps;
+            loss_limited = true;
+        }
+    }
     let aggregate = (per_flow * flows as f64).min(link_mbps);
     let kib = aggregate * 1e6 / 8.0 / 1024.0;
     let m = &mut out.metrics;
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
     m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
     m.insert("link_goodput_mbps".into(), link_mbps);
+    if let Some(b) = mathis {
+        m.insert("mathis_mbps".into(), b.rate_bps / 1e6);
+    }
     if bottleneck.is_cells() {
         m.insert(
             "cell_payload_mbps".into(),
@@ -263,8 +287,9 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         "bottleneck {} at {}; limited by the {}",
         bottleneck.name,
         bottleneck.rate,
-        match (w.window.is_some(), bound.limit) {
-            (true, Limit::Window) => "window",
+        match (loss_limited, w.window.is_some(), bound.limit) {
+            (true, _, _) => "loss (Mathis bound, C = sqrt(3/2), loss per datagram)",
+            (false, true, Limit::Window) => "window",
             _ => "link",
         }
     ));
@@ -342,5 +367,13 @@ mtu = 4490
         let link = 26.0 * 4450.0 / (94.0 * 53.0);
         assert!((pts[1].metrics[Metric::GOODPUT_MBPS] - link).abs() < 1e-5);
         assert!((pts[1].metrics["utilisation"] - 1.0).abs() < 1e-6);
+
+        // 5% loss on a link: the Mathis bound, MSS/(RTT sqrt(2p/3)), takes over.
+        let lossy = text.replace("delay = \"4ms\"", "delay = \"4ms\"\nloss = 0.05");
+        let s = Scenario::parse(&lossy, "t.toml").unwrap();
+        let pts = evaluate(&s);
+        let mathis = 4450.0 * 8.0 / (0.017 * (2.0 * 0.05f64 / 3.0).sqrt()) / 1e6;
+        assert!((pts[1].metrics[Metric::GOODPUT_MBPS] - mathis).abs() < 1e-6);
+        assert!(pts[1].notes.iter().any(|n| n.contains("Mathis")));
     }
 }

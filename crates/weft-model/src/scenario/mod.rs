@@ -52,6 +52,7 @@
 mod compare;
 mod figures;
 mod parse;
+mod reader;
 
 use serde::Serialize;
 

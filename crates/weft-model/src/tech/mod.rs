@@ -403,6 +403,25 @@ mod tests {
         assert!(oc3.goodput(41, Transport::Tcp { options: 0 }).is_ok());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn cells_hold_the_pdu_with_less_than_a_cell_to_spare(n in 0u64..200_000) {
+            let c = aal5_cells(n);
+            proptest::prop_assert!(c * CELL_PAYLOAD_BYTES >= n + AAL5_TRAILER_BYTES);
+            proptest::prop_assert!(c * CELL_PAYLOAD_BYTES < n + AAL5_TRAILER_BYTES + CELL_PAYLOAD_BYTES);
+            proptest::prop_assert_eq!(aal5_pad(n), c * CELL_PAYLOAD_BYTES - n - AAL5_TRAILER_BYTES);
+        }
+
+        #[test]
+        fn wire_cost_never_falls_as_datagrams_grow(n in 41u64..9180, idx in 0usize..PRESETS.len()) {
+            let t = PRESETS[idx].tech();
+            proptest::prop_assert!(t.wire_bytes(n + 1) >= t.wire_bytes(n));
+            proptest::prop_assert!(t.wire_bytes(n) > n);
+            let g = t.goodput(n, Transport::Udp).unwrap();
+            proptest::prop_assert!(g < t.rate);
+        }
+    }
+
     #[test]
     fn names_parse() {
         assert_eq!("LLC-SNAP".parse::<Encap>().unwrap(), Encap::LlcSnap);

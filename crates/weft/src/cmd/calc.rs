@@ -223,7 +223,13 @@ fn overhead(a: &OverheadArgs) -> anyhow::Result<(ResultDoc, String)> {
         "upper_overhead": chain.upper_overhead(),
         "cells": chain.cells,
     });
-    if tech.name.starts_with("oc3c") && tech.rate == Rate(149_760_000) {
+    // The paper's case: OC-3c Classical IP, 9180-byte datagrams, TCP.
+    let sandia_case = tech.name == "oc3c"
+        && tech.rate == Rate(149_760_000)
+        && tech.encap == Encap::LlcSnap
+        && size == 9180
+        && matches!(transport, Transport::Tcp { .. });
+    if sandia_case {
         let note = SandiaNote::new(
             &chain,
             calc::overhead::SANDIA_SONET_PAYLOAD_BPS,

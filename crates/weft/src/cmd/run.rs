@@ -48,7 +48,6 @@ pub struct RunCtx<'a> {
     /// The seed to use.
     pub seed: u64,
     /// Whether stderr may carry progress (false in JSON mode).
-    #[allow(dead_code)]
     pub chatty: bool,
 }
 
@@ -233,7 +232,7 @@ pub fn resolve_figures(given: &Path) -> PathBuf {
 
 fn model_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
     let s = ctx.scenario;
-    let mut doc = ResultDoc::new(format!("run.{}", s.name), Engine::Model);
+    let mut doc = ResultDoc::new("model.scenario", Engine::Model);
     doc.params = json!({ "scenario": s.name, "description": s.description, "seed": ctx.seed });
     for p in calc::evaluate(s) {
         let mut sample = json!({ "workload": p.workload, "point": p.point, "notes": p.notes });
@@ -245,10 +244,15 @@ fn model_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
     Ok(doc)
 }
 
-fn sim_engine(_ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
-    Err(anyhow::anyhow!(
-        "not available: the simulator's scenario runner (weft_sim::scenario::run) is not in this build yet"
-    ))
+fn sim_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
+    if ctx.chatty {
+        eprintln!(
+            "sim: simulating {} point(s) of {} ...",
+            ctx.scenario.points().len(),
+            ctx.scenario.name
+        );
+    }
+    Ok(weft_sim::scenario::run(ctx.scenario, ctx.seed))
 }
 
 /// The emulator (needs root): each workload capped at 5 s of real time, noted in its samples.
