@@ -9,6 +9,7 @@ mod composite;
 mod generic;
 mod pattern;
 mod rr;
+mod sim;
 mod tput;
 
 use serde_json::Value;
@@ -55,6 +56,36 @@ pub const FIGURES: &[FigureKind] = &[
         kind: "demo",
         about: "the figures of the result documents it holds, stacked (weft demo)",
         build: composite::figure,
+    },
+    FigureKind {
+        kind: "sim.hol",
+        about: "saturated FIFO throughput against port count, with Karol et al. and 2 - sqrt 2",
+        build: sim::hol,
+    },
+    FigureKind {
+        kind: "sim.contention",
+        about: "input efficiency against contending inputs, with the GIGAswitch formula",
+        build: sim::contention,
+    },
+    FigureKind {
+        kind: "sim.oq",
+        about: "mean and p99 delay and throughput against load, with the output-queued formula",
+        build: sim::load,
+    },
+    FigureKind {
+        kind: "sim.islip",
+        about: "VOQ + iSLIP delay and throughput against load",
+        build: sim::load,
+    },
+    FigureKind {
+        kind: "sim.epd",
+        about: "cells carried and frame goodput per drop policy",
+        build: sim::epd,
+    },
+    FigureKind {
+        kind: "sim.many_to_one",
+        about: "output buffer occupancy over time",
+        build: sim::many_to_one,
     },
 ];
 
@@ -164,7 +195,8 @@ mod tests {
     fn dotted_kinds_fall_back_to_their_prefix() {
         assert_eq!(lookup("rr").map(|k| k.kind), Some("rr"));
         assert_eq!(lookup("rr.cold").map(|k| k.kind), Some("rr"));
-        assert!(lookup("sim.hol").is_none());
+        assert_eq!(lookup("sim.hol").map(|k| k.kind), Some("sim.hol"));
+        assert!(lookup("sim").is_none());
         assert!(lookup("").is_none());
     }
 
