@@ -45,6 +45,8 @@ pub struct ManyToOne {
     pub frame_bytes: usize,
     /// Cells or frames.
     pub unit: Unit,
+    /// Cells per frame when it is not plain AAL5 of `frame_bytes` (encapsulation added).
+    pub frame_cells: Option<u64>,
     /// Output buffer.
     pub capacity: Capacity,
     /// Output buffer drop policy.
@@ -123,7 +125,12 @@ impl HostState {
 /// Runs a many-to-one experiment.
 pub fn run_many_to_one(p: &ManyToOne, mut progress: impl FnMut(Instant)) -> ManyToOneResult {
     let (item_bytes, per_frame) = match p.unit {
-        Unit::Cells => (CELL_BYTES, aal5_cells(p.frame_bytes) as u64),
+        Unit::Cells => (
+            CELL_BYTES,
+            p.frame_cells
+                .unwrap_or(aal5_cells(p.frame_bytes) as u64)
+                .max(1),
+        ),
         Unit::Frames => (p.frame_bytes.max(1), 1),
     };
     let mut port: Port<SimCell> = Port::new(p.out_rate, p.capacity, p.policy);

@@ -15,6 +15,7 @@ pub mod event;
 pub mod experiments;
 pub mod hol;
 pub mod metrics;
+pub mod scenario;
 pub mod slotted;
 pub mod source;
 

@@ -74,15 +74,24 @@ pub fn saturation_throughput(n: u32) -> Option<f64> {
 /// Exact saturation throughput per input of `m` saturated FIFO inputs sending uniformly to `n`
 /// outputs (random contention, one packet per output per slot): the fraction of slots in which
 /// an input sends. `None` if m or n is 0 or the chain is too large to solve here (more than
-/// 200 000 arrival patterns per state).
+/// 200 000 arrival patterns per state, or five million state-pattern pairs).
 pub fn fifo_saturation(m: u32, n: u32) -> Option<f64> {
     if m == 0 || n == 0 || m > 255 || compositions(m as u64, n as u64)? > 200_000 {
         return None;
     }
     let (m, n) = (m as usize, n as usize);
     let states = partitions(m, n);
-    let index = |occ: &[u8]| states.iter().position(|s| s.as_slice() == occ);
     let size = states.len();
+    // Bound the work: every state enumerates up to C(m + n - 1, m) arrival patterns.
+    if (size as u64).saturating_mul(compositions(m as u64, n as u64)?) > 5_000_000 {
+        return None;
+    }
+    let lookup: std::collections::HashMap<&[u8], usize> = states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_slice(), i))
+        .collect();
+    let index = |occ: &[u8]| lookup.get(occ).copied();
     // Transition matrix, row = from.
     let mut p = vec![vec![0.0f64; size]; size];
     let fact: Vec<f64> = (0..=m)

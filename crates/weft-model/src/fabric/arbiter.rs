@@ -27,6 +27,7 @@ pub struct HolArbiter {
     best: Vec<u32>,
     pointer: Vec<u32>,
     touched: Vec<u32>,
+    key: Vec<u64>,
     winners: Vec<(u32, u32)>,
 }
 
@@ -41,17 +42,22 @@ impl HolArbiter {
             best: vec![0; outputs],
             pointer: vec![0; outputs],
             touched: Vec::with_capacity(outputs),
+            key: vec![0; outputs],
             winners: Vec::with_capacity(outputs.min(inputs)),
         }
     }
 
     /// `hol[i]` is the output wanted by input `i`'s head cell, or [`NO_CELL`] (any value not
     /// below the output count is ignored). Returns one `(input, output)` pair for every output
-    /// that had contenders, with the input it chose, in the order outputs were first asked for.
+    /// that had contenders, with the input it chose.
     #[inline]
     pub fn resolve(&mut self, hol: &[u32]) -> &[(u32, u32)] {
-        self.touched.clear();
         self.winners.clear();
+        if self.contention == Contention::Random && self.key.len() <= 64 {
+            self.resolve_random_small(hol);
+            return &self.winners;
+        }
+        self.touched.clear();
         let count = &mut self.count[..];
         let best = &mut self.best[..];
         match self.contention {
@@ -99,6 +105,35 @@ impl HolArbiter {
             self.winners.push((winner, o));
         }
         &self.winners
+    }
+
+    /// Random contention for at most 64 outputs, without data-dependent branches: every
+    /// contender draws a random 64-bit key and each output takes the largest (ties have
+    /// probability 2^-63), which is a uniform choice among its contenders. Outputs asked for are
+    /// kept in a bit set and reported in output order.
+    #[inline]
+    fn resolve_random_small(&mut self, hol: &[u32]) {
+        let key = &mut self.key[..];
+        let best = &mut self.best[..];
+        let mut touched = 0u64;
+        for (i, &o) in hol.iter().enumerate() {
+            let o = o as usize;
+            if o >= key.len() {
+                continue;
+            }
+            let k = self.rng.next_u64() | 1;
+            let b = key[o];
+            let take = k > b;
+            key[o] = if take { k } else { b };
+            best[o] = if take { i as u32 } else { best[o] };
+            touched |= 1 << o;
+        }
+        while touched != 0 {
+            let o = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
+            key[o] = 0;
+            self.winners.push((best[o], o as u32));
+        }
     }
 }
 

@@ -636,8 +636,17 @@ struct Tbl<'a, 'i> {
 
 impl<'a, 'i> Tbl<'a, 'i> {
     fn key(&self, k: &str) -> String {
-        if self.path.is_empty() {
+        // Keys that would not read back as a bare TOML key (empty, dotted, spaced) are quoted.
+        let bare = !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        let k = if bare {
             k.to_string()
+        } else {
+            format!("{k:?}")
+        };
+        if self.path.is_empty() {
+            k
         } else {
             format!("{}.{k}", self.path)
         }

@@ -171,6 +171,16 @@ fn kind_requirements_are_checked() {
 }
 
 #[test]
+fn odd_keys_are_quoted_in_errors() {
+    // Found by the fuzzer: an empty key gave an empty key path.
+    let e = error("''=\t''\n");
+    assert_eq!(e.key, "\"\"");
+    let e = error("name = \"x\"\n\"a.b\" = 1\n");
+    assert_eq!(e.key, "\"a.b\"");
+    assert_eq!(e.line, 2);
+}
+
+#[test]
 fn never_panics_on_odd_input() {
     for text in [
         "",

@@ -48,7 +48,6 @@ pub struct RunCtx<'a> {
     /// The seed to use.
     pub seed: u64,
     /// Whether stderr may carry progress (false in JSON mode).
-    #[allow(dead_code)]
     pub chatty: bool,
 }
 
@@ -245,10 +244,17 @@ fn model_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
     Ok(doc)
 }
 
-fn sim_engine(_ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
-    Err(anyhow::anyhow!(
-        "not available: the simulator's scenario runner (weft_sim::scenario::run) is not in this build yet"
-    ))
+fn sim_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
+    if ctx.chatty {
+        eprintln!(
+            "sim: simulating {} point(s) of {} ...",
+            ctx.scenario.points().len(),
+            ctx.scenario.name
+        );
+    }
+    let mut doc = weft_sim::scenario::run(ctx.scenario, ctx.seed);
+    doc.kind = format!("run.{}", ctx.scenario.name);
+    Ok(doc)
 }
 
 /// The emulator (needs root): each workload capped at 5 s of real time, noted in its samples.

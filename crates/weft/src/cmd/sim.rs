@@ -30,9 +30,9 @@ pub struct Args {
 /// Options shared by every form.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Common {
-    /// Seed of the run; equal seeds give equal results.
-    #[arg(long, global = true, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of the run; equal seeds give equal results (default 1, or the scenario's).
+    #[arg(long = "seed", global = true)]
+    pub seed_given: Option<u64>,
     /// Print the result document as JSON on stdout (and nothing else).
     #[arg(long, global = true)]
     pub json: bool,
@@ -172,11 +172,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     emit(&doc, &common)
 }
 
-fn run_scenario(path: &std::path::Path, _common: &Common) -> anyhow::Result<ResultDoc> {
-    Err(usage(format!(
-        "{}: scenario files are not supported by `weft sim` in this build; use a quick form",
-        path.display()
-    )))
+fn run_scenario(path: &std::path::Path, common: &Common) -> anyhow::Result<ResultDoc> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("cannot read scenario {}: {e}", path.display())))?;
+    let scenario = weft_model::scenario::Scenario::parse(&text, &path.display().to_string())
+        .map_err(|e| usage(e.to_string()))?;
+    let seed = common.seed_given.unwrap_or(scenario.seed);
+    Ok(weft_sim::scenario::run(&scenario, seed))
 }
 
 fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
@@ -192,7 +194,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let warm = |s: u64| s + (s / 20).min(10_000);
             let total = ports.len() as u64 * warm(slots);
             let mut bar = Progress::new("hol", total, c);
-            let doc = experiments::hol(&ports, slots, contention, c.seed, |d| bar.set(d));
+            let doc = experiments::hol(&ports, slots, contention, c.seed(), |d| bar.set(d));
             bar.finish();
             doc
         }
@@ -209,10 +211,14 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
             let total = 2 * inputs as u64 * (slots + (slots / 20).min(10_000));
             let mut bar = Progress::new("contention", total, c);
-            let doc =
-                experiments::contention(inputs, outputs, slots, rate.as_mbps_f64(), c.seed, |d| {
-                    bar.set(d)
-                });
+            let doc = experiments::contention(
+                inputs,
+                outputs,
+                slots,
+                rate.as_mbps_f64(),
+                c.seed(),
+                |d| bar.set(d),
+            );
             bar.finish();
             doc
         }
@@ -225,7 +231,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let loads = parse_loads(&loads)?;
             let slots = parse_count(&slots, "--slots")?;
             let mut bar = Progress::new("oq", loads.len() as u64, c);
-            let doc = experiments::oq(ports, &loads, slots, c.seed, |d| bar.set(d));
+            let doc = experiments::oq(ports, &loads, slots, c.seed(), |d| bar.set(d));
             bar.finish();
             doc
         }
@@ -242,7 +248,8 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let loads = parse_loads(&loads)?;
             let slots = parse_count(&slots, "--slots")?;
             let mut bar = Progress::new("islip", loads.len() as u64, c);
-            let doc = experiments::islip(ports, iterations, &loads, slots, c.seed, |d| bar.set(d));
+            let doc =
+                experiments::islip(ports, iterations, &loads, slots, c.seed(), |d| bar.set(d));
             bar.finish();
             doc
         }
@@ -266,7 +273,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 load_each: load,
                 buffer,
                 slots: parse_count(&slots, "--slots")?,
-                seed: c.seed,
+                seed: c.seed(),
             };
             let threshold = threshold.unwrap_or(buffer * 6 / 10);
             experiments::frame_overload(
@@ -309,6 +316,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 out_rate,
                 frame_bytes: frame.as_bytes() as usize,
                 unit: if frames { Unit::Frames } else { Unit::Cells },
+                frame_cells: None,
                 capacity: if frames {
                     Capacity::Frames(buffer)
                 } else {
@@ -317,7 +325,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 policy: parse_policy(&policy)?,
                 duration,
                 sample_every: Duration((duration.as_nanos() / 500).max(1)),
-                seed: c.seed,
+                seed: c.seed(),
             };
             let mut bar = Progress::new("many-to-one", duration.as_nanos(), c);
             let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()));
@@ -325,6 +333,12 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             doc
         }
     })
+}
+
+impl Common {
+    fn seed(&self) -> u64 {
+        self.seed_given.unwrap_or(1)
+    }
 }
 
 fn emit(doc: &ResultDoc, c: &Common) -> anyhow::Result<()> {

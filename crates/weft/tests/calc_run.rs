@@ -1,0 +1,167 @@
+//! `weft calc` and `weft run` end to end: JSON on stdout, exit codes, errors that name the file
+//! line and key.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn weft(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .expect("run weft")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn calc_overhead_json_is_a_model_result() {
+    let v = json(&weft(&["calc", "overhead", "--tech", "oc3c", "--json"]));
+    assert_eq!(v["engine"], "model");
+    assert_eq!(v["kind"], "calc.overhead");
+    let goodput = v["summary"]["goodput_bps"].as_f64().unwrap();
+    assert!((goodput / 1e6 - 134.51).abs() < 0.01, "{goodput}");
+    assert_eq!(v["summary"]["cells"], 192);
+    let layers = v["samples"].as_array().unwrap();
+    assert_eq!(layers.first().unwrap()["name"], "line (signalling)");
+}
+
+#[test]
+fn calc_overhead_table_explains_sandia() {
+    let out = weft(&["calc", "overhead"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("151.488"), "{text}");
+    assert!(text.contains("263 of the 270 columns"), "{text}");
+    assert!(text.contains("134.513"), "{text}");
+}
+
+#[test]
+fn calc_window_ebn_reads_the_figures() {
+    let v = json(&weft(&[
+        "calc", "window", "--rtt", "17ms", "--rate", "26Mbps", "--ebn", "--json",
+    ]));
+    assert_eq!(v["summary"]["window_needed_bytes"], 55_250);
+    assert_eq!(v["summary"]["ebn_runs"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn calc_hol_and_queue_and_mathis() {
+    let v = json(&weft(&[
+        "calc",
+        "hol",
+        "--outputs",
+        "5",
+        "--inputs",
+        "1-5",
+        "--json",
+    ]));
+    let rates: Vec<f64> = v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["rate_bps"].as_f64().unwrap() / 1e6)
+        .collect();
+    assert!((rates[1] - 85.5).abs() < 1e-9 && (rates[3] - 70.11).abs() < 1e-9);
+    let q = json(&weft(&[
+        "calc", "queue", "--ports", "2", "--load", "0.5", "--json",
+    ]));
+    assert_eq!(q["samples"][0]["mean_wait_slots"], 0.25);
+    let m = json(&weft(&[
+        "calc", "mathis", "--rtt", "100ms", "--loss", "0.01", "--json",
+    ]));
+    let r = m["summary"]["rate_bps"].as_f64().unwrap();
+    assert!((r - 1460.0 * 8.0 / (0.1 * (0.02f64 / 3.0).sqrt())).abs() < 1.0);
+}
+
+#[test]
+fn calc_usage_errors_exit_2() {
+    let out = weft(&["calc", "overhead", "--tech", "token-ring"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("oc3c"));
+    let out = weft(&["calc", "queue", "--load", "1.5"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn run_model_engine_against_the_figures() {
+    let v = json(&weft(&[
+        "run",
+        "scenarios/gigaswitch-contention.toml",
+        "--json",
+    ]));
+    assert_eq!(v["engine"], "model");
+    assert_eq!(v["samples"].as_array().unwrap().len(), 5);
+    let expect = v["summary"]["expect"].as_array().unwrap();
+    // The formula reproduces Table 9's model column within its printed precision.
+    for row in expect[0]["rows"].as_array().unwrap() {
+        assert_eq!(row["within"], true, "{row}");
+    }
+    let out = weft(&["run", "scenarios/hol-finite-n.toml", "--strict"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn run_model_and_sim_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oq.toml");
+    std::fs::write(
+        &path,
+        "name = \"oq\"\n[[switch]]\nname = \"sw\"\nfabric = \"output-queued\"\nports = 4\n\
+         [[workload]]\nkind = \"bernoulli\"\nload = [0.5, 0.8]\nslots = 50000\n",
+    )
+    .unwrap();
+    let out = weft(&[
+        "run",
+        path.to_str().unwrap(),
+        "--engine",
+        "model,sim",
+        "--json",
+    ]);
+    let v = json(&out);
+    let docs = v.as_array().expect("one document per engine");
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0]["engine"], "model");
+    assert_eq!(docs[1]["engine"], "sim");
+    let (model_doc, sim_doc) = (&docs[0], &docs[1]);
+    for i in 0..2 {
+        let model = model_doc["samples"][i]["mean_wait_slots"].as_f64().unwrap();
+        let sim = sim_doc["samples"][i]["mean_wait_slots"].as_f64().unwrap();
+        assert!(
+            (sim - model).abs() / model < 0.1,
+            "load point {i}: sim {sim} model {model}"
+        );
+    }
+    let out = weft(&["run", path.to_str().unwrap(), "--engine", "abacus"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn run_bad_scenario_names_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "name = \"x\"\n[[workload]]\nkind = \"bernoulli\"\nports = 4\nload = \"lots\"\n",
+    )
+    .unwrap();
+    let out = weft(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:5:"), "{err}");
+    assert!(err.contains("workload[0].load"), "{err}");
+}
