@@ -382,3 +382,63 @@ fn add_switch_metrics(sample: &mut Value, rep: &DriverReport, topo: &Topology, w
         "late_frames": rep.late_frames, "realtime": rep.realtime,
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EBN: &str = r#"
+name = "ebn"
+[[host]]
+name = "canberra"
+[[host]]
+name = "adelaide"
+addr = "192.168.7.2"
+[[switch]]
+name = "decnis"
+fabric = "output-queued"
+buffer = "300 cells"
+drop = "epd"
+epd_threshold = "200 cells"
+[[switch]]
+name = "asx"
+fabric = "input-fifo"
+[[link]]
+ends = ["canberra", "decnis"]
+tech = "oc3c"
+delay = "10us"
+[[link]]
+ends = ["decnis", "asx"]
+tech = { preset = "e3", rate = "26Mbps" }
+delay = "8.48ms"
+[[link]]
+ends = ["asx", "adelaide"]
+tech = "oc3c"
+delay = "10us"
+"#;
+
+    #[test]
+    fn paths_collapse_to_their_bottleneck() {
+        let s = Scenario::parse(EBN, "ebn.toml").unwrap();
+        let (t, notes) = topology(&s, 9).unwrap();
+        assert_eq!(t.seed, 9);
+        let c = &t.hosts[0].link;
+        // canberra reaches the core (asx, the later of two equal switches) over oc3c + the VP.
+        assert_eq!(c.rate, Some(Rate::mbps(26)));
+        assert_eq!(c.delay, Duration::from_micros(8490));
+        assert!(c.framing.is_atm());
+        assert_eq!(c.buffer, Buffer::Cells(300));
+        assert_eq!(c.drop, DropPolicy::Epd { threshold: 200 });
+        let a = &t.hosts[1].link;
+        assert_eq!(a.rate, Some(Rate::bps(149_760_000)));
+        assert_eq!(a.delay, Duration::from_micros(10));
+        assert_eq!(t.hosts[1].addr, Some(Ipv4Addr::new(192, 168, 7, 2)));
+        assert!(notes.iter().any(|n| n.contains("merged")), "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("input-fifo") || n.contains("InputFifo")),
+            "{notes:?}"
+        );
+    }
+}

@@ -95,7 +95,21 @@ pub fn tcp_bulk(
         let l = sys::tcp_listener(window.map(|w| w.saturating_mul(4)), window)
             .map_err(werr("tcp listen"))?;
         let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
-        let (mut s, _) = l.accept().map_err(werr("tcp accept"))?;
+        // Give up if no sender connects (it failed): the thread must not outlive the run.
+        l.set_nonblocking(true).map_err(werr("tcp listen"))?;
+        let give_up = Instant::now() + time + Duration::from_secs(10);
+        let mut s = loop {
+            match l.accept() {
+                Ok((s, _)) => break s,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < give_up =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(werr("tcp accept")(e)),
+            }
+        };
+        s.set_nonblocking(false).map_err(werr("tcp accept"))?;
         let mut buf = vec![0u8; 1 << 16];
         // As for UDP: the steady rate is what arrives in [first + warmup, first + time), so
         // that concurrent flows are measured over the same span.
