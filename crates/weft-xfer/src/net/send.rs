@@ -408,7 +408,7 @@ fn run_session(
     let mut finished = false;
     // UDP GSO pays for datagrams well below 64 KiB; off once the kernel refuses it.
     let mut gso = packet_size as usize + HEADER_LEN <= 16 * 1024;
-    let mut reader: Option<(u32, mpsc::Receiver<Result<Option<Block>, XferError>>)> = None;
+    let mut reader: Option<(u32, BlockRx)> = None;
     loop {
         conn.read_available()?;
         loop {
@@ -664,6 +664,9 @@ fn transmit(
 /// A buffer read ahead: index in the file, bytes, BLAKE3 (zero when not needed).
 type Block = (u32, Vec<u8>, [u8; 32]);
 
+/// What a reader thread delivers: blocks, then `None`, or an error.
+type BlockRx = mpsc::Receiver<Result<Option<Block>, XferError>>;
+
 /// Reads (and hashes) the buffers of one file ahead of the network loop, on its own thread,
 /// taking indices from the shared allocator; ends with `None`.
 fn spawn_reader(
@@ -672,7 +675,7 @@ fn spawn_reader(
     file: usize,
     buffer_size: u32,
     hash: bool,
-) -> mpsc::Receiver<Result<Option<Block>, XferError>> {
+) -> BlockRx {
     let (tx, rx) = mpsc::sync_channel(1);
     std::thread::spawn(move || {
         let items = [item];

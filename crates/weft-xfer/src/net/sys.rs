@@ -362,7 +362,9 @@ mod tests {
         let b = vec![2u8; 1000];
         let c = vec![3u8; 300];
         let segs: Vec<&[u8]> = vec![&a, &b, &c];
-        if !send_gso(&tx, dest, &segs).unwrap() {
+        let used_gso = send_gso(&tx, dest, &segs).unwrap();
+        eprintln!("GSO used: {used_gso}");
+        if !used_gso {
             let msgs: Vec<(SocketAddr, &[u8])> = segs.iter().map(|s| (dest, *s)).collect();
             assert_eq!(send_batch(&tx, &msgs).unwrap(), 3);
         }
