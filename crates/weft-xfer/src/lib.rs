@@ -28,7 +28,7 @@
 //! See [`proto::RateMode`]: fixed, unlimited, or adaptive AIMD on per-round loss and the
 //! receiver-measured arrival rate. The adaptive controller shares a bottleneck fairly with other
 //! flows of the same controller; it is not TCP-friendly (it ignores random loss under its
-//! threshold and backs off by 1/8), so against TCP it takes more than an equal share.
+//! threshold and backs off by 1/16), so against TCP it takes more than an equal share.
 //!
 //! # Time breakdown
 //! As in the study's Table 2, the sender's elapsed time is split into *sync* (waiting for the
