@@ -626,17 +626,21 @@ fn transmit(
                     && j - i < 64
                     && (j - i + 1) * seg <= 65_000
                     && mine[j - 1].len() == seg
+                    && mine[j].len() <= seg
                 {
                     j += 1;
                 }
                 if j - i >= 2 && *gso {
-                    if sys::send_gso(udp, *dest, &mine[i..j])
-                        .map_err(|e| XferError::io("sending datagrams (GSO)", e))?
-                    {
-                        i = j;
-                        continue;
+                    match sys::send_gso(udp, *dest, &mine[i..j]) {
+                        Ok(true) => {
+                            i = j;
+                            continue;
+                        }
+                        Ok(false) => *gso = false,
+                        // A run unfit for GSO goes out datagram by datagram below.
+                        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {}
+                        Err(e) => return Err(XferError::io("sending datagrams (GSO)", e)),
                     }
-                    *gso = false;
                 }
                 rest.extend(mine[i..j].iter().map(|b| (*dest, *b)));
                 i = j;
