@@ -45,6 +45,8 @@ struct ChannelCfg {
     jitter: Duration,
     ctl_delay: Duration,
     disk: Duration,
+    /// A drop-tail bottleneck before the delay: its rate and queue capacity in bytes.
+    bottleneck: Option<(Rate, u64)>,
 }
 
 enum Item {
@@ -123,6 +125,7 @@ fn run(
     let mut gaps = Vec::new();
     let mut finished = vec![false; sessions];
     let mut now = Instant::ZERO;
+    let mut link_free = Instant::ZERO;
     let mut dgram = Vec::with_capacity(70_000);
     for _step in 0..50_000_000u64 {
         // Outputs of every machine at `now`.
@@ -175,13 +178,26 @@ fn run(
                     (s, p.buffer(), p.offset())
                 };
                 let e = copies.entry(key).or_insert((0, false));
+                // The bottleneck: a FIFO drained at its rate, dropping what does not fit.
+                let mut leave = now;
+                if let Some((rate, cap)) = ch.bottleneck {
+                    let start = link_free.max(now);
+                    let queued = rate
+                        .bytes_in(start.saturating_duration_since(now))
+                        .as_bytes();
+                    if queued + dgram.len() as u64 > cap {
+                        continue;
+                    }
+                    leave = start + rate.time_to_send(weft_model::Size(dgram.len() as u64 + 28));
+                    link_free = leave;
+                }
                 if rng.chance(ch.loss_ppm) {
                     continue;
                 }
                 let n = if rng.chance(ch.dup_ppm) { 2 } else { 1 };
                 for _ in 0..n {
                     e.0 += 1;
-                    let at = now + ch.delay + Duration(rng.below(ch.jitter.as_nanos() + 1));
+                    let at = leave + ch.delay + Duration(rng.below(ch.jitter.as_nanos() + 1));
                     push(&mut queue, &mut items, at, Item::Data(s, dgram.clone()));
                 }
             }
@@ -318,6 +334,7 @@ fn lossy(loss_ppm: u64) -> ChannelCfg {
         jitter: Duration::from_millis(2),
         ctl_delay: Duration::from_millis(5),
         disk: Duration::from_micros(300),
+        bottleneck: None,
     }
 }
 
@@ -427,6 +444,7 @@ fn pipelining_keeps_the_network_busy() {
         jitter: Duration::ZERO,
         ctl_delay: Duration::from_millis(1),
         disk: Duration::from_millis(6),
+        bottleneck: None,
     };
     let rate = RateMode::Fixed(Rate::mbps(100));
     let one = run(
@@ -538,5 +556,51 @@ fn datagrams_of_another_session_or_buffer_are_ignored() {
             }
         )
         .is_err()
+    );
+}
+
+#[test]
+fn adaptive_rate_fills_a_lossy_long_bottleneck() {
+    // The benchmark's path in simulation: the AAL5 payload rate of OC-3c (135.63 Mbit/s), 17 ms
+    // round trip, 1% random loss, a drop-tail queue of 256 KiB; the sender starts at 1 Gbit/s.
+    let aal5 = Rate::bps(135_630_000);
+    let files = vec![data(64 << 20, 11)];
+    let ch = ChannelCfg {
+        loss_ppm: 10_000,
+        dup_ppm: 0,
+        delay: Duration::from_micros(8_500),
+        jitter: Duration::ZERO,
+        ctl_delay: Duration::from_micros(8_500),
+        disk: Duration::from_millis(2),
+        bottleneck: Some((aal5, 256 << 10)),
+    };
+    let rate = RateMode::Adaptive {
+        initial: Rate::mbps(1000),
+        min: Rate::mbps(1),
+        max: Rate::mbps(10_000),
+        loss_threshold_ppm: 50_000,
+    };
+    let o = run(
+        Mode::Reliable,
+        &files,
+        1,
+        cfg(Mode::Reliable, 8952, 4 << 20, 4, rate),
+        ch,
+        3,
+    );
+    assert_eq!(o.files, files);
+    assert!(o.oks[0]);
+    let goodput = Rate::from_bytes_over(64 << 20, o.end - Instant::ZERO);
+    let share = goodput.as_bps() as f64 / aal5.as_bps() as f64;
+    eprintln!(
+        "simulated goodput {goodput:?} = {:.1}% of the AAL5 payload rate",
+        share * 100.0
+    );
+    // Target of the issue: >= 90% of the AAL5 payload rate (headers, 1% loss and the slow
+    // start's overshoot cost the rest).
+    assert!(
+        share >= 0.90,
+        "goodput {:.1}% of the bottleneck",
+        share * 100.0
     );
 }

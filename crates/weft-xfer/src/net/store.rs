@@ -174,9 +174,15 @@ impl Store {
             let mut g = e.lock().map_err(|_| other("entry lock poisoned".into()))?;
             if shared && g.size == size {
                 g.sessions += 1;
+                // Joining an MBTP transfer that already put the file in place: nothing to send.
+                let have = if g.complete {
+                    to_ranges(&(0..buffers_in(size, buffer_size) as u32).collect::<Vec<_>>())
+                } else {
+                    Vec::new()
+                };
                 return Ok(Opened {
                     entry: e.clone(),
-                    have: Vec::new(),
+                    have,
                 });
             }
             return Err((
@@ -271,26 +277,28 @@ impl Store {
     /// Forgets an entry (after it is in place or abandoned); the part file and journal stay on
     /// disk for `--resume` unless `discard`.
     pub fn close(&self, entry: &Arc<Mutex<Entry>>, discard: bool) {
+        // Lock order everywhere: the registry, then the entry.
+        let Ok(mut open) = self.open.lock() else {
+            return;
+        };
         let Ok(mut g) = entry.lock() else { return };
         g.sessions = g.sessions.saturating_sub(1);
-        if g.sessions > 0 && !g.complete && !discard {
-            return;
-        }
         if discard && !g.complete {
             let _ = fs::remove_file(&g.part_path);
             if let Some(j) = &g.journal_path {
                 let _ = fs::remove_file(j);
             }
         }
-        if let Ok(mut open) = self.open.lock()
+        if (g.sessions == 0 || discard)
             && open
                 .get(&g.final_path)
                 .is_some_and(|e| Arc::ptr_eq(e, entry))
-            && (g.sessions == 0 || g.complete || discard)
         {
             open.remove(&g.final_path);
         }
-        g.journal = None;
+        if g.sessions == 0 {
+            g.journal = None;
+        }
     }
 }
 

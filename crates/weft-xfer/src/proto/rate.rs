@@ -9,10 +9,10 @@
 //! the receiver's view). A round counts as congested when its loss exceeds the threshold or data
 //! arrived markedly slower than it was sent (a queue was building). Before the first congestion
 //! it grows by half per report (slow start); after, by a step of 1/16 of the rate at the last
-//! decrease, and on congestion it drops to 7/8 of the smaller of its rate and the arrival rate.
+//! decrease, and on congestion it drops to 15/16 of the smaller of its rate and the arrival rate.
 //! Fairness: flows of this controller sharing a bottleneck converge towards equal shares (additive
 //! increase, multiplicative decrease); it is NOT TCP-friendly: it ignores random loss below the
-//! threshold and backs off by 1/8 instead of 1/2, so it takes more than its share against TCP.
+//! threshold and backs off by 1/16 instead of 1/2, so it takes more than its share against TCP.
 
 use weft_model::{Duration, Instant, Rate, Size};
 
@@ -86,6 +86,10 @@ pub struct RateControl {
     slow_start: bool,
     step: u64,
     decreases: u64,
+    /// When the rate last went down: rounds that began before then were sent at the old rate
+    /// and say nothing about the new one (one decrease per congestion event, as TCP does once
+    /// per round trip).
+    last_decrease: Option<Instant>,
 }
 
 impl RateControl {
@@ -102,6 +106,7 @@ impl RateControl {
             slow_start: true,
             step: (rate / 16).max(1_000_000),
             decreases: 0,
+            last_decrease: None,
         }
     }
 
@@ -118,10 +123,19 @@ impl RateControl {
         self.decreases
     }
 
-    /// A round report: `sent` datagrams, sent at `tx_rate` bits/s, of which `lost` were
-    /// missing, arriving at `rx_rate` (bits/s, 0 if unknown). Rounds of fewer than 16 datagrams
-    /// carry too little information.
-    pub fn on_report(&mut self, sent: u32, lost: u32, rx_rate: u64, tx_rate: u64) {
+    /// A report at `now` on a round that began at `round_start`: `sent` datagrams, sent at
+    /// `tx_rate` bits/s, of which `lost` were missing, arriving at `rx_rate` (bits/s, 0 if
+    /// unknown). Rounds of fewer than 16 datagrams carry too little information, and rounds begun
+    /// before the last decrease are stale.
+    pub fn on_report(
+        &mut self,
+        now: Instant,
+        round_start: Instant,
+        sent: u32,
+        lost: u32,
+        rx_rate: u64,
+        tx_rate: u64,
+    ) {
         let RateMode::Adaptive {
             min,
             max,
@@ -131,7 +145,13 @@ impl RateControl {
         else {
             return;
         };
-        if sent < 16 {
+        eprintln!(
+            "DBG now={} start={} sent={sent} lost={lost} rx={rx_rate} tx={tx_rate} rate={}",
+            now.0 / 1000000,
+            round_start.0 / 1000000,
+            self.rate
+        );
+        if sent < 16 || self.last_decrease.is_some_and(|t| round_start < t) {
             return;
         }
         let loss_ppm = (lost as u64 * 1_000_000 / sent as u64) as u32;
@@ -144,10 +164,11 @@ impl RateControl {
             } else {
                 self.rate
             };
-            self.rate = base / 8 * 7;
+            self.rate = base / 16 * 15;
             self.slow_start = false;
             self.step = (self.rate / 16).max(1_000_000);
             self.decreases += 1;
+            self.last_decrease = Some(now);
         } else if self.slow_start {
             self.rate = self.rate / 2 * 3;
         } else {
@@ -183,30 +204,36 @@ mod tests {
             max: Rate::mbps(1000),
             loss_threshold_ppm: 50_000,
         });
-        c.on_report(100, 0, 0, 100_000_000);
+        c.on_report(Instant(1), Instant(0), 100, 0, 0, 100_000_000);
         assert_eq!(c.rate(), Some(Rate::mbps(150)));
-        c.on_report(100, 10, 0, 150_000_000);
-        assert_eq!(c.rate(), Some(Rate(150_000_000 / 8 * 7)));
+        c.on_report(Instant(2), Instant(1), 100, 10, 0, 150_000_000);
+        assert_eq!(c.rate(), Some(Rate(150_000_000 / 16 * 15)));
         let r = c.rate().unwrap().as_bps();
-        c.on_report(100, 1, r, r);
+        c.on_report(Instant(3), Instant(1), 100, 90, r, r);
+        assert_eq!(
+            c.rate().unwrap().as_bps(),
+            r,
+            "a round begun before the decrease is stale"
+        );
+        c.on_report(Instant(4), Instant(2), 100, 1, r, r);
         assert!(
             c.rate().unwrap().as_bps() > r,
             "random 1% loss is not congestion"
         );
-        c.on_report(100, 0, 50_000_000, 50_000_000);
+        c.on_report(Instant(5), Instant(4), 100, 0, 50_000_000, 50_000_000);
         assert!(
             c.rate().unwrap().as_bps() > 50_000_000,
             "arrival at the rate sent is no congestion"
         );
         let r = c.rate().unwrap().as_bps();
-        c.on_report(100, 0, 50_000_000, r);
-        assert_eq!(c.rate(), Some(Rate(50_000_000 / 8 * 7)));
+        c.on_report(Instant(6), Instant(5), 100, 0, 50_000_000, r);
+        assert_eq!(c.rate(), Some(Rate(50_000_000 / 16 * 15)));
         assert_eq!(c.decreases(), 2);
         // Tiny rounds are ignored; fixed mode never moves.
-        c.on_report(3, 3, 0, 1);
+        c.on_report(Instant(7), Instant(7), 3, 3, 0, 1);
         assert_eq!(c.decreases(), 2);
         let mut f = RateControl::new(RateMode::Fixed(Rate::mbps(5)));
-        f.on_report(100, 100, 1, 5_000_000);
+        f.on_report(Instant(1), Instant(0), 100, 100, 1, 5_000_000);
         assert_eq!(f.rate(), Some(Rate::mbps(5)));
         assert_eq!(RateControl::new(RateMode::Unlimited).rate(), None);
     }

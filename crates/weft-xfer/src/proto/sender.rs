@@ -299,7 +299,18 @@ impl Sender {
                     return Err(ProtoError::Invalid("empty Nack"));
                 }
                 self.stats.packets_nacked += n as u64;
-                self.rate.on_report(b.sent_round, n, rx_rate, b.tx_rate());
+                // Only a buffer's first blast, sent back to back, measures the path: the few
+                // retransmissions of later rounds mingle with other buffers' data on the way.
+                if b.round == 0 {
+                    self.rate.on_report(
+                        now,
+                        b.round_first.unwrap_or(now),
+                        b.sent_round,
+                        n,
+                        rx_rate,
+                        b.tx_rate(),
+                    );
+                }
                 b.todo = todo;
                 b.round += 1;
                 b.sent_round = 0;
@@ -327,8 +338,16 @@ impl Sender {
                 if lost > b.npkts || (lost > 0 && self.cfg.mode.is_reliable()) {
                     return Err(ProtoError::Invalid("Done loss count"));
                 }
-                self.rate
-                    .on_report(b.sent_round, lost, rx_rate, b.tx_rate());
+                if b.round == 0 {
+                    self.rate.on_report(
+                        now,
+                        b.round_first.unwrap_or(now),
+                        b.sent_round,
+                        lost,
+                        rx_rate,
+                        b.tx_rate(),
+                    );
+                }
                 let (file, index, size) = (b.file, b.index, b.data.len() as u32);
                 self.bufs.remove(&buf);
                 self.stats.packets_lost += lost as u64;
