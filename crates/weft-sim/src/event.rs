@@ -143,8 +143,11 @@ pub fn run_many_to_one(p: &ManyToOne, mut progress: impl FnMut(Instant)) -> Many
         .map(|(h, host)| {
             let item_bit_ns = item_bytes as u128 * 8 * 1_000_000_000;
             let rate = u128::from(host.rate.as_bps().max(1));
-            // A random start within the first item time, so hosts are not in lock step.
-            let span = (item_bit_ns / rate).max(1) as u64;
+            // A random start within one frame period (a frame's items at the host's load), so
+            // hosts with equal rates are not in lock step.
+            let load = host.load.clamp(1e-9, 1.0);
+            let period_items = (per_frame as f64 / load).ceil() as u128;
+            let span = (period_items * item_bit_ns / rate).clamp(1, u128::from(u64::MAX)) as u64;
             HostState {
                 rng_phase: Rng::for_stream(p.seed, h as u64).below(span),
                 item_bit_ns,

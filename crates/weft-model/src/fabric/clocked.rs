@@ -94,3 +94,53 @@ impl<F: Slotted<T>, T> Element<T> for Clocked<F, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{Contention, InputFifo, Rng, Routed};
+    use crate::queue::{Capacity, DropPolicy, Queued};
+
+    #[derive(Debug, PartialEq)]
+    struct C(usize);
+    impl crate::WireLen for C {
+        fn wire_len(&self) -> usize {
+            53
+        }
+    }
+    impl Queued for C {}
+    impl Routed for C {
+        fn output(&self) -> PortId {
+            self.0
+        }
+    }
+
+    #[test]
+    fn cells_leave_at_slot_boundaries_one_per_output() {
+        let f = InputFifo::new(
+            2,
+            2,
+            Capacity::Cells(8),
+            DropPolicy::Tail,
+            Contention::RoundRobin,
+            Rng::new(1),
+        )
+        .unwrap();
+        // OC-3c cell stream: a slot is 2831.196 ns.
+        let mut e = Clocked::new(f, Rate(149_760_000), Size(53), Instant::ZERO);
+        e.handle_input(Instant(100), 0, C(1));
+        e.handle_input(Instant(200), 1, C(1));
+        assert_eq!(e.poll_timeout(), Some(Instant(2832)));
+        assert_eq!(e.poll_output(Instant(2831)), None);
+        assert_eq!(e.poll_output(Instant(2832)), Some((1, C(1))));
+        assert_eq!(e.poll_output(Instant(2832)), None);
+        // The loser of the contention goes one slot later, at ceil(2 x 2831.196).
+        assert_eq!(e.poll_timeout(), Some(Instant(5663)));
+        assert_eq!(e.poll_output(Instant(10_000)), Some((1, C(1))));
+        assert_eq!(e.poll_timeout(), None);
+        // After idling, slot boundaries stay on the original grid: slot 1000 ends at
+        // ceil(1000 x 2831.196) = 2831197 ns, with no accumulated rounding.
+        e.handle_input(Instant(2_830_000), 0, C(0));
+        assert_eq!(e.poll_timeout(), Some(Instant(2_831_197)));
+    }
+}

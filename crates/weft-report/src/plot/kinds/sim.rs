@@ -37,7 +37,10 @@ fn lines_panel(title: &str, x: Axis, y: Axis, series: Vec<Option<Series>>) -> Op
 fn finish(doc: &ResultDoc, title: &str, panels: Vec<Option<Panel>>) -> Result<Figure, PlotError> {
     let panels: Vec<Panel> = panels.into_iter().flatten().collect();
     if panels.is_empty() {
-        return Err(nothing(doc, "no samples with the fields this kind of result records"));
+        return Err(nothing(
+            doc,
+            "no samples with the fields this kind of result records",
+        ));
     }
     let seed = doc.params.get("seed").map(|s| format!("seed {s}"));
     Ok(Figure {
@@ -58,10 +61,18 @@ pub fn hol(doc: &ResultDoc) -> Result<Figure, PlotError> {
             line("simulated FIFO", xy(&r, "ports", "throughput"), false),
             line("Karol et al. 1987", xy(&r, "ports", "karol"), false),
             line("2 - sqrt 2", xy(&r, "ports", "limit"), true),
-            line("GIGAswitch formula", xy(&r, "ports", "gigaswitch_formula"), true),
+            line(
+                "GIGAswitch formula",
+                xy(&r, "ports", "gigaswitch_formula"),
+                true,
+            ),
         ],
     );
-    finish(doc, "Head-of-line blocking: saturated input-queued FIFO", vec![panel])
+    finish(
+        doc,
+        "Head-of-line blocking: saturated input-queued FIFO",
+        vec![panel],
+    )
 }
 
 /// `sim.contention`: input efficiency against contending inputs, FIFO and memoryless, with the
@@ -74,11 +85,19 @@ pub fn contention(doc: &ResultDoc) -> Result<Figure, PlotError> {
         Axis::linear("input efficiency", Quantity::Fraction),
         vec![
             line("simulated FIFO", xy(&r, "inputs", "efficiency"), false),
-            line("simulated, no memory", xy(&r, "inputs", "efficiency_no_memory"), false),
+            line(
+                "simulated, no memory",
+                xy(&r, "inputs", "efficiency_no_memory"),
+                false,
+            ),
             line("(N/M)(1-(1-1/N)^M)", xy(&r, "inputs", "formula"), true),
         ],
     );
-    finish(doc, "Output contention (GIGAswitch Tables 8-9)", vec![panel])
+    finish(
+        doc,
+        "Output contention (GIGAswitch Tables 8-9)",
+        vec![panel],
+    )
 }
 
 /// `sim.oq` and `sim.islip`: delay (and throughput) against load.
@@ -90,7 +109,11 @@ pub fn load(doc: &ResultDoc) -> Result<Figure, PlotError> {
         Axis::linear("delay (slots)", Quantity::Plain),
         vec![
             line("mean", xy(&r, "load", "mean_delay_slots"), false),
-            line("formula mean", xy(&r, "load", "formula_mean_wait_slots"), true),
+            line(
+                "formula mean",
+                xy(&r, "load", "formula_mean_wait_slots"),
+                true,
+            ),
             line("p99", xy(&r, "load", "p99_delay_slots"), true),
         ],
     );
@@ -122,7 +145,10 @@ pub fn epd(doc: &ResultDoc) -> Result<Figure, PlotError> {
         y: Axis::linear("of the output line", Quantity::Fraction),
         body: Body::Bars(Bars {
             categories: cats,
-            groups: vec![group("cells carried", "throughput"), group("frame goodput", "goodput")],
+            groups: vec![
+                group("cells carried", "throughput"),
+                group("frame goodput", "goodput"),
+            ],
             references: vec![("line rate".into(), 1.0)],
         }),
     });
