@@ -155,12 +155,6 @@ impl RateControl {
         else {
             return;
         };
-        eprintln!(
-            "DBG now={} start={} sent={sent} lost={lost} rx={rx_rate} tx={tx_rate} rate={}",
-            now.0 / 1000000,
-            round_start.0 / 1000000,
-            self.rate
-        );
         if sent < 16 || self.last_decrease.is_some_and(|t| round_start < t) {
             return;
         }
