@@ -234,7 +234,7 @@ fn run(
                         for (a, b) in g {
                             gaps.push((s, offset, a, b));
                         }
-                        // Reused buffers hold old bytes: gaps must still come out zero.
+                        // Reused buffers: gaps must still come out zero.
                         receivers[s].recycle(data);
                         push(&mut queue, &mut items, now + ch.disk, Item::Written(s, seq));
                     }

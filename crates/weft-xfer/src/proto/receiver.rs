@@ -432,8 +432,8 @@ impl Receiver {
             let Some(b) = self.bufs.get_mut(&seq) else {
                 continue;
             };
-            // A recycled buffer keeps old bytes: every byte is either received or, in the
-            // unreliable modes, zero-filled as a gap when the buffer is judged.
+            // A recycled buffer (emptied by `recycle`) saves the allocation and its page faults;
+            // `resize` zero-fills it, and gaps are zero-filled again when judged.
             let mut data = self.pool.pop().unwrap_or_default();
             data.resize(b.size as usize, 0);
             b.data = data;
