@@ -43,6 +43,21 @@ wbps=$(echo "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['su
 cmp -s "$work/src.bin" "$work/rx/src.bin" || { echo "xfer-emu: weft's copy differs!" >&2; exit 1; }
 report "weft reliable " "$wbps"
 
+# SBTP and MBTP as published (9000-byte packets, 1 MiB buffers, 4 receiving sockets, MBTP with 5
+# receivers), paced at the AAL5 payload rate: an unpaced sender on a modern host overruns the
+# OC-3c link, the study's Figure 4 case. Prints the sender's time breakdown and the loss.
+for mode in sbtp mbtp; do
+  extra=""
+  [ "$mode" = mbtp ] && extra="--receivers 5"
+  out=$(emu --exec "b:$weft recv --dir $work/rx --listen 10.77.0.2:7140 --force &" \
+            --exec "a:$weft send $work/src.bin 10.77.0.2:$mode --mode $mode --packet-size 9000 --buffer-size 1MiB --rate 135Mbps --no-progress --json $extra" | stdout_of)
+  echo "$out" | python3 -c "
+import json,sys
+s=json.load(sys.stdin)['summary']
+loss=s['packets_lost']/max(1,s['packets_sent'])
+print(f\"$mode over OC-3c: {s['goodput_mbps']:.1f} Mbit/s; sync {s['sync_pct']}% disk {s['disk_pct']}% transfer {s['transfer_pct']}% (network idle {100-s['transfer_pct']:.1f}%); loss {100*loss:.2f}% (study: under 5%)\")"
+done
+
 # iperf3 TCP, cubic and bbr.
 for cc in cubic bbr; do
   [ "$cc" = bbr ] && { modprobe tcp_bbr 2>/dev/null || true; }

@@ -80,11 +80,11 @@ print(f\"$mode: {s['goodput_mbps']:.0f} Mbit/s; sync {s['sync_pct']}% disk {s['d
 done
 
 # --- Emulated OC-3c path (17 ms RTT, 1% random loss) ------------------------------------------
-# NEEDS THE EMULATOR (weft emu, root). Reliable-mode goodput against iperf3 TCP (cubic, bbr) and
-# UDT's sendfile/recvfile (Debian libudt-dev examples); target >= 90% of the AAL5 payload rate and
-# ahead of both. See bench/xfer-emu.sh; skipped here unless WEFT_XFER_EMU=1.
-if [ "${WEFT_XFER_EMU:-0}" = 1 ]; then
-  exec bash bench/xfer-emu.sh
+# Needs the emulator (weft emu) and root. Reliable-mode goodput against iperf3 TCP (cubic, bbr)
+# and UDT's sendfile/recvfile (Debian libudt-dev examples); target >= 90% of the AAL5 payload
+# rate and ahead of both. WEFT_XFER_EMU=0 skips it.
+if [ "${WEFT_XFER_EMU:-1}" = 1 ] && [ "$(id -u)" = 0 ] && "$weft" emu list >/dev/null 2>&1; then
+  bash bench/xfer-emu.sh
 else
-  echo "emulated OC-3c comparison: skipped (set WEFT_XFER_EMU=1 as root to run bench/xfer-emu.sh)"
+  echo "emulated OC-3c comparison: skipped (needs root and a weft with the emulator; see bench/xfer-emu.sh)"
 fi

@@ -234,6 +234,8 @@ fn run(
                         for (a, b) in g {
                             gaps.push((s, offset, a, b));
                         }
+                        // Reused buffers: gaps must still come out zero.
+                        receivers[s].recycle(data);
                         push(&mut queue, &mut items, now + ch.disk, Item::Written(s, seq));
                     }
                     ReceiverEvent::FileEnd { file, digest } => {

@@ -206,7 +206,7 @@ fn session_loop(
     });
     // Writer thread: writes buffers and journals them, then wakes the loop.
     let (job_tx, job_rx) = mpsc::channel::<Job>();
-    let (done_tx, done_rx) = mpsc::channel::<(u32, Result<(), String>)>();
+    let (done_tx, done_rx) = mpsc::channel::<(u32, Result<(), String>, Vec<u8>)>();
     let (mut wake_r, mut wake_w) = UnixStream::pair().map_err(|e| XferError::io("wake pipe", e))?;
     wake_r
         .set_nonblocking(true)
@@ -215,7 +215,7 @@ fn session_loop(
         for j in job_rx {
             let r = store::write_buffer(&j.entry, j.offset, j.index, &j.data)
                 .map_err(|e| e.to_string());
-            if done_tx.send((j.seq, r)).is_err() {
+            if done_tx.send((j.seq, r, j.data)).is_err() {
                 break;
             }
             let _ = wake_w.write(&[1]);
@@ -269,8 +269,9 @@ fn session_loop(
             }
             let mut drain = [0u8; 256];
             while matches!(wake_r.read(&mut drain), Ok(n) if n > 0) {}
-            while let Ok((seq, r)) = done_rx.try_recv() {
+            while let Ok((seq, r, data)) = done_rx.try_recv() {
                 r.map_err(|e| XferError::Local(format!("writing a buffer: {e}")))?;
+                rx.recycle(data);
                 rx.buffer_written(seq);
                 if !mode.is_reliable() {
                     // Unreliable modes: the file is whole when every byte is accounted for.

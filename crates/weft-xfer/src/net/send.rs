@@ -303,14 +303,16 @@ pub fn send(
                 f.ok &= o.ok;
             }
         }
-        total.disk += r.disk;
         if sessions == 1 {
             total.sync = r.sync;
+            total.disk = r.disk;
             total.transfer = r.transfer;
         } else {
-            // MBTP sessions take turns on the network: their transfer times add up, and the
+            // MBTP sessions take turns on the network: their transfer times add up. Their
+            // reader threads work side by side, so the disk wait is the longest one's, and the
             // rest of the elapsed time is time the network idled waiting for receivers.
             total.transfer += r.transfer;
+            total.disk = total.disk.max(r.disk);
         }
         add_stats(&mut total.stats, &r.stats);
     }

@@ -90,6 +90,8 @@ pub struct RateControl {
     /// and say nothing about the new one (one decrease per congestion event, as TCP does once
     /// per round trip).
     last_decrease: Option<Instant>,
+    /// Reports taken into account.
+    reports: u64,
 }
 
 impl RateControl {
@@ -107,6 +109,7 @@ impl RateControl {
             step: (rate / 16).max(1_000_000),
             decreases: 0,
             last_decrease: None,
+            reports: 0,
         }
     }
 
@@ -116,6 +119,13 @@ impl RateControl {
             RateMode::Unlimited => None,
             _ => Some(Rate(self.rate.max(1))),
         }
+    }
+
+    /// Whether the adaptive controller is still waiting for its first report: until then the
+    /// sender keeps a single buffer in flight, so that a starting rate far above the path's
+    /// costs one buffer of losses, not a window of them.
+    pub fn probing(&self) -> bool {
+        matches!(self.mode, RateMode::Adaptive { .. }) && self.reports == 0
     }
 
     /// How many times the adaptive controller has backed off.
@@ -145,15 +155,10 @@ impl RateControl {
         else {
             return;
         };
-        eprintln!(
-            "DBG now={} start={} sent={sent} lost={lost} rx={rx_rate} tx={tx_rate} rate={}",
-            now.0 / 1000000,
-            round_start.0 / 1000000,
-            self.rate
-        );
         if sent < 16 || self.last_decrease.is_some_and(|t| round_start < t) {
             return;
         }
+        self.reports += 1;
         let loss_ppm = (lost as u64 * 1_000_000 / sent as u64) as u32;
         // Both rates span the same datagrams; a receiver seeing them markedly slower than they
         // left means a queue grew on the way (or at the receiver).

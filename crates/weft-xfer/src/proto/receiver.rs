@@ -139,6 +139,8 @@ pub struct Receiver {
     offered: Option<u32>,
     bufs: HashMap<u32, RBuf>,
     pending: VecDeque<u32>,
+    /// Written buffers handed back for reuse (saves zeroing and page faults per buffer).
+    pool: Vec<Vec<u8>>,
     slots: u32,
     control: VecDeque<Control>,
     events: VecDeque<ReceiverEvent>,
@@ -154,6 +156,7 @@ impl Receiver {
             offered: None,
             bufs: HashMap::new(),
             pending: VecDeque::new(),
+            pool: Vec::new(),
             slots: 0,
             control: VecDeque::new(),
             events: VecDeque::new(),
@@ -371,6 +374,14 @@ impl Receiver {
         }
     }
 
+    /// Hands back the bytes of a written buffer for reuse (optional; keeps at most `window`).
+    pub fn recycle(&mut self, mut data: Vec<u8>) {
+        if self.pool.len() < self.cfg.window as usize {
+            data.clear();
+            self.pool.push(data);
+        }
+    }
+
     /// The driver has written buffer `seq`: its slot is free again.
     pub fn buffer_written(&mut self, seq: u32) {
         if let Some(b) = self.bufs.get(&seq)
@@ -421,7 +432,11 @@ impl Receiver {
             let Some(b) = self.bufs.get_mut(&seq) else {
                 continue;
             };
-            b.data = vec![0; b.size as usize];
+            // A recycled buffer (emptied by `recycle`) saves the allocation and its page faults;
+            // `resize` zero-fills it, and gaps are zero-filled again when judged.
+            let mut data = self.pool.pop().unwrap_or_default();
+            data.resize(b.size as usize, 0);
+            b.data = data;
             b.have = Bitmap::new(packets_in(b.size, b.packet_size));
             b.state = State::Receiving;
             self.slots += 1;
@@ -473,6 +488,11 @@ impl Receiver {
         } else {
             Vec::new()
         };
+        for (a, e) in &gaps {
+            if let Some(g) = b.data.get_mut(*a as usize..*e as usize) {
+                g.fill(0);
+            }
+        }
         self.stats.packets_lost += lost as u64;
         self.stats.buffers_done += 1;
         self.control.push_back(Control::Done {

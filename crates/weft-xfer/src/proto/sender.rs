@@ -322,6 +322,7 @@ impl Sender {
                 }
                 // Retransmissions go before new data: they hold up a buffer's completion.
                 self.active.push_front(buf);
+                self.ask_for_buffer();
             }
             Control::Done {
                 buf,
@@ -588,7 +589,12 @@ impl Sender {
         if let FilePhase::Sending { exhausted, asking } = &mut self.phase
             && !*exhausted
             && !*asking
-            && (self.bufs.len() as u32) < self.cfg.window.max(1)
+            && (self.bufs.len() as u32)
+                < if self.rate.probing() {
+                    1
+                } else {
+                    self.cfg.window.max(1)
+                }
         {
             *asking = true;
             self.events.push_back(SenderEvent::NeedBuffer {

@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, default_value = "40Gbps")]
     max_rate: Rate,
     /// Adaptive mode: loss fraction of a round that counts as congestion.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.02)]
     loss_threshold: f64,
     /// Payload bytes per datagram. Default: fit the path MTU (about 64 KiB on loopback, 8952
     /// on a 9000-byte jumbo path, 1452 on Ethernet).
