@@ -120,6 +120,20 @@ fn agent_limits_refuse_large_messages_and_end_idle_tests() {
     finish(h);
 }
 
+#[test]
+fn agent_cuts_off_a_test_at_its_maximum_duration_and_says_why() {
+    let h = agent(|c| c.limits.max_duration = Duration::from_millis(300));
+    // Far more transactions than fit in the agent's 0.3 s (plus its 2 s grace).
+    let r = rr::run(&cfg(h.local_addr(), Proto::Tcp, vec![64], 100_000_000)).unwrap();
+    assert!(r.failed());
+    let s = &r.sizes[0];
+    let why = s.aborted.as_deref().unwrap();
+    assert!(why.contains("maximum duration"), "{why}");
+    assert!(s.count > 0, "the statistics so far are kept");
+    let sum = finish(h);
+    assert_eq!(sum.tests_failed, 1);
+}
+
 /// Opens an rr test by hand and returns the control connection and the data port.
 fn open_test(a: SocketAddr, t: Transport, size: u32) -> (Control, u16) {
     let mut c = Control::new(TcpStream::connect(a).unwrap(), DEFAULT_MAX_MESSAGE);

@@ -202,6 +202,21 @@ fn converge_stops_early_on_loopback_and_respects_the_cap() {
 }
 
 #[test]
+fn time_rule_measures_for_its_duration() {
+    let addr = tcp_echo();
+    let mut c = cfg(addr, Proto::Tcp, vec![64], 0);
+    c.stop = StopRule::Time {
+        duration_ns: 150_000_000,
+    };
+    let r = rr::run(&c).unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    let s = &r.sizes[0];
+    assert!(s.count > 10, "{}", r.table());
+    assert!(s.elapsed_ns >= 150_000_000, "{}", s.elapsed_ns);
+    assert_eq!(r.to_result_doc().params["stop"]["rule"], "time");
+}
+
+#[test]
 fn udp_losses_are_counted_exactly() {
     // Drops every other request (the first warm-up one included).
     let (addr, stop) = udp_peer(|i| (i % 2 == 1).then_some(Duration::ZERO));

@@ -104,6 +104,10 @@ fn window_mss_cc_nodelay_are_applied_and_reported() {
         assert_eq!(info.cc.as_deref(), Some("reno"));
         assert!(info.mss.unwrap() <= 1000, "{info:?}");
     }
+    // A set buffer is locked: auto-tuning leaves it alone to the end.
+    assert_eq!(r.local_sockets_end.len(), 1);
+    assert_eq!(r.remote_sockets_end.len(), 1);
+    assert_eq!(r.remote_sockets_end[0].rcvbuf, 200_000);
     let mut s = spec(Transport::Tcp, Direction::Forward, 100);
     s.cc = Some("no-such-cc".into());
     let e = run(&h, s).unwrap_err().to_string();
@@ -125,6 +129,11 @@ fn udp_forward_with_rate_accounts_every_datagram() {
     // At 20 Mbit/s for 0.3 s: about 625 datagrams of 1200 bytes; pacing, not a flood.
     assert!(up.sender_packets < 2000, "{}", up.sender_packets);
     assert!(!r.intervals.is_empty());
+    // Interval loss changes sum to the gaps open at the last tick: at most the final loss
+    // (loopback does not reorder, so no gap closes later).
+    let lost: i64 = r.intervals.iter().map(|i| i.lost.unwrap()).sum();
+    assert!(lost <= u.lost as i64, "{lost} vs {}", u.lost);
+    assert!(r.intervals.iter().map(|i| i.packets).sum::<u64>() <= u.received);
 }
 
 #[test]

@@ -114,6 +114,10 @@ pub struct Interval {
     /// Datagrams received in the interval (UDP).
     #[serde(default)]
     pub rx_packets: u64,
+    /// Change in datagrams missing over the interval (UDP): new gaps minus gaps filled by late
+    /// arrivals; negative when reordered datagrams filled earlier gaps.
+    #[serde(default)]
+    pub rx_lost: i64,
 }
 
 /// A sender has sent everything; its per-stream totals, so the receiver can reconcile.
@@ -186,6 +190,10 @@ pub struct Finished {
     pub rx: Vec<StreamEnd>,
     /// The agent's CPU use for this test.
     pub cpu: CpuUse,
+    /// The agent's data sockets at the end of the test (buffers after auto-tuning), in the
+    /// stream order of `Ready`.
+    #[serde(default)]
+    pub sockets_end: Vec<SockInfo>,
 }
 
 /// A failure, sent before the sender drops the connection.
@@ -414,6 +422,7 @@ mod tests {
                 tx_bytes: 3,
                 rx_bytes: 4,
                 rx_packets: 5,
+                rx_lost: -1,
             }),
             Message::SenderDone(SenderDone {
                 bytes: vec![10],
@@ -439,6 +448,7 @@ mod tests {
                     sys_ns: 2,
                     wall_ns: 3,
                 },
+                sockets_end: vec![SockInfo::default()],
             }),
             Message::Ext(serde_json::json!({"rr": 1})),
         ];

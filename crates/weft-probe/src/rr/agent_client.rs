@@ -17,6 +17,9 @@ use super::{RrError, run_leg};
 /// How long the agent may take to answer a control message.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long to wait for the agent's explanation after the data path broke.
+const EXPLAIN_WAIT: Duration = Duration::from_millis(300);
+
 fn agent_err(addr: SocketAddr, e: ProbeError) -> RrError {
     RrError::Agent(format!("agent {addr}: {e}"))
 }
@@ -75,16 +78,30 @@ pub(super) fn run_size(
     let data = SocketAddr::new(addr.ip(), port);
     let mut aborted = run_leg(cfg, data, req, resp, &mut meter).err();
 
-    // The agent answers SenderDone with its counts, or has already sent an Error that explains
-    // why the data path broke (a limit, an idle time-out).
+    // When the data path broke, the agent may have said why (a limit, an idle time-out) just
+    // before closing: read that first, before a write to a closed connection resets it.
+    if let Some(a) = &mut aborted {
+        let _ = control.set_read_timeout(Some(EXPLAIN_WAIT));
+        match control.recv() {
+            Err(e @ ProbeError::Remote { .. }) => {
+                a.push_str(&format!(" (agent {addr}: {e})"));
+                let mut r = SizeResult::from_meter(req, resp, &meter, cfg.cold, aborted);
+                r.agent_requests = None;
+                return Ok(r);
+            }
+            _ => {
+                let _ = control.set_read_timeout(Some(CONTROL_TIMEOUT));
+            }
+        }
+    }
+    // The agent answers SenderDone with its counts.
     let issued = meter.issued();
     let done = Message::SenderDone(SenderDone {
         bytes: vec![issued * u64::from(req)],
         packets: vec![issued],
     });
     let mut agent_requests = None;
-    let reply = control.send(&done).and_then(|()| control.recv());
-    match reply {
+    match control.send(&done).and_then(|()| control.recv()) {
         Ok(Message::Finished(f)) => {
             agent_requests = f.rx.first().map(|s| s.packets);
             let _ = control.send(&Message::Bye);
@@ -98,8 +115,7 @@ pub(super) fn run_size(
         Err(e) => {
             let why = format!("agent {addr}: {e}");
             aborted = Some(match aborted {
-                Some(a) if matches!(e, ProbeError::Remote { .. }) => format!("{a} ({why})"),
-                Some(a) => a,
+                Some(a) => format!("{a} ({why})"),
                 None => why,
             });
         }

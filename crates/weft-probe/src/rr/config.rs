@@ -63,6 +63,12 @@ pub enum StopRule {
         /// Cap on measured transactions.
         max_count: u64,
     },
+    /// For this long of measured transactions (netperf's -l; `weft pattern` runs latency
+    /// sessions beside bulk ones this way).
+    Time {
+        /// Measuring time per size, ns.
+        duration_ns: u64,
+    },
 }
 
 impl StopRule {
@@ -71,6 +77,7 @@ impl StopRule {
         match *self {
             StopRule::Count { count } => count,
             StopRule::Converge { max_count, .. } => max_count,
+            StopRule::Time { .. } => u64::MAX,
         }
     }
 }
@@ -184,7 +191,8 @@ impl RrConfig {
                     return bad("--max-count must be at least 1".into());
                 }
             }
-            StopRule::Count { .. } => {}
+            StopRule::Time { duration_ns: 0 } => return bad("--time must be longer than 0".into()),
+            StopRule::Count { .. } | StopRule::Time { .. } => {}
         }
         if self.timeout.is_zero() {
             return bad("--timeout must be longer than 0".into());

@@ -60,6 +60,10 @@ impl Meter {
         match self.stop {
             StopRule::Count { .. } => true,
             StopRule::Converge { rel, .. } => !self.rtt.converged(rel),
+            StopRule::Time { duration_ns } => self.first_measured.is_none_or(|t0| {
+                let d = std::time::Duration::from_nanos(duration_ns);
+                t0.elapsed() < d
+            }),
         }
     }
 
@@ -130,7 +134,7 @@ impl Meter {
     pub fn converged(&self) -> bool {
         match self.stop {
             StopRule::Converge { rel, .. } => self.rtt.converged(rel),
-            StopRule::Count { .. } => false,
+            StopRule::Count { .. } | StopRule::Time { .. } => false,
         }
     }
 }
@@ -192,6 +196,27 @@ mod tests {
         }
         assert_eq!(m.rtt.count(), 200);
         assert!(!m.converged());
+    }
+
+    #[test]
+    fn time_rule_stops_after_its_duration() {
+        let mut m = Meter::new(
+            2,
+            StopRule::Time {
+                duration_ns: 30_000_000,
+            },
+            0,
+        );
+        let start = Instant::now();
+        while m.may_issue() {
+            let now = Instant::now();
+            let s = m.issue(now);
+            m.complete(s, 10, None, now);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let took = start.elapsed();
+        assert!(took >= std::time::Duration::from_millis(30), "{took:?}");
+        assert!(m.rtt.count() >= 2);
     }
 
     #[test]

@@ -234,21 +234,25 @@ impl RrResult {
             } else {
                 format!("{}/{}", s.request_bytes, s.response_bytes)
             };
-            let _ = writeln!(
-                out,
-                "{:>8} {:>7} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>20} {:>11}",
-                size,
-                s.count,
-                s.lost,
-                us(r.min_ns as f64),
-                us(r.p50_ns as f64),
-                us(r.p90_ns as f64),
-                us(r.p99_ns as f64),
-                us(r.max_ns as f64),
-                format!("{} ± {}", us(r.mean_ns), ci),
-                weft_model::Rate(s.throughput_bps.round() as u64).to_string(),
-            );
-            if let Some(c) = &s.connect {
+            if s.count == 0 {
+                let _ = writeln!(out, "{size:>8} {:>7} {:>5} {:>9}", 0, s.lost, "-");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{:>8} {:>7} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>20} {:>11}",
+                    size,
+                    s.count,
+                    s.lost,
+                    us(r.min_ns as f64),
+                    us(r.p50_ns as f64),
+                    us(r.p90_ns as f64),
+                    us(r.p99_ns as f64),
+                    us(r.max_ns as f64),
+                    format!("{} ± {}", us(r.mean_ns), ci),
+                    weft_model::Rate(s.throughput_bps.round() as u64).to_string(),
+                );
+            }
+            if let Some(c) = s.connect.as_ref().filter(|c| c.count > 0) {
                 let _ = writeln!(
                     out,
                     "{:>8} connect: min {} p50 {} p99 {} mean {} us",

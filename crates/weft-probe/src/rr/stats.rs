@@ -378,4 +378,34 @@ mod tests {
         );
         assert!(one.ci95_half_width().is_none());
     }
+
+    proptest::proptest! {
+        /// Against a brute-force reference: exact moments, and percentiles within the
+        /// histogram's 0.1% of the nearest-rank value of the sorted sample.
+        #[test]
+        fn matches_a_brute_force_reference(
+            v in proptest::collection::vec(1u64..10_000_000_000, 1..400),
+            q in 0.0f64..=1.0,
+        ) {
+            let mut s = LatencyStats::new();
+            for &x in &v {
+                s.record(x);
+            }
+            let n = v.len() as f64;
+            let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
+            proptest::prop_assert!(close(s.mean(), mean, 1e-9));
+            if v.len() > 1 {
+                let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0);
+                proptest::prop_assert!((s.stddev() - var.sqrt()).abs() <= 1e-6 * var.sqrt().max(1.0));
+            }
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            proptest::prop_assert_eq!(s.min(), sorted.first().copied());
+            proptest::prop_assert_eq!(s.max(), sorted.last().copied());
+            let rank = ((q * n).ceil() as usize).clamp(1, sorted.len());
+            let exact = sorted[rank - 1] as f64;
+            let got = s.percentile(q).unwrap() as f64;
+            proptest::prop_assert!((got - exact).abs() <= exact * 1e-3 + 1.0, "q {} got {} exact {}", q, got, exact);
+        }
+    }
 }

@@ -180,10 +180,18 @@ fn run(
         }
     }
     let wall = start.elapsed();
+    let total = |v: Vec<crate::proto::StreamEnd>| v.iter().map(|e| e.bytes).sum::<u64>();
+    ctx.log(&format!(
+        "received {} bytes, sent {} bytes in {:.3} s",
+        total(sess.rx_ends()),
+        total(sess.tx_ends()),
+        wall.as_secs_f64()
+    ));
     ctx.control.send(&Message::Finished(Finished {
         tx: sess.tx_ends(),
         rx: sess.rx_ends(),
         cpu: sess.cpu(wall),
+        sockets_end: [sess.rx_infos(), sess.tx_infos()].concat(),
     }))?;
     // Wait for the client's Bye so that closing does not reset a connection with unread data.
     let until = Instant::now() + ctx.limits.idle_timeout;

@@ -116,7 +116,7 @@ pub fn run(
             if now >= tk {
                 let rep = sess.tick(now);
                 if n_down > 0 {
-                    let s = IntervalSample::from_report(&rep, "down", false);
+                    let s = IntervalSample::from_report(&rep, "down", false, spec.transport);
                     observe(&TputEvent::Interval(s.clone()));
                     intervals.push(s);
                 }
@@ -139,7 +139,7 @@ pub fn run(
         match sess.record(ev) {
             Ok(Some(Message::Interval(rep))) => {
                 if n_up > 0 {
-                    let s = IntervalSample::from_report(&rep, "up", true);
+                    let s = IntervalSample::from_report(&rep, "up", true, spec.transport);
                     observe(&TputEvent::Interval(s.clone()));
                     intervals.push(s);
                 }
@@ -161,6 +161,7 @@ pub fn run(
         }
     }
     let wall = start.elapsed();
+    let local_end = [sess.tx_infos(), sess.rx_infos()].concat();
     let _ = control.send(&Message::Bye);
     control.shutdown();
     let remote = finished.unwrap_or_default();
@@ -183,6 +184,8 @@ pub fn run(
         down,
         local_sockets: local_info,
         remote_sockets: ready.streams,
+        local_sockets_end: local_end,
+        remote_sockets_end: remote.sockets_end.clone(),
         local_cpu: sess.cpu(wall),
         remote_cpu: CpuUse { ..remote.cpu },
         intervals,

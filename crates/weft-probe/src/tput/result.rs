@@ -29,11 +29,19 @@ pub struct IntervalSample {
     pub packets: u64,
     /// Which end measured it: `agent` or `client`.
     pub measured_by: &'static str,
+    /// UDP: change in datagrams missing over the interval (negative when late datagrams
+    /// filled earlier gaps); `None` for TCP.
+    pub lost: Option<i64>,
 }
 
 impl IntervalSample {
     /// The receive side of an interval report.
-    pub fn from_report(rep: &Interval, direction: &'static str, by_agent: bool) -> Self {
+    pub fn from_report(
+        rep: &Interval,
+        direction: &'static str,
+        by_agent: bool,
+        transport: Transport,
+    ) -> Self {
         let dur = rep.end_ns.saturating_sub(rep.start_ns);
         IntervalSample {
             start_s: rep.start_ns as f64 / 1e9,
@@ -47,6 +55,7 @@ impl IntervalSample {
             },
             packets: rep.rx_packets,
             measured_by: if by_agent { "agent" } else { "client" },
+            lost: (transport == Transport::Udp).then_some(rep.rx_lost),
         }
     }
 }
@@ -165,6 +174,10 @@ pub struct TputResult {
     pub local_sockets: Vec<SockInfo>,
     /// The agent's data sockets as its kernel configured them.
     pub remote_sockets: Vec<SockInfo>,
+    /// The client's data sockets at the end of the test (buffers after auto-tuning).
+    pub local_sockets_end: Vec<SockInfo>,
+    /// The agent's data sockets at the end of the test.
+    pub remote_sockets_end: Vec<SockInfo>,
     /// The client's CPU use for the test.
     pub local_cpu: CpuUse,
     /// The agent's CPU use for the test.
@@ -213,6 +226,7 @@ impl TputResult {
             "rate_bps": s.rate_bps,
             "interval_ns": s.interval_ns,
             "sockets": { "client": self.local_sockets, "agent": self.remote_sockets },
+            "sockets_end": { "client": self.local_sockets_end, "agent": self.remote_sockets_end },
         });
         let cpu = |c: &CpuUse| {
             json!({ "user_ns": c.user_ns, "sys_ns": c.sys_ns, "wall_ns": c.wall_ns,
@@ -308,9 +322,15 @@ impl TputResult {
         };
         let _ = writeln!(
             out,
-            "sockets  client {}  agent {}",
+            "sockets at start  client {}  agent {}",
             sock(&self.local_sockets),
             sock(&self.remote_sockets)
+        );
+        let _ = writeln!(
+            out,
+            "sockets at end    client {}  agent {}",
+            sock(&self.local_sockets_end),
+            sock(&self.remote_sockets_end)
         );
         out
     }

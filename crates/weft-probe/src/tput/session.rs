@@ -14,7 +14,9 @@ use super::stream::{self, Counter, Outcome, UdpDrain};
 use crate::control::Control;
 use crate::cpu::ThreadCpu;
 use crate::error::ProbeError;
-use crate::proto::{CpuUse, Interval, Message, SenderDone, StreamEnd, TputSpec, Transport};
+use crate::proto::{
+    CpuUse, Interval, Message, SenderDone, SockInfo, StreamEnd, TputSpec, Transport,
+};
 
 /// A data socket of either transport.
 #[derive(Debug)]
@@ -48,7 +50,7 @@ pub struct Session {
     rx_out: Vec<Option<Outcome>>,
     start: Instant,
     cpu0: ThreadCpu,
-    tick: (u64, u64, u64, u64),
+    tick: (u64, u64, u64, u64, u64),
 }
 
 impl Session {
@@ -84,7 +86,7 @@ impl Session {
             rx_out: (0..rx.len()).map(|_| None).collect(),
             start,
             cpu0,
-            tick: (0, 0, 0, 0),
+            tick: (0, 0, 0, 0, 0),
         };
         let n_tx = tx.len().max(1) as u64;
         let rate = spec.rate_bps.unwrap_or(0);
@@ -194,15 +196,17 @@ impl Session {
         let tx: u64 = sum(&self.tx_counters, |c| c.bytes.load(Ordering::Relaxed));
         let rx: u64 = sum(&self.rx_counters, |c| c.bytes.load(Ordering::Relaxed));
         let rxp: u64 = sum(&self.rx_counters, |c| c.packets.load(Ordering::Relaxed));
+        let miss: u64 = sum(&self.rx_counters, |c| c.missing.load(Ordering::Relaxed));
         let end_ns = now.saturating_duration_since(self.start).as_nanos() as u64;
-        let (t0, tx0, rx0, rxp0) = self.tick;
-        self.tick = (end_ns, tx, rx, rxp);
+        let (t0, tx0, rx0, rxp0, miss0) = self.tick;
+        self.tick = (end_ns, tx, rx, rxp, miss);
         Interval {
             start_ns: t0,
             end_ns,
-            tx_bytes: tx - tx0,
-            rx_bytes: rx - rx0,
-            rx_packets: rxp - rxp0,
+            tx_bytes: tx.saturating_sub(tx0),
+            rx_bytes: rx.saturating_sub(rx0),
+            rx_packets: rxp.saturating_sub(rxp0),
+            rx_lost: miss as i64 - miss0 as i64,
         }
     }
 
@@ -252,6 +256,16 @@ impl Session {
             .collect()
     }
 
+    /// Effective options of the sending sockets now (after any auto-tuning), in stream order.
+    pub fn tx_infos(&self) -> Vec<SockInfo> {
+        self.unblock[..self.tx_out.len()].iter().map(info).collect()
+    }
+
+    /// Effective options of the receiving sockets now, in stream order.
+    pub fn rx_infos(&self) -> Vec<SockInfo> {
+        self.unblock[self.tx_out.len()..].iter().map(info).collect()
+    }
+
     /// Time zero of the test.
     pub fn start_instant(&self) -> Instant {
         self.start
@@ -264,6 +278,13 @@ impl Drop for Session {
         if !(self.tx_done() && self.rx_done()) {
             self.abort();
         }
+    }
+}
+
+fn info(s: &DataSock) -> SockInfo {
+    match s {
+        DataSock::Tcp(t) => super::opts::tcp_info(t),
+        DataSock::Udp(u) => super::opts::udp_info(u),
     }
 }
 

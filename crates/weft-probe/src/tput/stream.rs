@@ -25,6 +25,8 @@ pub struct Counter {
     pub bytes: AtomicU64,
     /// System calls (TCP) or datagrams (UDP) so far.
     pub packets: AtomicU64,
+    /// UDP receivers: datagrams missing so far (see `UdpRecvStats::missing`).
+    pub missing: AtomicU64,
 }
 
 /// What a stream thread returns.
@@ -317,6 +319,7 @@ pub fn udp_recv(
                 packets += 1;
                 counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
                 counter.packets.fetch_add(1, Ordering::Relaxed);
+                counter.missing.store(stats.missing(), Ordering::Relaxed);
                 last = now;
                 if let Some((exp, _)) = drain.expected() {
                     if stats.received() >= exp {

@@ -96,6 +96,12 @@ impl UdpRecvStats {
         self.received
     }
 
+    /// Datagrams missing so far: sequence numbers below the highest seen that have not
+    /// arrived (some may still arrive late). For per-interval loss estimates.
+    pub fn missing(&self) -> u64 {
+        self.next.saturating_sub(self.received)
+    }
+
     /// The final counts given the sender's count `expected`.
     pub fn counts(&self, expected: u64) -> UdpCounts {
         UdpCounts {
@@ -134,6 +140,8 @@ mod tests {
 
     #[test]
     fn gaps_are_loss_late_arrivals_reordering_repeats_duplicates() {
+        assert_eq!(run(&[0, 2]).missing(), 1);
+        assert_eq!(run(&[0, 2, 1]).missing(), 0);
         let s = run(&[0, 2, 1, 1, 5, 2]);
         let c = s.counts(7);
         assert_eq!(c.received, 4); // 0 1 2 5

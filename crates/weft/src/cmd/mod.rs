@@ -13,8 +13,8 @@ mod run;
 mod send;
 mod serve;
 mod sim;
-mod tput;
 mod trace;
+mod tput;
 
 /// The subcommands of `weft`.
 #[derive(Debug, Subcommand)]

@@ -69,6 +69,10 @@ pub struct Opts {
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "converge")]
     pub count: Option<u64>,
 
+    /// Measure each size for this long instead of a count (netperf -l): 10s.
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["count", "converge"])]
+    pub time: Option<String>,
+
     /// Stop a size when the 95% CI half-width of the mean is below this fraction of it: 1%.
     #[arg(long, value_name = "PCT")]
     pub converge: Option<String>,
@@ -130,11 +134,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             eprintln!("wrote {}", path.display());
         }
     }
-    if args.json {
-        println!("{}", doc.to_json_pretty());
+    let text = if args.json {
+        doc.to_json_pretty() + "\n"
     } else {
-        print!("{}", result.table());
-    }
+        result.table()
+    };
+    print_stdout(&text)?;
     let aborted: Vec<String> = result
         .sizes
         .iter()
@@ -153,6 +158,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             result.sizes.len(),
             aborted.join("\n  ")
         ))
+    }
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+fn print_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::anyhow!("writing to stdout: {e}"))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -196,12 +213,18 @@ fn config_from(a: &Opts) -> Result<RrConfig, RrError> {
         None => None,
     };
     c.warmup = a.warmup;
-    c.stop = match &a.converge {
-        Some(f) => StopRule::Converge {
+    c.stop = match (&a.converge, &a.time) {
+        (Some(f), _) => StopRule::Converge {
             rel: config::parse_fraction(f)?,
             max_count: a.max_count,
         },
-        None => StopRule::Count {
+        (None, Some(t)) => StopRule::Time {
+            duration_ns: t
+                .parse::<WDuration>()
+                .map_err(|e| RrError::Config(format!("--time: {e}")))?
+                .0,
+        },
+        (None, None) => StopRule::Count {
             count: a.count.unwrap_or(2000),
         },
     };

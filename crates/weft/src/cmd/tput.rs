@@ -187,12 +187,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Some(json!({ "event": "interval", "sample": s }).to_string())
             }
             TputEvent::Interval(s) if table => Some(format!(
-                "[{:>6.2}-{:>6.2} s] {:<4} {:>12} {:>12}",
+                "[{:>6.2}-{:>6.2} s] {:<4} {:>12} {:>12}{}",
                 s.start_s,
                 s.end_s,
                 s.direction,
                 Size(s.bytes).to_string(),
-                Rate(s.bps.round() as u64).to_string()
+                Rate(s.bps.round() as u64).to_string(),
+                s.lost.map_or(String::new(), |l| format!(
+                    "  {} dgrams, lost {l}",
+                    s.packets
+                ))
             )),
             _ => None,
         };
