@@ -13,11 +13,15 @@ use crate::units::{UnitError, parse_number_and_unit};
 
 /// A point in time, in nanoseconds since an epoch chosen by whoever drives the model
 /// (zero for a simulation, the driver's start for an emulation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Instant(pub u64);
 
 /// A span of time in nanoseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Duration(pub u64);
 
 impl Instant {
@@ -182,7 +186,10 @@ mod tests {
 
     #[test]
     fn parses_and_prints_durations() {
-        assert_eq!("17ms".parse::<Duration>().unwrap(), Duration::from_millis(17));
+        assert_eq!(
+            "17ms".parse::<Duration>().unwrap(),
+            Duration::from_millis(17)
+        );
         assert_eq!("2.83us".parse::<Duration>().unwrap(), Duration(2830));
         assert_eq!("5m".parse::<Duration>().unwrap(), Duration::from_secs(300));
         assert_eq!("1.5".parse::<Duration>().unwrap(), Duration(1_500_000_000));

@@ -13,8 +13,8 @@ mod run;
 mod send;
 mod serve;
 mod sim;
-mod trace;
 mod tput;
+mod trace;
 
 /// The subcommands of `weft`.
 #[derive(Debug, Subcommand)]
