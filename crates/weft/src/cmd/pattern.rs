@@ -18,7 +18,8 @@ use weft_report::write_atomic;
 /// names each session's direction. Pairs between two agents are refused: that needs an agent
 /// that acts as a client, which the control protocol does not offer.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "weft is the client of every session: data flows between this host (`local`) \
+#[command(
+    after_help = "weft is the client of every session: data flows between this host (`local`) \
 and one agent per session. --one-to-many sends from here to every agent at once; --many-to-one \
 makes every agent send to this host at once (the contended receiver). A pair between two agents \
 is refused: it needs an agent that acts as a client, which the control protocol does not offer.
@@ -28,7 +29,8 @@ Examples:
     weft pattern --many-to-one hostA,hostB,hostC --line-rate 1Gbps -o contention.json
     weft pattern --pairs local:hostA,hostB:local
     weft pattern --one-to-many hostA,hostB --test rr --size 64 --count 10000
-    weft pattern --one-to-many hostA --repeat 4 --load tput --probe rr")]
+    weft pattern --one-to-many hostA --repeat 4 --load tput --probe rr"
+)]
 pub struct Args {
     /// Sessions as FROM:TO (or FROM->TO) pairs, comma-separated; one side `local`, the other
     /// an agent HOST[:PORT].
