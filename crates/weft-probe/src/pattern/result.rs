@@ -305,7 +305,7 @@ fn test_params(t: &SessionTest) -> Value {
     match t {
         SessionTest::Tput(spec) => json!({ "test": "tput", "spec": spec }),
         SessionTest::Rr(r) => json!({
-            "test": "rr", "proto": r.proto, "size_bytes": r.size, "count": r.count,
+            "test": "rr", "proto": r.proto, "size_bytes": r.size, "count": r.count, "time_ns": r.time_ns,
             "warmup": r.warmup,
         }),
     }

@@ -108,7 +108,10 @@ fn run_session(s: &Session, cfg: &PatternConfig) -> Outcome {
             let mut rc = RrConfig::new(Peer::Agent(agent), vec![st.size]);
             rc.proto = st.proto;
             rc.warmup = st.warmup;
-            rc.stop = StopRule::Count { count: st.count };
+            rc.stop = match st.time_ns {
+                Some(duration_ns) => StopRule::Time { duration_ns },
+                None => StopRule::Count { count: st.count },
+            };
             match rr::run(&rc) {
                 Ok(r) => {
                     let Some(size) = r.sizes.first() else {

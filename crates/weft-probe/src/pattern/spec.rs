@@ -76,8 +76,10 @@ pub struct RrSettings {
     pub proto: Proto,
     /// Request (and echoed response) size, bytes.
     pub size: u32,
-    /// Measured transactions.
+    /// Measured transactions (when `time_ns` is not given).
     pub count: u64,
+    /// Measure for this long instead of `count` transactions, ns (probes beside bulk load).
+    pub time_ns: Option<u64>,
     /// Unmeasured transactions first.
     pub warmup: u64,
 }
@@ -88,6 +90,7 @@ impl Default for RrSettings {
             proto: Proto::Tcp,
             size: 64,
             count: 1000,
+            time_ns: None,
             warmup: 50,
         }
     }

@@ -18,12 +18,19 @@ use weft_report::write_atomic;
 /// names each session's direction. Pairs between two agents are refused: that needs an agent
 /// that acts as a client, which the control protocol does not offer.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:
+#[command(
+    after_help = "weft is the client of every session: data flows between this host (`local`) \
+and one agent per session. --one-to-many sends from here to every agent at once; --many-to-one \
+makes every agent send to this host at once (the contended receiver). A pair between two agents \
+is refused: it needs an agent that acts as a client, which the control protocol does not offer.
+
+Examples:
     weft pattern --one-to-many hostA,hostB --time 10s --line-rate 100Mbps
     weft pattern --many-to-one hostA,hostB,hostC --line-rate 1Gbps -o contention.json
     weft pattern --pairs local:hostA,hostB:local
     weft pattern --one-to-many hostA,hostB --test rr --size 64 --count 10000
-    weft pattern --one-to-many hostA --repeat 4 --load tput --probe rr")]
+    weft pattern --one-to-many hostA --repeat 4 --load tput --probe rr"
+)]
 pub struct Args {
     /// Sessions as FROM:TO (or FROM->TO) pairs, comma-separated; one side `local`, the other
     /// an agent HOST[:PORT].
@@ -71,9 +78,10 @@ pub struct Args {
     /// rr (sessions and probes): message size.
     #[arg(long, default_value = "64")]
     pub size: Size,
-    /// rr (sessions and probes): measured transactions per session.
-    #[arg(long, default_value_t = 2000)]
-    pub count: u64,
+    /// rr: measured transactions per session [default: 2000]. Probes without --count measure
+    /// for the load's --time less twice --probe-delay, so that they run inside the load.
+    #[arg(long)]
+    pub count: Option<u64>,
     /// How long probes wait after the start, so that they measure the load in steady state.
     #[arg(long, default_value = "300ms")]
     pub probe_delay: Duration,
@@ -153,7 +161,15 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
                 "--probe measures latency beside bulk (tput) sessions",
             ));
         }
-        sessions = pattern::with_probes(sessions, rr_settings(a)?);
+        let mut probe = rr_settings(a)?;
+        let inside = a
+            .time
+            .as_nanos()
+            .saturating_sub(2 * a.probe_delay.as_nanos());
+        if a.count.is_none() && inside > 0 {
+            probe.time_ns = Some(inside);
+        }
+        sessions = pattern::with_probes(sessions, probe);
     }
     let mut cfg = PatternConfig::new(name, sessions);
     cfg.line_rate_bps = a.line_rate.map(|r| r.as_bps() as f64);
@@ -217,7 +233,7 @@ fn rr_settings(a: &Args) -> anyhow::Result<RrSettings> {
         .ok()
         .filter(|&s| s > 0)
         .ok_or_else(|| crate::cli::usage("--size must be between 1 byte and 4GiB"))?;
-    if a.count == 0 {
+    if a.count == Some(0) {
         return Err(crate::cli::usage("--count must be at least 1"));
     }
     Ok(RrSettings {
@@ -227,7 +243,8 @@ fn rr_settings(a: &Args) -> anyhow::Result<RrSettings> {
             Proto::Tcp
         },
         size,
-        count: a.count,
+        count: a.count.unwrap_or(2000),
+        time_ns: None,
         warmup: 50,
     })
 }
