@@ -13,10 +13,6 @@ use weft_model::{Duration, Rate};
 pub const ETH_HEADER: usize = 14;
 /// Bytes of an ATM cell on the wire.
 pub const CELL_BYTES: u64 = 53;
-/// Bytes of payload in an ATM cell.
-pub const CELL_PAYLOAD: u64 = 48;
-/// Bytes of the AAL5 trailer.
-pub const AAL5_TRAILER: u64 = 8;
 /// Bytes of LLC/SNAP encapsulation (RFC 1483/2684) used by Classical IP over ATM.
 pub const LLC_SNAP: u64 = 8;
 
@@ -89,9 +85,7 @@ pub fn ip_len(frame_len: usize) -> u64 {
 
 /// Cells needed for an IP packet of `ip_len` bytes in an LLC/SNAP AAL5 PDU.
 pub fn aal5_cells(ip_len: u64) -> u64 {
-    (ip_len + LLC_SNAP + AAL5_TRAILER)
-        .div_ceil(CELL_PAYLOAD)
-        .max(1)
+    weft_model::tech::aal5_cells(ip_len + LLC_SNAP)
 }
 
 /// The payload rate (bits/s) left for `payload` bytes when each carries `header` bytes of

@@ -37,9 +37,10 @@ pub enum Aal5Error {
     Overrun,
 }
 
-/// Cells an AAL5 frame of `len` bytes occupies: `ceil((len + 8) / 48)`.
+/// Cells an AAL5 frame of `len` bytes occupies: `ceil((len + 8) / 48)`
+/// ([`crate::tech::aal5_cells`] in `usize`, for indexing cell buffers).
 pub const fn aal5_cells(len: usize) -> usize {
-    (len + TRAILER_BYTES).div_ceil(CELL_PAYLOAD)
+    crate::tech::aal5_cells(len as u64) as usize
 }
 
 /// CRC-32 as AAL5 uses it (generator 0x04C11DB7, MSB first, initial all ones, final complement;
