@@ -2,6 +2,7 @@
 //! keeps every bin it wrote.
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
+use std::io::{BufRead, BufReader, Read};
 use std::net::UdpSocket;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,7 +22,7 @@ fn lines_of(text: &str) -> Vec<Value> {
 #[test]
 fn live_sampling_of_lo_with_duration_and_capture() {
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let child = weft()
+    let mut child = weft()
         .args([
             "trace",
             "live",
@@ -40,14 +41,21 @@ fn live_sampling_of_lo_with_duration_and_capture() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Send only once the first bin is out: packets sent before the sampler read its baseline
+    // counters would not be counted.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
     let t0 = Instant::now();
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut sent = 0u64;
-    while t0.elapsed() < Duration::from_millis(900) {
+    while !first.is_empty() && t0.elapsed() < Duration::from_millis(500) {
         tx.send_to(&[7u8; 1000], rx.local_addr().unwrap()).unwrap();
         sent += 1000;
         std::thread::sleep(Duration::from_millis(2));
     }
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() && err.contains("ermission") {
@@ -55,7 +63,8 @@ fn live_sampling_of_lo_with_duration_and_capture() {
         return;
     }
     assert!(o.status.success(), "{err}");
-    let lines = lines_of(&String::from_utf8_lossy(&o.stdout));
+    assert!(sent > 0, "no bin before the end of the run");
+    let lines = lines_of(&(first + &rest));
     assert_eq!(lines.len(), 6, "{lines:?}");
     let bins = &lines[..5];
     let bytes: u64 = bins.iter().map(|b| b["bytes"].as_u64().unwrap()).sum();
