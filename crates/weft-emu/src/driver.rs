@@ -1,8 +1,12 @@
 //! The real-time driver: runs a [`SwitchCore`] against CLOCK_MONOTONIC, moving frames between
-//! AF_PACKET sockets. Each turn it reads what arrived (stamped with `now`), sends what is due, and
-//! sleeps in `ppoll` until the earliest deadline or new input, spinning for the last few
-//! microseconds. It records how late each frame left compared with its due time (lag) and warns
-//! on stderr when it cannot keep up.
+//! AF_PACKET sockets. Each turn it reads what arrived (stamped with `now`) and sends what is due.
+//! While the switch holds frames, or saw one recently, it busy-polls: a virtual CPU that halts in
+//! `ppoll` wakes up 0.1-1 ms late on a hypervisor now and then, which would show as jitter on the
+//! emulated links. Only when idle does it sleep in `ppoll` until new input. It records how late
+//! each frame left compared with its due time (lag) and warns on stderr when it cannot keep up.
+//!
+//! The thread stays under normal scheduling by default: a SCHED_FIFO thread that never sleeps is
+//! throttled by the kernel for 50 ms of every second (`sched_rt_runtime_us`).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -19,7 +23,10 @@ use crate::sys::{PacketSocket, monotonic_now, ppoll_readable};
 /// Tuning of the driver loop.
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
-    /// Wake this long before a deadline and spin the rest (ns).
+    /// Keep polling without sleeping while frames are queued and for this long (ns) after the
+    /// last frame came or went; 0 sleeps between frames.
+    pub busy_poll_ns: u64,
+    /// When sleeping towards a deadline, wake this long before it and spin the rest (ns).
     pub spin_ns: u64,
     /// Frames read from one socket per turn before serving the others.
     pub batch: usize,
@@ -29,16 +36,20 @@ pub struct DriverConfig {
     pub warn: bool,
     /// Run the switch thread under SCHED_FIFO at this priority (`None`: normal scheduling).
     pub realtime: Option<i32>,
+    /// Keep every CPU from halting while the switch runs ([`crate::keep_awake`]).
+    pub keep_awake: bool,
 }
 
 impl Default for DriverConfig {
     fn default() -> Self {
         DriverConfig {
+            busy_poll_ns: 50_000_000,
             spin_ns: 100_000,
             batch: 64,
             warn_lag_ns: 1_000_000,
             warn: true,
-            realtime: Some(10),
+            realtime: None,
+            keep_awake: true,
         }
     }
 }
@@ -67,6 +78,25 @@ pub type Tap = Option<PcapWriter<BufWriter<File>>>;
 
 /// Runs the switch until `stop` is set. `sockets[i]` and `taps[i]` belong to port `i`.
 pub fn run(
+    core: SwitchCore,
+    sockets: &[PacketSocket],
+    taps: &mut [Tap],
+    cfg: &DriverConfig,
+    stop: &AtomicBool,
+) -> std::io::Result<DriverReport> {
+    if !cfg.keep_awake {
+        return serve(core, sockets, taps, cfg, stop);
+    }
+    let awake_stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        crate::keep_awake::spawn(scope, &awake_stop);
+        let report = serve(core, sockets, taps, cfg, stop);
+        awake_stop.store(true, Ordering::Relaxed);
+        report
+    })
+}
+
+fn serve(
     mut core: SwitchCore,
     sockets: &[PacketSocket],
     taps: &mut [Tap],
@@ -91,9 +121,11 @@ pub fn run(
     let mut buf = vec![0u8; 1 << 17];
     let start = monotonic_now();
     let mut window = (start.as_nanos(), 0u64, 0u64, 0u64); // start, frames, late, max lag
+    let mut last_activity = start;
     while !stop.load(Ordering::Relaxed) {
         let now = monotonic_now();
         let mut full = false;
+        let mut moved = false;
         for (port, sock) in sockets.iter().enumerate() {
             let mut n = 0;
             while n < cfg.batch {
@@ -116,10 +148,12 @@ pub fn run(
                 n += 1;
             }
             full |= n == cfg.batch;
+            moved |= n > 0;
         }
         let now = monotonic_now();
         driven = now;
         while let Some(tx) = core.poll_transmit(now) {
+            moved = true;
             let late = now.as_nanos().saturating_sub(tx.due.as_nanos());
             lag.record(late);
             window.1 += 1;
@@ -155,11 +189,20 @@ pub fn run(
             // Follow any adjustment of the real-time clock (kernel stamps are CLOCK_REALTIME).
             real_offset = realtime_offset();
         }
+        if moved {
+            last_activity = now;
+        }
         if full {
             continue;
         }
         let after = monotonic_now();
-        let timeout = match core.poll_timeout() {
+        let next = core.poll_timeout();
+        let recent = after.as_nanos() - last_activity.as_nanos() < cfg.busy_poll_ns;
+        if cfg.busy_poll_ns > 0 && (next.is_some() || recent) {
+            std::hint::spin_loop();
+            continue;
+        }
+        let timeout = match next {
             Some(d) if d <= after => continue,
             Some(d) => {
                 let left = d.as_nanos() - after.as_nanos();

@@ -27,6 +27,7 @@ pub mod driver;
 pub mod emulation;
 pub mod error;
 pub mod framing;
+pub mod keep_awake;
 pub mod lag;
 pub mod netns;
 pub mod pcap;

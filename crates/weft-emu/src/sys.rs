@@ -378,3 +378,37 @@ pub fn set_rcvbuf(fd: RawFd, bytes: u32) -> io::Result<()> {
 pub fn terminate(pid: u32) {
     kill(pid, libc::SIGTERM);
 }
+
+/// Puts the calling thread in the SCHED_IDLE class: it runs only on a CPU with nothing else to
+/// do and yields at once to any other task. For threads that busy-poll so that the virtual CPU
+/// never halts (a halted one wakes up late on a hypervisor) without taking time from others.
+pub fn set_idle_class() -> bool {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `p` is a valid sched_param; pid 0 is the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) == 0 }
+}
+
+/// The CPUs the calling thread may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain old data; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a live cpu_set_t of the size passed; pid 0 is the calling thread.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Vec::new();
+    }
+    // SAFETY: CPU_ISSET reads the set within its bounds (cpu < CPU_SETSIZE).
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
+/// Restricts the calling thread to one CPU; errors are ignored (the thread then floats).
+pub fn pin_to_cpu(cpu: usize) {
+    // SAFETY: cpu_set_t is plain old data; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU_SET writes within the set for cpu < CPU_SETSIZE, which the caller's list holds.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a live cpu_set_t of the size passed; pid 0 is the calling thread.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+}

@@ -63,10 +63,6 @@ impl RrResult {
     }
 }
 
-/// SCHED_FIFO priority of workload threads (below the switch's): they block or sleep rather than
-/// spin, and real-time scheduling keeps a busy machine from distorting what they measure.
-pub const WORKLOAD_PRIORITY: i32 = 5;
-
 fn werr(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
     move |e| EmuError::Workload(what.to_string(), e.to_string())
 }
@@ -91,7 +87,6 @@ pub fn tcp_bulk(
     let dst = emu.host(to)?.addr;
     let (tx, rx) = mpsc::channel();
     let sink = emu.in_host(to, move || -> Result<TcpResult, EmuError> {
-        sys::set_realtime(WORKLOAD_PRIORITY);
         let l = sys::tcp_listener(window.map(|w| w.saturating_mul(4)), window)
             .map_err(werr("tcp listen"))?;
         let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
@@ -155,7 +150,6 @@ pub fn tcp_bulk(
         Err(e) => return Err(join(sink, "tcp receiver").err().unwrap_or(e)),
     };
     let src = emu.in_host(from, move || -> Result<u64, EmuError> {
-        sys::set_realtime(WORKLOAD_PRIORITY);
         let mut s =
             TcpStream::connect(SocketAddr::new(dst.into(), port)).map_err(werr("tcp connect"))?;
         let buf = vec![0x5au8; 1 << 16];
@@ -203,7 +197,6 @@ pub fn udp_cbr(
     let dst = emu.host(to)?.addr;
     let (tx, rx) = mpsc::channel();
     let sink = emu.in_host(to, move || -> Result<(u64, f64), EmuError> {
-        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
         sys::set_rcvbuf(s.as_raw_fd(), 16 << 20).map_err(werr("udp rcvbuf"))?;
         let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
@@ -242,7 +235,6 @@ pub fn udp_cbr(
         .recv()
         .map_err(|_| EmuError::Workload("udp".into(), "receiver failed to start".into()))?;
     let src = emu.in_host(from, move || -> Result<u64, EmuError> {
-        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
         s.connect(SocketAddr::new(dst.into(), port))
             .map_err(werr("udp connect"))?;
@@ -293,7 +285,6 @@ pub fn udp_rr(
     let stop2 = stop.clone();
     let (tx, rx) = mpsc::channel();
     let echo = emu.in_host(to, move || -> Result<(), EmuError> {
-        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("echo bind"))?;
         let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
         s.set_read_timeout(Some(Duration::from_millis(100)))
@@ -310,7 +301,6 @@ pub fn udp_rr(
         .recv()
         .map_err(|_| EmuError::Workload("rr".into(), "responder failed to start".into()))?;
     let client = emu.in_host(from, move || -> Result<RrResult, EmuError> {
-        sys::set_realtime(WORKLOAD_PRIORITY);
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("rr bind"))?;
         s.connect(SocketAddr::new(dst.into(), port))
             .map_err(werr("rr connect"))?;

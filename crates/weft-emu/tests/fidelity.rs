@@ -1,9 +1,7 @@
 //! Fidelity of the emulator against closed-form expectations (ATM cell arithmetic, window/RTT).
 //! Each test prints its measured figures; tolerances are those of the issue.
-//! All are `#[ignore]`d in the default run: they pass when the switch thread keeps its clock, but on
-//! this 2-core VM it sometimes falls milliseconds behind even when idle, and then they fail. That is
-//! an open weakness of the emulator, not of the tests: `cargo test -p weft-emu --test fidelity --
-//! --ignored` runs them.
+//! The switch busy-polls and keeps the CPUs from halting (see `driver` and `keep_awake`), which is
+//! what lets wall-clock figures hold on a 2-core VM whose halted CPUs wake up late.
 
 mod common;
 
@@ -47,7 +45,6 @@ fn secs(ms: u64) -> StdDuration {
 }
 
 #[test]
-#[ignore = "wall-clock fidelity: the switch thread falls ms behind on this 2-core VM at times (lag p99 1-30 ms); run with --ignored"]
 fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
     require_root!();
     let _g = common::serial();
@@ -87,12 +84,7 @@ fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
     }
 }
 
-// Not met reliably: on an idle 2-core VM the switch thread shows millisecond wake-up stalls
-// (lag p50 1-40 us, p99 1-5 ms) and p50 lands 0.35-0.6 ms over the 17 ms + serialisation
-// target; it passed under load earlier. The tolerance stays; the open emulator issue tracks the
-// fix. Run it with `cargo test -p weft-emu --test fidelity -- --ignored`.
 #[test]
-#[ignore = "wall-clock fidelity: the switch thread falls ms behind on this 2-core VM at times (lag p99 1-30 ms); run with --ignored"]
 fn rtt_over_17ms_path() {
     require_root!();
     let _g = common::serial();
@@ -140,7 +132,6 @@ fn segment(mtu: u32, rate: Rate) -> (u64, u64) {
 }
 
 #[test]
-#[ignore = "wall-clock fidelity: the switch thread falls ms behind on this 2-core VM at times (lag p99 1-30 ms); run with --ignored"]
 fn tcp_window_35600_over_17ms() {
     require_root!();
     let _g = common::serial();
@@ -172,7 +163,6 @@ fn tcp_window_35600_over_17ms() {
 }
 
 #[test]
-#[ignore = "wall-clock fidelity: the switch thread falls ms behind on this 2-core VM at times (lag p99 1-30 ms); run with --ignored"]
 fn tcp_128k_window_fills_26mbps_vp_at_mtu_4490() {
     require_root!();
     let _g = common::serial();
@@ -197,7 +187,6 @@ fn tcp_128k_window_fills_26mbps_vp_at_mtu_4490() {
 }
 
 #[test]
-#[ignore = "wall-clock fidelity: the switch thread falls ms behind on this 2-core VM at times (lag p99 1-30 ms); run with --ignored"]
 fn two_to_one_oc3c_epd_beats_cell_drop() {
     require_root!();
     let _g = common::serial();
