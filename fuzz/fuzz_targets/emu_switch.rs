@@ -1,18 +1,39 @@
 //! The emulator's switch takes whatever frames the hosts' kernels (or anything running in a host
 //! namespace) send: arbitrary bytes on any port at any time must never panic, and frames must
-//! leave no earlier than they are due.
+//! leave no earlier than they are due. The first byte picks the fabric (output-queued,
+//! input-FIFO, VOQ/iSLIP) and whether host a's VC is shaped or policed.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use weft_emu::switch::SwitchCore;
-use weft_emu::topo::{Buffer, DropPolicy, HostSpec, LinkSpec, Topology};
+use weft_emu::topo::{Buffer, DropPolicy, FabricKind, FabricSpec, HostSpec, LinkSpec, Topology};
+use weft_model::shaper::VcContract;
 use weft_model::{Duration, Instant, Rate};
 
 fuzz_target!(|data: &[u8]| {
+    let Some((&mode, data)) = data.split_first() else {
+        return;
+    };
     let mut atm = LinkSpec::atm(Some(Rate::mbps(26)), Duration::from_micros(50), 0, 100);
     atm.buffer = Buffer::Cells(300);
     atm.drop = DropPolicy::Epd { threshold: 100 };
     atm.loss = 0.1;
+    if mode & 4 != 0 {
+        atm.contract = Some(VcContract {
+            pcr: Rate::mbps(10),
+            scr: Some(Rate::mbps(2)),
+            mbs: 20,
+            cdvt: Duration::from_micros(10),
+            police: mode & 8 != 0,
+        });
+    }
+    let kind = match mode % 4 {
+        1 => FabricKind::InputFifo {
+            contention: weft_model::fabric::Contention::RoundRobin,
+        },
+        2 => FabricKind::VoqIslip { iterations: 2 },
+        _ => FabricKind::OutputQueued,
+    };
     let eth = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(5));
     let mut small = LinkSpec::ethernet(None, Duration::ZERO);
     small.buffer = Buffer::Frames(2);
@@ -23,8 +44,16 @@ fuzz_target!(|data: &[u8]| {
             HostSpec { name: "c".into(), addr: None, link: small },
         ],
         seed: 3,
+        fabric: FabricSpec {
+            kind,
+            rate: Rate::mbps(100),
+            buffer_cells: 64,
+            drop: DropPolicy::Ppd,
+        },
     };
-    let mut sw = SwitchCore::new(&topo);
+    let Ok(mut sw) = SwitchCore::new(&topo) else {
+        return;
+    };
     let mut now = 0u64;
     let mut rest = data;
     // Records: [port, time step (x 1 us), len_hi, len_lo, bytes...]
@@ -51,5 +80,9 @@ fuzz_target!(|data: &[u8]| {
     }
     for p in sw.stats() {
         assert!(p.egress.frames_out <= p.egress.frames_in);
+    }
+    if let Some(f) = sw.fabric_stats() {
+        // Drained: every cell offered crossed or was dropped.
+        assert_eq!(f.cells_in, f.cells_out + f.cells_dropped, "{f:?}");
     }
 });

@@ -32,6 +32,7 @@ fn main() {
                 })
                 .collect(),
             seed: 1,
+            fabric: Default::default(),
         };
         let emu = match Emulation::up(&topo, &UpOptions::default()) {
             Ok(e) => e,

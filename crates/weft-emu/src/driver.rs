@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 use weft_model::Instant;
 
+use crate::fabric_stage::FabricStats;
 use crate::lag::{LagHistogram, LagSummary};
 use crate::pcap::{Direction, PcapWriter};
 use crate::switch::{PortStats, SwitchCore};
@@ -63,6 +64,9 @@ pub struct DriverReport {
     pub late_frames: u64,
     /// Counters per port, in host order.
     pub ports: Vec<PortStats>,
+    /// Counters of the input-queued fabric, if the switch has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<FabricStats>,
     /// Frames the kernel refused to take (peer backlog full).
     pub send_errors: u64,
     /// Times the loop slept in `ppoll`.
@@ -223,6 +227,7 @@ fn serve(
     }
     report.lag = lag.summary();
     report.ports = core.stats();
+    report.fabric = core.fabric_stats();
     report.elapsed_ns = monotonic_now().as_nanos() - start.as_nanos();
     Ok(report)
 }

@@ -249,7 +249,7 @@ impl Emulation {
         mut taps: Vec<Tap>,
         cfg: DriverConfig,
     ) -> Result<(), EmuError> {
-        let core = SwitchCore::new(topo);
+        let core = SwitchCore::new(topo).map_err(|e| EmuError::Switch(e.to_string()))?;
         let ports = topo.hosts.len();
         let ns = self.switch_ns.clone();
         let stop = self.stop.clone();

@@ -12,6 +12,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use serde::Serialize;
 use weft_model::queue::{Capacity, DropReason, Queue, Queued};
+use weft_model::shaper::DualGcra;
 use weft_model::{Duration, Instant, Rate, WireLen};
 
 use crate::framing::{CELL_BYTES, Framing};
@@ -101,6 +102,39 @@ impl Train {
     }
 }
 
+/// Sends a frame's `units` cells on `line` from `now` under a VC contract: shaped, each cell
+/// waits until it conforms; policed, cells go back to back and those that break the contract
+/// are counted. Returns when the first and the last cell ended (ns), and how many cells broke
+/// the contract.
+fn contract_cells(
+    line: &mut Serialiser,
+    gcra: &mut DualGcra,
+    police: bool,
+    now: u64,
+    units: u64,
+) -> (u64, u64, u64) {
+    let mut first_end = None;
+    let mut end = now;
+    let mut broken = 0;
+    for _ in 0..units {
+        let free = now.max(line.free_at());
+        let at = if police {
+            free
+        } else {
+            gcra.earliest(Instant(free)).as_nanos()
+        };
+        end = line.send(at, CELL_BYTES);
+        first_end.get_or_insert(end);
+        // The policer sees the cell when it has arrived whole; a shaped cell conforms by
+        // construction at its start.
+        let seen = if police { end } else { at };
+        if !gcra.police(Instant(seen)) {
+            broken += 1;
+        }
+    }
+    (first_end.unwrap_or(end), end, broken)
+}
+
 /// The host-to-switch direction of a link.
 #[derive(Debug)]
 pub struct Ingress {
@@ -111,6 +145,7 @@ pub struct Ingress {
     loss: f64,
     rng: Rng,
     backlog_limit: u64,
+    contract: Option<(DualGcra, bool)>,
     /// Counters of this direction.
     pub stats: IngressStats,
 }
@@ -126,6 +161,10 @@ pub struct IngressStats {
     pub overflow: u64,
     /// Frames lost at random on the line.
     pub lost: u64,
+    /// Cells that broke the VC's contract at the policer (dropped).
+    pub cells_policed: u64,
+    /// Frames discarded because a cell of theirs was policed.
+    pub frames_policed: u64,
 }
 
 impl Ingress {
@@ -139,6 +178,10 @@ impl Ingress {
             loss: link.loss,
             rng: Rng::new(seed),
             backlog_limit: link.ingress_buffer,
+            contract: link
+                .contract
+                .filter(|_| link.framing.is_atm())
+                .map(|c| (c.gcra(), c.police)),
             stats: IngressStats::default(),
         }
     }
@@ -156,13 +199,33 @@ impl Ingress {
             }
         }
         let units = self.framing.units(frame.len());
-        let start = now.max(self.line.free_at());
-        let end = self.line.send(now, self.framing.wire_bytes(frame.len()));
+        // When the first and the last cell have left the host (ns).
+        let (first_end, end) = match &mut self.contract {
+            None => {
+                let start = now.max(self.line.free_at());
+                let end = self.line.send(now, self.framing.wire_bytes(frame.len()));
+                (start + (end - start) / units.max(1), end)
+            }
+            Some((gcra, police)) => {
+                let (first_end, end, broken) =
+                    contract_cells(&mut self.line, gcra, *police, now, units);
+                if broken > 0 {
+                    self.stats.cells_policed += broken;
+                    self.stats.frames_policed += 1;
+                    return None;
+                }
+                (first_end, end)
+            }
+        };
         if self.loss > 0.0 && self.rng.next_f64() < self.loss {
             self.stats.lost += 1;
             return None;
         }
-        let spacing = if units > 1 { (end - start) / units } else { 0 };
+        let spacing = if units > 1 {
+            (end - first_end) / (units - 1)
+        } else {
+            0
+        };
         let last = end + self.delay;
         Some(Train {
             frame,
@@ -243,6 +306,22 @@ struct Pending {
     state: FrameState,
     flow: u32,
     frame: Vec<u8>,
+}
+
+impl Pending {
+    /// Holds a heap slot while its frame is worked on: earliest of all, so it stays on top.
+    fn placeholder() -> Self {
+        Pending {
+            next: 0,
+            seq: 0,
+            idx: 0,
+            units: 0,
+            spacing: 0,
+            state: FrameState::Ok,
+            flow: 0,
+            frame: Vec::new(),
+        }
+    }
 }
 
 impl PartialEq for Pending {
@@ -355,19 +434,30 @@ impl Egress {
 
     /// Processes every arrival up to `now` (ns), in time order across inputs.
     pub fn advance(&mut self, now: u64) {
+        let atm = self.framing.is_atm();
         while self.pending.peek().is_some_and(|p| p.next <= now) {
-            let Some(mut p) = self.pending.pop() else {
+            if !atm {
+                if let Some(p) = self.pending.pop() {
+                    self.frame_arrives(p);
+                }
+                continue;
+            }
+            // Take the frame's next cell in place (one sift instead of a pop and a push).
+            let Some(mut top) = self.pending.peek_mut() else {
                 break;
             };
-            if self.framing.is_atm() {
-                self.cell_arrives(&mut p);
-                p.idx += 1;
-                if p.idx < p.units {
-                    p.next += p.spacing;
-                    self.pending.push(p);
-                }
+            let mut p = std::mem::replace(&mut *top, Pending::placeholder());
+            drop(top);
+            self.cell_arrives(&mut p);
+            p.idx += 1;
+            let Some(mut top) = self.pending.peek_mut() else {
+                break;
+            };
+            if p.idx < p.units {
+                p.next += p.spacing;
+                *top = p;
             } else {
-                self.frame_arrives(p);
+                std::collections::binary_heap::PeekMut::pop(top);
             }
         }
     }
@@ -577,5 +667,49 @@ mod tests {
         assert_eq!(count(7), count(7));
         let n = count(7);
         assert!((400..600).contains(&n), "{n}");
+    }
+
+    fn vc(pcr: Rate, police: bool, scr: Option<Rate>, mbs: u64) -> LinkSpec {
+        let mut l = LinkSpec::atm(Some(Rate::bps(149_760_000)), Duration::ZERO, 0, 100);
+        l.contract = Some(weft_model::shaper::VcContract {
+            pcr,
+            scr,
+            mbs,
+            cdvt: Duration::ZERO,
+            police,
+        });
+        l
+    }
+
+    #[test]
+    fn a_shaped_vc_spaces_its_cells_at_the_peak_rate() {
+        let mut i = Ingress::new(&vc(Rate::mbps(26), false, None, 1), 1);
+        // Two 10-cell frames back to back at t = 0: 20 cells at 26 Mbit/s of cells, one per
+        // 16.308 us, instead of one per 2.83 us on the OC-3c line.
+        let a = i.handle_frame(Instant(0), frame(10 * 48 - 8)).unwrap();
+        let b = i.handle_frame(Instant(0), frame(10 * 48 - 8)).unwrap();
+        let gap = 1_000_000_000u64.div_ceil(26_000_000 / 424);
+        assert_eq!(b.last() - a.first, 19 * gap);
+        assert_eq!(i.stats.cells_policed, 0);
+    }
+
+    #[test]
+    fn a_policed_vc_loses_the_frames_that_break_its_contract() {
+        // PCR at the line rate, SCR a tenth of it, bursts of 30 cells: the first three 10-cell
+        // frames sent back to back conform; the burst tolerance is then spent, and each later
+        // frame loses cells and is dropped.
+        let line = Rate::bps(149_760_000);
+        let mut link = vc(line, true, Some(Rate::bps(14_976_000)), 30);
+        // A tolerance of a microsecond absorbs the rounding of the cell times to whole ns.
+        if let Some(c) = link.contract.as_mut() {
+            c.cdvt = Duration(1_000);
+        }
+        let mut i = Ingress::new(&link, 1);
+        let passed: Vec<bool> = (0..6)
+            .map(|_| i.handle_frame(Instant(0), frame(10 * 48 - 8)).is_some())
+            .collect();
+        assert_eq!(passed, [true, true, true, false, false, false]);
+        assert_eq!(i.stats.frames_policed, 3);
+        assert!(i.stats.cells_policed >= 3);
     }
 }

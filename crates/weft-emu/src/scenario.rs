@@ -23,7 +23,7 @@ use crate::driver::DriverReport;
 use crate::emulation::{Emulation, HOST_IF, UpOptions};
 use crate::error::EmuError;
 use crate::framing::{ETH_HEADER, Framing};
-use crate::topo::{Buffer, DropPolicy, HostSpec, LinkSpec, Topology};
+use crate::topo::{Buffer, DropPolicy, FabricKind, FabricSpec, HostSpec, LinkSpec, Topology};
 use crate::{netns, signals, workload};
 
 /// How to run a scenario on the emulator.
@@ -49,14 +49,14 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
         .ok_or_else(|| EmuError::Workload("scenario".into(), "it has no hosts".into()))?;
     if s.switches.len() > 1 {
         notes.push(format!(
-            "{} switches merged into one output-queued switch ({core}); each host's path to it is one link",
+            "{} switches merged into one switch ({core}, whose fabric is emulated); each host's path to it is one link",
             s.switches.len()
         ));
     }
-    for sw in &s.switches {
+    for sw in s.switches.iter().filter(|sw| sw.name != core) {
         if sw.fabric != Fabric::OutputQueued {
             notes.push(format!(
-                "switch {}: fabric {:?} emulated as output-queued",
+                "switch {}: fabric {:?} emulated as output-queued (only the core switch's fabric is emulated)",
                 sw.name, sw.fabric
             ));
         }
@@ -95,7 +95,68 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
             link,
         });
     }
-    Ok((Topology { hosts, seed }, notes))
+    let fabric = s
+        .switches
+        .iter()
+        .find(|sw| sw.name == core)
+        .map(|sw| fabric_of(sw, &hosts))
+        .unwrap_or_default();
+    Ok((
+        Topology {
+            hosts,
+            seed,
+            fabric,
+        },
+        notes,
+    ))
+}
+
+/// The emulated fabric of switch `sw`: its kind, the fastest of the hosts' links as the fabric's
+/// port rate, and its buffer in cells (frames count as MTU-sized).
+fn fabric_of(sw: &scenario::Switch, hosts: &[HostSpec]) -> FabricSpec {
+    let kind = match sw.fabric {
+        Fabric::OutputQueued => return FabricSpec::default(),
+        Fabric::InputFifo => FabricKind::InputFifo {
+            contention: match sw.contention {
+                scenario::Contention::Random => weft_model::fabric::Contention::Random,
+                scenario::Contention::RoundRobin => weft_model::fabric::Contention::RoundRobin,
+            },
+        },
+        Fabric::VoqIslip => FabricKind::VoqIslip {
+            iterations: sw.iterations,
+        },
+    };
+    let rate = hosts
+        .iter()
+        .filter_map(|h| h.link.rate)
+        .max()
+        .unwrap_or(Rate::mbps(10_000));
+    let cells_per_frame = hosts
+        .iter()
+        .map(|h| {
+            let cell = if h.link.framing.is_atm() { 48 } else { 64 };
+            (h.link.mtu as u64 + ETH_HEADER as u64).div_ceil(cell)
+        })
+        .max()
+        .unwrap_or(1);
+    let to_cells = |b: &scenario::Buffer| match b.unit {
+        BufferUnit::Cells => b.amount,
+        BufferUnit::Frames => b.amount.saturating_mul(cells_per_frame),
+        BufferUnit::Bytes => b.amount / 53,
+    };
+    let drop = match sw.drop {
+        scenario::DropPolicy::Tail => DropPolicy::Tail,
+        scenario::DropPolicy::Ppd => DropPolicy::Ppd,
+        scenario::DropPolicy::Epd { threshold } => DropPolicy::Epd {
+            threshold: to_cells(&threshold),
+        },
+    };
+    FabricSpec {
+        kind,
+        rate,
+        buffer_cells: sw.buffer.as_ref().map_or(1 << 20, to_cells),
+        drop,
+    }
 }
 
 fn collapse(
@@ -178,6 +239,7 @@ fn collapse(
         drop,
         loss: 1.0 - keep,
         ingress_buffer: 4 << 20,
+        contract: path.iter().find_map(|l| l.contract),
     }
 }
 
@@ -434,11 +496,13 @@ delay = "10us"
         assert_eq!(a.delay, Duration::from_micros(10));
         assert_eq!(t.hosts[1].addr, Some(Ipv4Addr::new(192, 168, 7, 2)));
         assert!(notes.iter().any(|n| n.contains("merged")), "{notes:?}");
+        // The core switch's input-FIFO fabric is emulated, at the fastest port's rate.
         assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("input-fifo") || n.contains("InputFifo")),
-            "{notes:?}"
+            matches!(t.fabric.kind, FabricKind::InputFifo { .. }),
+            "{:?}",
+            t.fabric
         );
+        assert_eq!(t.fabric.rate, Rate::bps(149_760_000));
+        assert!(!notes.iter().any(|n| n.contains("InputFifo")), "{notes:?}");
     }
 }

@@ -1,15 +1,17 @@
 //! The switch as a sans-IO element: frames from hosts in (`handle_frame`), frames to hosts out
-//! (`poll_transmit`), next deadline (`poll_timeout`). Output-queued: each host's link has an
-//! ingress line (host to switch) and an egress queue and line (switch to host). Frames go to the
-//! port that owns the destination MAC (learned, and pre-seeded with the hosts' addresses);
-//! broadcast and unknown destinations are flooded.
+//! (`poll_transmit`), next deadline (`poll_timeout`). Each host's link has an ingress line (host
+//! to switch) and an egress queue and line (switch to host); between them, either nothing
+//! (output-queued) or an input-queued cell fabric ([`FabricStage`]). Frames go to the port that
+//! owns the destination MAC (learned, and pre-seeded with the hosts' addresses); broadcast and
+//! unknown destinations are flooded, bypassing the fabric.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 use weft_model::{Element, Instant, element::PortId};
 
-use crate::port::{Egress, EgressStats, Ingress, IngressStats};
+use crate::fabric_stage::{FabricStage, FabricStageError, FabricStats};
+use crate::port::{Egress, EgressStats, Ingress, IngressStats, Train};
 use crate::topo::Topology;
 
 /// A frame the switch sends to a host.
@@ -37,6 +39,7 @@ pub struct PortStats {
 pub struct SwitchCore {
     ingress: Vec<Ingress>,
     egress: Vec<Egress>,
+    fabric: Option<FabricStage>,
     macs: HashMap<[u8; 6], PortId>,
     next_port: usize,
     /// Frames that arrived on a port that does not exist or were too short to switch.
@@ -45,7 +48,7 @@ pub struct SwitchCore {
 
 impl SwitchCore {
     /// A switch with one port per host of `topo`, in host order.
-    pub fn new(topo: &Topology) -> Self {
+    pub fn new(topo: &Topology) -> Result<Self, FabricStageError> {
         let mut macs = HashMap::new();
         let mut ingress = Vec::new();
         let mut egress = Vec::new();
@@ -58,13 +61,16 @@ impl SwitchCore {
             egress.push(Egress::new(&h.link, s.wrapping_add(1)));
             macs.insert(Topology::mac_of(i), i);
         }
-        SwitchCore {
+        let framings = topo.hosts.iter().map(|h| h.link.framing).collect();
+        let fabric = FabricStage::new(&topo.fabric, framings, topo.seed ^ 0xfab)?;
+        Ok(SwitchCore {
             ingress,
             egress,
+            fabric,
             macs,
             next_port: 0,
             runts: 0,
-        }
+        })
     }
 
     /// Number of ports.
@@ -95,7 +101,10 @@ impl SwitchCore {
         };
         train.flow = port as u32;
         match out {
-            Some(o) if o != port => self.egress[o].handle_train(train),
+            Some(o) if o != port => match &mut self.fabric {
+                Some(f) => f.handle_train(port, o, train),
+                None => self.egress[o].handle_train(train),
+            },
             Some(_) => {}
             None => {
                 let n = self.egress.len();
@@ -108,6 +117,14 @@ impl SwitchCore {
 
     /// The next frame due at a host at or before `now`. Ports are served round-robin.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if let Some(f) = &mut self.fabric {
+            let egress = &mut self.egress;
+            f.advance(now.as_nanos(), &mut |o: usize, t: Train| {
+                if let Some(e) = egress.get_mut(o) {
+                    e.handle_train(t);
+                }
+            });
+        }
         let n = self.egress.len();
         for k in 0..n {
             let port = (self.next_port + k) % n;
@@ -128,8 +145,14 @@ impl SwitchCore {
         self.egress
             .iter()
             .filter_map(|e| e.poll_timeout())
+            .chain(self.fabric.as_ref().and_then(FabricStage::poll_timeout))
             .min()
             .map(Instant)
+    }
+
+    /// The fabric's counters (`None`: output-queued).
+    pub fn fabric_stats(&self) -> Option<FabricStats> {
+        self.fabric.as_ref().map(|f| f.stats.clone())
     }
 
     /// Counters per port, in host order.
@@ -180,7 +203,12 @@ mod tests {
                 link: link.clone(),
             })
             .collect();
-        let mut sw = SwitchCore::new(&Topology { hosts, seed: 3 });
+        let mut sw = SwitchCore::new(&Topology {
+            hosts,
+            seed: 3,
+            fabric: Default::default(),
+        })
+        .unwrap();
         let m = Topology::mac_of;
         sw.handle_frame(Instant(0), 0, frame(m(2), m(0), 1000));
         sw.handle_frame(Instant(0), 1, frame([0xff; 6], m(1), 100));

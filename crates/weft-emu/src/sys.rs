@@ -412,3 +412,72 @@ pub fn pin_to_cpu(cpu: usize) {
     // SAFETY: `set` is a live cpu_set_t of the size passed; pid 0 is the calling thread.
     unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
 }
+
+/// A TAP device (`IFF_TAP | IFF_NO_PI`): whole Ethernet frames read from and written to the
+/// kernel through a file descriptor, non-blocking. Used to measure TAP against AF_PACKET
+/// (`bench/emu-io.sh`); the emulator's switch uses AF_PACKET on veth ends.
+#[derive(Debug)]
+pub struct TapDevice {
+    fd: OwnedFd,
+}
+
+impl TapDevice {
+    /// Creates TAP interface `name` in the calling thread's namespace (it stays down until
+    /// configured; it may be moved to another namespace with `ip link set NAME netns NS`).
+    pub fn create(name: &str) -> io::Result<Self> {
+        if name.len() >= libc::IFNAMSIZ {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "interface name too long",
+            ));
+        }
+        // SAFETY: open(2) with a NUL-terminated path.
+        let raw = unsafe {
+            libc::open(
+                c"/dev/net/tun".as_ptr(),
+                libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor that we own from here on.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: ifreq is plain old data; all-zero is a valid starting value.
+        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+        for (d, s) in req.ifr_name.iter_mut().zip(name.bytes()) {
+            *d = s as libc::c_char;
+        }
+        req.ifr_ifru.ifru_flags = (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short;
+        // SAFETY: TUNSETIFF reads and writes the live ifreq we pass.
+        let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, &mut req) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(TapDevice { fd })
+    }
+
+    /// Reads one frame into `buf`; `Ok(None)` when nothing is waiting.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        // SAFETY: `buf` is a valid writable slice of the length passed.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+                _ => Err(e),
+            };
+        }
+        Ok(Some(n as usize))
+    }
+
+    /// Writes one whole frame.
+    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+        // SAFETY: `frame` is a valid readable slice.
+        let n = unsafe { libc::write(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}

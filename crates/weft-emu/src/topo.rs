@@ -58,6 +58,11 @@ pub struct LinkSpec {
     pub loss: f64,
     /// Bytes the host may have waiting for the line before its frames are dropped.
     pub ingress_buffer: u64,
+    /// The traffic contract of the host's VC, enforced on its cells as they enter the switch:
+    /// shaped (delayed until they conform) or policed (non-conforming cells dropped, which
+    /// discards their frame). ATM links only; `None`: no contract.
+    #[serde(default)]
+    pub contract: Option<weft_model::shaper::VcContract>,
 }
 
 impl LinkSpec {
@@ -73,6 +78,7 @@ impl LinkSpec {
             drop: DropPolicy::Tail,
             loss: 0.0,
             ingress_buffer: 4 << 20,
+            contract: None,
         }
     }
 
@@ -88,6 +94,49 @@ impl LinkSpec {
             drop: DropPolicy::Tail,
             loss: 0.0,
             ingress_buffer: 4 << 20,
+            contract: None,
+        }
+    }
+}
+
+/// How the switch moves frames from inputs to outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum FabricKind {
+    /// Frames go straight to their output queue (infinite speed-up).
+    OutputQueued,
+    /// One FIFO cell queue per input; only head cells contend (head-of-line blocking).
+    InputFifo {
+        /// How an output picks among contending inputs.
+        contention: weft_model::fabric::Contention,
+    },
+    /// Virtual output queues scheduled by iSLIP.
+    VoqIslip {
+        /// iSLIP iterations per cell time.
+        iterations: u32,
+    },
+}
+
+/// The switch fabric ([`crate::fabric_stage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FabricSpec {
+    /// Which fabric.
+    pub kind: FabricKind,
+    /// Port rate of the fabric (bit/s): one cell per input and per output per cell time.
+    pub rate: Rate,
+    /// Input buffer (per input for a FIFO fabric, per virtual output queue for iSLIP), in cells.
+    pub buffer_cells: u64,
+    /// Drop policy of the input buffers (FIFO fabric).
+    pub drop: DropPolicy,
+}
+
+impl Default for FabricSpec {
+    fn default() -> Self {
+        FabricSpec {
+            kind: FabricKind::OutputQueued,
+            rate: Rate::bps(0),
+            buffer_cells: 0,
+            drop: DropPolicy::Tail,
         }
     }
 }
@@ -110,6 +159,9 @@ pub struct Topology {
     pub hosts: Vec<HostSpec>,
     /// Seed of the random loss generators.
     pub seed: u64,
+    /// The switch fabric (default: output-queued).
+    #[serde(default)]
+    pub fabric: FabricSpec,
 }
 
 /// A topology that cannot be built.
@@ -127,6 +179,9 @@ pub enum TopologyError {
     /// A loss probability outside 0..1.
     #[error("host {0}: loss {1} is not a probability")]
     BadLoss(String, f64),
+    /// A VC contract on a link that does not carry cells.
+    #[error("host {0}: a VC contract (pcr/scr) needs an ATM link")]
+    ContractNeedsCells(String),
     /// Fewer than two hosts or more than 250.
     #[error("a topology needs 2 to 250 hosts, not {0}")]
     HostCount(usize),
@@ -156,6 +211,9 @@ impl Topology {
             }
             if !(0.0..=1.0).contains(&h.link.loss) {
                 return Err(TopologyError::BadLoss(h.name.clone(), h.link.loss));
+            }
+            if h.link.contract.is_some() && !h.link.framing.is_atm() {
+                return Err(TopologyError::ContractNeedsCells(h.name.clone()));
             }
         }
         Ok(())
@@ -195,6 +253,7 @@ mod tests {
                 },
             ],
             seed: 1,
+            fabric: FabricSpec::default(),
         }
     }
 

@@ -56,6 +56,7 @@ pub fn star(names: &[&str], link: LinkSpec) -> Topology {
             })
             .collect(),
         seed: 42,
+        fabric: Default::default(),
     }
 }
 

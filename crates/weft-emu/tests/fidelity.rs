@@ -8,8 +8,9 @@ mod common;
 use std::time::Duration as StdDuration;
 
 use weft_emu::framing::{ETH_HEADER, Framing, aal5_payload_bound};
-use weft_emu::topo::{Buffer, DropPolicy};
+use weft_emu::topo::{Buffer, DropPolicy, FabricKind, FabricSpec};
 use weft_emu::{HostSpec, LinkSpec, Topology, workload};
+use weft_model::shaper::VcContract;
 use weft_model::{Duration, Rate};
 
 /// OC-3c: 149.76 Mbit/s of SONET payload carries the cell stream.
@@ -37,6 +38,7 @@ fn pair(a: LinkSpec, b: LinkSpec) -> Topology {
             },
         ],
         seed: 7,
+        fabric: Default::default(),
     }
 }
 
@@ -213,6 +215,7 @@ fn two_to_one_oc3c_epd_beats_cell_drop() {
                 },
             ],
             seed: 11,
+            fabric: Default::default(),
         };
         let ((ra, rb), rep) = common::with_emulation(&topo, |emu| {
             std::thread::scope(|s| {
@@ -245,4 +248,104 @@ fn two_to_one_oc3c_epd_beats_cell_drop() {
     assert!(st.cells_dropped > 0 && st.frames_corrupt > 0, "{st:?}");
     assert!(se.frames_epd > 0, "{se:?}");
     assert!(epd > tail, "EPD {epd} vs tail drop {tail}");
+}
+
+/// TCP through each input-queued fabric (OC-3c ports, MTU 9180, 2 ms RTT): the cells cross the
+/// emulated fabric, nothing is lost in it, and one flow, with no contention, still gets at least
+/// 90% of the line's TCP goodput bound.
+#[test]
+fn tcp_through_input_queued_fabrics() {
+    require_root!();
+    let _g = common::serial();
+    for kind in [
+        FabricKind::InputFifo {
+            contention: weft_model::fabric::Contention::Random,
+        },
+        FabricKind::VoqIslip { iterations: 2 },
+    ] {
+        let mut topo = pair(
+            atm(OC3C_CELLS, 0, 9180, 100),
+            atm(OC3C_CELLS, 1000, 9180, 101),
+        );
+        topo.fabric = FabricSpec {
+            kind,
+            rate: OC3C_CELLS,
+            buffer_cells: 4096,
+            drop: DropPolicy::Tail,
+        };
+        let (r, rep) = common::with_emulation(&topo, |emu| {
+            workload::tcp_bulk(emu, "a", "b", Some(256 * 1024), secs(1500), secs(500))
+        });
+        let (payload, seg) = segment(9180, OC3C_CELLS);
+        let bound = payload as f64 * 8.0 / (seg as f64 / 1e9);
+        let st = rep.fabric.expect("fabric counters");
+        println!(
+            "{kind:?}: tcp {:.2} Mbit/s of bound {:.2} ({:.3}); fabric {st:?}, lag p99 {} us",
+            r.steady_bps / 1e6,
+            bound / 1e6,
+            r.steady_bps / bound,
+            rep.lag.p99_ns / 1000
+        );
+        assert!(st.cells_out > 10_000 && st.frames_out > 1_000, "{st:?}");
+        assert_eq!((st.cells_dropped, st.frames_corrupt), (0, 0));
+        assert!(r.steady_bps / bound >= 0.90, "{kind:?}: {r:?}");
+        assert!(r.steady_bps / bound <= 1.01, "faster than the line: {r:?}");
+    }
+}
+
+/// A VC shaped to a 26 Mbit/s peak cell rate on an OC-3c line: a host offering 30 Mbit/s of UDP
+/// gets the AAL5 payload bound of 26 Mbit/s of cells (within 2%), the excess waiting in the
+/// host's queue and overflowing there; policed instead, the same VC loses most frames at the
+/// policer.
+#[test]
+fn gcra_shapes_and_polices_a_vc() {
+    require_root!();
+    let _g = common::serial();
+    let payload = 1472usize;
+    let bound = aal5_payload_bound(VP, payload as u64, 28);
+    for police in [false, true] {
+        let mut src = atm(OC3C_CELLS, 0, 9180, 100);
+        src.contract = Some(VcContract {
+            pcr: VP,
+            scr: None,
+            mbs: 1,
+            cdvt: Duration(1_000),
+            police,
+        });
+        let topo = pair(src, atm(OC3C_CELLS, 0, 9180, 101));
+        let (r, rep) = common::with_emulation(&topo, |emu| {
+            workload::udp_cbr(
+                emu,
+                "a",
+                "b",
+                Rate::mbps(30),
+                payload,
+                secs(1500),
+                secs(300),
+            )
+        });
+        let ratio = r.steady_bps / bound;
+        let ing = &rep.ports[0].ingress;
+        println!(
+            "VC at PCR 26 Mbit/s, {}: {:.3} Mbit/s received of bound {:.3} -> {:.4} (sent {}, received {}, host overflow {}, policed frames {} cells {})",
+            if police { "policed" } else { "shaped" },
+            r.steady_bps / 1e6,
+            bound / 1e6,
+            ratio,
+            r.sent,
+            r.received,
+            ing.overflow,
+            ing.frames_policed,
+            ing.cells_policed
+        );
+        if police {
+            // Cells leave back to back at the line rate, 5.3 times the PCR: every frame of more
+            // than one cell breaks the contract.
+            assert!(ing.frames_policed > r.sent / 2, "{ing:?}");
+            assert!(ratio < 0.5, "policed VC still carried {ratio}");
+        } else {
+            assert!((ratio - 1.0).abs() <= 0.02, "shaped: ratio {ratio}");
+            assert_eq!(ing.frames_policed, 0);
+        }
+    }
 }

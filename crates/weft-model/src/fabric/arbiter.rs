@@ -4,7 +4,8 @@
 use super::rng::Rng;
 
 /// How an output chooses among inputs contending for it in one slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Contention {
     /// Uniformly at random (the assumption of Karol, Hluchyj and Morgan).
     #[default]

@@ -185,6 +185,9 @@ pub struct Link {
     pub delay: Duration,
     /// Probability that an item (cell or frame) is lost, 0..=1.
     pub loss: f64,
+    /// The traffic contract of the VC the link carries, shaped or policed where it enters the
+    /// network (keys `pcr`, `scr`, `mbs`, `cdvt`, `police`); `None`: no contract.
+    pub contract: Option<crate::shaper::VcContract>,
 }
 
 /// What traffic a workload generates.

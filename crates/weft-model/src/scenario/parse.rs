@@ -9,6 +9,7 @@ use super::{
     Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, Scenario, Sweep,
     Switch, Workload, WorkloadKind,
 };
+use crate::shaper::VcContract;
 use crate::tech::{Encap, Framing, Tech, Transport};
 use crate::time::Duration;
 use crate::units::{Rate, Size};
@@ -222,6 +223,11 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
         "rate",
         "encap",
         "line_rate",
+        "pcr",
+        "scr",
+        "mbs",
+        "cdvt",
+        "police",
     ])?;
     let Some(ends_v) = l.get("ends") else {
         return Err(l.err_table("missing `ends`: the names of the two nodes it joins"));
@@ -271,7 +277,45 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
         tech,
         delay: l.unit::<Duration>("delay", DURATION)?.unwrap_or_default(),
         loss,
+        contract: contract(l)?,
     })
+}
+
+/// The VC contract keys of a link: `pcr` is required once any of them is given.
+fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
+    let pcr = l.unit::<Rate>("pcr", RATE)?;
+    let scr = l.unit::<Rate>("scr", RATE)?;
+    let mbs = l.count("mbs")?;
+    let cdvt = l.unit::<Duration>("cdvt", DURATION)?;
+    let police = match l.get("police").map(|v| v.get_ref()) {
+        None => None,
+        Some(DeValue::Boolean(b)) => Some(*b),
+        Some(_) => return Err(l.err("police", "expected true (police) or false (shape)")),
+    };
+    let Some(pcr) = pcr else {
+        if scr.is_some() || mbs.is_some() || cdvt.is_some() || police.is_some() {
+            return Err(l.err_table("a VC contract needs `pcr`, its peak cell rate as a bit rate"));
+        }
+        return Ok(None);
+    };
+    if pcr.as_bps() < 424 {
+        return Err(l.err("pcr", "expected at least one cell per second (424bps)"));
+    }
+    if let Some(scr) = scr {
+        if scr > pcr {
+            return Err(l.err("scr", "the sustainable rate cannot exceed `pcr`"));
+        }
+        if mbs.is_none() {
+            return Err(l.err_table("a sustainable rate `scr` needs `mbs`, the burst in cells"));
+        }
+    }
+    Ok(Some(VcContract {
+        pcr,
+        scr,
+        mbs: mbs.unwrap_or(1).max(1),
+        cdvt: cdvt.unwrap_or_default(),
+        police: police.unwrap_or(false),
+    }))
 }
 
 fn tech_table(t: &Tbl<'_, '_>) -> Result<Tech> {

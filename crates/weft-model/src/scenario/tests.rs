@@ -193,3 +193,34 @@ fn never_panics_on_odd_input() {
         let _ = Scenario::parse(text, "odd.toml");
     }
 }
+
+#[test]
+fn vc_contracts_parse_and_bad_ones_are_named() {
+    let with = |keys: &str| {
+        GOOD.replacen(
+            "delay = \"8.5ms\"",
+            &format!("delay = \"8.5ms\"\n{keys}"),
+            1,
+        )
+    };
+    let s = Scenario::parse(
+        &with("pcr = \"26Mbps\"\nscr = \"10Mbps\"\nmbs = 32\ncdvt = \"50us\"\npolice = true"),
+        "vc.toml",
+    )
+    .unwrap();
+    let c = s.links[1].contract.expect("contract");
+    assert_eq!(c.pcr, Rate::mbps(26));
+    assert_eq!(c.scr, Some(Rate::mbps(10)));
+    assert_eq!((c.mbs, c.cdvt, c.police), (32, Duration(50_000), true));
+    assert_eq!(c.pcr_cells(), 26_000_000 / 424);
+    assert!(s.links[0].contract.is_none());
+    let e = error(&with("pcr = \"26Mbps\"\nscr = \"10Mbps\""));
+    assert_eq!(e.key, "link[1]", "{e}");
+    assert!(e.message.contains("mbs"), "{e}");
+    let e = error(&with("pcr = \"26Mbps\"\nscr = \"30Mbps\"\nmbs = 2"));
+    assert_eq!(e.key, "link[1].scr", "{e}");
+    let e = error(&with("pcr = \"26Mbps\"\npolice = \"yes\""));
+    assert_eq!(e.key, "link[1].police", "{e}");
+    let e = error(&with("mbs = 4"));
+    assert!(e.message.contains("pcr"), "{e}");
+}

@@ -2,6 +2,7 @@
 //! scheduling form) for peak and sustainable cell rates, a token bucket for frames, and a shaper
 //! element that delays cells until they conform.
 
+pub mod contract;
 pub mod token_bucket;
 
 use std::collections::VecDeque;
@@ -9,6 +10,7 @@ use std::collections::VecDeque;
 use crate::element::{Element, PortId};
 use crate::time::{Duration, Instant};
 
+pub use contract::VcContract;
 pub use token_bucket::TokenBucket;
 
 /// GCRA(T, tau) by virtual scheduling: a cell arriving at `t` conforms if `t >= TAT - tau`; a
