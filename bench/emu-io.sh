@@ -17,11 +17,11 @@ cargo build --release --quiet -p weft-emu --example io_paths
 FWD=$PWD/target/release/examples/io_paths
 SW=weft-io-sw; A=weft-io-a; B=weft-io-b
 tmp=$(mktemp -d)
-cleanup() {
+teardown() {
   [ -n "${fwd_pid:-}" ] && kill "$fwd_pid" 2>/dev/null || true
   for n in $A $B $SW; do ip netns del "$n" 2>/dev/null || true; done
-  rm -rf "$tmp"
 }
+cleanup() { teardown; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
 
 host_up() { # ns ifname addr
@@ -31,7 +31,7 @@ host_up() { # ns ifname addr
   ip netns exec "$1" ethtool -K "$2" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
 }
 fresh() {
-  cleanup
+  teardown
   ip netns add $SW; ip netns add $A; ip netns add $B
 }
 tcp_bps() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["end"]["sum_received"]["bits_per_second"])'; }
