@@ -41,6 +41,11 @@ pub fn run(scenario: &Scenario, seed: u64) -> ResultDoc {
         let mut metrics = Map::new();
         let mut notes: Vec<String> = Vec::new();
         simulate(scenario, &point.spec, point_seed, &mut metrics, &mut notes);
+        if scenario.links.iter().any(|l| l.contract.is_some()) {
+            notes.push(
+                "VC contracts (pcr/scr) are enforced by the emulator only; ignored here".into(),
+            );
+        }
         let mut sample = json!({
             "workload": point.workload,
             "point": point.value.map(param_json),
