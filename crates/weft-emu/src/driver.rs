@@ -39,6 +39,9 @@ pub struct DriverConfig {
     pub realtime: Option<i32>,
     /// Keep every CPU from halting while the switch runs ([`crate::keep_awake`]).
     pub keep_awake: bool,
+    /// Nice value of the switch thread under normal scheduling (-20 gives it the CPU first
+    /// against other busy processes without the real-time class's throttling).
+    pub nice: Option<i32>,
 }
 
 impl Default for DriverConfig {
@@ -51,6 +54,7 @@ impl Default for DriverConfig {
             warn: true,
             realtime: None,
             keep_awake: true,
+            nice: Some(-20),
         }
     }
 }
@@ -118,6 +122,9 @@ fn serve(
     let mut real_offset = realtime_offset();
     let mut driven = monotonic_now();
     let mut lag = LagHistogram::new();
+    if let Some(n) = cfg.nice {
+        crate::sys::set_nice(n);
+    }
     let mut report = DriverReport {
         realtime: cfg.realtime.is_some_and(crate::sys::set_realtime),
         ..Default::default()
