@@ -93,6 +93,9 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Stop after the first test has finished (`--once`).
     pub once: bool,
+    /// Run tests toward other agents when a client asks (`weft pattern --pairs A:B`); `false`
+    /// refuses such requests (`--no-relay`). Relayed tests count toward the limits.
+    pub relay: bool,
     /// Where log lines go; `None` = silent.
     pub log: Option<LogFn>,
 }
@@ -103,17 +106,20 @@ impl std::fmt::Debug for ServerConfig {
             .field("bind", &self.bind)
             .field("limits", &self.limits)
             .field("once", &self.once)
+            .field("relay", &self.relay)
             .finish_non_exhaustive()
     }
 }
 
 impl ServerConfig {
-    /// An agent on 127.0.0.1 with a free port and default limits (for tests and the demo).
+    /// An agent on 127.0.0.1 with a free port, default limits and relaying allowed (for tests
+    /// and the demo).
     pub fn loopback() -> Self {
         ServerConfig {
             bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
             limits: Limits::default(),
             once: false,
+            relay: true,
             log: None,
         }
     }
