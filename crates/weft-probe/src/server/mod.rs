@@ -9,6 +9,10 @@
 //! the idle time-out, sends anything but a valid message, or exceeds a limit gets an `Error`
 //! message (control connections) and is closed. Tests are bounded by [`Limits`].
 //!
+//! A control connection may also ask the agent to run a test toward another agent as its client
+//! (a `Relay` message; see [`crate::relay`]). Such a test takes a slot and is bounded like any
+//! other; [`ServerConfig::relay`] = `false` (`--no-relay`) refuses these requests.
+//!
 //! ```no_run
 //! use weft_probe::server::{Server, ServerConfig};
 //! let server = Server::bind(ServerConfig::loopback()).unwrap();
