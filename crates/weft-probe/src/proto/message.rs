@@ -238,8 +238,8 @@ pub enum Message {
     Ext(serde_json::Value),
     /// Client: act as the client of a test toward another agent (instead of `Request`).
     Relay(RelaySpec),
-    /// Relay: what the relayed test measured.
-    Relayed(RelayReport),
+    /// Relay: what the relayed test measured (boxed: it is the largest message by far).
+    Relayed(Box<RelayReport>),
 }
 
 impl Message {

@@ -192,7 +192,7 @@ mod tests {
             elapsed_ns: 7,
             udp: None,
         };
-        let m = Message::Relayed(RelayReport::Tput(RelayTput {
+        let m = Message::Relayed(Box::new(RelayReport::Tput(RelayTput {
             target_test_id: 4,
             up: Some(DirCounts {
                 sender: vec![end(100)],
@@ -206,7 +206,7 @@ mod tests {
             },
             wall_ns: 9,
             ..RelayTput::default()
-        }));
+        })));
         let b = m.to_bytes();
         assert_eq!(b[5], 11);
         assert!(b[12..].starts_with(br#"{"kind":"tput","target_test_id":4,"up":{"sender":"#));

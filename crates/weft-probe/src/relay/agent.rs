@@ -28,7 +28,7 @@ pub fn serve(ctx: &mut TestContext, spec: &RelaySpec) -> Result<(), ProbeError> 
         message,
     })?;
     ctx.log(&format!("relayed test toward {} done", spec.target));
-    ctx.control.send(&Message::Relayed(report))?;
+    ctx.control.send(&Message::Relayed(Box::new(report)))?;
     // Wait for the client's Bye so that closing does not reset a connection with unread data.
     let _ = ctx.control.recv_raw();
     Ok(())

@@ -88,7 +88,7 @@ fn exchange(cfg: &RelayConfig, test: RelayTest, run: Duration) -> Result<RelayRe
     }
     control.set_read_timeout(Some(run + cfg.connect_timeout + REPORT_SLACK))?;
     let report = match control.recv().map_err(|e| explain(cfg, e))? {
-        Message::Relayed(r) => r,
+        Message::Relayed(r) => *r,
         other => return Err(unexpected("Relayed", &other)),
     };
     let _ = control.send(&Message::Bye);
