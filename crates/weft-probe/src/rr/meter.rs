@@ -245,6 +245,38 @@ mod tests {
     }
 
     #[test]
+    fn a_time_limit_cuts_a_count_short_and_says_so() {
+        let limit = std::time::Duration::from_millis(20);
+        let mut m = Meter::new(
+            0,
+            StopRule::Count {
+                count: u64::MAX / 2,
+            },
+            0,
+        )
+        .with_time_limit(Some(limit));
+        let start = Instant::now();
+        while m.may_issue() {
+            let now = Instant::now();
+            let s = m.issue(now);
+            m.complete(s, 10, None, now);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(start.elapsed() >= limit);
+        assert!(m.cut_off());
+        // A count that is met first is not cut off, however late it is looked at.
+        let mut m = Meter::new(0, StopRule::Count { count: 3 }, 0).with_time_limit(Some(limit));
+        while m.may_issue() {
+            let now = Instant::now();
+            let s = m.issue(now);
+            m.complete(s, 10, None, now);
+        }
+        std::thread::sleep(limit);
+        assert!(!m.cut_off());
+        assert_eq!(m.rtt.count(), 3);
+    }
+
+    #[test]
     fn consecutive_losses_abort() {
         let now = Instant::now();
         let mut m = Meter::new(0, StopRule::Count { count: 100 }, 3);
