@@ -221,6 +221,25 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_without_relays_is_named_as_such() {
+        let old = ProbeError::Remote {
+            code: "bad-message".into(),
+            message: "unknown message type 10".into(),
+        };
+        let e = explain(&cfg(), old).to_string();
+        assert!(
+            e.contains("127.0.0.1:1 does not know relay requests")
+                && e.contains("local:127.0.0.1:2"),
+            "{e}"
+        );
+        let busy = ProbeError::Remote {
+            code: "busy".into(),
+            message: "full".into(),
+        };
+        assert!(matches!(explain(&cfg(), busy), ProbeError::Remote { .. }));
+    }
+
+    #[test]
     fn a_report_of_the_wrong_shape_is_refused() {
         let t = RelayTput {
             up: Some(counts(1, 1)),
