@@ -10,12 +10,18 @@
 # (/proc/PID/stat) over the run, as % of one core per Gbit/s of goodput. sockperf reports one-way
 # latency (RTT/2); it is doubled here so that both columns are round trips.
 #
-# Usage: bench/probe.sh [SECONDS_PER_RUN]   (default 5; installs iperf3 and sockperf if missing)
+# Throughput runs alternate weft and iperf3 REPS times and judge the median ratio: one run of
+# each is at the mercy of whatever else the machine does at that moment. The load average is
+# printed first and last, so that a reader can tell whether the machine was quiet.
+#
+# Usage: bench/probe.sh [SECONDS_PER_RUN] [REPS]   (defaults 5 and 3; installs iperf3 and
+# sockperf if missing)
 # Uses fixed loopback ports 53301-53304. On a 2-core machine both ends share the cores, so the
 # stream scaling is only meaningful on a machine with more cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-5}"
+reps="${2:-3}"
 size=64
 P_WEFT=53301
 P_IPERF=53302
@@ -119,18 +125,28 @@ verdict() { # value target op(ge|le) -> "ok" or "MISS"
   awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = (op == "ge") ? (v >= t) : (v <= t); print (ok ? "ok" : "MISS") }'
 }
 
-echo "weft vs iperf3 / sockperf on loopback, ${secs}s per run, $(nproc) cores"
+median() { # numbers... -> their median
+  printf "%s\n" "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+
+echo "weft vs iperf3 / sockperf on loopback, ${secs}s per run, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "== TCP throughput (goodput, Gbit/s) and CPU (% of a core per Gbit/s, both ends)"
+echo "== TCP throughput (goodput, Gbit/s) and CPU (% of a core per Gbit/s, both ends), $reps alternating runs"
 printf "%-10s %10s %10s %8s %8s   %10s %10s %8s %8s\n" streams weft iperf3 ratio target "weft cpu" "iperf cpu" ratio target
 for n in 1 2; do
-  read -r wg wc < <(tput weft "$n")
-  read -r ig ic < <(tput iperf3 "$n")
-  r=$(awk -v a="$wg" -v b="$ig" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-  rc=$(awk -v a="$wc" -v b="$ic" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+  ratios=(); cratios=()
+  for rep in $(seq "$reps"); do
+    read -r wg wc < <(tput weft "$n")
+    read -r ig ic < <(tput iperf3 "$n")
+    r=$(awk -v a="$wg" -v b="$ig" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+    rc=$(awk -v a="$wc" -v b="$ic" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+    ratios+=("$r"); cratios+=("$rc")
+    printf "%-10s %10s %10s %7sx %8s   %10s %10s %7sx\n" "-P $n #$rep" "$wg" "$ig" "$r" "" "$wc" "$ic" "$rc"
+  done
+  r=$(median "${ratios[@]}"); rc=$(median "${cratios[@]}")
   cpu_target="-"
   [ "$n" = 1 ] && cpu_target="<=1.00x $(verdict "$rc" 1.0 le)"
-  printf "%-10s %10s %10s %7sx %8s   %10s %10s %7sx %s\n" "-P $n" "$wg" "$ig" "$r" ">=1.00x $(verdict "$r" 1.0 ge)" "$wc" "$ic" "$rc" "$cpu_target"
+  printf "%-10s %10s %10s %7sx %8s   %10s %10s %7sx %s\n" "-P $n median" "" "" "$r" ">=1.00x $(verdict "$r" 1.0 ge)" "" "" "$rc" "$cpu_target"
 done
 echo
 echo "== Ping-pong round trip, ${size}-byte messages (us)"
@@ -151,3 +167,5 @@ for n in 1 2 4; do
   [ -z "$base" ] && base=$g
   printf "%-8s %10s %9.2fx %12s\n" "-P $n" "$g" "$(awk -v a="$g" -v b="$base" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$c"
 done
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

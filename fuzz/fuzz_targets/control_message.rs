@@ -1,10 +1,12 @@
-//! Any bytes into the control-protocol parsers: the frame view, the message representation, the
-//! stream reader, the data hello and the UDP header. None may panic; whatever parses must
-//! re-emit to bytes that parse to the same message.
+//! Any bytes into the control-protocol parsers: the frame view, the message representation
+//! (including the relay request and report, types 10 and 11), the stream reader, the data hello
+//! and the UDP header. None may panic; whatever parses must re-emit to bytes that parse to the
+//! same message, and a relay request goes through the agent's checks without panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use weft_probe::proto::{Frame, Hello, Message, read_message};
+use weft_probe::server::Limits;
 
 fuzz_target!(|data: &[u8]| {
     let max = 64 * 1024;
@@ -19,6 +21,9 @@ fuzz_target!(|data: &[u8]| {
         // parsing (`float_roundtrip`, enabled by weft-probe), emit is a fixpoint.
         let third = Message::parse_bytes(&again.to_bytes(), u32::MAX).expect("parses again");
         assert_eq!(third.to_bytes(), again.to_bytes());
+        if let Message::Relay(spec) = &m {
+            let _ = weft_probe::relay::agent::check(spec, &Limits::default());
+        }
     }
     let mut r = data;
     let mut buf = Vec::new();

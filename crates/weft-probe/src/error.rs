@@ -43,6 +43,17 @@ pub enum ProbeError {
     /// The configuration asked for is invalid (a usage error at the command line).
     #[error("{0}")]
     Config(String),
+    /// The agent will not do this by its operator's choice (e.g. `weft serve --no-relay`).
+    #[error("{0}")]
+    Refused(String),
+    /// A relayed test failed between the relay and its target.
+    #[error("the relayed test toward {target} failed: {message}")]
+    Relay {
+        /// The target agent's control address.
+        target: std::net::SocketAddr,
+        /// What failed, as the relay saw it.
+        message: String,
+    },
 }
 
 impl ProbeError {
@@ -66,6 +77,8 @@ impl ProbeError {
             ProbeError::Timeout(_) => "timeout",
             ProbeError::Protocol(_) => "bad-message",
             ProbeError::Config(_) => "bad-request",
+            ProbeError::Refused(_) => "refused",
+            ProbeError::Relay { .. } => "relay",
         }
     }
 }

@@ -4,13 +4,15 @@
 //! - [`server`]: the agent (`weft serve`), runnable in-process on `127.0.0.1:0`;
 //! - [`tput`]: throughput tests (`weft tput`), client and agent side;
 //! - [`rr`]: request/response latency tests (`weft rr`);
-//! - [`pattern`]: concurrent sessions among several agents (`weft pattern`).
+//! - [`pattern`]: concurrent sessions among several agents (`weft pattern`);
+//! - [`relay`]: tests that one agent runs toward another on a client's request.
 
 pub mod control;
 pub mod cpu;
 pub mod error;
 pub mod pattern;
 pub mod proto;
+pub mod relay;
 pub mod rr;
 pub mod server;
 pub mod sockopt;

@@ -1,6 +1,7 @@
 //! `weft pattern` from the command line against in-process agents on loopback.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 
 use weft_probe::server::{Server, ServerConfig, ServerHandle};
 
@@ -88,7 +89,7 @@ fn latency_under_load_table_names_the_probes() {
 fn usage_errors_exit_2_and_failed_sessions_exit_1() {
     let cases: [&[&str]; 4] = [
         &["pattern"],
-        &["pattern", "--pairs", "127.0.0.1:1:127.0.0.1:2"],
+        &["pattern", "--pairs", "local:local"],
         &["pattern", "--one-to-many", "local"],
         &[
             "pattern",
@@ -120,4 +121,74 @@ fn usage_errors_exit_2_and_failed_sessions_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("failed:"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("1 of 1 sessions failed"));
+}
+
+#[test]
+fn pairs_between_agents_are_relayed_and_a_no_relay_agent_refuses() {
+    let (a, b, c) = (agent(), agent(), agent());
+    let pairs = format!(
+        "{}:{},{}->{}",
+        a.local_addr(),
+        b.local_addr(),
+        b.local_addr(),
+        c.local_addr()
+    );
+    let out = weft()
+        .args(["pattern", "--pairs", &pairs, "--time", "400ms", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = weft_report::ResultDoc::from_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    assert_eq!(doc.samples.len(), 2);
+    for (s, (from, to)) in doc.samples.iter().zip([(&a, &b), (&b, &c)]) {
+        assert_eq!(s["from"], from.local_addr().to_string());
+        assert_eq!(s["to"], to.local_addr().to_string());
+        let up = &s["detail"]["up"];
+        let sent = up["sender_bytes"].as_u64().unwrap();
+        assert!(
+            sent > 0 && up["receiver_bytes"].as_u64() == Some(sent),
+            "{s}"
+        );
+    }
+
+    // An agent started with --no-relay refuses, says why, and serves on.
+    let mut nr = weft()
+        .args(["serve", "--bind", "127.0.0.1:0", "--no-relay", "--quiet"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(nr.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.trim().rsplit(' ').next().unwrap().to_string();
+    let out = weft()
+        .args(["pattern", "--pairs", &format!("{addr}->{}", a.local_addr())])
+        .args(["--time", "300ms"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("does not relay") && text.contains("--no-relay"),
+        "{text}"
+    );
+    let out = weft()
+        .args(["tput", &addr, "-t", "200ms"])
+        .output()
+        .unwrap();
+    let _ = nr.kill();
+    let _ = nr.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for h in [a, b, c] {
+        h.shutdown();
+    }
 }

@@ -7,18 +7,19 @@
 //! GIGAswitch study computes it), Jain's fairness index over the sessions, and, when
 //! request/response probes run beside bulk load, their latency under that load.
 //!
-//! **Who is the client.** weft itself is the client of every session: a session's data flows
-//! between the host that runs `weft pattern` (`local`) and one agent, forward (local -> agent,
-//! ttcp -t on this host) or reverse (agent -> local). So
+//! **Who is the client.** A session's data flows between the host that runs `weft pattern`
+//! (`local`) and one agent, forward (local -> agent, ttcp -t on this host) or reverse
+//! (agent -> local), with weft as the client; or between two agents, `A:B`, with `A` as the
+//! client of an ordinary test toward `B` on weft's request (a relayed test, see
+//! [`crate::relay`]; `A` must allow relaying, which `weft serve` does unless `--no-relay`). So
 //! - `one_to_many(A, B, C)`: this host sends to A, B and C at once (one output port, many
 //!   destinations);
 //! - `many_to_one(A, B, C)`: A, B and C send to this host at once: the contended output port is
 //!   this host's link, the Sandia "two hosts ttcp-ing to one receiver" case;
-//! - pairs `local:A`, `A:local`: one session each, in the direction given.
+//! - pairs `local:A`, `A:local`, `A:B`: one session each, in the direction given; `A:B` sessions
+//!   report `A`'s and `B`'s byte counts, reconciled by weft as for a direct test.
 //!
-//! A pair between two agents would need an agent that runs a test toward another agent on
-//! request; the control protocol has no such message yet, so such pairs are refused with that
-//! reason rather than faked. On loopback every agent is a `weft serve` on its own port.
+//! On loopback every agent is a `weft serve` on its own port.
 
 mod result;
 mod run;
@@ -26,7 +27,7 @@ mod spec;
 
 pub use result::{PatternResult, SessionResult};
 pub use run::run;
-pub use spec::{Endpoint, Role, RrSettings, Session, SessionTest, parse_pairs, split_pair};
+pub use spec::{Endpoint, Role, Route, RrSettings, Session, SessionTest, parse_pairs, split_pair};
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -38,7 +39,7 @@ pub enum PatternError {
     /// The pattern is malformed (a usage error at the command line).
     #[error("{0}")]
     Config(String),
-    /// The pattern asks for something weft cannot do yet.
+    /// The pattern asks for something weft cannot do.
     #[error("{0}")]
     Unsupported(String),
 }
@@ -121,15 +122,19 @@ pub fn repeat(sessions: Vec<Session>, n: usize) -> Vec<Session> {
     out
 }
 
-/// Marks `sessions` as load and adds one request/response probe from this host to every agent
-/// they involve (latency under load).
+/// Marks `sessions` as load and adds one request/response probe along every path they load
+/// (latency under load): from this host to every agent of a direct session, and from `A` to `B`
+/// (relayed) for every `A:B` session.
 pub fn with_probes(sessions: Vec<Session>, probe: RrSettings) -> Vec<Session> {
-    let mut agents: Vec<SocketAddr> = Vec::new();
+    let mut paths: Vec<(Endpoint, Endpoint)> = Vec::new();
     for s in &sessions {
-        if let Ok(a) = s.agent() {
-            if !agents.contains(&a) {
-                agents.push(a);
-            }
+        let path = match s.route() {
+            Ok(Route::Direct { agent, .. }) => (Endpoint::Local, Endpoint::Agent(agent)),
+            Ok(Route::Relay { from, to }) => (Endpoint::Agent(from), Endpoint::Agent(to)),
+            Err(_) => continue,
+        };
+        if !paths.contains(&path) {
+            paths.push(path);
         }
     }
     let mut out: Vec<Session> = sessions
@@ -139,10 +144,10 @@ pub fn with_probes(sessions: Vec<Session>, probe: RrSettings) -> Vec<Session> {
             s
         })
         .collect();
-    for a in agents {
+    for (from, to) in paths {
         out.push(Session {
-            from: Endpoint::Local,
-            to: Endpoint::Agent(a),
+            from,
+            to,
             test: SessionTest::Rr(probe),
             role: Role::Probe,
         });

@@ -1,9 +1,8 @@
 //! What a pattern is made of: endpoints, sessions, and the parsing of `--pairs` lists.
 //!
-//! weft is the client of every session (see the module docs of [`super`]): a session's data
-//! flows between the host that runs `weft pattern` (`local`) and one agent, in the direction the
-//! session names. `A:B` with both sides agents would need an agent that acts as a client, which
-//! the control protocol does not offer; such a pair is refused with that reason.
+//! A session's data flows between the host that runs `weft pattern` (`local`) and one agent, or
+//! between two agents, one of which is asked to act as the client (a relayed test; see the
+//! module docs of [`super`]).
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -118,7 +117,26 @@ impl Role {
     }
 }
 
-/// One concurrent session: data flows `from` -> `to`; one of them is [`Endpoint::Local`].
+/// Who is the client of a session and who the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// This host is the client of `agent`; `agent_sends` when data flows agent -> local.
+    Direct {
+        /// The agent.
+        agent: SocketAddr,
+        /// Whether the agent is the sender (`A:local`).
+        agent_sends: bool,
+    },
+    /// Agent `from` is the client of a test toward agent `to` (`A:B`), on this host's request.
+    Relay {
+        /// The agent that sends (and runs the client side).
+        from: SocketAddr,
+        /// The agent that receives.
+        to: SocketAddr,
+    },
+}
+
+/// One concurrent session: data flows `from` -> `to`; at least one of them is an agent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Session {
     /// Where the data (or the requests) come from.
@@ -132,19 +150,31 @@ pub struct Session {
 }
 
 impl Session {
-    /// The agent this session talks to, or why it cannot run.
-    pub fn agent(&self) -> Result<SocketAddr, PatternError> {
+    /// Who is the client and who the server, or why the session cannot run.
+    pub fn route(&self) -> Result<Route, PatternError> {
         match (self.from, self.to) {
-            (Endpoint::Local, Endpoint::Agent(a)) | (Endpoint::Agent(a), Endpoint::Local) => Ok(a),
+            (Endpoint::Local, Endpoint::Agent(agent)) => Ok(Route::Direct {
+                agent,
+                agent_sends: false,
+            }),
+            (Endpoint::Agent(agent), Endpoint::Local) => Ok(Route::Direct {
+                agent,
+                agent_sends: true,
+            }),
+            (Endpoint::Agent(from), Endpoint::Agent(to)) => Ok(Route::Relay { from, to }),
             (Endpoint::Local, Endpoint::Local) => Err(PatternError::Config(
                 "a session from local to local measures nothing: name an agent on one side".into(),
             )),
-            (Endpoint::Agent(a), Endpoint::Agent(b)) => Err(PatternError::Unsupported(format!(
-                "{a}:{b}: sessions between two agents need an agent that acts as a client, which \
-                 the control protocol does not offer; run `weft pattern` on {a}'s host with \
-                 local:{b}, or use --one-to-many / --many-to-one from one host"
-            ))),
         }
+    }
+
+    /// The agent this host connects to (for `A:B`, the relay `A`), or why the session cannot
+    /// run.
+    pub fn agent(&self) -> Result<SocketAddr, PatternError> {
+        Ok(match self.route()? {
+            Route::Direct { agent, .. } => agent,
+            Route::Relay { from, .. } => from,
+        })
     }
 
     /// `from→to`, with the role in brackets when there is one.
@@ -259,18 +289,42 @@ mod tests {
     }
 
     #[test]
-    fn agent_to_agent_and_local_to_local_are_refused_with_reasons() {
+    fn routes_name_the_client_and_local_to_local_is_refused() {
         let a = Endpoint::Agent("127.0.0.1:1".parse().unwrap());
+        let b = Endpoint::Agent("127.0.0.1:2".parse().unwrap());
         let s = |from, to| Session {
             from,
             to,
             test: SessionTest::Rr(RrSettings::default()),
             role: Role::Session,
         };
-        assert!(s(Endpoint::Local, a).agent().is_ok());
-        assert!(s(a, Endpoint::Local).agent().is_ok());
-        let e = s(a, a).agent().unwrap_err();
-        assert!(matches!(e, PatternError::Unsupported(_)), "{e}");
-        assert!(s(Endpoint::Local, Endpoint::Local).agent().is_err());
+        let addr = |e| match e {
+            Endpoint::Agent(x) => x,
+            Endpoint::Local => unreachable!(),
+        };
+        assert_eq!(
+            s(Endpoint::Local, a).route().unwrap(),
+            Route::Direct {
+                agent: addr(a),
+                agent_sends: false
+            }
+        );
+        assert_eq!(
+            s(a, Endpoint::Local).route().unwrap(),
+            Route::Direct {
+                agent: addr(a),
+                agent_sends: true
+            }
+        );
+        assert_eq!(
+            s(a, b).route().unwrap(),
+            Route::Relay {
+                from: addr(a),
+                to: addr(b)
+            }
+        );
+        assert_eq!(s(a, b).agent().unwrap(), addr(a));
+        let e = s(Endpoint::Local, Endpoint::Local).agent().unwrap_err();
+        assert!(matches!(e, PatternError::Config(_)), "{e}");
     }
 }

@@ -174,12 +174,127 @@ fn a_dead_agent_fails_its_session_only() {
     stop(h);
 }
 
+/// The relay's and the target's byte counts as the session's detail reports them.
+fn relayed_counts(doc: &weft_report::ResultDoc, i: usize) -> (u64, u64) {
+    let up = &doc.samples[i]["detail"]["up"];
+    (
+        up["sender_bytes"].as_u64().unwrap(),
+        up["receiver_bytes"].as_u64().unwrap(),
+    )
+}
+
 #[test]
-fn agent_to_agent_pairs_are_refused_before_anything_runs() {
-    let p = parse_pairs("127.0.0.1:5001:127.0.0.1:5002", 5301).unwrap();
-    let cfg = PatternConfig::new("pairs", from_pairs(&p, &tput(100)));
+fn a_pair_between_two_agents_is_relayed_by_the_first() {
+    let h = agents(3);
+    let a = addrs(&h);
+    let pairs = vec![(Endpoint::Agent(a[0]), Endpoint::Agent(a[1]))];
+    let r = run(&PatternConfig::new("pairs", from_pairs(&pairs, &tput(400)))).unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    let doc = r.to_result_doc();
+    let (sent, got) = relayed_counts(&doc, 0);
+    assert!(sent > 0 && sent == got, "{sent} vs {got}");
+    assert_eq!(r.sessions[0].bytes, Some(got));
+    assert_eq!(doc.samples[0]["from"], a[0].to_string());
+    assert_eq!(doc.samples[0]["to"], a[1].to_string());
+    assert_eq!(doc.samples[0]["detail"]["down"], serde_json::Value::Null);
+
+    // Two relayed pairs at once, one of them through the agent that was the target above.
+    let pairs = vec![
+        (Endpoint::Agent(a[0]), Endpoint::Agent(a[1])),
+        (Endpoint::Agent(a[1]), Endpoint::Agent(a[2])),
+    ];
+    let mut cfg = PatternConfig::new("pairs", from_pairs(&pairs, &tput(600)));
+    cfg.line_rate_bps = Some(100e9);
+    let r = run(&cfg).unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    assert!(overlapped(&r), "{}", r.table());
+    let doc = r.to_result_doc();
+    for i in 0..2 {
+        let (sent, got) = relayed_counts(&doc, i);
+        assert!(sent > 0 && sent == got, "session {i}: {sent} vs {got}");
+    }
+    let sum: f64 = r.sessions.iter().filter_map(|s| s.throughput_bps).sum();
+    assert_eq!(r.aggregate_bps(), Some(sum));
+    assert_eq!(r.line_efficiency(), Some(sum / 100e9));
+    assert!(r.fairness().is_some());
+    stop(h);
+}
+
+#[test]
+fn relayed_load_gets_relayed_probes_and_relayed_echo_sessions_run() {
+    let h = agents(2);
+    let a = addrs(&h);
+    let pairs = vec![(Endpoint::Agent(a[0]), Endpoint::Agent(a[1]))];
+    let probe = RrSettings {
+        time_ns: Some(400_000_000),
+        warmup: 10,
+        ..RrSettings::default()
+    };
+    let mut cfg = PatternConfig::new("pairs", with_probes(from_pairs(&pairs, &tput(1000)), probe));
+    cfg.probe_delay = Duration::from_millis(100);
+    let r = run(&cfg).unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    assert_eq!(r.sessions.len(), 2);
+    let p = &r.sessions[1];
+    assert_eq!(p.session.role, Role::Probe);
+    assert_eq!(
+        (p.session.from, p.session.to),
+        (Endpoint::Agent(a[0]), Endpoint::Agent(a[1]))
+    );
+    assert!(p.latency.as_ref().unwrap().count > 0);
+    let doc = r.to_result_doc();
+    assert_eq!(doc.samples[1]["under_load"], true, "{}", r.table());
+    assert_eq!(doc.samples[1]["detail"]["sizes"], 1);
+
+    let rr = SessionTest::Rr(RrSettings {
+        count: 100,
+        ..RrSettings::default()
+    });
+    let r = run(&PatternConfig::new("pairs", from_pairs(&pairs, &rr))).unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    assert_eq!(r.sessions[0].latency.as_ref().unwrap().count, 100);
+    stop(h);
+}
+
+#[test]
+fn a_refused_relay_fails_its_session_with_the_reason_and_the_agent_serves_on() {
+    let h = agents(1);
+    let mut cfg = ServerConfig::loopback();
+    cfg.relay = false;
+    let refusing = Server::bind(cfg).unwrap().spawn();
+    let (r_addr, b) = (refusing.local_addr(), h[0].local_addr());
+    let pairs = vec![
+        (Endpoint::Agent(r_addr), Endpoint::Agent(b)),
+        (Endpoint::Local, Endpoint::Agent(b)),
+    ];
+    let r = run(&PatternConfig::new("pairs", from_pairs(&pairs, &tput(300)))).unwrap();
+    let e = r.sessions[0].error.as_deref().unwrap();
+    assert!(
+        e.contains("does not relay") && e.contains("--no-relay"),
+        "{e}"
+    );
+    assert!(r.sessions[1].error.is_none(), "{}", r.table());
+    // The refusing agent still serves ordinary tests, and relays nothing.
+    let direct = vec![(Endpoint::Local, Endpoint::Agent(r_addr))];
+    let r = run(&PatternConfig::new(
+        "pairs",
+        from_pairs(&direct, &tput(200)),
+    ))
+    .unwrap();
+    assert!(!r.failed(), "{}", r.table());
+    refusing.shutdown();
+    let summary = refusing.join().unwrap();
+    assert_eq!((summary.tests_ok, summary.tests_failed), (1, 1));
+    stop(h);
+}
+
+#[test]
+fn local_to_local_is_refused_before_anything_runs() {
+    let cfg = PatternConfig::new(
+        "pairs",
+        from_pairs(&[(Endpoint::Local, Endpoint::Local)], &tput(100)),
+    );
     let e = run(&cfg).unwrap_err();
-    assert!(matches!(e, PatternError::Unsupported(_)), "{e}");
-    assert!(e.to_string().contains("acts as a client"), "{e}");
+    assert!(matches!(e, PatternError::Config(_)), "{e}");
     assert!(run(&PatternConfig::new("x", vec![])).is_err());
 }

@@ -112,7 +112,7 @@ mod props {
         /// No byte string makes the parsers panic, with or without a valid header in front.
         #[test]
         fn any_bytes_are_an_error_or_a_message(
-            ty in 0u8..12,
+            ty in 0u8..16,
             body in proptest::collection::vec(any::<u8>(), 0..200),
             raw in proptest::collection::vec(any::<u8>(), 0..64),
         ) {

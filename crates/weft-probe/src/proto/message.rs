@@ -15,12 +15,15 @@
 //! ```
 //!
 //! `Ext` carries test-kind-specific JSON (for example the request/response agent's messages).
+//! `Relay` and `Relayed` ask an agent to run a test toward another agent and carry its report
+//! back (see [`super::relay`]).
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::ProtoError;
 use super::frame::{Frame, HEADER_LEN, emit_header};
+use super::relay::{RelayReport, RelaySpec};
 use super::spec::TestSpec;
 
 /// Numeric codes of the message types (the `type` byte of the header).
@@ -45,6 +48,10 @@ pub enum MessageType {
     Bye = 8,
     /// [`Message::Ext`].
     Ext = 9,
+    /// [`Message::Relay`].
+    Relay = 10,
+    /// [`Message::Relayed`].
+    Relayed = 11,
 }
 
 impl MessageType {
@@ -60,6 +67,8 @@ impl MessageType {
             7 => MessageType::Error,
             8 => MessageType::Bye,
             9 => MessageType::Ext,
+            10 => MessageType::Relay,
+            11 => MessageType::Relayed,
             _ => return None,
         })
     }
@@ -200,7 +209,7 @@ pub struct Finished {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorMsg {
     /// A short machine-readable code: `bad-message`, `limit`, `busy`, `timeout`, `unsupported`,
-    /// `socket`, `internal`.
+    /// `socket`, `refused`, `relay`, `internal`.
     pub code: String,
     /// What went wrong and what to do, for a person.
     pub message: String,
@@ -227,6 +236,10 @@ pub enum Message {
     Bye,
     /// Test-kind-specific JSON (e.g. request/response).
     Ext(serde_json::Value),
+    /// Client: act as the client of a test toward another agent (instead of `Request`).
+    Relay(RelaySpec),
+    /// Relay: what the relayed test measured (boxed: it is the largest message by far).
+    Relayed(Box<RelayReport>),
 }
 
 impl Message {
@@ -242,6 +255,8 @@ impl Message {
             Message::Error(_) => MessageType::Error,
             Message::Bye => MessageType::Bye,
             Message::Ext(_) => MessageType::Ext,
+            Message::Relay(_) => MessageType::Relay,
+            Message::Relayed(_) => MessageType::Relayed,
         }
     }
 
@@ -280,6 +295,8 @@ impl Message {
                 Message::Bye
             }
             MessageType::Ext => Message::Ext(json(ty, body)?),
+            MessageType::Relay => Message::Relay(json(ty, body)?),
+            MessageType::Relayed => Message::Relayed(json(ty, body)?),
         })
     }
 
@@ -301,9 +318,12 @@ impl Message {
             Message::Error(b) => serde_json::to_vec(b),
             Message::Bye => Ok(Vec::new()),
             Message::Ext(b) => serde_json::to_vec(b),
+            Message::Relay(b) => serde_json::to_vec(b),
+            Message::Relayed(b) => serde_json::to_vec(b),
         };
-        // Our bodies are plain structs of numbers and strings; NaN jitter is the only value
-        // serde_json refuses, and it is never produced (jitter starts at 0 and stays finite).
+        // Our bodies are plain structs of numbers and strings; a non-finite float would be
+        // written as null and refused by the reader, and none is produced (jitter starts at 0
+        // and stays finite; latency statistics are 0 when empty).
         r.unwrap_or_default()
     }
 
@@ -378,6 +398,11 @@ mod tests {
         assert_eq!(
             Message::parse_bytes(&b, 10).unwrap_err(),
             ProtoError::UnknownType(0)
+        );
+        b[5] = 12;
+        assert_eq!(
+            Message::parse_bytes(&b, 10).unwrap_err(),
+            ProtoError::UnknownType(12)
         );
         let mut b = emit_header(MessageType::Accept as u8, 3).to_vec();
         b.extend_from_slice(b"{x}");

@@ -5,6 +5,7 @@
 //! - [`message`]: the messages and their JSON bodies, with `parse`/`emit`;
 //! - [`spec`]: the test request (`TestSpec::Tput`, `TestSpec::Rr`);
 //! - [`rr_spec`]: the request/response test's parameters (owned by the rr module);
+//! - [`relay`]: asking an agent to run a test toward another agent, and its report;
 //! - [`data`]: the data-path hello and the UDP datagram header;
 //! - [`io`]: reading and writing messages on a stream with a size bound.
 //!
@@ -14,6 +15,7 @@ pub mod data;
 pub mod frame;
 pub mod io;
 pub mod message;
+pub mod relay;
 pub mod rr_spec;
 pub mod spec;
 
@@ -24,6 +26,7 @@ pub use message::{
     Accept, CpuUse, ErrorMsg, Finished, Interval, Message, MessageType, Ready, SenderDone,
     SockInfo, StreamEnd, UdpCounts,
 };
+pub use relay::{DirCounts, RELAY_VERSION, RelayReport, RelayRr, RelaySpec, RelayTest, RelayTput};
 pub use rr_spec::RrSpec;
 pub use spec::{Amount, Direction, TestSpec, TputSpec, Transport};
 

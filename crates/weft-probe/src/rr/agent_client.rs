@@ -74,9 +74,12 @@ pub(super) fn run_size(
         )
     })?;
 
-    let mut meter = Meter::new(cfg.warmup, cfg.stop, cfg.abort_after_losses);
+    let mut meter =
+        Meter::new(cfg.warmup, cfg.stop, cfg.abort_after_losses).with_time_limit(cfg.time_limit);
     let data = SocketAddr::new(addr.ip(), port);
-    let mut aborted = run_leg(cfg, data, req, resp, &mut meter).err();
+    let mut aborted = run_leg(cfg, data, req, resp, &mut meter)
+        .err()
+        .or_else(|| super::cut_off(cfg, &meter));
 
     // When the data path broke, the agent may have said why (a limit, an idle time-out) just
     // before closing: read that first, before a write to a closed connection resets it.

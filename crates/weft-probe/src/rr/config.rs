@@ -108,6 +108,9 @@ pub struct RrConfig {
     pub timeout: Duration,
     /// Abort a size after this many consecutive losses (0: never).
     pub abort_after_losses: u64,
+    /// Stop each size after this long, whatever its stop rule asks, and mark it aborted (an
+    /// agent relaying the test bounds it by its `--max-duration` this way); `None`: no limit.
+    pub time_limit: Option<Duration>,
 }
 
 impl RrConfig {
@@ -125,6 +128,7 @@ impl RrConfig {
             burst: 1,
             timeout: Duration::from_secs(1),
             abort_after_losses: 32,
+            time_limit: None,
         }
     }
 

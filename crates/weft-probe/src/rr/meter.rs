@@ -29,6 +29,7 @@ pub struct Meter {
     pub stray: u64,
     first_measured: Option<Instant>,
     last_resolved: Option<Instant>,
+    deadline: Option<Instant>,
 }
 
 impl Meter {
@@ -48,13 +49,37 @@ impl Meter {
             stray: 0,
             first_measured: None,
             last_resolved: None,
+            deadline: None,
         }
+    }
+
+    /// Stops issuing transactions `limit` from now, whatever the stop rule says.
+    pub fn with_time_limit(mut self, limit: Option<std::time::Duration>) -> Self {
+        self.deadline = limit.map(|l| Instant::now() + l);
+        self
+    }
+
+    /// Whether the time limit of [`Meter::with_time_limit`] stopped the size before its stop
+    /// rule was met.
+    pub fn cut_off(&self) -> bool {
+        let rule_met = self.issued >= self.warmup.saturating_add(self.stop.cap())
+            || match self.stop {
+                StopRule::Count { .. } => false,
+                StopRule::Converge { rel, .. } => self.rtt.converged(rel),
+                StopRule::Time { duration_ns } => self
+                    .first_measured
+                    .is_some_and(|t0| t0.elapsed() >= std::time::Duration::from_nanos(duration_ns)),
+            };
+        !rule_met && self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Whether another transaction may be started: the cap is not reached and, under
     /// `--converge`, the mean has not converged yet.
     pub fn may_issue(&self) -> bool {
         if self.issued >= self.warmup.saturating_add(self.stop.cap()) {
+            return false;
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return false;
         }
         match self.stop {
@@ -217,6 +242,38 @@ mod tests {
         let took = start.elapsed();
         assert!(took >= std::time::Duration::from_millis(30), "{took:?}");
         assert!(m.rtt.count() >= 2);
+    }
+
+    #[test]
+    fn a_time_limit_cuts_a_count_short_and_says_so() {
+        let limit = std::time::Duration::from_millis(20);
+        let mut m = Meter::new(
+            0,
+            StopRule::Count {
+                count: u64::MAX / 2,
+            },
+            0,
+        )
+        .with_time_limit(Some(limit));
+        let start = Instant::now();
+        while m.may_issue() {
+            let now = Instant::now();
+            let s = m.issue(now);
+            m.complete(s, 10, None, now);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(start.elapsed() >= limit);
+        assert!(m.cut_off());
+        // A count that is met first is not cut off, however late it is looked at.
+        let mut m = Meter::new(0, StopRule::Count { count: 3 }, 0).with_time_limit(Some(limit));
+        while m.may_issue() {
+            let now = Instant::now();
+            let s = m.issue(now);
+            m.complete(s, 10, None, now);
+        }
+        std::thread::sleep(limit);
+        assert!(!m.cut_off());
+        assert_eq!(m.rtt.count(), 3);
     }
 
     #[test]

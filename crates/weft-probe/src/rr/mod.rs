@@ -67,8 +67,11 @@ pub fn run_with_progress(
         let resp = cfg.response_for(req);
         let r = match cfg.peer {
             Peer::Echo(addr) => {
-                let mut meter = Meter::new(cfg.warmup, cfg.stop, cfg.abort_after_losses);
-                let aborted = run_leg(cfg, addr, req, resp, &mut meter).err();
+                let mut meter = Meter::new(cfg.warmup, cfg.stop, cfg.abort_after_losses)
+                    .with_time_limit(cfg.time_limit);
+                let aborted = run_leg(cfg, addr, req, resp, &mut meter)
+                    .err()
+                    .or_else(|| cut_off(cfg, &meter));
                 SizeResult::from_meter(req, resp, &meter, cfg.cold, aborted)
             }
             Peer::Agent(addr) => agent_client::run_size(cfg, addr, req, resp)?,
@@ -77,6 +80,17 @@ pub fn run_with_progress(
         out.sizes.push(r);
     }
     Ok(out)
+}
+
+/// The reason a size stopped at its time limit, if it did.
+pub(crate) fn cut_off(cfg: &RrConfig, meter: &Meter) -> Option<String> {
+    let limit = cfg.time_limit?;
+    meter.cut_off().then(|| {
+        format!(
+            "stopped at the time limit of {:.1} s before the stop rule was met",
+            limit.as_secs_f64()
+        )
+    })
 }
 
 /// Runs one size's transactions against a data endpoint.

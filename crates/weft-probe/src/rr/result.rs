@@ -1,7 +1,7 @@
 //! The outcome of a request/response run: one record per size, the result document and the
 //! table a person reads.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use weft_report::{Engine, ResultDoc};
 
@@ -9,8 +9,8 @@ use super::config::{Peer, Proto, RrConfig, StopRule};
 use super::meter::Meter;
 use super::stats::LatencySummary;
 
-/// What one size measured.
-#[derive(Clone, Debug, Serialize)]
+/// What one size measured (also the body of a relayed request/response report).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SizeResult {
     /// Request size, bytes.
     pub request_bytes: u32,
@@ -108,6 +108,9 @@ pub struct RrResult {
     pub timeout_ns: u64,
     /// One record per size, in the order run.
     pub sizes: Vec<SizeResult>,
+    /// The agent that ran the client side, when the test was relayed (`weft pattern A:B`);
+    /// `None` when this host was the client.
+    pub relay: Option<String>,
 }
 
 impl RrResult {
@@ -127,6 +130,7 @@ impl RrResult {
             stop: cfg.stop,
             timeout_ns: u64::try_from(cfg.timeout.as_nanos()).unwrap_or(u64::MAX),
             sizes: Vec::new(),
+            relay: None,
         }
     }
 
@@ -148,6 +152,7 @@ impl RrResult {
             "stop": self.stop,
             "timeout_ns": self.timeout_ns,
             "sizes": self.sizes.iter().map(|s| s.request_bytes).collect::<Vec<_>>(),
+            "relay": self.relay,
         });
         doc.samples = self.sizes.iter().map(|s| self.sample(s)).collect();
         let lost: u64 = self.sizes.iter().map(|s| s.lost).sum();

@@ -3,7 +3,7 @@
 //! that `--converge` tests against.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Largest latency the histogram tracks: one hour in nanoseconds. Larger values are clamped to it.
 const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
@@ -82,7 +82,7 @@ pub fn quantile_975(df: u64) -> f64 {
 }
 
 /// Which distribution a confidence interval was taken from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CiMethod {
     /// Student's t with n-1 degrees of freedom (small samples).
@@ -223,7 +223,7 @@ impl LatencyStats {
 }
 
 /// Summary statistics of a set of latencies; all times in nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// Number of latencies.
     pub count: u64,

@@ -10,7 +10,17 @@ use super::{Pending, Shared};
 use crate::control::Control;
 use crate::error::ProbeError;
 use crate::proto::data::{DATA_MAGIC, HELLO_LEN};
-use crate::proto::{Hello, MAGIC, Message, ProtoError, TestSpec, read_message};
+use crate::proto::{
+    Hello, MAGIC, Message, ProtoError, RelaySpec, RelayTest, TestSpec, read_message,
+};
+
+/// What a control connection asked for with its first message.
+enum Job {
+    /// A test with this agent as the server.
+    Test(TestSpec),
+    /// A test with this agent as the client, toward another agent.
+    Relay(RelaySpec),
+}
 
 /// Handles one connection to the end. Never panics on anything the peer sends.
 pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
@@ -37,11 +47,23 @@ pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAd
     let mut first = std::io::Read::chain(&magic[..], &stream);
     let msg = read_message(&mut first, &mut Vec::new(), limits.max_message);
     let mut control = Control::new(stream, limits.max_message);
-    let spec = match msg {
-        Ok(Message::Request(spec)) => spec,
+    let job = match msg {
+        Ok(Message::Request(spec)) => Job::Test(spec),
+        Ok(Message::Relay(spec)) if shared.config.relay => Job::Relay(spec),
+        Ok(Message::Relay(spec)) => {
+            let err = ProbeError::Refused(format!(
+                "this agent does not relay tests (it runs with `weft serve --no-relay`), so it \
+                 will not run a test toward {}; run weft on its host with local:{} instead",
+                spec.target, spec.target
+            ));
+            control.send_error_best_effort(&err);
+            shared.tests_failed.fetch_add(1, Ordering::SeqCst);
+            shared.log(&format!("{peer}: refused: {err}"));
+            return;
+        }
         Ok(other) => {
             let err = ProbeError::Protocol(format!(
-                "expected a Request first, got {:?}",
+                "expected a Request or a Relay first, got {:?}",
                 other.msg_type()
             ));
             control.send_error_best_effort(&err);
@@ -55,7 +77,7 @@ pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAd
             return;
         }
     };
-    run_test(shared, control, peer, spec);
+    run_test(shared, control, peer, job);
 }
 
 fn drop_conn(shared: &Shared, peer: SocketAddr, why: &str) {
@@ -96,8 +118,9 @@ fn attach_data(shared: &Shared, mut stream: TcpStream, peer: SocketAddr, magic: 
     }
 }
 
-/// Reserves a test slot, registers the cookie, dispatches on the kind of test, and reports.
-fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, spec: TestSpec) {
+/// Reserves a test slot, registers the cookie, dispatches on the kind of test, and reports. A
+/// relayed test takes a slot like any other: it is bounded by the same limits.
+fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, job: Job) {
     let limits = &shared.config.limits;
     // A client that starts its next test right after the previous one ended may arrive before
     // that test's thread has released its slot: wait a little before calling the agent busy.
@@ -130,11 +153,12 @@ fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, spec: 
     if let Ok(mut reg) = shared.registry.lock() {
         reg.insert(cookie, Pending { data_tx });
     }
-    shared.log(&format!("{peer}: test {test_id}: {}", describe(&spec)));
+    shared.log(&format!("{peer}: test {test_id}: {}", describe(&job)));
     let mut ctx = TestContext::new(test_id, cookie, control, data_rx, shared);
-    let result = match &spec {
-        TestSpec::Tput(t) => crate::tput::agent::serve(&mut ctx, t),
-        TestSpec::Rr(r) => crate::rr::agent::serve(&mut ctx, r),
+    let result = match &job {
+        Job::Test(TestSpec::Tput(t)) => crate::tput::agent::serve(&mut ctx, t),
+        Job::Test(TestSpec::Rr(r)) => crate::rr::agent::serve(&mut ctx, r),
+        Job::Relay(r) => crate::relay::agent::serve(&mut ctx, r),
     };
     if let Ok(mut reg) = shared.registry.lock() {
         reg.remove(&cookie);
@@ -160,13 +184,20 @@ fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, spec: 
     }
 }
 
-fn describe(spec: &TestSpec) -> String {
-    match spec {
-        TestSpec::Tput(t) => format!(
+fn describe(job: &Job) -> String {
+    let tput = |t: &crate::proto::TputSpec| {
+        format!(
             "tput {:?} {:?} x{} len {}",
             t.transport, t.direction, t.streams, t.len
-        ),
-        TestSpec::Rr(_) => "rr".to_string(),
+        )
+    };
+    match job {
+        Job::Test(TestSpec::Tput(t)) => tput(t),
+        Job::Test(TestSpec::Rr(_)) => "rr".to_string(),
+        Job::Relay(r) => match &r.test {
+            RelayTest::Tput(t) => format!("relay to {}: {}", r.target, tput(t)),
+            RelayTest::Rr(_) => format!("relay to {}: rr", r.target),
+        },
     }
 }
 

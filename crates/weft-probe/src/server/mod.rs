@@ -9,6 +9,10 @@
 //! the idle time-out, sends anything but a valid message, or exceeds a limit gets an `Error`
 //! message (control connections) and is closed. Tests are bounded by [`Limits`].
 //!
+//! A control connection may also ask the agent to run a test toward another agent as its client
+//! (a `Relay` message; see [`crate::relay`]). Such a test takes a slot and is bounded like any
+//! other; [`ServerConfig::relay`] = `false` (`--no-relay`) refuses these requests.
+//!
 //! ```no_run
 //! use weft_probe::server::{Server, ServerConfig};
 //! let server = Server::bind(ServerConfig::loopback()).unwrap();
@@ -93,6 +97,9 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Stop after the first test has finished (`--once`).
     pub once: bool,
+    /// Run tests toward other agents when a client asks (`weft pattern --pairs A:B`); `false`
+    /// refuses such requests (`--no-relay`). Relayed tests count toward the limits.
+    pub relay: bool,
     /// Where log lines go; `None` = silent.
     pub log: Option<LogFn>,
 }
@@ -103,17 +110,20 @@ impl std::fmt::Debug for ServerConfig {
             .field("bind", &self.bind)
             .field("limits", &self.limits)
             .field("once", &self.once)
+            .field("relay", &self.relay)
             .finish_non_exhaustive()
     }
 }
 
 impl ServerConfig {
-    /// An agent on 127.0.0.1 with a free port and default limits (for tests and the demo).
+    /// An agent on 127.0.0.1 with a free port, default limits and relaying allowed (for tests
+    /// and the demo).
     pub fn loopback() -> Self {
         ServerConfig {
             bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
             limits: Limits::default(),
             once: false,
+            relay: true,
             log: None,
         }
     }

@@ -190,6 +190,7 @@ pub fn run(
         remote_cpu: CpuUse { ..remote.cpu },
         intervals,
         wall_ns: wall.as_nanos() as u64,
+        relay: None,
     })
 }
 

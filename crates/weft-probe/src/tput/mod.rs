@@ -7,6 +7,7 @@
 //! against each other ([`result::DirResult::reconcile`]).
 
 pub mod agent;
+pub mod buf;
 pub mod client;
 pub mod opts;
 pub mod result;

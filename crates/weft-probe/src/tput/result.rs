@@ -186,6 +186,9 @@ pub struct TputResult {
     pub intervals: Vec<IntervalSample>,
     /// Wall time of the data phase at the client, ns.
     pub wall_ns: u64,
+    /// The agent that was the client, when the test was relayed (`weft pattern A:B`): then
+    /// "local" and "client" in this result mean that agent, and `server` is the target.
+    pub relay: Option<SocketAddr>,
 }
 
 impl TputResult {
@@ -213,6 +216,7 @@ impl TputResult {
         };
         doc.params = json!({
             "server": self.server.to_string(),
+            "relay": self.relay.map(|r| r.to_string()),
             "test_id": self.test_id,
             "transport": s.transport,
             "direction": s.direction,
@@ -259,9 +263,10 @@ impl TputResult {
             Amount::Count(c) => format!("{c} x {}", Size(u64::from(s.len))),
             Amount::TimeNs(t) => format!("{}", Duration(t)),
         };
+        let via = self.relay.map_or(String::new(), |r| format!(" from {r}"));
         let _ = writeln!(
             out,
-            "weft tput {} {} {}, {} stream(s), len {}, {amount}",
+            "weft tput {}{via} {} {}, {} stream(s), len {}, {amount}",
             self.server,
             format!("{:?}", s.transport).to_lowercase(),
             format!("{:?}", s.direction).to_lowercase(),

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::buf::PageBuf;
 use super::udp_stats::UdpRecvStats;
 use crate::cpu::ThreadCpu;
 use crate::error::ProbeError;
@@ -95,7 +96,8 @@ pub fn tcp_send(
 ) -> Result<Outcome, ProbeError> {
     let cpu0 = ThreadCpu::now();
     let _ = s.set_write_timeout(Some(idle));
-    let buf = pattern(len.max(1));
+    let page = PageBuf::pattern(len.max(1));
+    let buf = page.as_slice();
     let (total, until) = amount_limits(amount, len, start);
     let mut sent: u64 = 0;
     let mut writes: u64 = 0;
@@ -160,12 +162,13 @@ pub fn tcp_recv(
 ) -> Result<Outcome, ProbeError> {
     let cpu0 = ThreadCpu::now();
     let _ = s.set_read_timeout(Some(idle));
-    let mut buf = vec![0u8; len.clamp(64 * 1024, 4 * 1024 * 1024)];
+    let mut page = PageBuf::zeroed(len.clamp(64 * 1024, 4 * 1024 * 1024));
+    let buf = page.as_mut_slice();
     let mut got: u64 = 0;
     let mut reads: u64 = 0;
     let mut last = start;
     loop {
-        match s.read(&mut buf) {
+        match s.read(buf) {
             Ok(0) => break,
             Ok(n) => {
                 got += n as u64;
@@ -216,7 +219,8 @@ pub fn udp_send(
 ) -> Result<Outcome, ProbeError> {
     let cpu0 = ThreadCpu::now();
     let len = len.max(UDP_HEADER_LEN);
-    let mut buf = pattern(len);
+    let mut page = PageBuf::pattern(len);
+    let buf = page.as_mut_slice();
     let (total_bytes, until) = amount_limits(amount, len, start);
     let total = match amount {
         Amount::Count(c) => c,
@@ -249,8 +253,8 @@ pub fn udp_send(
                 continue;
             }
         }
-        emit_udp_header(&mut buf, seq, elapsed_ns(start, now));
-        match s.send(&buf) {
+        emit_udp_header(buf, seq, elapsed_ns(start, now));
+        match s.send(buf) {
             Ok(n) => {
                 seq += 1;
                 bytes += n as u64;
@@ -297,7 +301,8 @@ pub fn udp_recv(
     let cpu0 = ThreadCpu::now();
     // Short time-outs so that the drain condition is checked while the link is quiet.
     let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
-    let mut buf = vec![0u8; 65536];
+    let mut page = PageBuf::zeroed(65536);
+    let buf = page.as_mut_slice();
     let mut stats = UdpRecvStats::default();
     let mut bytes: u64 = 0;
     let mut packets: u64 = 0;
@@ -307,7 +312,7 @@ pub fn udp_recv(
         if abort.load(Ordering::Relaxed) {
             return Err(ProbeError::Protocol("test aborted".into()));
         }
-        match s.recv(&mut buf) {
+        match s.recv(buf) {
             Ok(n) => {
                 let now = Instant::now();
                 last_any = now;
@@ -353,9 +358,4 @@ pub fn udp_recv(
         },
         cpu: ThreadCpu::now().since(cpu0),
     })
-}
-
-/// A send buffer with a recognisable, not-all-zero pattern (compressing links see real work).
-fn pattern(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i % 251) as u8).collect()
 }

@@ -12,28 +12,30 @@ use weft_report::write_atomic;
 
 /// Arguments of `weft pattern`.
 ///
-/// weft is the client of every session: data flows between this host (`local`) and one agent
-/// per session. `--one-to-many A,B` sends from here to A and B at once; `--many-to-one A,B`
-/// makes A and B send to this host at once (the contended receiver); `--pairs local:A,B:local`
-/// names each session's direction. Pairs between two agents are refused: that needs an agent
-/// that acts as a client, which the control protocol does not offer.
+/// A session's data flows between this host (`local`) and an agent, with weft as the client, or
+/// between two agents A:B, with A as the client on weft's request (a relayed test).
+/// `--one-to-many A,B` sends from here to A and B at once; `--many-to-one A,B` makes A and B send
+/// to this host at once (the contended receiver); `--pairs local:A,B:local,A:B` names each
+/// session's direction.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "weft is the client of every session: data flows between this host (`local`) \
-and one agent per session. --one-to-many sends from here to every agent at once; --many-to-one \
-makes every agent send to this host at once (the contended receiver). A pair between two agents \
-is refused: it needs an agent that acts as a client, which the control protocol does not offer.
+    after_help = "A session's data flows between this host (`local`) and an agent, with weft as \
+the client, or between two agents A:B: then weft asks A to run the test toward B as its client \
+and report both ends' counts (a relayed test; A must not run with `weft serve --no-relay`). \
+--one-to-many sends from here to every agent at once; --many-to-one makes every agent send to \
+this host at once (the contended receiver).
 
 Examples:
     weft pattern --one-to-many hostA,hostB --time 10s --line-rate 100Mbps
     weft pattern --many-to-one hostA,hostB,hostC --line-rate 1Gbps -o contention.json
     weft pattern --pairs local:hostA,hostB:local
+    weft pattern --pairs hostA:hostB,hostC:hostD --line-rate 100Mbps
     weft pattern --one-to-many hostA,hostB --test rr --size 64 --count 10000
     weft pattern --one-to-many hostA --repeat 4 --load tput --probe rr"
 )]
 pub struct Args {
-    /// Sessions as FROM:TO (or FROM->TO) pairs, comma-separated; one side `local`, the other
-    /// an agent HOST[:PORT].
+    /// Sessions as FROM:TO (or FROM->TO) pairs, comma-separated; each side `local` or an agent
+    /// HOST[:PORT]; with two agents, FROM runs the test toward TO.
     #[arg(long, value_name = "PAIRS", group = "shape")]
     pub pairs: Option<String>,
     /// This host sends to every listed agent at once.

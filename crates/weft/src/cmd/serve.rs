@@ -12,6 +12,14 @@ use weft_probe::server::{DEFAULT_PORT, Limits, Server, ServerConfig};
 /// per stream, announced to the client. Every bound below protects the agent from clients that
 /// ask too much or misbehave; a client that breaks one gets an error message and is dropped.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Relaying: `weft pattern --pairs A:B` asks agent A to run a test toward agent B \
+as its client. A relayed test takes one of A's test slots and must fit A's --max-duration, \
+--max-streams and buffer limits; B is sent nothing but a weft request until it has accepted the \
+test, so only weft agents receive relayed traffic. Relaying is on by default (an agent already \
+sends up to --max-duration of traffic to any client that asks with --reverse); --no-relay \
+refuses relay requests."
+)]
 pub struct Args {
     /// Address to listen on: `HOST:PORT`, `HOST` (port 5301) or `:PORT`; `[::]:5301` for IPv6.
     #[arg(long, default_value = "0.0.0.0:5301")]
@@ -34,6 +42,9 @@ pub struct Args {
     /// Serve one test, then exit (exit code 1 if that test failed).
     #[arg(long)]
     pub once: bool,
+    /// Refuse to run tests toward other agents on a client's request (`weft pattern A:B`).
+    #[arg(long)]
+    pub no_relay: bool,
     /// Do not log connections and tests to stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -93,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ..Limits::default()
         },
         once: args.once,
+        relay: !args.no_relay,
         log,
     };
     let server = Server::bind(config)?;
