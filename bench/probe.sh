@@ -14,6 +14,13 @@
 # each is at the mercy of whatever else the machine does at that moment. The load average is
 # printed first and last, so that a reader can tell whether the machine was quiet.
 #
+# Where the two ends run matters more than anything else on a small VM: on this 2-vCPU machine
+# both tools move 12-19 Gbit/s with client and server on the same CPU and 6-12 Gbit/s on
+# different CPUs (a halted vCPU wakes late; the data is cold in the other CPU's cache), and
+# unpinned runs land anywhere in between. PIN=same puts every client and server on CPU 0,
+# PIN=split clients on CPU 0 and servers on CPU 1, for both tools alike; unset, the scheduler
+# decides, as when people run the tools.
+#
 # Usage: bench/probe.sh [SECONDS_PER_RUN] [REPS]   (defaults 5 and 3; installs iperf3 and
 # sockperf if missing)
 # Uses fixed loopback ports 53301-53304. On a 2-core machine both ends share the cores, so the
@@ -28,6 +35,13 @@ P_IPERF=53302
 P_SP_UDP=53303
 P_SP_TCP=53304
 HZ=$(getconf CLK_TCK)
+
+case "${PIN:-}" in
+  "") on_server=(); on_client=() ;;
+  same) on_server=(taskset -c 0); on_client=(taskset -c 0) ;;
+  split) on_server=(taskset -c 1); on_client=(taskset -c 0) ;;
+  *) echo "bench: PIN is 'same' or 'split'" >&2; exit 2 ;;
+esac
 
 need=()
 command -v iperf3 >/dev/null || need+=(iperf3)
@@ -59,13 +73,13 @@ wait_port() { # port: wait until something listens on 127.0.0.1:port (TCP)
   exit 1
 }
 
-"$weft" serve --bind "127.0.0.1:$P_WEFT" --max-duration 120s >"$tmp/serve.log" 2>&1 &
+"${on_server[@]}" "$weft" serve --bind "127.0.0.1:$P_WEFT" --max-duration 120s >"$tmp/serve.log" 2>&1 &
 pid_weft=$!; pids+=("$pid_weft")
-iperf3 -s -B 127.0.0.1 -p "$P_IPERF" >"$tmp/iperf3.log" 2>&1 &
+"${on_server[@]}" iperf3 -s -B 127.0.0.1 -p "$P_IPERF" >"$tmp/iperf3.log" 2>&1 &
 pid_iperf=$!; pids+=("$pid_iperf")
-sockperf server -i 127.0.0.1 -p "$P_SP_UDP" >/dev/null 2>&1 &
+"${on_server[@]}" sockperf server -i 127.0.0.1 -p "$P_SP_UDP" >/dev/null 2>&1 &
 pids+=($!)
-sockperf server --tcp -i 127.0.0.1 -p "$P_SP_TCP" >/dev/null 2>&1 &
+"${on_server[@]}" sockperf server --tcp -i 127.0.0.1 -p "$P_SP_TCP" >/dev/null 2>&1 &
 pids+=($!)
 wait_port "$P_WEFT"; wait_port "$P_IPERF"; wait_port "$P_SP_TCP"
 sleep 0.5
@@ -92,12 +106,12 @@ tput() {
   local tool=$1 n=$2 s0 s1 c wall gbps
   if [ "$tool" = weft ]; then
     s0=$(proc_cpu "$pid_weft")
-    c=$(client_cpu "$weft" tput "127.0.0.1:$P_WEFT" -t "${secs}s" -P "$n" --json)
+    c=$(client_cpu "${on_client[@]}" "$weft" tput "127.0.0.1:$P_WEFT" -t "${secs}s" -P "$n" --json)
     s1=$(proc_cpu "$pid_weft")
     read -r gbps wall < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["summary"]["goodput_bps"]/1e9, d["summary"]["wall_ns"]/1e9)' "$tmp/out")
   else
     s0=$(proc_cpu "$pid_iperf")
-    c=$(client_cpu iperf3 -c 127.0.0.1 -p "$P_IPERF" -t "$secs" -P "$n" -J)
+    c=$(client_cpu "${on_client[@]}" iperf3 -c 127.0.0.1 -p "$P_IPERF" -t "$secs" -P "$n" -J)
     s1=$(proc_cpu "$pid_iperf")
     read -r gbps wall < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]["sum_received"]; print(e["bits_per_second"]/1e9, e["seconds"])' "$tmp/out")
   fi
@@ -111,12 +125,12 @@ rr() {
   if [ "$tool" = weft ]; then
     local flag=""; [ "$proto" = udp ] && flag="--udp"
     # shellcheck disable=SC2086
-    "$weft" rr "127.0.0.1:$P_WEFT" $flag --size "$size" --warmup 1000 --count $((secs * 20000)) --json |
+    "${on_client[@]}" "$weft" rr "127.0.0.1:$P_WEFT" $flag --size "$size" --warmup 1000 --count $((secs * 20000)) --json |
       python3 -c 'import json,sys; s=json.load(sys.stdin)["samples"][0]; print("%.2f %.2f" % (s["p50_ns"]/1e3, s["p99_ns"]/1e3))'
   else
     local flag="" port=$P_SP_UDP; [ "$proto" = tcp ] && { flag="--tcp"; port=$P_SP_TCP; }
     # shellcheck disable=SC2086
-    sockperf ping-pong $flag -i 127.0.0.1 -p "$port" -t "$secs" -m "$size" 2>&1 |
+    "${on_client[@]}" sockperf ping-pong $flag -i 127.0.0.1 -p "$port" -t "$secs" -m "$size" 2>&1 |
       awk '/percentile 50.000/ {p50=$NF*2} /percentile 99.000/ {p99=$NF*2} END {printf "%.2f %.2f\n", p50, p99}'
   fi
 }
@@ -129,7 +143,7 @@ median() { # numbers... -> their median
   printf "%s\n" "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
 }
 
-echo "weft vs iperf3 / sockperf on loopback, ${secs}s per run, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "weft vs iperf3 / sockperf on loopback, ${secs}s per run, $(nproc) cores, PIN=${PIN:-none}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "== TCP throughput (goodput, Gbit/s) and CPU (% of a core per Gbit/s, both ends), $reps alternating runs"
 printf "%-10s %10s %10s %8s %8s   %10s %10s %8s %8s\n" streams weft iperf3 ratio target "weft cpu" "iperf cpu" ratio target
