@@ -95,11 +95,11 @@ pub fn run(
     if !cfg.keep_awake {
         return serve(core, sockets, taps, cfg, stop);
     }
-    let awake_stop = AtomicBool::new(false);
+    let awake = crate::keep_awake::KeepAwake::new();
     std::thread::scope(|scope| {
-        crate::keep_awake::spawn(scope, &awake_stop);
+        awake.start(scope);
         let report = serve(core, sockets, taps, cfg, stop);
-        awake_stop.store(true, Ordering::Relaxed);
+        awake.stop();
         report
     })
 }

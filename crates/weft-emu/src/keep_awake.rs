@@ -5,32 +5,59 @@
 //! to every other task, so they take no time from the hosts or the switch (the effect of booting
 //! with `idle=poll`, for the emulation's lifetime only).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::{Scope, ScopedJoinHandle};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::thread::Scope;
 
 use crate::sys;
 
-/// Starts one keep-awake thread per CPU this process may run on, each pinned to its CPU, until
-/// `stop` is set. Returns how many started.
-pub fn spawn<'scope>(
-    scope: &'scope Scope<'scope, '_>,
-    stop: &'scope AtomicBool,
-) -> Vec<ScopedJoinHandle<'scope, ()>> {
-    sys::allowed_cpus()
-        .into_iter()
-        .filter_map(|cpu| {
-            std::thread::Builder::new()
+/// The keep-awake threads of one emulation.
+#[derive(Debug, Default)]
+pub struct KeepAwake {
+    stop: AtomicBool,
+    /// Thread ids of the threads (0: not started yet).
+    tids: Vec<AtomicI32>,
+}
+
+impl KeepAwake {
+    /// Room for one thread per CPU this process may run on.
+    pub fn new() -> Self {
+        KeepAwake {
+            stop: AtomicBool::new(false),
+            tids: sys::allowed_cpus()
+                .iter()
+                .map(|_| AtomicI32::new(0))
+                .collect(),
+        }
+    }
+
+    /// Starts the threads in `scope`, each pinned to its CPU; they run until [`KeepAwake::stop`].
+    pub fn start<'scope>(&'scope self, scope: &'scope Scope<'scope, '_>) {
+        for (cpu, tid) in sys::allowed_cpus().into_iter().zip(&self.tids) {
+            let _ = std::thread::Builder::new()
                 .name(format!("weft-awake-{cpu}"))
                 .spawn_scoped(scope, move || {
                     sys::pin_to_cpu(cpu);
-                    if !sys::set_idle_class() {
+                    // Known before the switch to the idle class, so that `stop` can undo it.
+                    tid.store(sys::thread_id(), Ordering::SeqCst);
+                    if self.stop.load(Ordering::SeqCst) || !sys::set_idle_class() {
                         return; // spinning at normal priority would take time from the hosts
                     }
-                    while !stop.load(Ordering::Relaxed) {
+                    while !self.stop.load(Ordering::Relaxed) {
                         std::hint::spin_loop();
                     }
-                })
-                .ok()
-        })
-        .collect()
+                });
+        }
+    }
+
+    /// Tells the threads to end, and moves them back to normal scheduling so that they get a CPU
+    /// to see it promptly: an idle-class thread on a busy CPU may wait seconds for a time slice.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in &self.tids {
+            let tid = t.load(Ordering::SeqCst);
+            if tid != 0 {
+                sys::set_normal_class(tid);
+            }
+        }
+    }
 }

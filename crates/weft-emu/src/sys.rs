@@ -492,3 +492,17 @@ pub fn set_nice(nice: i32) -> bool {
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) == 0
     }
 }
+
+/// The calling thread's kernel thread id.
+pub fn thread_id() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// Moves thread `tid` of this process to normal scheduling (SCHED_OTHER); errors (the thread has
+/// ended) are ignored.
+pub fn set_normal_class(tid: i32) {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `p` is a valid sched_param; the call affects only thread `tid`.
+    unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &p) };
+}
