@@ -15,9 +15,11 @@ use weft_model::{Duration, Instant, Rate};
 use super::ctl::CtlConn;
 use super::{XferError, client_handshake, store, sys};
 
+use super::sys::Gather;
 use crate::auth::Key;
 use crate::proto::{
-    FileMeta, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, buffer_len, buffers_in,
+    FileMeta, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, TransmitRef, buffer_len,
+    buffers_in,
 };
 use crate::wire::data::{HEADER_LEN, MAX_PAYLOAD};
 use crate::wire::{Control, Mode};
@@ -402,15 +404,15 @@ fn run_session(
         .collect();
     let (mut sync, mut disk, mut transfer) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let now = || Instant(start.elapsed().as_nanos() as u64);
-    let mut batch: Vec<Vec<u8>> = (0..BATCH)
-        .map(|_| Vec::with_capacity(packet_size as usize + HEADER_LEN))
-        .collect();
-    let mut stripes: Vec<u32> = vec![0; BATCH];
+    // Datagram headers of a batch; payloads stay in their buffers (gathered by the kernel).
+    let mut heads: Vec<[u8; HEADER_LEN]> = vec![[0; HEADER_LEN]; BATCH];
+    let mut refs: Vec<TransmitRef> = Vec::with_capacity(BATCH);
+    let mut hbuf: Vec<u8> = Vec::with_capacity(HEADER_LEN);
     let mut last_heard = StdInstant::now();
     let mut finished = false;
     // UDP GSO pays for datagrams well below 64 KiB; off once the kernel refuses it.
     let mut gso = packet_size as usize + HEADER_LEN <= 16 * 1024;
-    let mut reader: Option<(u32, BlockRx)> = None;
+    let mut reader: Option<(u32, BlockRx, mpsc::Sender<Vec<u8>>)> = None;
     loop {
         conn.read_available()?;
         loop {
@@ -430,13 +432,19 @@ fn run_session(
                 Err(e) => return Err(e),
             }
         }
+        // Finished buffers go back to the reader to be filled again.
+        while let Some(v) = sender.take_spent() {
+            if let Some((_, _, recycle)) = &reader {
+                let _ = recycle.send(v);
+            }
+        }
         while let Some(ev) = sender.poll_event() {
             match ev {
                 SenderEvent::NeedBuffer { file } => {
                     // Waiting for the reader thread is time the sender spends on the disk.
                     let t = StdInstant::now();
                     let next = match &reader {
-                        Some((f, rx)) if *f == file => rx
+                        Some((f, rx, _)) if *f == file => rx
                             .recv()
                             .map_err(|_| XferError::Local("the reader thread stopped".into()))??,
                         _ => return Err(XferError::Local("no reader for this file".into())),
@@ -461,8 +469,14 @@ fn run_session(
                         .flat_map(|(a, b)| *a..*b)
                         .filter(|_| opts.mode.is_reliable())
                     {
-                        let data =
-                            read_block(items, &mut files, file as usize, opts.buffer_size, i)?;
+                        let data = read_block(
+                            items,
+                            &mut files,
+                            file as usize,
+                            opts.buffer_size,
+                            i,
+                            Vec::new(),
+                        )?;
                         sender.provide_known_hash(file, i, *blake3::hash(&data).as_bytes());
                     }
                     disk += Duration::from(t.elapsed());
@@ -474,6 +488,7 @@ fn run_session(
                     let item = items
                         .get(file as usize)
                         .ok_or_else(|| XferError::Local("file number out of range".into()))?;
+                    let (recycle_tx, recycle_rx) = mpsc::channel();
                     reader = Some((
                         file,
                         spawn_reader(
@@ -482,7 +497,9 @@ fn run_session(
                             file as usize,
                             opts.buffer_size,
                             opts.mode.is_reliable(),
+                            recycle_rx,
                         ),
+                        recycle_tx,
                     ));
                 }
                 SenderEvent::FileRejected { file, code, msg } => {
@@ -517,24 +534,35 @@ fn run_session(
             || token.load(Ordering::Acquire) == me;
         if may_send {
             loop {
-                let mut n = 0;
+                refs.clear();
                 let tnow = now();
-                while n < BATCH {
-                    batch[n].clear();
-                    match sender.poll_transmit(tnow, &mut batch[n]) {
-                        Some(tx) => {
-                            stripes[n] = tx.stripe;
-                            n += 1;
+                while refs.len() < BATCH {
+                    hbuf.clear();
+                    match sender.poll_transmit_ref(tnow, &mut hbuf) {
+                        Some(t) => {
+                            if let (Some(h), Some(src)) =
+                                (heads.get_mut(refs.len()), hbuf.get(..HEADER_LEN))
+                            {
+                                h.copy_from_slice(src);
+                            }
+                            refs.push(t);
                         }
                         None => break,
                     }
                 }
-                if n == 0 {
+                if refs.is_empty() {
                     break;
                 }
                 sent_any = true;
-                transmit(&udp, &dests, &batch[..n], &stripes[..n], &mut gso)?;
-                progress.packets_sent.fetch_add(n as u64, Ordering::Relaxed);
+                let dgrams: Vec<(u32, Gather<'_>)> = refs
+                    .iter()
+                    .zip(&heads)
+                    .map(|(t, h)| (t.stripe, [&h[..], sender.payload(t.buf, t.start, t.len)]))
+                    .collect();
+                transmit(&udp, &dests, &dgrams, &mut gso)?;
+                progress
+                    .packets_sent
+                    .fetch_add(refs.len() as u64, Ordering::Relaxed);
             }
         }
         if sent_any {
@@ -601,39 +629,38 @@ fn run_session(
     })
 }
 
-/// Hands a batch of datagrams to the kernel: per receiving socket, runs of equal-sized
-/// datagrams as UDP GSO super-datagrams when `gso` (cleared if the kernel refuses), the rest with
-/// `sendmmsg`. Blocks until all are taken.
+/// Hands a batch of datagrams `(stripe, pieces)` to the kernel: per receiving socket, runs of
+/// equal-sized datagrams as UDP GSO super-datagrams when `gso` (cleared if the kernel refuses),
+/// the rest with `sendmmsg`; payloads are gathered from their buffers, not copied. Blocks until
+/// all are taken.
 fn transmit(
     udp: &UdpSocket,
     dests: &[SocketAddr],
-    batch: &[Vec<u8>],
-    stripes: &[u32],
+    batch: &[(u32, Gather<'_>)],
     gso: &mut bool,
 ) -> Result<(), XferError> {
-    let mut rest: Vec<(SocketAddr, &[u8])> = Vec::new();
+    let mut rest: Vec<(SocketAddr, Gather<'_>)> = Vec::new();
     if *gso {
         for (k, dest) in dests.iter().enumerate() {
-            let mine: Vec<&[u8]> = batch
+            let mine: Vec<Gather<'_>> = batch
                 .iter()
-                .zip(stripes)
-                .filter(|(_, s)| **s as usize % dests.len() == k)
-                .map(|(b, _)| b.as_slice())
+                .filter(|(s, _)| *s as usize % dests.len() == k)
+                .map(|(_, g)| *g)
                 .collect();
             let mut i = 0;
             while i < mine.len() {
-                let seg = mine[i].len();
+                let seg = sys::gather_len(&mine[i]);
                 let mut j = i + 1;
                 while j < mine.len()
                     && j - i < 64
                     && (j - i + 1) * seg <= 65_000
-                    && mine[j - 1].len() == seg
-                    && mine[j].len() <= seg
+                    && sys::gather_len(&mine[j - 1]) == seg
+                    && sys::gather_len(&mine[j]) <= seg
                 {
                     j += 1;
                 }
                 if j - i >= 2 && *gso {
-                    match sys::send_gso(udp, *dest, &mine[i..j]) {
+                    match sys::send_gso_gather(udp, *dest, &mine[i..j]) {
                         Ok(true) => {
                             i = j;
                             continue;
@@ -651,13 +678,12 @@ fn transmit(
     } else {
         rest = batch
             .iter()
-            .zip(stripes)
-            .map(|(b, s)| (dests[*s as usize % dests.len()], b.as_slice()))
+            .map(|(s, g)| (dests[*s as usize % dests.len()], *g))
             .collect();
     }
     let mut off = 0;
     while off < rest.len() {
-        let k = sys::send_batch(udp, &rest[off..])
+        let k = sys::send_batch_gather(udp, &rest[off..])
             .map_err(|e| XferError::io("sending datagrams", e))?;
         if k == 0 {
             std::thread::yield_now();
@@ -681,6 +707,7 @@ fn spawn_reader(
     file: usize,
     buffer_size: u32,
     hash: bool,
+    recycled: mpsc::Receiver<Vec<u8>>,
 ) -> BlockRx {
     let (tx, rx) = mpsc::sync_channel(1);
     std::thread::spawn(move || {
@@ -698,7 +725,8 @@ fn spawn_reader(
                 let _ = tx.send(Ok(None));
                 return;
             };
-            let r = read_block(&items, &mut files, 0, buffer_size, idx).map(|data| {
+            let reuse = recycled.try_recv().unwrap_or_default();
+            let r = read_block(&items, &mut files, 0, buffer_size, idx, reuse).map(|data| {
                 let h = if hash {
                     *blake3::hash(&data).as_bytes()
                 } else {
@@ -721,6 +749,7 @@ fn read_block(
     file: usize,
     buffer_size: u32,
     idx: u32,
+    mut data: Vec<u8>,
 ) -> Result<Vec<u8>, XferError> {
     let item = items
         .get(file)
@@ -735,7 +764,8 @@ fn read_block(
         .as_ref()
         .ok_or_else(|| XferError::Local("file not open".into()))?;
     let len = buffer_len(item.size, buffer_size, idx) as usize;
-    let mut data = vec![0u8; len];
+    // A reused buffer of the right size is overwritten as it is; only growth is zeroed.
+    data.resize(len, 0);
     f.read_exact_at(&mut data, idx as u64 * buffer_size as u64)
         .map_err(|e| {
             XferError::io(
