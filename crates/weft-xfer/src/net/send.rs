@@ -27,6 +27,9 @@ use crate::wire::{Control, Mode};
 /// Datagrams handed to the kernel per `sendmmsg`.
 const BATCH: usize = 32;
 
+/// Pacing credit a late wake-up may spend at once, milliseconds.
+const PACING_BURST_MS: u64 = 4;
+
 /// How to send.
 #[derive(Debug, Clone)]
 pub struct SendOptions {
@@ -388,7 +391,10 @@ fn run_session(
         window: params.window as u32,
         rate: opts.rate,
         stripes: dests.len() as u32,
-        burst: Duration::from_millis(1),
+        // A woken-late sender may catch up by this much at once: on a loaded host or a VM whose
+        // idle CPUs wake late, wake-ups are often 1 ms or more behind, and a smaller allowance
+        // loses that time for good (the rate achieved falls below the rate paced).
+        burst: Duration::from_millis(PACING_BURST_MS),
     };
     let mut sender = Sender::new(cfg, params.session, metas);
     let mut files: Vec<Option<File>> = (0..items.len()).map(|_| None).collect();
