@@ -224,7 +224,9 @@ impl RateControl {
         if overrun || (congested && !probing) {
             // Receiver overrun: its drain rate is the limit (flow control). Congestion: back
             // off below what got through. Either ends startup.
-            let base = if self.est == 0 {
+            // In startup the estimate lags the rate (it doubles), so what got through now is
+            // the better measure of the path.
+            let base = if self.startup || self.est == 0 {
                 sample
             } else {
                 self.est.min(sample)
@@ -421,5 +423,16 @@ mod tests {
             "{r}"
         );
         assert_eq!((c.decreases(), c.overruns()), (0, 0));
+        // Startup overshooting a 135 Mbit/s path: the cut is from what got through, not from
+        // the lagging estimate.
+        let mut c = RateControl::new(RateMode::Adaptive {
+            initial: Rate::mbps(100),
+            min: Rate::mbps(1),
+            max: Rate::mbps(40_000),
+            loss_threshold_ppm: 20_000,
+        });
+        c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
+        c.on_report(&rep(2, 1, 100, 33, 0, 135_000_000, 200_000_000));
+        assert_eq!(c.rate(), Some(Rate(135_000_000 / 16 * 15)));
     }
 }
