@@ -147,6 +147,9 @@ enum JobDone {
     Failed(String),
 }
 
+/// Threads checking and writing buffers per session.
+const PIPELINE_THREADS: usize = 2;
+
 /// Most buffer hashes remembered per file for the whole-file digest; past that, buffers are
 /// read back from disk at the end (bounds memory against a sender of tiny buffers).
 const MAX_KNOWN_HASHES: usize = 1 << 20;
@@ -161,11 +164,16 @@ struct FileSlot {
 /// The pipeline thread: checks and writes buffers in order, off the network thread, and wakes
 /// the network loop after each.
 fn pipeline(
-    jobs: mpsc::Receiver<Job>,
+    jobs: Arc<Mutex<mpsc::Receiver<Job>>>,
     done: mpsc::Sender<(u32, u32, u32, JobDone, Vec<u8>)>,
     mut wake: UnixStream,
 ) {
-    for j in jobs {
+    loop {
+        let next = match jobs.lock() {
+            Ok(r) => r.recv(),
+            Err(_) => return,
+        };
+        let Ok(j) = next else { return };
         let outcome = match j.verify {
             Some(want) => {
                 let got = *blake3::hash(&j.data).as_bytes();
@@ -270,7 +278,21 @@ fn session_loop(
     wake_r
         .set_nonblocking(true)
         .map_err(|e| XferError::io("wake pipe", e))?;
-    let writer = std::thread::spawn(move || pipeline(job_rx, done_tx, wake_w));
+    // Two of them, so that checking one buffer overlaps writing another (completion order does
+    // not matter: each buffer answers for itself).
+    let job_rx = Arc::new(Mutex::new(job_rx));
+    let mut writers = Vec::new();
+    for _ in 0..PIPELINE_THREADS {
+        let (jobs, done, wake) = (
+            job_rx.clone(),
+            done_tx.clone(),
+            wake_w
+                .try_clone()
+                .map_err(|e| XferError::io("wake pipe", e))?,
+        );
+        writers.push(std::thread::spawn(move || pipeline(jobs, done, wake)));
+    }
+    drop((done_tx, wake_w));
     let epoch = StdInstant::now();
     let now = || Instant(epoch.elapsed().as_nanos() as u64);
     let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; MAX_DATAGRAM]).collect();
@@ -502,7 +524,9 @@ fn session_loop(
         }
     })();
     drop(job_tx);
-    let _ = writer.join();
+    for w in writers {
+        let _ = w.join();
+    }
     rep.stats = rx.stats().clone();
     result
 }

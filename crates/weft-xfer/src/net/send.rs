@@ -27,6 +27,9 @@ use crate::wire::{Control, Mode};
 /// Datagrams handed to the kernel per `sendmmsg`.
 const BATCH: usize = 32;
 
+/// Reader threads per file when buffers are hashed.
+const READERS: usize = 2;
+
 /// Pacing credit a late wake-up may spend at once, milliseconds.
 const PACING_BURST_MS: u64 = 4;
 
@@ -705,8 +708,10 @@ type Block = (u32, Vec<u8>, [u8; 32]);
 /// What a reader thread delivers: blocks, then `None`, or an error.
 type BlockRx = mpsc::Receiver<Result<Option<Block>, XferError>>;
 
-/// Reads (and hashes) the buffers of one file ahead of the network loop, on its own thread,
-/// taking indices from the shared allocator; ends with `None`.
+/// Reads (and hashes) the buffers of one file ahead of the network loop, on reader threads (two
+/// when hashing, so that hashing one buffer overlaps reading the next and a second core can
+/// help), taking indices from the shared allocator; blocks may come out of index order. The last
+/// reader to run out of indices sends `None`, after every block.
 fn spawn_reader(
     alloc: Arc<Mutex<Alloc>>,
     item: SendItem,
@@ -716,36 +721,54 @@ fn spawn_reader(
     recycled: mpsc::Receiver<Vec<u8>>,
 ) -> BlockRx {
     let (tx, rx) = mpsc::sync_channel(1);
-    std::thread::spawn(move || {
-        let items = [item];
-        let mut files = [None];
-        loop {
-            let idx = match alloc.lock() {
-                Ok(mut a) => a.take(file),
-                Err(_) => {
-                    let _ = tx.send(Err(XferError::Local("allocator lock poisoned".into())));
+    let readers = if hash { READERS } else { 1 };
+    let live = Arc::new(AtomicUsize::new(readers));
+    let recycled = Arc::new(Mutex::new(recycled));
+    for _ in 0..readers {
+        let (alloc, item, tx, live, recycled) = (
+            alloc.clone(),
+            item.clone(),
+            tx.clone(),
+            live.clone(),
+            recycled.clone(),
+        );
+        std::thread::spawn(move || {
+            let items = [item];
+            let mut files = [None];
+            loop {
+                let idx = match alloc.lock() {
+                    Ok(mut a) => a.take(file),
+                    Err(_) => {
+                        let _ = tx.send(Err(XferError::Local("allocator lock poisoned".into())));
+                        return;
+                    }
+                };
+                let Some(idx) = idx else {
+                    if live.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        let _ = tx.send(Ok(None));
+                    }
+                    return;
+                };
+                let reuse = recycled
+                    .lock()
+                    .ok()
+                    .and_then(|r| r.try_recv().ok())
+                    .unwrap_or_default();
+                let r = read_block(&items, &mut files, 0, buffer_size, idx, reuse).map(|data| {
+                    let h = if hash {
+                        *blake3::hash(&data).as_bytes()
+                    } else {
+                        [0; 32]
+                    };
+                    Some((idx, data, h))
+                });
+                let failed = r.is_err();
+                if tx.send(r).is_err() || failed {
                     return;
                 }
-            };
-            let Some(idx) = idx else {
-                let _ = tx.send(Ok(None));
-                return;
-            };
-            let reuse = recycled.try_recv().unwrap_or_default();
-            let r = read_block(&items, &mut files, 0, buffer_size, idx, reuse).map(|data| {
-                let h = if hash {
-                    *blake3::hash(&data).as_bytes()
-                } else {
-                    [0; 32]
-                };
-                Some((idx, data, h))
-            });
-            let failed = r.is_err();
-            if tx.send(r).is_err() || failed {
-                return;
             }
-        }
-    });
+        });
+    }
     rx
 }
 
