@@ -15,7 +15,8 @@
 //! - **Cruise**: a cycle of eight reports: one 1/8 above the estimate to probe for more (the
 //!   probe's own losses are expected and not taken as congestion; again at once while probes
 //!   find more), one 1/8 below it to drain the queue a probe may have left, then six 1/64 below
-//!   it, so that a standing queue (which would delay the control messages) drains.
+//!   it, so that a standing queue (which would delay the control messages) drains. After any
+//!   cut the next probe comes two reports later.
 //! - **Random loss is not congestion**: loss below the threshold (default 2%) changes nothing;
 //!   the estimate comes from arrival rates, which random loss barely moves. Loss above the
 //!   threshold (a queue overflowing, or a competing flow) lowers the estimate to 15/16 of the
@@ -279,7 +280,9 @@ impl RateControl {
         self.samples.push_back(to);
         self.est = to;
         self.rate = to;
-        self.cycle = 1;
+        // Probe again two reports later: a cut is taken on a sample below the estimate (15/16
+        // of it after congestion), so the path may well carry more.
+        self.cycle = FILTER - 2;
         self.last_decrease = Some(now);
         if overrun {
             self.overruns += 1;
