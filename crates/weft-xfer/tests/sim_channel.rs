@@ -363,7 +363,7 @@ proptest! {
         loss in prop::sample::select(vec![0u64, 10_000, 50_000, 200_000]),
         sizes in prop::collection::vec(0usize..300_000, 1..4),
         packet in 500u32..3000,
-        buffers in 2u32..40,
+        buffers in 2u32..90,
         window in 1u32..5,
         adaptive in any::<bool>(),
         seed in any::<u64>(),

@@ -11,7 +11,10 @@
 //! - The estimate is the largest delivery rate of the last eight reports (a max filter: a
 //!   receiver that was descheduled for a while makes one sample low, not the estimate).
 //! - **Startup**: the rate is twice the estimate while the estimate keeps growing; three reports
-//!   without 25% growth (the pipe is full), loss above the threshold or receiver overrun end it.
+//!   without 25% growth (the pipe is full), data arriving at under 3/4 of the rate it left at,
+//!   loss above the threshold or receiver overrun end it. The first report comes from a short
+//!   probe round (the sender's first 64 datagrams), so a starting rate far above the path's
+//!   costs little.
 //! - **Cruise**: a cycle of eight reports: one 1/8 above the estimate to probe for more (the
 //!   probe's own losses are expected and not taken as congestion; again at once while probes
 //!   find more), one 1/8 below it to drain the queue a probe may have left, then six 1/64 below
@@ -250,9 +253,12 @@ impl RateControl {
                 } else {
                     self.full_count += 1;
                 }
-                if self.full_count >= 3 {
+                // Data arriving at under 3/4 of the rate it left at is a bottleneck found outright
+                // (a deep queue may hide it from the loss for a long while).
+                let strong_slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 4 * 3;
+                if self.full_count >= 3 || strong_slow {
                     self.startup = false;
-                    self.cycle = 1;
+                    self.cycle = FILTER - 2;
                     self.rate = self.est;
                 } else {
                     self.rate = self.est.saturating_mul(2);

@@ -161,6 +161,9 @@ struct Buf {
     round_last: Instant,
     round_bytes: u64,
     state: BufState,
+    /// Packets from this index on are held back from round 0 (the first buffer's probe round):
+    /// they are first sent in round 1, and are neither loss nor retransmissions.
+    withheld_from: u32,
 }
 
 impl Buf {
@@ -203,6 +206,8 @@ pub struct Sender {
     finished: bool,
     /// Bytes of finished buffers, handed back to the driver for reuse.
     spent: Vec<Vec<u8>>,
+    /// Whether the adaptive controller's probe round has been sent.
+    probe_sent: bool,
 }
 
 impl Sender {
@@ -225,6 +230,7 @@ impl Sender {
             stats: SenderStats::default(),
             finished: false,
             spent: Vec::new(),
+            probe_sent: false,
         };
         s.offer_current();
         s
@@ -316,6 +322,14 @@ impl Sender {
                 }
                 if n == 0 {
                     return Err(ProtoError::Invalid("empty Nack"));
+                }
+                // Packets held back from a probe round were never sent: not lost.
+                if b.round == 0 && b.withheld_from < b.npkts {
+                    let held: u32 = todo
+                        .iter()
+                        .map(|(a, e)| e.saturating_sub((*a).max(b.withheld_from)))
+                        .sum();
+                    n = n.saturating_sub(held);
                 }
                 self.stats.packets_nacked += n as u64;
                 // Only a buffer's first blast, sent back to back, measures the path: the few
@@ -465,6 +479,15 @@ impl Sender {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         let npkts = packets_in(data.len() as u32, self.cfg.packet_size);
+        // The adaptive controller's first report comes from a short probe round: the first
+        // PROBE_PACKETS of the first buffer at the starting rate, which may be far above the
+        // path's; the rest follows in round 1 at the rate that report sets.
+        let withheld_from = if self.rate.probing() && !self.probe_sent && npkts > PROBE_PACKETS {
+            self.probe_sent = true;
+            PROBE_PACKETS
+        } else {
+            npkts
+        };
         self.control.push_back(Control::Start {
             buf: seq,
             file,
@@ -480,13 +503,14 @@ impl Sender {
                 index,
                 data,
                 npkts,
-                todo: VecDeque::from([(0, npkts)]),
+                todo: VecDeque::from([(0, withheld_from)]),
                 round: 0,
                 sent_round: 0,
                 round_first: None,
                 round_last: Instant::ZERO,
                 round_bytes: 0,
                 state: BufState::WaitReady,
+                withheld_from,
             },
         );
         self.ask_for_buffer();
@@ -579,7 +603,7 @@ impl Sender {
             b.round_bytes += (len + IP_UDP_OVERHEAD) as u64;
             self.stats.packets_sent += 1;
             self.stats.payload_bytes_sent += plen as u64;
-            if b.round > 0 {
+            if b.round > 0 && !(b.round == 1 && idx >= b.withheld_from) {
                 self.stats.packets_retransmitted += 1;
             }
             self.pacer.on_send(now, len + IP_UDP_OVERHEAD, rate);
@@ -701,6 +725,9 @@ impl Sender {
         }
     }
 }
+
+/// Datagrams in the adaptive controller's probe round (see [`Sender::provide_hashed_buffer`]).
+const PROBE_PACKETS: u32 = 64;
 
 /// A receiver-measured payload rate as a rate on the wire (data header, UDP and IP added), so it
 /// compares with the pacing rate, which counts those bytes too.
