@@ -5,10 +5,12 @@
 # the AAL5 payload rate of OC-3c (149.76 Mbit/s SONET payload x 48/53 = 135.63 Mbit/s).
 # Target: weft >= 90% of that, and ahead of both.
 #
-# Usage: sudo bench/xfer-emu.sh [SIZE_MIB]   (default 64 MiB per transfer)
+# Usage: sudo bench/xfer-emu.sh [SIZE_MIB]   (default 192 MiB per transfer: about 12 s at the
+# OC-3c rate, near iperf3's default 10 s, so that connection set-up, slow start / rate probing and
+# the last round trips weigh a few percent, as in a bulk transfer; with 64 MiB they weigh ~8%)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size_mib="${1:-64}"
+size_mib="${1:-192}"
 [ "$(id -u)" = 0 ] || { echo "xfer-emu: needs root (network namespaces)" >&2; exit 2; }
 for p in iperf3 libudt-dev g++; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || {

@@ -1,16 +1,23 @@
 //! Control messages of weft-xfer: any bytes either fail to parse or parse to a message that
 //! re-emits to a frame that parses back to the same message; parsed messages fed to the
-//! receiver and sender state machines give errors, never panics.
+//! receiver and sender state machines give errors, never panics. The frame tag check of an
+//! authenticated channel refuses arbitrary bytes without panicking, and accepts what its peer
+//! sealed.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use weft_model::{Duration, Instant};
+use weft_xfer::auth::{Key, Role};
 use weft_xfer::proto::{FileMeta, RateMode, Receiver, ReceiverConfig, Sender, SenderConfig};
 use weft_xfer::wire::control::{FRAME_HEADER_LEN, frame_len};
 use weft_xfer::wire::{Control, Mode};
 
 fuzz_target!(|data: &[u8]| {
     let _ = frame_len(data);
+    let key = Key::from_secret(b"fuzz");
+    let mut peer = key.frames(Role::Sender, &[1; 16], &[2; 16], 3);
+    let mut me = key.frames(Role::Receiver, &[1; 16], &[2; 16], 3);
+    let _ = me.clone().open(data);
     let mut rx = Receiver::new(ReceiverConfig {
         mode: Mode::Reliable,
         session: 1,
@@ -47,6 +54,9 @@ fuzz_target!(|data: &[u8]| {
             m.emit(&mut out);
             assert_eq!(frame_len(&out).ok().flatten(), Some(out.len()));
             assert_eq!(Control::parse(&out[FRAME_HEADER_LEN..]).as_ref(), Ok(&m));
+            peer.seal(&mut out, 0);
+            let opened = me.open(&out[FRAME_HEADER_LEN..]).map(Control::parse);
+            assert_eq!(opened, Ok(Ok(m.clone())));
             let _ = rx.handle_control(Instant(t), m.clone());
             let _ = tx.handle_control(Instant(t), m);
             while rx.poll_event().is_some() {}

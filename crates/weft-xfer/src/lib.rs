@@ -4,7 +4,7 @@
 //!
 //! - [`wire`]: the data datagram and control message formats (view + representation, fuzzed).
 //! - [`proto`]: the sans-IO sender and receiver state machines, pacing and rate control.
-//! - [`auth`]: the pre-shared-key MAC of the control handshake.
+//! - [`auth`]: the pre-shared-key MAC of the control handshake and the per-frame tags after it.
 //! - [`net`]: the real driver over TCP and UDP sockets and files (`weft send` / `weft recv`).
 //! - [`report`]: the `xfer` result documents.
 //!
@@ -19,16 +19,25 @@
 //! - **Reliable** (default): up to `window` buffers in flight (the receiver writes one while the
 //!   next arrives), each blasted at the paced rate, then `End`; the receiver answers `Nack` with
 //!   the missing packet ranges (retransmitted first, NETBLT/RBUDP style) until complete, checks
-//!   the buffer's BLAKE3 and answers `Done`. At the end of a file the sender sends the whole-file
-//!   digest (BLAKE3 over the blocks' BLAKE3s); the receiver reads the file back from disk, checks
-//!   it, and only then renames it into place. A journal of written buffers beside the hidden part
+//!   the buffer's BLAKE3, writes it and answers `Done`. At the end of a file the sender sends the
+//!   whole-file digest (BLAKE3 over the blocks' BLAKE3s); the receiver checks it against the
+//!   hashes of the buffers it verified (reading back those resumed from a journal), and only
+//!   then renames the file into place. A journal of written buffers beside the hidden part
 //!   file lets `--resume` continue after either side dies.
 //!
 //! # Rate control and fairness
-//! See [`proto::RateMode`]: fixed, unlimited, or adaptive AIMD on per-round loss and the
-//! receiver-measured arrival rate. The adaptive controller shares a bottleneck fairly with other
-//! flows of the same controller; it is not TCP-friendly (it ignores random loss under its
-//! threshold and backs off by 1/16), so against TCP it takes more than an equal share.
+//! See [`proto::RateMode`] and the `proto::rate` module: fixed, unlimited, or adaptive at the
+//! receiver-measured delivery rate (BBR-like startup, cruise and probing). Random loss under the
+//! threshold is not taken as congestion, and datagrams the receiver's own sockets dropped are
+//! reported apart and answered with flow control, not a congestion back-off. It shares a
+//! bottleneck with flows of its own kind; it is not TCP-friendly (it ignores loss under its
+//! threshold and never halves), so against loss-based TCP it takes more than an equal share.
+//!
+//! # Receiver pipeline
+//! The receiver's network thread only receives and reassembles; BLAKE3 checks and disk writes
+//! run on a pipeline thread, bounded by the window of buffer slots. `Done` is sent once a buffer
+//! is verified and written. The whole-file digest comes from the verified buffers' hashes (only
+//! buffers resumed from a journal are read back, unless `read_back` asks for all).
 //!
 //! # Time breakdown
 //! As in the study's Table 2, the sender's elapsed time is split into *sync* (waiting for the

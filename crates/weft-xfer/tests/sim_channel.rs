@@ -227,8 +227,16 @@ fn run(
                         offset,
                         data,
                         gaps: g,
+                        verify,
                         ..
                     } => {
+                        // The driver's pipeline: check the BLAKE3, then write.
+                        if let Some(h) = verify
+                            && *blake3::hash(&data).as_bytes() != h
+                        {
+                            receivers[s].buffer_corrupt(seq, data);
+                            continue;
+                        }
                         let o = offset as usize;
                         out[file as usize][o..o + data.len()].copy_from_slice(&data);
                         for (a, b) in g {
@@ -355,7 +363,7 @@ proptest! {
         loss in prop::sample::select(vec![0u64, 10_000, 50_000, 200_000]),
         sizes in prop::collection::vec(0usize..300_000, 1..4),
         packet in 500u32..3000,
-        buffers in 2u32..40,
+        buffers in 2u32..90,
         window in 1u32..5,
         adaptive in any::<bool>(),
         seed in any::<u64>(),
@@ -605,4 +613,108 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
         "goodput {:.1}% of the bottleneck",
         share * 100.0
     );
+}
+
+#[test]
+fn a_buffer_failing_its_hash_is_received_again_and_done_waits_for_the_write() {
+    let mut r = Receiver::new(ReceiverConfig {
+        mode: Mode::Reliable,
+        session: 9,
+        window: 1,
+        max_buffer: 1 << 20,
+        max_packet: 9000,
+        max_file: 1 << 20,
+        settle: Duration::from_millis(1),
+    });
+    let t = Instant::ZERO;
+    r.handle_control(
+        t,
+        Control::FileOffer {
+            file: 0,
+            size: 10,
+            buffer_size: 10,
+            packet_size: 5,
+            resume: false,
+            hash: [0; 32],
+            name: "x".into(),
+        },
+    )
+    .unwrap();
+    r.accept_file(0, Vec::new());
+    let h = *blake3::hash(b"0123456789").as_bytes();
+    r.handle_control(
+        t,
+        Control::Start {
+            buf: 0,
+            file: 0,
+            index: 0,
+            size: 10,
+            packet_size: 5,
+            hash: h,
+        },
+    )
+    .unwrap();
+    let dg = |offset: u32, p: &[u8]| {
+        let mut v = Vec::new();
+        weft_xfer::wire::DataRepr {
+            session: 9,
+            buffer: 0,
+            offset,
+        }
+        .emit(p, &mut v);
+        v
+    };
+    while r.poll_control().is_some() {}
+    while r.poll_event().is_some() {}
+    // A flipped byte the UDP checksum missed.
+    r.handle_datagram(t, &dg(0, b"01X34"));
+    r.handle_datagram(t, &dg(5, b"56789"));
+    r.set_socket_drops(3);
+    let end = |round| Control::End {
+        buf: 0,
+        round,
+        sent: 2,
+    };
+    r.handle_control(t, end(0)).unwrap();
+    let Some(ReceiverEvent::Write { data, verify, .. }) = r.poll_event() else {
+        panic!("a complete buffer is handed out to be checked and written")
+    };
+    assert_eq!(verify, Some(h));
+    assert_ne!(*blake3::hash(&data).as_bytes(), h);
+    assert_eq!(r.poll_control(), None, "no Done before the check");
+    r.buffer_corrupt(0, data);
+    assert_eq!(
+        r.poll_control(),
+        Some(Control::Nack {
+            buf: 0,
+            round: 0,
+            rx_rate: 0,
+            drops: 3,
+            missing: vec![(0, 2)]
+        })
+    );
+    assert_eq!(r.stats().hash_failures, 1);
+    r.handle_datagram(t, &dg(0, b"01234"));
+    r.handle_datagram(t, &dg(5, b"56789"));
+    r.handle_control(t, end(1)).unwrap();
+    let Some(ReceiverEvent::Write {
+        seq, data, verify, ..
+    }) = r.poll_event()
+    else {
+        panic!("the buffer again")
+    };
+    assert_eq!(data, b"0123456789");
+    assert_eq!(verify, Some(h));
+    assert_eq!(r.poll_control(), None);
+    r.buffer_written(seq);
+    assert!(matches!(
+        r.poll_control(),
+        Some(Control::Done {
+            buf: 0,
+            received: 2,
+            lost: 0,
+            drops: 0,
+            ..
+        })
+    ));
 }

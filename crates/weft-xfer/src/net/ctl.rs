@@ -1,4 +1,5 @@
-//! The control channel: framed [`Control`] messages over a non-blocking TCP stream.
+//! The control channel: framed [`Control`] messages over a non-blocking TCP stream; after an
+//! authenticated handshake each frame carries a tag ([`FrameAuth`]) checked before it is parsed.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -7,6 +8,7 @@ use std::time::Instant as StdInstant;
 
 use super::XferError;
 use super::sys;
+use crate::auth::FrameAuth;
 use crate::wire::Control;
 use crate::wire::control::{FRAME_HEADER_LEN, frame_len};
 
@@ -17,6 +19,7 @@ pub struct CtlConn {
     rbuf: Vec<u8>,
     wbuf: Vec<u8>,
     eof: bool,
+    auth: Option<FrameAuth>,
 }
 
 impl CtlConn {
@@ -29,7 +32,13 @@ impl CtlConn {
             rbuf: Vec::with_capacity(1 << 16),
             wbuf: Vec::with_capacity(1 << 16),
             eof: false,
+            auth: None,
         })
+    }
+
+    /// From now on, tags every frame sent and refuses every frame received without a valid tag.
+    pub fn authenticate(&mut self, auth: FrameAuth) {
+        self.auth = Some(auth);
     }
 
     /// The descriptor to poll for readability.
@@ -49,7 +58,11 @@ impl CtlConn {
 
     /// Queues a message.
     pub fn queue(&mut self, msg: &Control) {
+        let start = self.wbuf.len();
         msg.emit(&mut self.wbuf);
+        if let Some(a) = self.auth.as_mut() {
+            a.seal(&mut self.wbuf, start);
+        }
     }
 
     /// Whether queued bytes are still unwritten.
@@ -123,7 +136,14 @@ impl CtlConn {
         if self.rbuf.len() < total {
             return self.eof_check();
         }
-        let msg = Control::parse(&self.rbuf[FRAME_HEADER_LEN..total])?;
+        let body = &self.rbuf[FRAME_HEADER_LEN..total];
+        let body = match self.auth.as_mut() {
+            Some(a) => a
+                .open(body)
+                .map_err(|e| XferError::Auth(format!("{e}: the session is closed")))?,
+            None => body,
+        };
+        let msg = Control::parse(body)?;
         self.rbuf.drain(..total);
         Ok(Some(msg))
     }
@@ -151,5 +171,63 @@ impl CtlConn {
                 .map_err(|e| XferError::io("polling the control channel", e))?;
             self.read_available()?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::{Key, Role};
+    use std::net::TcpListener;
+
+    fn pair() -> (CtlConn, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let raw = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        (CtlConn::new(s).unwrap(), raw)
+    }
+
+    #[test]
+    fn tampered_and_replayed_frames_are_refused() {
+        let k = Key::from_secret(b"k");
+        let mut tx = k.frames(Role::Sender, &[3; 16], &[4; 16], 5);
+        let mut f1 = Vec::new();
+        Control::Ready { buf: 2 }.emit(&mut f1);
+        tx.seal(&mut f1, 0);
+        let mut f2 = Vec::new();
+        Control::Bye.emit(&mut f2);
+        tx.seal(&mut f2, 0);
+
+        // In order and intact: accepted.
+        let (mut c, mut raw) = pair();
+        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        raw.write_all(&f1).unwrap();
+        raw.write_all(&f2).unwrap();
+        assert_eq!(c.recv_wait(2000).unwrap(), Control::Ready { buf: 2 });
+        assert_eq!(c.recv_wait(2000).unwrap(), Control::Bye);
+
+        // Replayed: the first frame again after it was accepted.
+        let (mut c, mut raw) = pair();
+        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        raw.write_all(&f1).unwrap();
+        raw.write_all(&f1).unwrap();
+        assert_eq!(c.recv_wait(2000).unwrap(), Control::Ready { buf: 2 });
+        assert!(matches!(c.recv_wait(2000), Err(XferError::Auth(_))));
+
+        // Tampered: a changed buffer number.
+        let (mut c, mut raw) = pair();
+        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        let mut t = f1.clone();
+        t[FRAME_HEADER_LEN + 4] ^= 0x40;
+        raw.write_all(&t).unwrap();
+        assert!(matches!(c.recv_wait(2000), Err(XferError::Auth(_))));
+
+        // Unauthenticated frame on an authenticated channel.
+        let (mut c, mut raw) = pair();
+        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        let mut plain = Vec::new();
+        Control::Ready { buf: 2 }.emit(&mut plain);
+        raw.write_all(&plain).unwrap();
+        assert!(matches!(c.recv_wait(2000), Err(XferError::Auth(_))));
     }
 }

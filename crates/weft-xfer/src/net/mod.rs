@@ -138,6 +138,9 @@ pub fn client_handshake(
                     "the receiver could not prove the key (is its --key the same?)".into(),
                 ));
             }
+            if let Some(k) = key {
+                conn.authenticate(k.frames(Role::Sender, &cn, &sn, session));
+            }
         }
         Control::Refuse { code, msg } => return Err(XferError::Refused { code, msg }),
         _ => return Err(ProtoError::Unexpected("message instead of Welcome").into()),
@@ -206,6 +209,7 @@ pub fn server_handshake(
         conn.queue(&Control::Welcome {
             mac: k.mac(Role::Receiver, &cn, &sn, session),
         });
+        conn.authenticate(k.frames(Role::Receiver, &cn, &sn, session));
     } else {
         conn.queue(&Control::Welcome { mac: [0; 32] });
     }

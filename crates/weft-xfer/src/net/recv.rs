@@ -47,6 +47,10 @@ pub struct RecvOptions {
     pub max_sessions: Option<u64>,
     /// Sessions served at once; more are refused.
     pub max_concurrent: usize,
+    /// Check the whole-file digest by reading the whole file back from disk. Without it the
+    /// digest is computed from the hashes of the buffers as verified in memory before they were
+    /// written, and only buffers resumed from a journal are read back.
+    pub read_back: bool,
 }
 
 /// What happened to one received file.
@@ -122,17 +126,79 @@ pub fn serve(
     })
 }
 
+/// A buffer for the pipeline thread: check its BLAKE3 (reliable mode), then write it.
 struct Job {
     seq: u32,
+    file: u32,
     entry: Arc<Mutex<Entry>>,
     offset: u64,
     index: u32,
     data: Vec<u8>,
+    verify: Option<[u8; 32]>,
 }
+
+/// What the pipeline thread did with a buffer.
+enum JobDone {
+    /// Written (with its verified BLAKE3 in reliable mode).
+    Written(Option<[u8; 32]>),
+    /// The BLAKE3 did not match: nothing written.
+    Corrupt,
+    /// Writing failed.
+    Failed(String),
+}
+
+/// Threads checking and writing buffers per session.
+const PIPELINE_THREADS: usize = 2;
+
+/// Most buffer hashes remembered per file for the whole-file digest; past that, buffers are
+/// read back from disk at the end (bounds memory against a sender of tiny buffers).
+const MAX_KNOWN_HASHES: usize = 1 << 20;
 
 struct FileSlot {
     opened: Opened,
     report: usize,
+    /// BLAKE3 of each buffer verified in memory before it was written, by buffer index.
+    hashes: HashMap<u32, [u8; 32]>,
+}
+
+/// The pipeline thread: checks and writes buffers in order, off the network thread, and wakes
+/// the network loop after each.
+fn pipeline(
+    jobs: Arc<Mutex<mpsc::Receiver<Job>>>,
+    done: mpsc::Sender<(u32, u32, u32, JobDone, Vec<u8>)>,
+    mut wake: UnixStream,
+) {
+    loop {
+        let next = match jobs.lock() {
+            Ok(r) => r.recv(),
+            Err(_) => return,
+        };
+        let Ok(j) = next else { return };
+        let outcome = match j.verify {
+            Some(want) => {
+                let got = *blake3::hash(&j.data).as_bytes();
+                if got != want {
+                    JobDone::Corrupt
+                } else {
+                    match store::write_buffer(&j.entry, j.offset, j.index, &j.data) {
+                        Ok(()) => JobDone::Written(Some(got)),
+                        Err(e) => JobDone::Failed(e.to_string()),
+                    }
+                }
+            }
+            None => match store::write_buffer(&j.entry, j.offset, j.index, &j.data) {
+                Ok(()) => JobDone::Written(None),
+                Err(e) => JobDone::Failed(e.to_string()),
+            },
+        };
+        if done
+            .send((j.seq, j.file, j.index, outcome, j.data))
+            .is_err()
+        {
+            break;
+        }
+        let _ = wake.write(&[1]);
+    }
 }
 
 /// Runs one session to its end.
@@ -204,23 +270,29 @@ fn session_loop(
         max_file: opts.max_file,
         settle: opts.settle,
     });
-    // Writer thread: writes buffers and journals them, then wakes the loop.
+    // Pipeline thread: checks buffers' BLAKE3 and writes them (and their journal lines), then
+    // wakes the loop; the network thread only receives and reassembles.
     let (job_tx, job_rx) = mpsc::channel::<Job>();
-    let (done_tx, done_rx) = mpsc::channel::<(u32, Result<(), String>, Vec<u8>)>();
-    let (mut wake_r, mut wake_w) = UnixStream::pair().map_err(|e| XferError::io("wake pipe", e))?;
+    let (done_tx, done_rx) = mpsc::channel();
+    let (mut wake_r, wake_w) = UnixStream::pair().map_err(|e| XferError::io("wake pipe", e))?;
     wake_r
         .set_nonblocking(true)
         .map_err(|e| XferError::io("wake pipe", e))?;
-    let writer = std::thread::spawn(move || {
-        for j in job_rx {
-            let r = store::write_buffer(&j.entry, j.offset, j.index, &j.data)
-                .map_err(|e| e.to_string());
-            if done_tx.send((j.seq, r, j.data)).is_err() {
-                break;
-            }
-            let _ = wake_w.write(&[1]);
-        }
-    });
+    // Two of them, so that checking one buffer overlaps writing another (completion order does
+    // not matter: each buffer answers for itself).
+    let job_rx = Arc::new(Mutex::new(job_rx));
+    let mut writers = Vec::new();
+    for _ in 0..PIPELINE_THREADS {
+        let (jobs, done, wake) = (
+            job_rx.clone(),
+            done_tx.clone(),
+            wake_w
+                .try_clone()
+                .map_err(|e| XferError::io("wake pipe", e))?,
+        );
+        writers.push(std::thread::spawn(move || pipeline(jobs, done, wake)));
+    }
+    drop((done_tx, wake_w));
     let epoch = StdInstant::now();
     let now = || Instant(epoch.elapsed().as_nanos() as u64);
     let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; MAX_DATAGRAM]).collect();
@@ -251,6 +323,8 @@ fn session_loop(
                     }
                 }
             }
+            // Kernel drops at the data sockets, reported apart from network loss.
+            rx.set_socket_drops(socks.iter().map(sys::socket_drops).sum());
             conn.read_available()?;
             loop {
                 match conn.next_msg() {
@@ -269,8 +343,24 @@ fn session_loop(
             }
             let mut drain = [0u8; 256];
             while matches!(wake_r.read(&mut drain), Ok(n) if n > 0) {}
-            while let Ok((seq, r, data)) = done_rx.try_recv() {
-                r.map_err(|e| XferError::Local(format!("writing a buffer: {e}")))?;
+            while let Ok((seq, file, index, outcome, data)) = done_rx.try_recv() {
+                match outcome {
+                    JobDone::Failed(e) => {
+                        return Err(XferError::Local(format!("writing a buffer: {e}")));
+                    }
+                    JobDone::Corrupt => {
+                        rx.buffer_corrupt(seq, data);
+                        continue;
+                    }
+                    JobDone::Written(hash) => {
+                        if let Some(h) = hash
+                            && let Some(f) = open.get_mut(&file)
+                            && f.hashes.len() < MAX_KNOWN_HASHES
+                        {
+                            f.hashes.insert(index, h);
+                        }
+                    }
+                }
                 rx.recycle(data);
                 rx.buffer_written(seq);
                 if !mode.is_reliable() {
@@ -328,7 +418,14 @@ fn session_loop(
                         match store.open(&req) {
                             Ok(opened) => {
                                 rx.accept_file(file, opened.have.clone());
-                                open.insert(file, FileSlot { opened, report });
+                                open.insert(
+                                    file,
+                                    FileSlot {
+                                        opened,
+                                        report,
+                                        hashes: HashMap::new(),
+                                    },
+                                );
                             }
                             Err((code, msg)) => {
                                 rep.files[report].msg = msg.clone();
@@ -343,6 +440,7 @@ fn session_loop(
                         offset,
                         data,
                         gaps,
+                        verify,
                     } => {
                         let f = open
                             .get(&file)
@@ -356,10 +454,12 @@ fn session_loop(
                         job_tx
                             .send(Job {
                                 seq,
+                                file,
                                 entry: f.opened.entry.clone(),
                                 offset,
                                 index,
                                 data,
+                                verify,
                             })
                             .map_err(|_| XferError::Local("writer thread stopped".into()))?;
                     }
@@ -368,7 +468,12 @@ fn session_loop(
                             .remove(&file)
                             .ok_or(XferError::Local("end of a file not open".into()))?;
                         let result = if mode.is_reliable() {
-                            store::finish(&f.opened.entry, Some(&digest))
+                            let known = if opts.read_back {
+                                HashMap::new()
+                            } else {
+                                f.hashes
+                            };
+                            store::finish_known(&f.opened.entry, Some(&digest), &known)
                         } else {
                             let whole = f
                                 .opened
@@ -419,7 +524,9 @@ fn session_loop(
         }
     })();
     drop(job_tx);
-    let _ = writer.join();
+    for w in writers {
+        let _ = w.join();
+    }
     rep.stats = rx.stats().clone();
     result
 }

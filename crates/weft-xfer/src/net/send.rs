@@ -15,15 +15,23 @@ use weft_model::{Duration, Instant, Rate};
 use super::ctl::CtlConn;
 use super::{XferError, client_handshake, store, sys};
 
+use super::sys::Gather;
 use crate::auth::Key;
 use crate::proto::{
-    FileMeta, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, buffer_len, buffers_in,
+    FileMeta, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, TransmitRef, buffer_len,
+    buffers_in,
 };
 use crate::wire::data::{HEADER_LEN, MAX_PAYLOAD};
 use crate::wire::{Control, Mode};
 
 /// Datagrams handed to the kernel per `sendmmsg`.
 const BATCH: usize = 32;
+
+/// Reader threads per file when buffers are hashed.
+const READERS: usize = 2;
+
+/// Pacing credit a late wake-up may spend at once, milliseconds.
+const PACING_BURST_MS: u64 = 4;
 
 /// How to send.
 #[derive(Debug, Clone)]
@@ -386,7 +394,10 @@ fn run_session(
         window: params.window as u32,
         rate: opts.rate,
         stripes: dests.len() as u32,
-        burst: Duration::from_millis(1),
+        // A woken-late sender may catch up by this much at once: on a loaded host or a VM whose
+        // idle CPUs wake late, wake-ups are often 1 ms or more behind, and a smaller allowance
+        // loses that time for good (the rate achieved falls below the rate paced).
+        burst: Duration::from_millis(PACING_BURST_MS),
     };
     let mut sender = Sender::new(cfg, params.session, metas);
     let mut files: Vec<Option<File>> = (0..items.len()).map(|_| None).collect();
@@ -402,15 +413,15 @@ fn run_session(
         .collect();
     let (mut sync, mut disk, mut transfer) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let now = || Instant(start.elapsed().as_nanos() as u64);
-    let mut batch: Vec<Vec<u8>> = (0..BATCH)
-        .map(|_| Vec::with_capacity(packet_size as usize + HEADER_LEN))
-        .collect();
-    let mut stripes: Vec<u32> = vec![0; BATCH];
+    // Datagram headers of a batch; payloads stay in their buffers (gathered by the kernel).
+    let mut heads: Vec<[u8; HEADER_LEN]> = vec![[0; HEADER_LEN]; BATCH];
+    let mut refs: Vec<TransmitRef> = Vec::with_capacity(BATCH);
+    let mut hbuf: Vec<u8> = Vec::with_capacity(HEADER_LEN);
     let mut last_heard = StdInstant::now();
     let mut finished = false;
     // UDP GSO pays for datagrams well below 64 KiB; off once the kernel refuses it.
     let mut gso = packet_size as usize + HEADER_LEN <= 16 * 1024;
-    let mut reader: Option<(u32, BlockRx)> = None;
+    let mut reader: Option<(u32, BlockRx, mpsc::Sender<Vec<u8>>)> = None;
     loop {
         conn.read_available()?;
         loop {
@@ -430,13 +441,19 @@ fn run_session(
                 Err(e) => return Err(e),
             }
         }
+        // Finished buffers go back to the reader to be filled again.
+        while let Some(v) = sender.take_spent() {
+            if let Some((_, _, recycle)) = &reader {
+                let _ = recycle.send(v);
+            }
+        }
         while let Some(ev) = sender.poll_event() {
             match ev {
                 SenderEvent::NeedBuffer { file } => {
                     // Waiting for the reader thread is time the sender spends on the disk.
                     let t = StdInstant::now();
                     let next = match &reader {
-                        Some((f, rx)) if *f == file => rx
+                        Some((f, rx, _)) if *f == file => rx
                             .recv()
                             .map_err(|_| XferError::Local("the reader thread stopped".into()))??,
                         _ => return Err(XferError::Local("no reader for this file".into())),
@@ -461,8 +478,14 @@ fn run_session(
                         .flat_map(|(a, b)| *a..*b)
                         .filter(|_| opts.mode.is_reliable())
                     {
-                        let data =
-                            read_block(items, &mut files, file as usize, opts.buffer_size, i)?;
+                        let data = read_block(
+                            items,
+                            &mut files,
+                            file as usize,
+                            opts.buffer_size,
+                            i,
+                            Vec::new(),
+                        )?;
                         sender.provide_known_hash(file, i, *blake3::hash(&data).as_bytes());
                     }
                     disk += Duration::from(t.elapsed());
@@ -474,6 +497,7 @@ fn run_session(
                     let item = items
                         .get(file as usize)
                         .ok_or_else(|| XferError::Local("file number out of range".into()))?;
+                    let (recycle_tx, recycle_rx) = mpsc::channel();
                     reader = Some((
                         file,
                         spawn_reader(
@@ -482,7 +506,9 @@ fn run_session(
                             file as usize,
                             opts.buffer_size,
                             opts.mode.is_reliable(),
+                            recycle_rx,
                         ),
+                        recycle_tx,
                     ));
                 }
                 SenderEvent::FileRejected { file, code, msg } => {
@@ -517,24 +543,35 @@ fn run_session(
             || token.load(Ordering::Acquire) == me;
         if may_send {
             loop {
-                let mut n = 0;
+                refs.clear();
                 let tnow = now();
-                while n < BATCH {
-                    batch[n].clear();
-                    match sender.poll_transmit(tnow, &mut batch[n]) {
-                        Some(tx) => {
-                            stripes[n] = tx.stripe;
-                            n += 1;
+                while refs.len() < BATCH {
+                    hbuf.clear();
+                    match sender.poll_transmit_ref(tnow, &mut hbuf) {
+                        Some(t) => {
+                            if let (Some(h), Some(src)) =
+                                (heads.get_mut(refs.len()), hbuf.get(..HEADER_LEN))
+                            {
+                                h.copy_from_slice(src);
+                            }
+                            refs.push(t);
                         }
                         None => break,
                     }
                 }
-                if n == 0 {
+                if refs.is_empty() {
                     break;
                 }
                 sent_any = true;
-                transmit(&udp, &dests, &batch[..n], &stripes[..n], &mut gso)?;
-                progress.packets_sent.fetch_add(n as u64, Ordering::Relaxed);
+                let dgrams: Vec<(u32, Gather<'_>)> = refs
+                    .iter()
+                    .zip(&heads)
+                    .map(|(t, h)| (t.stripe, [&h[..], sender.payload(t.buf, t.start, t.len)]))
+                    .collect();
+                transmit(&udp, &dests, &dgrams, &mut gso)?;
+                progress
+                    .packets_sent
+                    .fetch_add(refs.len() as u64, Ordering::Relaxed);
             }
         }
         if sent_any {
@@ -601,39 +638,38 @@ fn run_session(
     })
 }
 
-/// Hands a batch of datagrams to the kernel: per receiving socket, runs of equal-sized
-/// datagrams as UDP GSO super-datagrams when `gso` (cleared if the kernel refuses), the rest with
-/// `sendmmsg`. Blocks until all are taken.
+/// Hands a batch of datagrams `(stripe, pieces)` to the kernel: per receiving socket, runs of
+/// equal-sized datagrams as UDP GSO super-datagrams when `gso` (cleared if the kernel refuses),
+/// the rest with `sendmmsg`; payloads are gathered from their buffers, not copied. Blocks until
+/// all are taken.
 fn transmit(
     udp: &UdpSocket,
     dests: &[SocketAddr],
-    batch: &[Vec<u8>],
-    stripes: &[u32],
+    batch: &[(u32, Gather<'_>)],
     gso: &mut bool,
 ) -> Result<(), XferError> {
-    let mut rest: Vec<(SocketAddr, &[u8])> = Vec::new();
+    let mut rest: Vec<(SocketAddr, Gather<'_>)> = Vec::new();
     if *gso {
         for (k, dest) in dests.iter().enumerate() {
-            let mine: Vec<&[u8]> = batch
+            let mine: Vec<Gather<'_>> = batch
                 .iter()
-                .zip(stripes)
-                .filter(|(_, s)| **s as usize % dests.len() == k)
-                .map(|(b, _)| b.as_slice())
+                .filter(|(s, _)| *s as usize % dests.len() == k)
+                .map(|(_, g)| *g)
                 .collect();
             let mut i = 0;
             while i < mine.len() {
-                let seg = mine[i].len();
+                let seg = sys::gather_len(&mine[i]);
                 let mut j = i + 1;
                 while j < mine.len()
                     && j - i < 64
                     && (j - i + 1) * seg <= 65_000
-                    && mine[j - 1].len() == seg
-                    && mine[j].len() <= seg
+                    && sys::gather_len(&mine[j - 1]) == seg
+                    && sys::gather_len(&mine[j]) <= seg
                 {
                     j += 1;
                 }
                 if j - i >= 2 && *gso {
-                    match sys::send_gso(udp, *dest, &mine[i..j]) {
+                    match sys::send_gso_gather(udp, *dest, &mine[i..j]) {
                         Ok(true) => {
                             i = j;
                             continue;
@@ -651,13 +687,12 @@ fn transmit(
     } else {
         rest = batch
             .iter()
-            .zip(stripes)
-            .map(|(b, s)| (dests[*s as usize % dests.len()], b.as_slice()))
+            .map(|(s, g)| (dests[*s as usize % dests.len()], *g))
             .collect();
     }
     let mut off = 0;
     while off < rest.len() {
-        let k = sys::send_batch(udp, &rest[off..])
+        let k = sys::send_batch_gather(udp, &rest[off..])
             .map_err(|e| XferError::io("sending datagrams", e))?;
         if k == 0 {
             std::thread::yield_now();
@@ -673,45 +708,67 @@ type Block = (u32, Vec<u8>, [u8; 32]);
 /// What a reader thread delivers: blocks, then `None`, or an error.
 type BlockRx = mpsc::Receiver<Result<Option<Block>, XferError>>;
 
-/// Reads (and hashes) the buffers of one file ahead of the network loop, on its own thread,
-/// taking indices from the shared allocator; ends with `None`.
+/// Reads (and hashes) the buffers of one file ahead of the network loop, on reader threads (two
+/// when hashing, so that hashing one buffer overlaps reading the next and a second core can
+/// help), taking indices from the shared allocator; blocks may come out of index order. The last
+/// reader to run out of indices sends `None`, after every block.
 fn spawn_reader(
     alloc: Arc<Mutex<Alloc>>,
     item: SendItem,
     file: usize,
     buffer_size: u32,
     hash: bool,
+    recycled: mpsc::Receiver<Vec<u8>>,
 ) -> BlockRx {
     let (tx, rx) = mpsc::sync_channel(1);
-    std::thread::spawn(move || {
-        let items = [item];
-        let mut files = [None];
-        loop {
-            let idx = match alloc.lock() {
-                Ok(mut a) => a.take(file),
-                Err(_) => {
-                    let _ = tx.send(Err(XferError::Local("allocator lock poisoned".into())));
+    let readers = if hash { READERS } else { 1 };
+    let live = Arc::new(AtomicUsize::new(readers));
+    let recycled = Arc::new(Mutex::new(recycled));
+    for _ in 0..readers {
+        let (alloc, item, tx, live, recycled) = (
+            alloc.clone(),
+            item.clone(),
+            tx.clone(),
+            live.clone(),
+            recycled.clone(),
+        );
+        std::thread::spawn(move || {
+            let items = [item];
+            let mut files = [None];
+            loop {
+                let idx = match alloc.lock() {
+                    Ok(mut a) => a.take(file),
+                    Err(_) => {
+                        let _ = tx.send(Err(XferError::Local("allocator lock poisoned".into())));
+                        return;
+                    }
+                };
+                let Some(idx) = idx else {
+                    if live.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        let _ = tx.send(Ok(None));
+                    }
+                    return;
+                };
+                let reuse = recycled
+                    .lock()
+                    .ok()
+                    .and_then(|r| r.try_recv().ok())
+                    .unwrap_or_default();
+                let r = read_block(&items, &mut files, 0, buffer_size, idx, reuse).map(|data| {
+                    let h = if hash {
+                        *blake3::hash(&data).as_bytes()
+                    } else {
+                        [0; 32]
+                    };
+                    Some((idx, data, h))
+                });
+                let failed = r.is_err();
+                if tx.send(r).is_err() || failed {
                     return;
                 }
-            };
-            let Some(idx) = idx else {
-                let _ = tx.send(Ok(None));
-                return;
-            };
-            let r = read_block(&items, &mut files, 0, buffer_size, idx).map(|data| {
-                let h = if hash {
-                    *blake3::hash(&data).as_bytes()
-                } else {
-                    [0; 32]
-                };
-                Some((idx, data, h))
-            });
-            let failed = r.is_err();
-            if tx.send(r).is_err() || failed {
-                return;
             }
-        }
-    });
+        });
+    }
     rx
 }
 
@@ -721,6 +778,7 @@ fn read_block(
     file: usize,
     buffer_size: u32,
     idx: u32,
+    mut data: Vec<u8>,
 ) -> Result<Vec<u8>, XferError> {
     let item = items
         .get(file)
@@ -735,7 +793,8 @@ fn read_block(
         .as_ref()
         .ok_or_else(|| XferError::Local("file not open".into()))?;
     let len = buffer_len(item.size, buffer_size, idx) as usize;
-    let mut data = vec![0u8; len];
+    // A reused buffer of the right size is overwritten as it is; only growth is zeroed.
+    data.resize(len, 0);
     f.read_exact_at(&mut data, idx as u64 * buffer_size as u64)
         .map_err(|e| {
             XferError::io(

@@ -369,14 +369,34 @@ pub fn write_buffer(
 /// The whole-file digest ([`crate::proto::file_digest`]) of `size` bytes of a file read back
 /// from disk in blocks of `block` bytes.
 pub fn digest_file(file: &File, size: u64, block: u32) -> io::Result<[u8; 32]> {
+    digest_file_known(file, size, block, &HashMap::new())
+}
+
+/// Like [`digest_file`], taking the BLAKE3 of block `i` from `known` where present (blocks
+/// verified in memory before they were written) and reading back only the others.
+pub fn digest_file_known(
+    file: &File,
+    size: u64,
+    block: u32,
+    known: &HashMap<u32, [u8; 32]>,
+) -> io::Result<[u8; 32]> {
+    let block = block.max(1);
     let mut hashes = Vec::new();
-    let mut buf = vec![0u8; block.max(1) as usize];
+    let mut buf = Vec::new();
     let mut off = 0u64;
+    let mut i = 0u32;
     while off < size {
         let n = (size - off).min(block as u64) as usize;
-        file.read_exact_at(&mut buf[..n], off)?;
-        hashes.push(*blake3::hash(&buf[..n]).as_bytes());
+        match known.get(&i) {
+            Some(h) => hashes.push(*h),
+            None => {
+                buf.resize(n, 0);
+                file.read_exact_at(&mut buf[..n], off)?;
+                hashes.push(*blake3::hash(&buf[..n]).as_bytes());
+            }
+        }
         off += n as u64;
+        i = i.wrapping_add(1);
     }
     Ok(crate::proto::file_digest(&hashes))
 }
@@ -392,6 +412,16 @@ pub fn digest_path(path: &Path, block: u32) -> io::Result<[u8; 32]> {
 /// Verifies (if `hash` is given), syncs and renames the part file into place; removes the
 /// journal. On a hash mismatch the part file and journal are removed and nothing is renamed.
 pub fn finish(entry: &Arc<Mutex<Entry>>, hash: Option<&[u8; 32]>) -> Result<(), String> {
+    finish_known(entry, hash, &HashMap::new())
+}
+
+/// Like [`finish`], with the BLAKE3s of the blocks already verified in memory (see
+/// [`digest_file_known`]): only the other blocks are read back for the whole-file digest.
+pub fn finish_known(
+    entry: &Arc<Mutex<Entry>>,
+    hash: Option<&[u8; 32]>,
+    known: &HashMap<u32, [u8; 32]>,
+) -> Result<(), String> {
     let mut g = entry
         .lock()
         .map_err(|_| "entry lock poisoned".to_string())?;
@@ -399,7 +429,7 @@ pub fn finish(entry: &Arc<Mutex<Entry>>, hash: Option<&[u8; 32]>) -> Result<(), 
         return Ok(());
     }
     if let Some(want) = hash {
-        let got = digest_file(&g.file, g.size, g.buffer_size)
+        let got = digest_file_known(&g.file, g.size, g.buffer_size, known)
             .map_err(|e| format!("reading back {}: {e}", g.part_path.display()))?;
         if &got != want {
             let _ = fs::remove_file(&g.part_path);

@@ -154,29 +154,45 @@ fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     (ss, len as libc::socklen_t)
 }
 
+/// One datagram to send, gathered from pieces (e.g. a header and a payload still in its
+/// buffer, so that the payload is not copied before the kernel copies it).
+pub type Gather<'a> = [&'a [u8]; 2];
+
+/// Total length of a gathered datagram, bytes.
+pub fn gather_len(g: &Gather<'_>) -> usize {
+    g[0].len() + g[1].len()
+}
+
+fn iovecs(g: &Gather<'_>) -> [libc::iovec; 2] {
+    g.map(|b| libc::iovec {
+        iov_base: b.as_ptr() as *mut libc::c_void,
+        iov_len: b.len(),
+    })
+}
+
 /// Sends several datagrams, each `(destination, bytes)`, with as few system calls as the kernel
 /// allows (`sendmmsg`). Returns how many were sent; a full socket buffer stops early.
 pub fn send_batch(sock: &UdpSocket, msgs: &[(SocketAddr, &[u8])]) -> io::Result<usize> {
+    let g: Vec<(SocketAddr, Gather<'_>)> = msgs.iter().map(|(a, b)| (*a, [*b, &[][..]])).collect();
+    send_batch_gather(sock, &g)
+}
+
+/// Like [`send_batch`], each datagram gathered from its pieces without copying them.
+pub fn send_batch_gather(sock: &UdpSocket, msgs: &[(SocketAddr, Gather<'_>)]) -> io::Result<usize> {
     if msgs.is_empty() {
         return Ok(0);
     }
     let mut addrs: Vec<(libc::sockaddr_storage, libc::socklen_t)> =
         msgs.iter().map(|(a, _)| sockaddr_of(a)).collect();
-    let mut iovs: Vec<libc::iovec> = msgs
-        .iter()
-        .map(|(_, b)| libc::iovec {
-            iov_base: b.as_ptr() as *mut libc::c_void,
-            iov_len: b.len(),
-        })
-        .collect();
+    let mut iovs: Vec<[libc::iovec; 2]> = msgs.iter().map(|(_, g)| iovecs(g)).collect();
     let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(msgs.len());
     for i in 0..msgs.len() {
         // SAFETY: msghdr is plain old data; all-zero is a valid value, filled in below.
         let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
         h.msg_name = (&mut addrs[i].0 as *mut libc::sockaddr_storage).cast();
         h.msg_namelen = addrs[i].1;
-        h.msg_iov = &mut iovs[i];
-        h.msg_iovlen = 1;
+        h.msg_iov = iovs[i].as_mut_ptr();
+        h.msg_iovlen = 2;
         hdrs.push(libc::mmsghdr {
             msg_hdr: h,
             msg_len: 0,
@@ -251,6 +267,31 @@ pub fn recv_batch(sock: &UdpSocket, bufs: &mut [Vec<u8>], lens: &mut [usize]) ->
     Ok(r)
 }
 
+/// `SO_MEMINFO` and the index of its drop counter (`SK_MEMINFO_DROPS`), Linux >= 4.4.
+const SO_MEMINFO: i32 = 55;
+const SK_MEMINFO_DROPS: usize = 8;
+
+/// Datagrams the kernel dropped at `sock` because its receive queue was full, since the socket
+/// was made (0 where the kernel does not say).
+pub fn socket_drops(sock: &UdpSocket) -> u64 {
+    let mut v = [0u32; 16];
+    let mut len = std::mem::size_of_val(&v) as libc::socklen_t;
+    // SAFETY: passes a pointer to a local array and its size; the kernel writes at most `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            v.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r != 0 || (len as usize) < (SK_MEMINFO_DROPS + 1) * 4 {
+        return 0;
+    }
+    v[SK_MEMINFO_DROPS] as u64
+}
+
 /// Whether `fd` is a terminal (for the progress bar).
 pub fn is_tty(fd: RawFd) -> bool {
     // SAFETY: isatty only inspects the descriptor.
@@ -284,16 +325,26 @@ const UDP_SEGMENT: i32 = 103;
 /// 64 segments and 65000 bytes in all. Returns `Ok(false)` if the kernel does not do GSO here (the
 /// caller then falls back to [`send_batch`]).
 pub fn send_gso(sock: &UdpSocket, dest: SocketAddr, segs: &[&[u8]]) -> io::Result<bool> {
+    let g: Vec<Gather<'_>> = segs.iter().map(|b| [*b, &[][..]]).collect();
+    send_gso_gather(sock, dest, &g)
+}
+
+/// Like [`send_gso`], each segment gathered from its pieces without copying them.
+pub fn send_gso_gather(
+    sock: &UdpSocket,
+    dest: SocketAddr,
+    segs: &[Gather<'_>],
+) -> io::Result<bool> {
     let Some(first) = segs.first() else {
         return Ok(true);
     };
-    let seg = first.len();
-    let total: usize = segs.iter().map(|s| s.len()).sum();
+    let seg = gather_len(first);
+    let total: usize = segs.iter().map(gather_len).sum();
     if seg == 0
         || segs.len() > 64
         || total > 65_000
-        || segs[..segs.len() - 1].iter().any(|s| s.len() != seg)
-        || segs.last().is_some_and(|s| s.len() > seg)
+        || segs[..segs.len() - 1].iter().any(|s| gather_len(s) != seg)
+        || segs.last().is_some_and(|s| gather_len(s) > seg)
     {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -301,13 +352,7 @@ pub fn send_gso(sock: &UdpSocket, dest: SocketAddr, segs: &[&[u8]]) -> io::Resul
         ));
     }
     let (mut addr, addr_len) = sockaddr_of(&dest);
-    let mut iovs: Vec<libc::iovec> = segs
-        .iter()
-        .map(|b| libc::iovec {
-            iov_base: b.as_ptr() as *mut libc::c_void,
-            iov_len: b.len(),
-        })
-        .collect();
+    let mut iovs: Vec<libc::iovec> = segs.iter().flat_map(iovecs).collect();
     // Room for one control message carrying a u16, 8-byte aligned.
     let mut cbuf = [0u64; 4];
     // SAFETY: msghdr is plain old data; all-zero is a valid value, filled in below.
@@ -350,6 +395,43 @@ pub fn send_gso(sock: &UdpSocket, dest: SocketAddr, segs: &[&[u8]]) -> io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn socket_drops_counts_a_full_receive_queue() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        setsockopt_int(rx.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, 4096).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert_eq!(socket_drops(&rx), 0);
+        let d = vec![0u8; 1000];
+        for _ in 0..200 {
+            let _ = tx.send_to(&d, rx.local_addr().unwrap());
+        }
+        assert!(socket_drops(&rx) > 0, "a 4 KiB queue cannot hold 200 KB");
+    }
+
+    #[test]
+    fn gathered_datagrams_arrive_whole() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let dest = rx.local_addr().unwrap();
+        let (h, p) = (b"head".as_slice(), vec![9u8; 996]);
+        let g: Vec<Gather<'_>> = vec![[h, &p[..]], [h, &p[..]], [h, &p[..500]]];
+        if !send_gso_gather(&tx, dest, &g).unwrap() {
+            let m: Vec<(SocketAddr, Gather<'_>)> = g.iter().map(|x| (dest, *x)).collect();
+            assert_eq!(send_batch_gather(&tx, &m).unwrap(), 3);
+        }
+        let m: Vec<(SocketAddr, Gather<'_>)> = vec![(dest, [h, &p[..7]])];
+        assert_eq!(send_batch_gather(&tx, &m).unwrap(), 1);
+        let mut buf = [0u8; 2000];
+        for n in [996, 996, 500, 7] {
+            let got = rx.recv(&mut buf).unwrap();
+            assert_eq!(got, 4 + n);
+            assert_eq!(&buf[..4], b"head");
+            assert!(buf[4..got].iter().all(|b| *b == 9));
+        }
+    }
 
     #[test]
     fn gso_or_fallback_delivers_each_segment_as_a_datagram() {

@@ -15,9 +15,9 @@ mod rate;
 mod receiver;
 mod sender;
 
-pub use rate::{Pacer, RateControl, RateMode};
+pub use rate::{Pacer, RateControl, RateMode, Report};
 pub use receiver::{Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
-pub use sender::{FileMeta, Sender, SenderConfig, SenderEvent, SenderStats, Transmit};
+pub use sender::{FileMeta, Sender, SenderConfig, SenderEvent, SenderStats, Transmit, TransmitRef};
 
 /// IPv4 and UDP header bytes added to every datagram on the wire (for pacing).
 pub const IP_UDP_OVERHEAD: usize = 28;

@@ -4,15 +4,36 @@
 //! that wakes late can catch up with one batched send. [`RateControl`] sets the rate: fixed, or
 //! adaptive from the receiver's per-round reports.
 //!
-//! The adaptive controller is AIMD on two signals: the loss fraction of a round and the
-//! receiver-measured arrival rate of that round (packet dispersion, as RBUDP, Tsunami and UDT use
-//! the receiver's view). A round counts as congested when its loss exceeds the threshold or data
-//! arrived markedly slower than it was sent (a queue was building). Before the first congestion
-//! it grows by half per report (slow start); after, by a step of 1/16 of the rate at the last
-//! decrease, and on congestion it drops to 15/16 of the smaller of its rate and the arrival rate.
-//! Fairness: flows of this controller sharing a bottleneck converge towards equal shares (additive
-//! increase, multiplicative decrease); it is NOT TCP-friendly: it ignores random loss below the
-//! threshold and backs off by 1/16 instead of 1/2, so it takes more than its share against TCP.
+//! # The adaptive controller
+//! It paces at an estimate of the path's delivery rate, measured by the receiver (the rate at
+//! which a buffer's first blast arrived, as RBUDP, Tsunami and UDT use the receiver's view), in
+//! the manner of BBR rather than of loss-driven AIMD:
+//! - The estimate is the largest delivery rate of the last eight reports (a max filter: a
+//!   receiver that was descheduled for a while makes one sample low, not the estimate).
+//! - **Startup**: the rate is twice the estimate while the estimate keeps growing; three reports
+//!   without 25% growth (the pipe is full), data arriving at under 3/4 of the rate it left at,
+//!   loss above the threshold or receiver overrun end it. The first report comes from a short
+//!   probe round (the sender's first 64 datagrams), so a starting rate far above the path's
+//!   costs little.
+//! - **Cruise**: a cycle of eight reports: one 1/8 above the estimate to probe for more (the
+//!   probe's own losses are expected and not taken as congestion; again at once while probes
+//!   find more), one 1/8 below it to drain the queue a probe may have left, then six 1/64 below
+//!   it, so that a standing queue (which would delay the control messages) drains. After any
+//!   cut the next probe comes two reports later.
+//! - **Random loss is not congestion**: loss below the threshold (default 2%) changes nothing;
+//!   the estimate comes from arrival rates, which random loss barely moves. Loss above the
+//!   threshold (a queue overflowing, or a competing flow) lowers the estimate to 15/16 of the
+//!   smaller of it and the arrival rate, once per congestion event (reports on rounds begun
+//!   before the decrease are stale).
+//! - **Receiver overrun is not network loss**: the receiver reports separately the datagrams its
+//!   own sockets dropped (full kernel queues). Those are subtracted from the loss, and instead of
+//!   backing off as for congestion the rate is capped at the receiver's drain rate (flow control,
+//!   as UDT's receiver window does).
+//!
+//! **Fairness**: it is fair to flows of its own kind that see the same delivery rate (they
+//! converge on shares of the bottleneck's delivery rate, as BBR flows do, not exactly equal). It
+//! is NOT TCP-friendly: it ignores loss under the threshold and does not halve on loss, so
+//! against loss-based TCP (cubic, reno) on a shared bottleneck it takes more than half.
 
 use weft_model::{Duration, Instant, Rate, Size};
 
@@ -78,14 +99,43 @@ impl Pacer {
     }
 }
 
+/// A receiver's report on one round (a buffer's first blast), as the sender sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Report {
+    /// When the report arrived.
+    pub now: Instant,
+    /// When the round's first datagram left.
+    pub round_start: Instant,
+    /// Datagrams sent in the round.
+    pub sent: u32,
+    /// Datagrams missing at the round's end (network loss and receiver drops together).
+    pub lost: u32,
+    /// Datagrams the receiver's own sockets dropped (overrun) since its previous report.
+    pub drops: u32,
+    /// Rate the round arrived at, bits/s on the wire (0: unknown).
+    pub rx_rate: u64,
+    /// Rate the round was actually sent at, bits/s on the wire (0: unknown).
+    pub tx_rate: u64,
+}
+
+/// Reports kept by the delivery-rate max filter, and the probing cycle length.
+const FILTER: usize = 8;
+
 /// The sender's rate: fixed or adaptive.
 #[derive(Debug, Clone)]
 pub struct RateControl {
     mode: RateMode,
     rate: u64,
-    slow_start: bool,
-    step: u64,
+    startup: bool,
+    /// Startup: the estimate when it last grew by a quarter, and reports since.
+    full: u64,
+    full_count: u32,
+    /// Delivery-rate estimate (bits/s) and the samples it is the maximum of.
+    est: u64,
+    samples: std::collections::VecDeque<u64>,
+    cycle: usize,
     decreases: u64,
+    overruns: u64,
     /// When the rate last went down: rounds that began before then were sent at the old rate
     /// and say nothing about the new one (one decrease per congestion event, as TCP does once
     /// per round trip).
@@ -105,9 +155,14 @@ impl RateControl {
         RateControl {
             mode,
             rate,
-            slow_start: true,
-            step: (rate / 16).max(1_000_000),
+            startup: true,
+            full: 0,
+            full_count: 0,
+            est: 0,
+            samples: std::collections::VecDeque::with_capacity(FILTER),
+            cycle: 0,
             decreases: 0,
+            overruns: 0,
             last_decrease: None,
             reports: 0,
         }
@@ -128,24 +183,19 @@ impl RateControl {
         matches!(self.mode, RateMode::Adaptive { .. }) && self.reports == 0
     }
 
-    /// How many times the adaptive controller has backed off.
+    /// How many times the adaptive controller has backed off for congestion.
     pub fn decreases(&self) -> u64 {
         self.decreases
     }
 
-    /// A report at `now` on a round that began at `round_start`: `sent` datagrams, sent at
-    /// `tx_rate` bits/s, of which `lost` were missing, arriving at `rx_rate` (bits/s, 0 if
-    /// unknown). Rounds of fewer than 16 datagrams carry too little information, and rounds begun
-    /// before the last decrease are stale.
-    pub fn on_report(
-        &mut self,
-        now: Instant,
-        round_start: Instant,
-        sent: u32,
-        lost: u32,
-        rx_rate: u64,
-        tx_rate: u64,
-    ) {
+    /// How many times it capped the rate because the receiver could not keep up.
+    pub fn overruns(&self) -> u64 {
+        self.overruns
+    }
+
+    /// Takes a report into account. Rounds of fewer than 16 datagrams carry too little
+    /// information, and rounds begun before the last decrease are stale.
+    pub fn on_report(&mut self, r: &Report) {
         let RateMode::Adaptive {
             min,
             max,
@@ -155,31 +205,96 @@ impl RateControl {
         else {
             return;
         };
-        if sent < 16 || self.last_decrease.is_some_and(|t| round_start < t) {
+        if r.sent < 16 || self.last_decrease.is_some_and(|t| r.round_start < t) {
             return;
         }
         self.reports += 1;
-        let loss_ppm = (lost as u64 * 1_000_000 / sent as u64) as u32;
-        // Both rates span the same datagrams; a receiver seeing them markedly slower than they
-        // left means a queue grew on the way (or at the receiver).
-        let slow_arrival = rx_rate > 0 && tx_rate > 0 && rx_rate < tx_rate / 100 * 85;
-        if loss_ppm > loss_threshold_ppm || slow_arrival {
-            let base = if rx_rate > 0 {
-                self.rate.min(rx_rate)
+        let net_lost = r.lost.saturating_sub(r.drops);
+        let loss_ppm = (net_lost as u64 * 1_000_000 / r.sent as u64) as u32;
+        let congested = loss_ppm > loss_threshold_ppm;
+        let overrun = r.drops > 0;
+        // The delivery rate: measured by the receiver (never more than was sent: a receiver
+        // that stalled and then drained its queue at once would overstate it), else what got
+        // through of what was sent.
+        let got = (r.sent - r.lost.min(r.sent)) as u64;
+        let sample = match (r.rx_rate, r.tx_rate) {
+            (0, tx) => tx / r.sent as u64 * got,
+            (rx, 0) => rx,
+            (rx, tx) => rx.min(tx),
+        }
+        .max(1);
+        // A round sent above the estimate was a probe: its losses are the probe's, expected.
+        let probing = !self.startup && r.tx_rate > self.est / 100 * 104;
+        if overrun || (congested && !probing) {
+            // Receiver overrun: its drain rate is the limit (flow control). Congestion: back
+            // off below what got through. Either ends startup.
+            // In startup the estimate lags the rate (it doubles), so what got through now is
+            // the better measure of the path.
+            let base = if self.startup || self.est == 0 {
+                sample
             } else {
-                self.rate
+                self.est.min(sample)
             };
-            self.rate = base / 16 * 15;
-            self.slow_start = false;
-            self.step = (self.rate / 16).max(1_000_000);
-            self.decreases += 1;
-            self.last_decrease = Some(now);
-        } else if self.slow_start {
-            self.rate = self.rate / 2 * 3;
+            self.startup = false;
+            self.cut(r.now, if overrun { base } else { base / 16 * 15 }, overrun);
         } else {
-            self.rate += self.step;
+            if self.samples.len() == FILTER {
+                self.samples.pop_front();
+            }
+            self.samples.push_back(sample);
+            let before = self.est;
+            self.est = self.samples.iter().copied().max().unwrap_or(sample);
+            if self.startup {
+                // Double while the delivery rate keeps growing; three reports without 25% growth
+                // mean the pipe is full (BBR's startup exit).
+                if self.est >= self.full / 4 * 5 {
+                    self.full = self.est;
+                    self.full_count = 0;
+                } else {
+                    self.full_count += 1;
+                }
+                // Data arriving at under 3/4 of the rate it left at is a bottleneck found outright
+                // (a deep queue may hide it from the loss for a long while).
+                let strong_slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 4 * 3;
+                if self.full_count >= 3 || strong_slow {
+                    self.startup = false;
+                    self.cycle = FILTER - 2;
+                    self.rate = self.est;
+                } else {
+                    self.rate = self.est.saturating_mul(2);
+                }
+            } else {
+                let found_more = probing && self.est > before / 100 * 104;
+                // Keep probing while probes find more; else one probe per cycle.
+                self.cycle = if found_more {
+                    0
+                } else {
+                    (self.cycle + 1) % FILTER
+                };
+                self.rate = match self.cycle {
+                    0 => self.est / 8 * 9,
+                    1 => self.est / 8 * 7,
+                    _ => self.est / 64 * 63,
+                };
+            }
         }
         self.rate = self.rate.clamp(min.as_bps().max(1), max.as_bps().max(1));
+    }
+
+    fn cut(&mut self, now: Instant, to: u64, overrun: bool) {
+        self.samples.clear();
+        self.samples.push_back(to);
+        self.est = to;
+        self.rate = to;
+        // Probe again two reports later: a cut is taken on a sample below the estimate (15/16
+        // of it after congestion), so the path may well carry more.
+        self.cycle = FILTER - 2;
+        self.last_decrease = Some(now);
+        if overrun {
+            self.overruns += 1;
+        } else {
+            self.decreases += 1;
+        }
     }
 }
 
@@ -201,45 +316,132 @@ mod tests {
         assert!(p.ready(Instant(0), None));
     }
 
+    fn rep(now: u64, start: u64, sent: u32, lost: u32, drops: u32, rx: u64, tx: u64) -> Report {
+        Report {
+            now: Instant(now),
+            round_start: Instant(start),
+            sent,
+            lost,
+            drops,
+            rx_rate: rx,
+            tx_rate: tx,
+        }
+    }
+
     #[test]
-    fn adaptive_backs_off_on_loss_and_slow_arrival_then_grows() {
+    fn adaptive_finds_the_bottleneck_ignores_random_loss_and_tells_overrun_from_congestion() {
         let mut c = RateControl::new(RateMode::Adaptive {
             initial: Rate::mbps(100),
             min: Rate::mbps(1),
-            max: Rate::mbps(1000),
-            loss_threshold_ppm: 50_000,
+            max: Rate::mbps(10_000),
+            loss_threshold_ppm: 20_000,
         });
-        c.on_report(Instant(1), Instant(0), 100, 0, 0, 100_000_000);
-        assert_eq!(c.rate(), Some(Rate::mbps(150)));
-        c.on_report(Instant(2), Instant(1), 100, 10, 0, 150_000_000);
-        assert_eq!(c.rate(), Some(Rate(150_000_000 / 16 * 15)));
+        assert!(c.probing());
+        c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
+        assert_eq!(c.rate(), Some(Rate::mbps(200)), "startup doubles");
+        assert!(!c.probing());
+        c.on_report(&rep(2, 1, 100, 1, 0, 200_000_000, 200_000_000));
+        assert_eq!(c.rate(), Some(Rate::mbps(400)), "1% random loss");
+        // A 150 Mbit/s bottleneck with a short queue: most of the excess is lost.
+        c.on_report(&rep(3, 2, 100, 62, 0, 150_000_000, 400_000_000));
         let r = c.rate().unwrap().as_bps();
-        c.on_report(Instant(3), Instant(1), 100, 90, r, r);
+        assert!(r < 150_000_000 && r > 120_000_000, "{r}");
+        assert_eq!(c.decreases(), 1);
+        c.on_report(&rep(4, 2, 100, 60, 0, 150_000_000, 400_000_000));
         assert_eq!(
             c.rate().unwrap().as_bps(),
             r,
             "a round begun before the decrease is stale"
         );
-        c.on_report(Instant(4), Instant(2), 100, 1, r, r);
-        assert!(
-            c.rate().unwrap().as_bps() > r,
-            "random 1% loss is not congestion"
-        );
-        c.on_report(Instant(5), Instant(4), 100, 0, 50_000_000, 50_000_000);
-        assert!(
-            c.rate().unwrap().as_bps() > 50_000_000,
-            "arrival at the rate sent is no congestion"
-        );
+        // Cruise under 1% random loss: probes find the bottleneck, the rate settles on it; the
+        // probes' own losses and 1% random loss are no congestion.
+        let (mut at_btl, mut probes) = (0, 0);
+        for i in 0..24 {
+            let tx = c.rate().unwrap().as_bps();
+            let excess = (tx.saturating_sub(150_000_000) * 100 / tx) as u32;
+            c.on_report(&rep(
+                10 + i,
+                5 + i,
+                100,
+                1 + excess,
+                0,
+                tx.min(150_000_000),
+                tx,
+            ));
+            let r = c.rate().unwrap().as_bps();
+            at_btl += u32::from(r == 150_000_000 / 64 * 63);
+            probes += u32::from(r > 150_000_000);
+            assert!(r <= 168_750_000, "{r}");
+        }
+        // Below it until the first probe, then just under it but for a probe and a drain in
+        // eight.
+        assert!(at_btl >= 10 && probes >= 2, "{at_btl} {probes}");
         let r = c.rate().unwrap().as_bps();
-        c.on_report(Instant(6), Instant(5), 100, 0, 50_000_000, r);
-        assert_eq!(c.rate(), Some(Rate(50_000_000 / 16 * 15)));
+        assert!(
+            [150_000_000 / 64 * 63, 150_000_000 / 8 * 7, 168_750_000].contains(&r),
+            "{r}"
+        );
+        assert_eq!(
+            c.decreases(),
+            1,
+            "random loss under the threshold is no congestion"
+        );
+        // One slow report (a receiver descheduled for a while) does not move the estimate.
+        let tx = c.rate().unwrap().as_bps();
+        c.on_report(&rep(50, 49, 100, 0, 0, 30_000_000, tx));
+        assert!(c.rate().unwrap().as_bps() > 120_000_000, "{:?}", c.rate());
+        // Receiver overrun: its sockets dropped what is missing. Capped at its drain rate,
+        // counted apart from congestion.
+        c.on_report(&rep(100, 90, 100, 30, 30, 90_000_000, 150_000_000));
+        assert_eq!(c.rate(), Some(Rate::mbps(90)));
+        assert_eq!((c.decreases(), c.overruns()), (1, 1));
+        // Network loss above the threshold: 15/16 of what got through.
+        c.on_report(&rep(200, 150, 100, 10, 0, 80_000_000, 90_000_000));
+        assert_eq!(c.rate(), Some(Rate(80_000_000 / 16 * 15)));
         assert_eq!(c.decreases(), 2);
         // Tiny rounds are ignored; fixed mode never moves.
-        c.on_report(Instant(7), Instant(7), 3, 3, 0, 1);
+        c.on_report(&rep(300, 300, 3, 3, 0, 0, 1));
         assert_eq!(c.decreases(), 2);
         let mut f = RateControl::new(RateMode::Fixed(Rate::mbps(5)));
-        f.on_report(Instant(1), Instant(0), 100, 100, 1, 5_000_000);
+        f.on_report(&rep(1, 0, 100, 100, 0, 1, 5_000_000));
         assert_eq!(f.rate(), Some(Rate::mbps(5)));
         assert_eq!(RateControl::new(RateMode::Unlimited).rate(), None);
+    }
+
+    #[test]
+    fn startup_ends_when_the_delivery_rate_stops_growing() {
+        let mut c = RateControl::new(RateMode::Adaptive {
+            initial: Rate::mbps(1000),
+            min: Rate::mbps(1),
+            max: Rate::mbps(40_000),
+            loss_threshold_ppm: 20_000,
+        });
+        // A receiver that drains 6 Gbit/s without dropping (deep queues): no loss, no drops.
+        for i in 0..12 {
+            let tx = c.rate().unwrap().as_bps();
+            c.on_report(&rep(i + 1, i, 100, 0, 0, tx.min(6_000_000_000), tx));
+        }
+        let r = c.rate().unwrap().as_bps();
+        assert!(
+            [
+                6_000_000_000 / 64 * 63,
+                6_000_000_000 / 8 * 7,
+                6_750_000_000
+            ]
+            .contains(&r),
+            "{r}"
+        );
+        assert_eq!((c.decreases(), c.overruns()), (0, 0));
+        // Startup overshooting a 135 Mbit/s path: the cut is from what got through, not from
+        // the lagging estimate.
+        let mut c = RateControl::new(RateMode::Adaptive {
+            initial: Rate::mbps(100),
+            min: Rate::mbps(1),
+            max: Rate::mbps(40_000),
+            loss_threshold_ppm: 20_000,
+        });
+        c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
+        c.on_report(&rep(2, 1, 100, 33, 0, 135_000_000, 200_000_000));
+        assert_eq!(c.rate(), Some(Rate(135_000_000 / 16 * 15)));
     }
 }

@@ -48,7 +48,9 @@ pub enum ReceiverEvent {
         /// BLAKE3 of the whole file (zero in unreliable modes).
         hash: [u8; 32],
     },
-    /// Write a finished buffer, then call [`Receiver::buffer_written`] with `seq`.
+    /// Write a finished buffer, then call [`Receiver::buffer_written`] with `seq`. In reliable
+    /// mode `verify` holds the sender's BLAKE3 of the buffer: check it first (off the network
+    /// thread), and if it differs call [`Receiver::buffer_corrupt`] instead of writing.
     Write {
         /// Buffer sequence number.
         seq: u32,
@@ -62,6 +64,8 @@ pub enum ReceiverEvent {
         data: Vec<u8>,
         /// Byte ranges of `data` that were lost and zero-filled (unreliable modes).
         gaps: Vec<(u32, u32)>,
+        /// The BLAKE3 `data` must have before it is written (reliable mode).
+        verify: Option<[u8; 32]>,
     },
     /// All buffers of the file are written: verify it, put it in place, and call
     /// [`Receiver::file_result`].
@@ -119,6 +123,8 @@ struct RBuf {
     first: Option<Instant>,
     last: Instant,
     round_bytes: u64,
+    /// Arrival rate of the last judged round, bits/s, for the deferred `Done`.
+    rx_rate: u64,
 }
 
 #[derive(Debug)]
@@ -145,6 +151,10 @@ pub struct Receiver {
     control: VecDeque<Control>,
     events: VecDeque<ReceiverEvent>,
     stats: ReceiverStats,
+    /// Kernel drops at the data sockets: the driver's running total, and how much of it the
+    /// reports so far have carried.
+    drops_total: u64,
+    drops_reported: u64,
 }
 
 impl Receiver {
@@ -161,7 +171,22 @@ impl Receiver {
             control: VecDeque::new(),
             events: VecDeque::new(),
             stats: ReceiverStats::default(),
+            drops_total: 0,
+            drops_reported: 0,
         }
+    }
+
+    /// The driver's running total of datagrams its data sockets dropped because their receive
+    /// queues were full (e.g. `SO_MEMINFO`'s drop counter). Each `Nack` or `Done` carries the
+    /// drops since the previous one, so the sender can tell receiver overrun from network loss.
+    pub fn set_socket_drops(&mut self, total: u64) {
+        self.drops_total = self.drops_total.max(total);
+    }
+
+    fn take_drops(&mut self) -> u32 {
+        let d = self.drops_total - self.drops_reported;
+        self.drops_reported = self.drops_total;
+        d.min(u32::MAX as u64) as u32
     }
 
     /// Counters so far.
@@ -260,6 +285,7 @@ impl Receiver {
                         first: None,
                         last: now,
                         round_bytes: 0,
+                        rx_rate: 0,
                     },
                 );
                 self.pending.push_back(buf);
@@ -375,24 +401,67 @@ impl Receiver {
     }
 
     /// Hands back the bytes of a written buffer for reuse (optional; keeps at most `window`).
-    pub fn recycle(&mut self, mut data: Vec<u8>) {
+    /// Its old contents stay: every byte of a reused buffer is either received again or, in the
+    /// unreliable modes, zero-filled as a gap.
+    pub fn recycle(&mut self, data: Vec<u8>) {
         if self.pool.len() < self.cfg.window as usize {
-            data.clear();
             self.pool.push(data);
         }
     }
 
-    /// The driver has written buffer `seq`: its slot is free again.
+    /// The driver has written buffer `seq` (after checking its BLAKE3 in reliable mode): its
+    /// slot is free again, and in reliable mode the sender hears `Done` now.
     pub fn buffer_written(&mut self, seq: u32) {
         if let Some(b) = self.bufs.get(&seq)
             && b.state == State::Writing
         {
             let file = b.file;
+            if self.cfg.mode.is_reliable() {
+                let (received, dup, rx_rate) = (b.have.count(), b.dup, b.rx_rate);
+                let drops = self.take_drops();
+                self.stats.buffers_done += 1;
+                self.control.push_back(Control::Done {
+                    buf: seq,
+                    received,
+                    lost: 0,
+                    dup,
+                    rx_rate,
+                    drops,
+                });
+            }
             self.bufs.remove(&seq);
             self.slots -= 1;
             self.grant();
             self.maybe_file_end(file);
         }
+    }
+
+    /// The driver found that buffer `seq` (handed out by a reliable-mode `Write`) does not
+    /// match the sender's BLAKE3: corrupted in a way the UDP checksum missed. The buffer is
+    /// received again in full.
+    pub fn buffer_corrupt(&mut self, seq: u32, data: Vec<u8>) {
+        let drops = self.take_drops();
+        let Some(b) = self
+            .bufs
+            .get_mut(&seq)
+            .filter(|b| b.state == State::Writing && self.cfg.mode.is_reliable())
+        else {
+            return;
+        };
+        self.stats.hash_failures += 1;
+        b.data = data;
+        b.have.clear();
+        let missing = b.have.missing();
+        self.stats.packets_nacked += b.have.len_missing() as u64;
+        self.control.push_back(Control::Nack {
+            buf: seq,
+            round: b.round,
+            rx_rate: 0,
+            drops,
+            missing,
+        });
+        b.round += 1;
+        b.state = State::Receiving;
     }
 
     /// The driver's answer to [`ReceiverEvent::FileEnd`].
@@ -432,10 +501,14 @@ impl Receiver {
             let Some(b) = self.bufs.get_mut(&seq) else {
                 continue;
             };
-            // A recycled buffer (emptied by `recycle`) saves the allocation and its page faults;
-            // `resize` zero-fills it, and gaps are zero-filled again when judged.
+            // A recycled buffer saves the allocation, its zeroing and its page faults; stale
+            // bytes in it are overwritten by data or zero-filled as gaps when judged.
             let mut data = self.pool.pop().unwrap_or_default();
-            data.resize(b.size as usize, 0);
+            if data.len() >= b.size as usize {
+                data.truncate(b.size as usize);
+            } else {
+                data.resize(b.size as usize, 0);
+            }
             b.data = data;
             b.have = Bitmap::new(packets_in(b.size, b.packet_size));
             b.state = State::Receiving;
@@ -458,24 +531,38 @@ impl Receiver {
         };
         b.first = None;
         b.round_bytes = 0;
-        let complete = b.have.is_full();
-        if reliable && complete && *blake3::hash(&b.data).as_bytes() != b.hash {
-            // Corrupted in a way the UDP checksum missed: receive the whole buffer again.
-            self.stats.hash_failures += 1;
-            b.have.clear();
-        }
+        b.rx_rate = rx_rate;
         if reliable && !b.have.is_full() {
             let missing = b.have.missing();
             let n: u32 = missing.iter().map(|(a, e)| e - a).sum();
             self.stats.packets_nacked += n as u64;
+            let drops = (self.drops_total - self.drops_reported).min(u32::MAX as u64) as u32;
+            self.drops_reported = self.drops_total;
             self.control.push_back(Control::Nack {
                 buf: seq,
                 round: b.round,
                 rx_rate,
+                drops,
                 missing,
             });
             b.round += 1;
             b.state = State::Receiving;
+            return;
+        }
+        if reliable {
+            // Complete: the driver checks the BLAKE3 off the network thread, writes, and then
+            // `buffer_written` answers `Done` (or `buffer_corrupt` asks for it all again).
+            b.state = State::Writing;
+            let buffer_size = self.files.get(&b.file).map_or(0, |f| f.buffer_size);
+            self.events.push_back(ReceiverEvent::Write {
+                seq,
+                file: b.file,
+                index: b.index,
+                offset: b.index as u64 * buffer_size as u64,
+                data: std::mem::take(&mut b.data),
+                gaps: Vec::new(),
+                verify: Some(b.hash),
+            });
             return;
         }
         let lost = b.have.len_missing();
@@ -495,12 +582,15 @@ impl Receiver {
         }
         self.stats.packets_lost += lost as u64;
         self.stats.buffers_done += 1;
+        let drops = (self.drops_total - self.drops_reported).min(u32::MAX as u64) as u32;
+        self.drops_reported = self.drops_total;
         self.control.push_back(Control::Done {
             buf: seq,
             received: b.have.count(),
             lost,
             dup: b.dup,
             rx_rate,
+            drops,
         });
         b.state = State::Writing;
         let buffer_size = self.files.get(&b.file).map_or(0, |f| f.buffer_size);
@@ -511,6 +601,7 @@ impl Receiver {
             offset: b.index as u64 * buffer_size as u64,
             data: std::mem::take(&mut b.data),
             gaps,
+            verify: None,
         });
     }
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use weft_model::{Duration, Instant};
 
-use super::rate::{Pacer, RateControl, RateMode};
+use super::rate::{Pacer, RateControl, RateMode, Report};
 use super::{IP_UDP_OVERHEAD, ProtoError, buffer_len, packets_in};
 use crate::wire::control::Control;
 use crate::wire::{DataRepr, Mode, RefuseCode};
@@ -48,6 +48,21 @@ pub struct Transmit {
     /// Index of the receiver's UDP port to send it to.
     pub stripe: u32,
     /// Length of the datagram, bytes.
+    pub len: usize,
+}
+
+/// One datagram to send without copying its payload: the header was appended to the caller's
+/// buffer, and the payload is [`Sender::payload`]`(buf, start, len)` (a zero-copy driver hands
+/// both to the kernel as two pieces of one datagram).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransmitRef {
+    /// Index of the receiver's UDP port to send it to.
+    pub stripe: u32,
+    /// Buffer sequence number the payload lies in.
+    pub buf: u32,
+    /// Byte offset of the payload in that buffer.
+    pub start: usize,
+    /// Payload length, bytes.
     pub len: usize,
 }
 
@@ -146,6 +161,9 @@ struct Buf {
     round_last: Instant,
     round_bytes: u64,
     state: BufState,
+    /// Packets from this index on are held back from round 0 (the first buffer's probe round):
+    /// they are first sent in round 1, and are neither loss nor retransmissions.
+    withheld_from: u32,
 }
 
 impl Buf {
@@ -186,6 +204,10 @@ pub struct Sender {
     rate: RateControl,
     stats: SenderStats,
     finished: bool,
+    /// Bytes of finished buffers, handed back to the driver for reuse.
+    spent: Vec<Vec<u8>>,
+    /// Whether the adaptive controller's probe round has been sent.
+    probe_sent: bool,
 }
 
 impl Sender {
@@ -207,6 +229,8 @@ impl Sender {
             events: VecDeque::new(),
             stats: SenderStats::default(),
             finished: false,
+            spent: Vec::new(),
+            probe_sent: false,
         };
         s.offer_current();
         s
@@ -276,6 +300,7 @@ impl Sender {
                 buf,
                 round,
                 rx_rate,
+                drops,
                 missing,
             } => {
                 if !self.cfg.mode.is_reliable() {
@@ -298,18 +323,27 @@ impl Sender {
                 if n == 0 {
                     return Err(ProtoError::Invalid("empty Nack"));
                 }
+                // Packets held back from a probe round were never sent: not lost.
+                if b.round == 0 && b.withheld_from < b.npkts {
+                    let held: u32 = todo
+                        .iter()
+                        .map(|(a, e)| e.saturating_sub((*a).max(b.withheld_from)))
+                        .sum();
+                    n = n.saturating_sub(held);
+                }
                 self.stats.packets_nacked += n as u64;
                 // Only a buffer's first blast, sent back to back, measures the path: the few
                 // retransmissions of later rounds mingle with other buffers' data on the way.
                 if b.round == 0 {
-                    self.rate.on_report(
+                    self.rate.on_report(&Report {
                         now,
-                        b.round_first.unwrap_or(now),
-                        b.sent_round,
-                        n,
-                        rx_rate,
-                        b.tx_rate(),
-                    );
+                        round_start: b.round_first.unwrap_or(now),
+                        sent: b.sent_round,
+                        lost: n,
+                        drops,
+                        rx_rate: wire_rate(rx_rate, self.cfg.packet_size),
+                        tx_rate: b.tx_rate(),
+                    });
                 }
                 b.todo = todo;
                 b.round += 1;
@@ -330,6 +364,7 @@ impl Sender {
                 lost,
                 dup,
                 rx_rate,
+                drops,
             } => {
                 let b = self
                     .bufs
@@ -340,17 +375,22 @@ impl Sender {
                     return Err(ProtoError::Invalid("Done loss count"));
                 }
                 if b.round == 0 {
-                    self.rate.on_report(
+                    self.rate.on_report(&Report {
                         now,
-                        b.round_first.unwrap_or(now),
-                        b.sent_round,
+                        round_start: b.round_first.unwrap_or(now),
+                        sent: b.sent_round,
                         lost,
-                        rx_rate,
-                        b.tx_rate(),
-                    );
+                        drops,
+                        rx_rate: wire_rate(rx_rate, self.cfg.packet_size),
+                        tx_rate: b.tx_rate(),
+                    });
                 }
                 let (file, index, size) = (b.file, b.index, b.data.len() as u32);
-                self.bufs.remove(&buf);
+                if let Some(b) = self.bufs.remove(&buf)
+                    && self.spent.len() < self.cfg.window.max(1) as usize
+                {
+                    self.spent.push(b.data);
+                }
                 self.stats.packets_lost += lost as u64;
                 self.stats.packets_dup += dup as u64;
                 self.stats.buffers_done += 1;
@@ -439,6 +479,15 @@ impl Sender {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         let npkts = packets_in(data.len() as u32, self.cfg.packet_size);
+        // The adaptive controller's first report comes from a short probe round: the first
+        // PROBE_PACKETS of the first buffer at the starting rate, which may be far above the
+        // path's; the rest follows in round 1 at the rate that report sets.
+        let withheld_from = if self.rate.probing() && !self.probe_sent && npkts > PROBE_PACKETS {
+            self.probe_sent = true;
+            PROBE_PACKETS
+        } else {
+            npkts
+        };
         self.control.push_back(Control::Start {
             buf: seq,
             file,
@@ -454,13 +503,14 @@ impl Sender {
                 index,
                 data,
                 npkts,
-                todo: VecDeque::from([(0, npkts)]),
+                todo: VecDeque::from([(0, withheld_from)]),
                 round: 0,
                 sent_round: 0,
                 round_first: None,
                 round_last: Instant::ZERO,
                 round_bytes: 0,
                 state: BufState::WaitReady,
+                withheld_from,
             },
         );
         self.ask_for_buffer();
@@ -490,8 +540,34 @@ impl Sender {
         self.events.pop_front()
     }
 
+    /// The bytes of a finished buffer, for the driver to read the next one into (saves the
+    /// allocation, zeroing and page faults of a fresh buffer).
+    pub fn take_spent(&mut self) -> Option<Vec<u8>> {
+        self.spent.pop()
+    }
+
     /// Appends the next datagram to `out` if pacing allows one at `now`.
     pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<Transmit> {
+        let t = self.poll_transmit_ref(now, out)?;
+        let start = out.len();
+        out.extend_from_slice(self.payload(t.buf, t.start, t.len));
+        Some(Transmit {
+            stripe: t.stripe,
+            len: crate::wire::data::HEADER_LEN + (out.len() - start),
+        })
+    }
+
+    /// The payload bytes a [`TransmitRef`] names (empty if the buffer is gone).
+    pub fn payload(&self, buf: u32, start: usize, len: usize) -> &[u8] {
+        self.bufs
+            .get(&buf)
+            .and_then(|b| b.data.get(start..start.saturating_add(len)))
+            .unwrap_or(&[])
+    }
+
+    /// Like [`Sender::poll_transmit`], but appends only the datagram's header to `out`; the
+    /// payload stays in the buffer (see [`TransmitRef`]).
+    pub fn poll_transmit_ref(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<TransmitRef> {
         let rate = self.rate.rate();
         if !self.pacer.ready(now, rate) {
             return None;
@@ -513,29 +589,30 @@ impl Sender {
             }
             let off = idx as usize * self.cfg.packet_size as usize;
             let end = (off + self.cfg.packet_size as usize).min(b.data.len());
-            let payload = b.data.get(off..end).unwrap_or(&[]);
-            let start = out.len();
+            let plen = end.saturating_sub(off);
             DataRepr {
                 session: self.session,
                 buffer: seq,
                 offset: off as u32,
             }
-            .emit(payload, out);
-            let len = out.len() - start;
+            .emit(&[], out);
+            let len = crate::wire::data::HEADER_LEN + plen;
             b.sent_round += 1;
             b.round_first.get_or_insert(now);
             b.round_last = now;
-            b.round_bytes += len as u64;
+            b.round_bytes += (len + IP_UDP_OVERHEAD) as u64;
             self.stats.packets_sent += 1;
-            self.stats.payload_bytes_sent += payload.len() as u64;
-            if b.round > 0 {
+            self.stats.payload_bytes_sent += plen as u64;
+            if b.round > 0 && !(b.round == 1 && idx >= b.withheld_from) {
                 self.stats.packets_retransmitted += 1;
             }
             self.pacer.on_send(now, len + IP_UDP_OVERHEAD, rate);
             self.maybe_end(seq);
-            return Some(Transmit {
+            return Some(TransmitRef {
                 stripe: idx % self.cfg.stripes.max(1),
-                len,
+                buf: seq,
+                start: off,
+                len: plen,
             });
         }
     }
@@ -647,4 +724,15 @@ impl Sender {
             });
         }
     }
+}
+
+/// Datagrams in the adaptive controller's probe round (see [`Sender::provide_hashed_buffer`]).
+const PROBE_PACKETS: u32 = 64;
+
+/// A receiver-measured payload rate as a rate on the wire (data header, UDP and IP added), so it
+/// compares with the pacing rate, which counts those bytes too.
+fn wire_rate(payload_bps: u64, packet_size: u32) -> u64 {
+    let p = packet_size.max(1) as u128;
+    let over = (crate::wire::data::HEADER_LEN + IP_UDP_OVERHEAD) as u128;
+    (payload_bps as u128 * (p + over) / p).min(u64::MAX as u128) as u64
 }

@@ -12,7 +12,7 @@
 use super::{Reader, WireError};
 
 /// Control protocol version spoken by this build.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 /// Length of the frame header (`len` field), bytes.
 pub const FRAME_HEADER_LEN: usize = 4;
 /// The largest frame body accepted, bytes.
@@ -212,6 +212,9 @@ pub enum Control {
         round: u32,
         /// Rate at which this round's data arrived, bits/s (0 if unknown).
         rx_rate: u64,
+        /// Datagrams the receiver's own sockets dropped (kernel receive queue full) since its
+        /// previous report: receiver overrun, not network loss.
+        drops: u32,
         /// Half-open ranges of missing packet indices.
         missing: Vec<(u32, u32)>,
     },
@@ -227,6 +230,8 @@ pub enum Control {
         dup: u32,
         /// Rate at which the last round's data arrived, bits/s (0 if unknown).
         rx_rate: u64,
+        /// Datagrams the receiver's own sockets dropped since its previous report.
+        drops: u32,
     },
     /// Sender has no more buffers for this file.
     FileEnd {
@@ -363,6 +368,7 @@ impl Control {
                 buf: r.u32()?,
                 round: r.u32()?,
                 rx_rate: r.u64()?,
+                drops: r.u32()?,
                 missing: ranges(&mut r)?,
             },
             T_DONE => Control::Done {
@@ -371,6 +377,7 @@ impl Control {
                 lost: r.u32()?,
                 dup: r.u32()?,
                 rx_rate: r.u64()?,
+                drops: r.u32()?,
             },
             T_FILE_END => Control::FileEnd {
                 file: r.u32()?,
@@ -496,12 +503,14 @@ impl Control {
                 buf,
                 round,
                 rx_rate,
+                drops,
                 missing,
             } => {
                 out.push(T_NACK);
                 out.extend_from_slice(&buf.to_be_bytes());
                 out.extend_from_slice(&round.to_be_bytes());
                 out.extend_from_slice(&rx_rate.to_be_bytes());
+                out.extend_from_slice(&drops.to_be_bytes());
                 put_ranges(out, missing);
             }
             Control::Done {
@@ -510,12 +519,14 @@ impl Control {
                 lost,
                 dup,
                 rx_rate,
+                drops,
             } => {
                 out.push(T_DONE);
                 for v in [buf, received, lost, dup] {
                     out.extend_from_slice(&v.to_be_bytes());
                 }
                 out.extend_from_slice(&rx_rate.to_be_bytes());
+                out.extend_from_slice(&drops.to_be_bytes());
             }
             Control::FileEnd { file, digest } => {
                 out.push(T_FILE_END);
@@ -624,8 +635,8 @@ mod tests {
     #[test]
     fn nack_byte_vector() {
         let body = [
-            16, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0,
-            0, 6,
+            16, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0,
+            0, 4, 0, 0, 0, 6,
         ];
         assert_eq!(
             Control::parse(&body).unwrap(),
@@ -633,6 +644,7 @@ mod tests {
                 buf: 9,
                 round: 1,
                 rx_rate: 1000,
+                drops: 2,
                 missing: vec![(4, 6)]
             }
         );
@@ -691,6 +703,7 @@ mod tests {
                 lost: 3,
                 dup: 4,
                 rx_rate: 5,
+                drops: 6,
             },
             Control::FileEnd {
                 file: 1,

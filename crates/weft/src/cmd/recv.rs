@@ -56,6 +56,11 @@ pub struct Args {
     /// Print one JSON summary per session on stdout (nothing else).
     #[arg(long)]
     json: bool,
+    /// Check each file's whole digest by reading all of it back from disk (default: from the
+    /// BLAKE3s of its buffers, verified in memory before they were written; only buffers resumed
+    /// from a journal are read back).
+    #[arg(long)]
+    read_back: bool,
 }
 
 /// Runs `weft recv`.
@@ -89,6 +94,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         timeout: a.timeout,
         max_sessions: a.sessions,
         max_concurrent: a.max_concurrent,
+        read_back: a.read_back,
     };
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
