@@ -8,7 +8,7 @@
 #      >= 0.3x the bridge.
 #   2. The largest number of OC-3c hosts the switch carries at full rate with lag p99 <= 50 us.
 # Environment: T (seconds per iperf3 run, default 5), MAX_HOSTS (default 32).
-# The switch thread busy-polls at nice -20 while the bridge's work happens in softirq context of
+# The switch thread busy-polls while the bridge's work happens in softirq context of
 # whoever sends: on a busy machine that favours weft; compare on a quiet one.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -39,8 +39,10 @@ pub struct DriverConfig {
     pub realtime: Option<i32>,
     /// Keep every CPU from halting while the switch runs ([`crate::keep_awake`]).
     pub keep_awake: bool,
-    /// Nice value of the switch thread under normal scheduling (-20 gives it the CPU first
-    /// against other busy processes without the real-time class's throttling).
+    /// Nice value of the switch thread under normal scheduling (`None`: leave it). -20 puts it
+    /// ahead of other busy processes without the real-time class's throttling, but with
+    /// unlimited link rates it starves the hosts' own processes: bench/emu.sh's TCP fell from
+    /// 2.4-3.0 to 2.0-2.2 Gbit/s, so the default leaves it.
     pub nice: Option<i32>,
 }
 
@@ -54,7 +56,7 @@ impl Default for DriverConfig {
             warn: true,
             realtime: None,
             keep_awake: true,
-            nice: Some(-20),
+            nice: None,
         }
     }
 }

@@ -23,9 +23,6 @@ use crate::topo::Topology;
 /// The interface name of a host's link, inside its namespace.
 pub const HOST_IF: &str = "eth0";
 
-/// Nice value of threads run inside hosts by [`Emulation::in_host`] (the switch runs at -20).
-pub const HOST_THREAD_NICE: i32 = -10;
-
 /// How to bring an emulation up.
 #[derive(Clone, Debug, Default)]
 pub struct UpOptions {
@@ -347,8 +344,6 @@ impl Emulation {
             .name(format!("weft-host-{name}"))
             .spawn(move || {
                 sys::enter_netns(&ns).map_err(EmuError::io(format!("entering namespace {ns}")))?;
-                // Ahead of ordinary busy processes, behind the switch.
-                sys::set_nice(HOST_THREAD_NICE);
                 Ok(f())
             })
             .map_err(EmuError::io("starting a host thread"))
