@@ -6,7 +6,9 @@
 //! each frame left compared with its due time (lag) and warns on stderr when it cannot keep up.
 //!
 //! The thread stays under normal scheduling by default: a SCHED_FIFO thread that never sleeps is
-//! throttled by the kernel for 50 ms of every second (`sched_rt_runtime_us`).
+//! throttled by the kernel for 50 ms of every second (`sched_rt_runtime_us`). Nice -20 was tried
+//! and dropped: with unlimited link rates it starved the hosts' own processes (bench/emu.sh TCP
+//! 2.0-2.2 Gbit/s against 2.4-3.0 at nice 0).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -39,11 +41,6 @@ pub struct DriverConfig {
     pub realtime: Option<i32>,
     /// Keep every CPU from halting while the switch runs ([`crate::keep_awake`]).
     pub keep_awake: bool,
-    /// Nice value of the switch thread under normal scheduling (`None`: leave it). -20 puts it
-    /// ahead of other busy processes without the real-time class's throttling, but with
-    /// unlimited link rates it starves the hosts' own processes: bench/emu.sh's TCP fell from
-    /// 2.4-3.0 to 2.0-2.2 Gbit/s, so the default leaves it.
-    pub nice: Option<i32>,
 }
 
 impl Default for DriverConfig {
@@ -56,7 +53,6 @@ impl Default for DriverConfig {
             warn: true,
             realtime: None,
             keep_awake: true,
-            nice: None,
         }
     }
 }
@@ -124,9 +120,6 @@ fn serve(
     let mut real_offset = realtime_offset();
     let mut driven = monotonic_now();
     let mut lag = LagHistogram::new();
-    if let Some(n) = cfg.nice {
-        crate::sys::set_nice(n);
-    }
     let mut report = DriverReport {
         realtime: cfg.realtime.is_some_and(crate::sys::set_realtime),
         ..Default::default()

@@ -75,19 +75,23 @@ enum Core {
     Voq(Clocked<Islip<FabricCell>, FabricCell>),
 }
 
+/// Offers `cell` at `at`; false if the fabric dropped it.
+fn offer<F: Slotted<FabricCell>>(
+    c: &mut Clocked<F, FabricCell>,
+    at: Instant,
+    input: PortId,
+    cell: FabricCell,
+) -> bool {
+    let before = c.fabric().counters().dropped;
+    c.handle_input(at, input, cell);
+    c.fabric().counters().dropped == before
+}
+
 impl Core {
     fn offer(&mut self, at: Instant, input: PortId, cell: FabricCell) -> bool {
         match self {
-            Core::Fifo(c) => {
-                let before = c.fabric().counters().dropped;
-                c.handle_input(at, input, cell);
-                c.fabric().counters().dropped == before
-            }
-            Core::Voq(c) => {
-                let before = c.fabric().counters().dropped;
-                c.handle_input(at, input, cell);
-                c.fabric().counters().dropped == before
-            }
+            Core::Fifo(c) => offer(c, at, input, cell),
+            Core::Voq(c) => offer(c, at, input, cell),
         }
     }
     fn poll_output(&mut self, now: Instant) -> Option<(PortId, FabricCell)> {
@@ -101,6 +105,16 @@ impl Core {
             Core::Fifo(c) => c.poll_timeout(),
             Core::Voq(c) => c.poll_timeout(),
         }
+    }
+}
+
+/// Cells a frame of `frame_len` bytes (Ethernet header included) takes inside the fabric: its
+/// ATM cells on an ATM link, 64-byte internal cells on a frame link.
+pub fn frame_cells(framing: Framing, frame_len: usize) -> u64 {
+    if framing.is_atm() {
+        framing.units(frame_len)
+    } else {
+        (frame_len as u64).div_ceil(FRAME_CELL_BYTES).max(1)
     }
 }
 
@@ -230,11 +244,7 @@ impl FabricStage {
             .get(input)
             .copied()
             .unwrap_or(Framing::Frame { overhead: 0 });
-        let cells = if framing.is_atm() {
-            framing.units(t.frame.len())
-        } else {
-            (t.frame.len() as u64).div_ceil(FRAME_CELL_BYTES).max(1)
-        };
+        let cells = frame_cells(framing, t.frame.len());
         // ATM cells arrive at their own instants; a frame from a frame link is cut into cells
         // as it arrives whole, one internal cell after another at the fabric's pace.
         let (first, spacing) = if framing.is_atm() && t.units == cells {

@@ -22,7 +22,8 @@ use weft_report::{Engine, ResultDoc};
 use crate::driver::DriverReport;
 use crate::emulation::{Emulation, HOST_IF, UpOptions};
 use crate::error::EmuError;
-use crate::framing::{ETH_HEADER, Framing};
+use crate::fabric_stage::frame_cells;
+use crate::framing::{CELL_BYTES, ETH_HEADER, Framing};
 use crate::topo::{Buffer, DropPolicy, FabricKind, FabricSpec, HostSpec, LinkSpec, Topology};
 use crate::{netns, signals, workload};
 
@@ -117,10 +118,7 @@ fn fabric_of(sw: &scenario::Switch, hosts: &[HostSpec]) -> FabricSpec {
     let kind = match sw.fabric {
         Fabric::OutputQueued => return FabricSpec::default(),
         Fabric::InputFifo => FabricKind::InputFifo {
-            contention: match sw.contention {
-                scenario::Contention::Random => weft_model::fabric::Contention::Random,
-                scenario::Contention::RoundRobin => weft_model::fabric::Contention::RoundRobin,
-            },
+            contention: sw.contention.into(),
         },
         Fabric::VoqIslip => FabricKind::VoqIslip {
             iterations: sw.iterations,
@@ -133,29 +131,37 @@ fn fabric_of(sw: &scenario::Switch, hosts: &[HostSpec]) -> FabricSpec {
         .unwrap_or(Rate::mbps(10_000));
     let cells_per_frame = hosts
         .iter()
-        .map(|h| {
-            let cell = if h.link.framing.is_atm() { 48 } else { 64 };
-            (h.link.mtu as u64 + ETH_HEADER as u64).div_ceil(cell)
-        })
+        .map(|h| frame_cells(h.link.framing, h.link.mtu as usize + ETH_HEADER))
         .max()
         .unwrap_or(1);
-    let to_cells = |b: &scenario::Buffer| match b.unit {
-        BufferUnit::Cells => b.amount,
-        BufferUnit::Frames => b.amount.saturating_mul(cells_per_frame),
-        BufferUnit::Bytes => b.amount / 53,
-    };
-    let drop = match sw.drop {
-        scenario::DropPolicy::Tail => DropPolicy::Tail,
-        scenario::DropPolicy::Ppd => DropPolicy::Ppd,
-        scenario::DropPolicy::Epd { threshold } => DropPolicy::Epd {
-            threshold: to_cells(&threshold),
-        },
-    };
     FabricSpec {
         kind,
         rate,
-        buffer_cells: sw.buffer.as_ref().map_or(1 << 20, to_cells),
-        drop,
+        buffer_cells: sw
+            .buffer
+            .as_ref()
+            .map_or(1 << 20, |b| buffer_cells(b, cells_per_frame)),
+        drop: drop_policy(Some(sw.drop), cells_per_frame),
+    }
+}
+
+/// A scenario buffer size in cells, frames counting `cells_per_frame` each.
+fn buffer_cells(b: &scenario::Buffer, cells_per_frame: u64) -> u64 {
+    match b.unit {
+        BufferUnit::Cells => b.amount,
+        BufferUnit::Frames => b.amount.saturating_mul(cells_per_frame),
+        BufferUnit::Bytes => b.amount / CELL_BYTES,
+    }
+}
+
+/// A switch's drop policy (`None`: tail drop), its EPD threshold in cells.
+fn drop_policy(d: Option<scenario::DropPolicy>, cells_per_frame: u64) -> DropPolicy {
+    match d {
+        None | Some(scenario::DropPolicy::Tail) => DropPolicy::Tail,
+        Some(scenario::DropPolicy::Ppd) => DropPolicy::Ppd,
+        Some(scenario::DropPolicy::Epd { threshold }) => DropPolicy::Epd {
+            threshold: buffer_cells(&threshold, cells_per_frame),
+        },
     }
 }
 
@@ -214,22 +220,11 @@ fn collapse(
         BufferUnit::Frames => Buffer::Frames(b.amount),
         BufferUnit::Bytes => Buffer::Bytes(b.amount),
     };
-    let to_cells = |b: &scenario::Buffer| match b.unit {
-        BufferUnit::Cells => b.amount,
-        BufferUnit::Frames => b.amount * cells_per_frame,
-        BufferUnit::Bytes => b.amount / 53,
-    };
     let buffer = sw
         .and_then(|sw| sw.buffer.as_ref())
         .map(to_buffer)
         .unwrap_or(Buffer::Bytes(64 << 20));
-    let drop = match sw.map(|sw| sw.drop) {
-        None | Some(scenario::DropPolicy::Tail) => DropPolicy::Tail,
-        Some(scenario::DropPolicy::Ppd) => DropPolicy::Ppd,
-        Some(scenario::DropPolicy::Epd { threshold }) => DropPolicy::Epd {
-            threshold: to_cells(&threshold),
-        },
-    };
+    let drop = drop_policy(sw.map(|sw| sw.drop), cells_per_frame);
     LinkSpec {
         rate: Some(tech.rate),
         delay,

@@ -482,17 +482,6 @@ impl TapDevice {
     }
 }
 
-/// Sets the calling thread's nice value (-20..19; lower runs first under normal scheduling).
-/// Returns false if not permitted.
-pub fn set_nice(nice: i32) -> bool {
-    // SAFETY: gettid and setpriority take integers only; on Linux PRIO_PROCESS with a thread id
-    // changes that thread alone.
-    unsafe {
-        let tid = libc::gettid();
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) == 0
-    }
-}
-
 /// The calling thread's kernel thread id.
 pub fn thread_id() -> i32 {
     // SAFETY: gettid has no preconditions.

@@ -7,6 +7,7 @@ mod common;
 
 use std::time::Duration as StdDuration;
 
+use weft_emu::driver::DriverReport;
 use weft_emu::framing::{ETH_HEADER, Framing, aal5_payload_bound};
 use weft_emu::topo::{Buffer, DropPolicy, FabricKind, FabricSpec};
 use weft_emu::{HostSpec, LinkSpec, Topology, workload};
@@ -42,6 +43,22 @@ fn pair(a: LinkSpec, b: LinkSpec) -> Topology {
     }
 }
 
+/// 30 Mbit/s of UDP datagrams of `payload` bytes from a to b for 1.5 s (the first 0.3 s not
+/// counted in the steady rate).
+fn udp_30mbps(topo: &Topology, payload: usize) -> (workload::UdpResult, DriverReport) {
+    common::with_emulation(topo, |emu| {
+        workload::udp_cbr(
+            emu,
+            "a",
+            "b",
+            Rate::mbps(30),
+            payload,
+            secs(1500),
+            secs(300),
+        )
+    })
+}
+
 fn secs(ms: u64) -> StdDuration {
     StdDuration::from_millis(ms)
 }
@@ -57,17 +74,7 @@ fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
     let topo = pair(atm(OC3C_CELLS, 0, 9180, 100), vp);
     for payload in [1472usize, 8192] {
         let bound = aal5_payload_bound(VP, payload as u64, 28);
-        let (r, rep) = common::with_emulation(&topo, |emu| {
-            workload::udp_cbr(
-                emu,
-                "a",
-                "b",
-                Rate::mbps(30),
-                payload,
-                secs(1500),
-                secs(300),
-            )
-        });
+        let (r, rep) = udp_30mbps(&topo, payload);
         let ratio = r.steady_bps / bound;
         println!(
             "udp {payload} B over 26 Mbit/s VP: {:.3} Mbit/s received, AAL5 bound {:.3} -> {:.4} (sent {}, received {}, cells dropped {}, lag p99 {} us)",
@@ -313,17 +320,7 @@ fn gcra_shapes_and_polices_a_vc() {
             police,
         });
         let topo = pair(src, atm(OC3C_CELLS, 0, 9180, 101));
-        let (r, rep) = common::with_emulation(&topo, |emu| {
-            workload::udp_cbr(
-                emu,
-                "a",
-                "b",
-                Rate::mbps(30),
-                payload,
-                secs(1500),
-                secs(300),
-            )
-        });
+        let (r, rep) = udp_30mbps(&topo, payload);
         let ratio = r.steady_bps / bound;
         let ing = &rep.ports[0].ingress;
         println!(

@@ -10,12 +10,12 @@
 //! points carry a note instead of metrics.
 
 use serde_json::{Map, Value, json};
-use weft_model::fabric::{self, InputFifo, Islip, OutputQueued, Rng};
+use weft_model::fabric::{InputFifo, Islip, OutputQueued, Rng};
 use weft_model::queue::{Capacity, DropPolicy};
+use weft_model::scenario::DropPolicy as ScenarioDrop;
 use weft_model::scenario::{
     Buffer, BufferUnit, Fabric, Metric, Param, Scenario, Switch, Workload, WorkloadKind,
 };
-use weft_model::scenario::{Contention as ScenarioContention, DropPolicy as ScenarioDrop};
 use weft_model::{Duration, Rate};
 use weft_report::{Engine, ResultDoc};
 
@@ -97,13 +97,6 @@ fn policy(d: ScenarioDrop) -> DropPolicy {
     }
 }
 
-fn contention(c: ScenarioContention) -> fabric::Contention {
-    match c {
-        ScenarioContention::Random => fabric::Contention::Random,
-        ScenarioContention::RoundRobin => fabric::Contention::RoundRobin,
-    }
-}
-
 /// The rate of the switch's first link, the rate one slot stands for.
 fn port_rate(s: &Scenario, sw: Option<&Switch>) -> Option<Rate> {
     sw.and_then(|x| s.links_of(&x.name).next().map(|l| l.tech.rate))
@@ -169,7 +162,7 @@ fn slotted(
                 outputs: no,
                 slots,
                 warmup,
-                contention: contention(sw.contention),
+                contention: sw.contention.into(),
                 retain: true,
                 seed,
             },
@@ -216,8 +209,7 @@ fn slotted(
     let pol = policy(sw.drop);
     let rng = Rng::for_stream(seed, 0);
     let r: SlottedResult = match sw.fabric {
-        Fabric::InputFifo => match InputFifo::new(mi, no, cap, pol, contention(sw.contention), rng)
-        {
+        Fabric::InputFifo => match InputFifo::new(mi, no, cap, pol, sw.contention.into(), rng) {
             Ok(mut f) => run_slotted(&mut f, &mut sources, no, cfg, |_| {}),
             Err(e) => return notes.push(e.to_string()),
         },
@@ -230,7 +222,7 @@ fn slotted(
                 Capacity::Cells(u64::MAX),
                 cap,
                 pol,
-                contention(sw.contention),
+                sw.contention.into(),
                 rng,
             ) {
                 Ok(mut f) => run_slotted(&mut f, &mut sources, no, cfg, |_| {}),

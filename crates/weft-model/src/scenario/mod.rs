@@ -115,6 +115,15 @@ pub enum Contention {
     RoundRobin,
 }
 
+impl From<Contention> for crate::fabric::Contention {
+    fn from(c: Contention) -> Self {
+        match c {
+            Contention::Random => crate::fabric::Contention::Random,
+            Contention::RoundRobin => crate::fabric::Contention::RoundRobin,
+        }
+    }
+}
+
 /// What a buffer size counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
