@@ -142,25 +142,29 @@ impl Store {
         let mut dir = self.root.clone();
         for d in dirs {
             dir.push(d);
-            match fs::symlink_metadata(&dir) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err((
-                        RefuseCode::Path,
-                        format!(
-                            "{name:?} leads through a symbolic link ({}); refused",
-                            dir.display()
-                        ),
-                    ));
-                }
-                Ok(m) if !m.is_dir() => {
-                    return Err((
-                        RefuseCode::Path,
-                        format!("{} is not a directory", dir.display()),
-                    ));
-                }
-                Ok(_) => {}
-                Err(_) => fs::create_dir(&dir)
-                    .map_err(|e| other(format!("creating {}: {e}", dir.display())))?,
+            // Create first, then check what is there: concurrent sessions of one MBTP transfer
+            // create the same directories, and a check-then-create would race.
+            match fs::create_dir(&dir) {
+                Ok(()) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(other(format!("creating {}: {e}", dir.display()))),
+            }
+            let m = fs::symlink_metadata(&dir)
+                .map_err(|e| other(format!("reading {}: {e}", dir.display())))?;
+            if m.file_type().is_symlink() {
+                return Err((
+                    RefuseCode::Path,
+                    format!(
+                        "{name:?} leads through a symbolic link ({}); refused",
+                        dir.display()
+                    ),
+                ));
+            }
+            if !m.is_dir() {
+                return Err((
+                    RefuseCode::Path,
+                    format!("{} is not a directory", dir.display()),
+                ));
             }
         }
         let final_path = dir.join(last);
@@ -575,5 +579,38 @@ mod tests {
             1,
             "no part or journal left"
         );
+    }
+
+    /// The sessions of one MBTP transfer open the same name at once; each must create or find
+    /// the directories without failing on the others' `mkdir` (a CI failure: "File exists").
+    #[test]
+    fn concurrent_shared_opens_create_directories_once() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::new(d.path(), false).unwrap();
+        let h = [7u8; 32];
+        let barrier = std::sync::Barrier::new(8);
+        let opened: Vec<_> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    sc.spawn(|| {
+                        barrier.wait();
+                        s.open(&OpenRequest {
+                            name: "a/b/c/d/file",
+                            size: 10,
+                            buffer_size: 4,
+                            fingerprint: &h,
+                            resume: false,
+                            reliable: false,
+                            shared: true,
+                        })
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for o in &opened {
+            assert!(o.is_ok(), "{:?}", o.as_ref().err());
+        }
+        assert!(d.path().join("a/b/c/d").is_dir());
     }
 }
