@@ -162,7 +162,9 @@ fn a_relay_counts_toward_the_relays_limits() {
         200,
     )));
     hold.write_all(&req.to_bytes()).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    // The agent accepts only once the slot is reserved.
+    let accept = weft_probe::proto::io::read_message(&mut hold, &mut Vec::new(), 1 << 20).unwrap();
+    assert!(matches!(accept, Message::Accept(_)), "{accept:?}");
     let e = relay::client::tput(
         &cfg(&a, b.local_addr()),
         &common::spec(Transport::Tcp, Direction::Forward, 200),
@@ -173,12 +175,18 @@ fn a_relay_counts_toward_the_relays_limits() {
         "{e}"
     );
     drop(hold);
-    // Once the slot is free again, the relay runs.
-    std::thread::sleep(Duration::from_millis(2500));
-    let r = relay::client::tput(
-        &cfg(&a, b.local_addr()),
-        &common::spec(Transport::Tcp, Direction::Forward, 200),
-    )
-    .unwrap();
+    // Once the slot is free again (the held test notices its client is gone, at the latest at
+    // the 2 s idle time-out), the relay runs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let r = loop {
+        match relay::client::tput(
+            &cfg(&a, b.local_addr()),
+            &common::spec(Transport::Tcp, Direction::Forward, 200),
+        ) {
+            Err(ProbeError::Remote { code, .. })
+                if code == "busy" && std::time::Instant::now() < deadline => {}
+            other => break other.unwrap(),
+        }
+    };
     assert!(r.up.unwrap().receiver_bytes > 0);
 }
