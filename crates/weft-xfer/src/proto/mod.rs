@@ -14,6 +14,7 @@
 mod rate;
 mod receiver;
 mod sender;
+mod span;
 
 pub use rate::{Pacer, RateControl, RateMode, Report};
 pub use receiver::{Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};

@@ -6,6 +6,7 @@ use std::collections::{HashMap, VecDeque};
 
 use weft_model::{Duration, Instant};
 
+use super::span::RoundSpan;
 use super::{Bitmap, ProtoError, buffer_len, buffers_in, packets_in};
 use crate::wire::control::Control;
 use crate::wire::{DataPacket, DataRepr, Mode, RefuseCode};
@@ -120,9 +121,8 @@ struct RBuf {
     dup: u32,
     round: u32,
     state: State,
-    first: Option<Instant>,
-    last: Instant,
-    round_bytes: u64,
+    /// This round's new datagrams against the session's running byte count.
+    span: RoundSpan,
     /// Arrival rate of the last judged round, bits/s, for the deferred `Done`.
     rx_rate: u64,
 }
@@ -155,6 +155,8 @@ pub struct Receiver {
     /// reports so far have carried.
     drops_total: u64,
     drops_reported: u64,
+    /// Payload bytes of every valid datagram of the session received so far.
+    bytes_in: u64,
 }
 
 impl Receiver {
@@ -173,6 +175,7 @@ impl Receiver {
             stats: ReceiverStats::default(),
             drops_total: 0,
             drops_reported: 0,
+            bytes_in: 0,
         }
     }
 
@@ -282,9 +285,7 @@ impl Receiver {
                         dup: 0,
                         round: 0,
                         state: State::Pending,
-                        first: None,
-                        last: now,
-                        round_bytes: 0,
+                        span: RoundSpan::EMPTY,
                         rx_rate: 0,
                     },
                 );
@@ -351,6 +352,8 @@ impl Receiver {
             self.stats.packets_bad += 1;
             return;
         }
+        // Every datagram the path delivered counts toward the session's rate, duplicates too.
+        self.bytes_in += payload.len() as u64;
         if !b.have.insert(h.offset / b.packet_size) {
             b.dup += 1;
             self.stats.packets_dup += 1;
@@ -360,9 +363,7 @@ impl Receiver {
             dst.copy_from_slice(payload);
         }
         self.stats.packets_received += 1;
-        b.first.get_or_insert(now);
-        b.last = now;
-        b.round_bytes += payload.len() as u64;
+        b.span.note(now, self.bytes_in);
         if b.have.is_full() && matches!(b.state, State::Settling(_)) {
             self.judge(h.buffer);
         }
@@ -523,14 +524,8 @@ impl Receiver {
         let Some(b) = self.bufs.get_mut(&seq) else {
             return;
         };
-        let rx_rate = match b.first {
-            Some(f) if b.last > f => {
-                weft_model::Rate::from_bytes_over(b.round_bytes, b.last - f).as_bps()
-            }
-            _ => 0,
-        };
-        b.first = None;
-        b.round_bytes = 0;
+        let rx_rate = b.span.rate();
+        b.span = RoundSpan::EMPTY;
         b.rx_rate = rx_rate;
         if reliable && !b.have.is_full() {
             let missing = b.have.missing();

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 use weft_model::{Duration, Instant};
 
 use super::rate::{Pacer, RateControl, RateMode, Report};
+use super::span::RoundSpan;
 use super::{IP_UDP_OVERHEAD, ProtoError, buffer_len, packets_in};
 use crate::wire::control::Control;
 use crate::wire::{DataRepr, Mode, RefuseCode};
@@ -157,9 +158,8 @@ struct Buf {
     sent_round: u32,
     /// When this round's first and last datagrams left, and its bytes: the rate actually sent,
     /// against which the receiver's arrival rate is judged.
-    round_first: Option<Instant>,
-    round_last: Instant,
-    round_bytes: u64,
+    /// This round's datagrams against the session's running wire byte count.
+    span: RoundSpan,
     state: BufState,
     /// Packets from this index on are held back from round 0 (the first buffer's probe round):
     /// they are first sent in round 1, and are neither loss nor retransmissions.
@@ -167,14 +167,10 @@ struct Buf {
 }
 
 impl Buf {
-    /// The rate this round's datagrams actually left at, bits/s (0: unknown).
+    /// The rate the session's datagrams actually left at during this round, bits/s on the
+    /// wire (0: unknown).
     fn tx_rate(&self) -> u64 {
-        match self.round_first {
-            Some(f) if self.round_last > f => {
-                weft_model::Rate::from_bytes_over(self.round_bytes, self.round_last - f).as_bps()
-            }
-            _ => 0,
-        }
+        self.span.rate()
     }
 }
 
@@ -208,6 +204,8 @@ pub struct Sender {
     spent: Vec<Vec<u8>>,
     /// Whether the adaptive controller's probe round has been sent.
     probe_sent: bool,
+    /// Wire bytes of every datagram sent so far (IP and UDP headers included).
+    wire_sent: u64,
 }
 
 impl Sender {
@@ -231,6 +229,7 @@ impl Sender {
             finished: false,
             spent: Vec::new(),
             probe_sent: false,
+            wire_sent: 0,
         };
         s.offer_current();
         s
@@ -337,7 +336,7 @@ impl Sender {
                 if b.round == 0 {
                     self.rate.on_report(&Report {
                         now,
-                        round_start: b.round_first.unwrap_or(now),
+                        round_start: b.span.start().unwrap_or(now),
                         sent: b.sent_round,
                         lost: n,
                         drops,
@@ -348,8 +347,7 @@ impl Sender {
                 b.todo = todo;
                 b.round += 1;
                 b.sent_round = 0;
-                b.round_first = None;
-                b.round_bytes = 0;
+                b.span = RoundSpan::EMPTY;
                 b.state = BufState::Sending;
                 if self.active.is_empty() {
                     self.pacer.restart(now);
@@ -377,7 +375,7 @@ impl Sender {
                 if b.round == 0 {
                     self.rate.on_report(&Report {
                         now,
-                        round_start: b.round_first.unwrap_or(now),
+                        round_start: b.span.start().unwrap_or(now),
                         sent: b.sent_round,
                         lost,
                         drops,
@@ -506,9 +504,7 @@ impl Sender {
                 todo: VecDeque::from([(0, withheld_from)]),
                 round: 0,
                 sent_round: 0,
-                round_first: None,
-                round_last: Instant::ZERO,
-                round_bytes: 0,
+                span: RoundSpan::EMPTY,
                 state: BufState::WaitReady,
                 withheld_from,
             },
@@ -598,9 +594,8 @@ impl Sender {
             .emit(&[], out);
             let len = crate::wire::data::HEADER_LEN + plen;
             b.sent_round += 1;
-            b.round_first.get_or_insert(now);
-            b.round_last = now;
-            b.round_bytes += (len + IP_UDP_OVERHEAD) as u64;
+            self.wire_sent += (len + IP_UDP_OVERHEAD) as u64;
+            b.span.note(now, self.wire_sent);
             self.stats.packets_sent += 1;
             self.stats.payload_bytes_sent += plen as u64;
             if b.round > 0 && !(b.round == 1 && idx >= b.withheld_from) {
