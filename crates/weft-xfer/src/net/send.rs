@@ -363,6 +363,26 @@ fn run_session(
 ) -> Result<SendReport, XferError> {
     let serialise = opts.mode == Mode::Mbtp;
     let start = StdInstant::now();
+    // A fresh transfer of the first file needs its first buffers whatever the receiver says:
+    // reading and hashing them overlaps connecting and the handshake. (Resumed transfers wait
+    // for the receiver's list of buffers it has; MBTP sessions share one allocator and read on
+    // acceptance.)
+    let mut reader: Option<(u32, BlockRx, mpsc::Sender<Vec<u8>>)> = None;
+    if !opts.resume
+        && opts.mode != Mode::Mbtp
+        && let Some(item) = items.first()
+    {
+        let (recycle_tx, recycle_rx) = mpsc::channel();
+        let rx = spawn_reader(
+            alloc.clone(),
+            item.clone(),
+            0,
+            opts.buffer_size,
+            opts.mode.is_reliable(),
+            recycle_rx,
+        );
+        reader = Some((0, rx, recycle_tx));
+    }
     let stream = TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))
         .map_err(|e| XferError::io(format!("connecting to {addr}"), e))?;
     let mut conn =
@@ -421,7 +441,6 @@ fn run_session(
     let mut finished = false;
     // UDP GSO pays for datagrams well below 64 KiB; off once the kernel refuses it.
     let mut gso = packet_size as usize + HEADER_LEN <= 16 * 1024;
-    let mut reader: Option<(u32, BlockRx, mpsc::Sender<Vec<u8>>)> = None;
     loop {
         conn.read_available()?;
         loop {
@@ -489,6 +508,17 @@ fn run_session(
                         sender.provide_known_hash(file, i, *blake3::hash(&data).as_bytes());
                     }
                     disk += Duration::from(t.elapsed());
+                    if matches!(&reader, Some((f, _, _)) if *f == file) {
+                        // Read ahead before the answer: a fresh transfer, so the receiver has
+                        // nothing of it yet.
+                        if !have.is_empty() {
+                            return Err(XferError::Local(
+                                "the receiver claims buffers of a transfer that is not resumed"
+                                    .into(),
+                            ));
+                        }
+                        continue;
+                    }
                     if let Ok(mut a) = alloc.lock()
                         && let Some(h) = a.have.get_mut(file as usize)
                     {

@@ -19,14 +19,17 @@
 //!   without 25% growth (the pipe is full), data arriving at under 3/4 of the rate it left at,
 //!   loss above the threshold or receiver overrun end it. The first report comes from a short
 //!   probe round (the sender's first 64 datagrams), so a starting rate far above the path's
-//!   costs little. Ended by loss, the estimate becomes what got through (BBR's bottleneck
-//!   bandwidth), not less.
+//!   costs little. That train crosses the path in tens of milliseconds, and one stall on the way
+//!   makes it measure low: when it overflows, startup goes on from a quarter above what got
+//!   through, and the next, long round decides. Ended by loss, the estimate becomes what got
+//!   through (BBR's bottleneck bandwidth), not less.
 //! - **Cruise**: a cycle of eight reports: one 1/32 above the estimate to probe for more (the
-//!   probe's own losses are expected and not taken as congestion; again at once while probes
-//!   find more), one 1/32 below it to drain the queue a probe left, then six 1/256 below it.
-//!   Each phase lasts a round (a buffer's blast, often hundreds of milliseconds), so the gains
-//!   are small: a probe of 1/8 held for a round would cost 1/64 of the throughput in its drain.
-//!   After any cut the next probe comes two reports later.
+//!   probe's own losses are expected and not taken as congestion; again at once, with twice the
+//!   gain up to 1/4, while probes find more), one below it by the last probe's gain to drain the
+//!   queue that probe left, then six at the estimate. Each phase lasts a round (a buffer's blast,
+//!   often hundreds of milliseconds), so the usual gain is small: a probe of 1/8 held for a
+//!   round would cost 1/64 of the throughput in its drain when the queue runs dry. After any cut
+//!   the next probe comes two reports later.
 //! - **Random loss is not congestion**: loss below the threshold (default 2%) changes nothing.
 //!   Loss above the threshold (a queue overflowing, or a competing flow) lowers the estimate to
 //!   15/16 of the smaller of it and the delivery rate, once per congestion event (reports on
@@ -127,6 +130,9 @@ pub struct Report {
 /// Reports kept by the delivery-rate max filter, and the probing cycle length.
 const FILTER: usize = 8;
 
+/// A probe's usual gain: 1/2^5 = 1/32 above the estimate.
+const PROBE_SHIFT: u32 = 5;
+
 /// The sender's rate: fixed or adaptive.
 #[derive(Debug, Clone)]
 pub struct RateControl {
@@ -151,6 +157,8 @@ pub struct RateControl {
     /// Random loss, parts per million: a moving average over cruise rounds that were neither
     /// probes nor congested.
     random_loss_ppm: u32,
+    /// The probe's gain is 1/2^probe_shift: 1/32, doubled while probes keep finding more.
+    probe_shift: u32,
 }
 
 impl RateControl {
@@ -175,6 +183,7 @@ impl RateControl {
             last_decrease: None,
             reports: 0,
             random_loss_ppm: 0,
+            probe_shift: PROBE_SHIFT,
         }
     }
 
@@ -244,7 +253,16 @@ impl RateControl {
         if !self.startup && !probing && !congested && !overrun {
             self.random_loss_ppm = (self.random_loss_ppm * 3 + loss_ppm) / 4;
         }
-        if overrun || (congested && !probing) {
+        if self.startup && self.reports == 1 && congested && !overrun {
+            // The first report comes from the short probe train, which crossed the path in a
+            // few tens of milliseconds: a stall anywhere on the way makes it low. Startup goes
+            // on from a quarter above it, and the next round, a long one, measures the path.
+            self.samples.clear();
+            self.samples.push_back(sample);
+            self.est = sample;
+            self.full = sample;
+            self.rate = sample / 4 * 5;
+        } else if overrun || (congested && !probing) {
             // Receiver overrun: its drain rate is the limit (flow control). Congestion: back
             // off below what got through. Either ends startup.
             // In startup the estimate lags the rate (it doubles), so what got through now is
@@ -297,16 +315,22 @@ impl RateControl {
                 }
             } else {
                 let found_more = probing && self.est > before / 64 * 65;
-                // Keep probing while probes find more; else one probe per cycle.
+                // Keep probing, with twice the gain, while probes find more; else one probe per
+                // cycle. The drain after a probe that found nothing takes off what it added.
                 self.cycle = if found_more {
+                    self.probe_shift = self.probe_shift.saturating_sub(1).max(2);
                     0
                 } else {
                     (self.cycle + 1) % FILTER
                 };
+                if self.cycle == 2 {
+                    self.probe_shift = PROBE_SHIFT;
+                }
+                let gain = self.est >> self.probe_shift;
                 self.rate = match self.cycle {
-                    0 => self.est / 32 * 33,
-                    1 => self.est / 32 * 31,
-                    _ => self.est / 256 * 255,
+                    0 => self.est + gain,
+                    1 => self.est - gain,
+                    _ => self.est,
                 };
             }
         }
@@ -406,14 +430,14 @@ mod tests {
                 tx,
             ));
             let r = c.rate().unwrap().as_bps();
-            at_btl += u32::from(near(r, btl / 256 * 255));
+            at_btl += u32::from(near(r, btl));
             probes += u32::from(r > btl);
             assert!(r <= btl / 32 * 33 / 100 * 101, "{r}");
         }
         assert!(at_btl >= 14 && probes >= 2, "{at_btl} {probes}");
         let r = c.rate().unwrap().as_bps();
         assert!(
-            [btl / 256 * 255, btl / 32 * 31, btl / 32 * 33]
+            [btl, btl / 32 * 31, btl / 32 * 33]
                 .iter()
                 .any(|&w| near(r, w)),
             "{r}"
@@ -463,7 +487,7 @@ mod tests {
         let r = c.rate().unwrap().as_bps();
         assert!(
             [
-                6_000_000_000 / 256 * 255,
+                6_000_000_000,
                 6_000_000_000 / 32 * 31,
                 6_000_000_000 / 32 * 33
             ]
@@ -482,5 +506,42 @@ mod tests {
         c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
         c.on_report(&rep(2, 1, 100, 33, 0, 135_000_000, 200_000_000));
         assert_eq!(c.rate(), Some(Rate(135_000_000)));
+    }
+
+    #[test]
+    fn probes_that_keep_finding_more_double_their_gain() {
+        let mut c = RateControl::new(RateMode::Adaptive {
+            initial: Rate::mbps(1000),
+            min: Rate::mbps(1),
+            max: Rate::mbps(10_000),
+            loss_threshold_ppm: 20_000,
+        });
+        // The probe train overflows a 134 Mbit/s path's queue and measures it low (a stall in
+        // the middle of the train): startup goes on from a quarter above what got through.
+        c.on_report(&rep(1, 0, 64, 10, 0, 110_000_000, 1_000_000_000));
+        assert_eq!(c.rate(), Some(Rate(110_000_000 / 4 * 5)));
+        // The next, long round overflows too but is measured low again (the receiver was
+        // descheduled): startup ends on what got through.
+        c.on_report(&rep(3, 2, 1000, 200, 0, 110_000_000, 137_500_000));
+        assert_eq!(c.rate(), Some(Rate::mbps(110)));
+        // Probes of 1/32, 1/16, 1/8 reach the path in four reports; at a fixed 1/32 it would
+        // take seven.
+        let mut n = 0;
+        while c.rate().unwrap().as_bps() < 134_000_000 / 100 * 98 {
+            let tx = c.rate().unwrap().as_bps();
+            c.on_report(&rep(10 + n, 5 + n, 100, 0, 0, tx.min(134_000_000), tx));
+            n += 1;
+            assert!(n <= 5, "{n} reports and still at {:?}", c.rate());
+        }
+        // The probe that finds nothing more is drained by what it added, then cruise resumes
+        // at the path's rate.
+        let mut rates = Vec::new();
+        for i in 0..4 {
+            let tx = c.rate().unwrap().as_bps();
+            c.on_report(&rep(100 + i, 90 + i, 100, 0, 0, tx.min(134_000_000), tx));
+            rates.push(c.rate().unwrap().as_bps());
+        }
+        assert!(rates.iter().any(|&r| r < 134_000_000 / 8 * 7), "{rates:?}");
+        assert_eq!(*rates.last().unwrap(), 134_000_000, "{rates:?}");
     }
 }
