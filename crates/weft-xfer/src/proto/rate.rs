@@ -303,13 +303,16 @@ impl RateControl {
                 } else {
                     self.full_count += 1;
                 }
-                // Data arriving at under 3/4 of the rate it left at is a bottleneck found outright
-                // (a deep queue may hide it from the loss for a long while).
-                let strong_slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 4 * 3;
-                if self.full_count >= 3 || strong_slow {
+                // Data arriving at under 7/8 of the rate it left at is a bottleneck found outright
+                // (a deep queue may hide it from the loss for a long while). That round queued
+                // the difference: until the next report the rate is as much below the estimate
+                // (at most half), so the queue drains.
+                let slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 8 * 7;
+                if self.full_count >= 3 || slow {
                     self.startup = false;
                     self.cycle = FILTER - 2;
-                    self.rate = self.est;
+                    let queued = r.tx_rate.saturating_sub(r.rx_rate).min(self.est / 2);
+                    self.rate = self.est - queued;
                 } else {
                     self.rate = self.est.saturating_mul(2);
                 }
@@ -505,6 +508,19 @@ mod tests {
         });
         c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
         c.on_report(&rep(2, 1, 100, 33, 0, 135_000_000, 200_000_000));
+        assert_eq!(c.rate(), Some(Rate(135_000_000)));
+        // Behind a deep queue nothing is lost, but data arrives slower than it left: startup
+        // ends there, and the next round drains what that one queued before cruise.
+        let mut c = RateControl::new(RateMode::Adaptive {
+            initial: Rate::mbps(100),
+            min: Rate::mbps(1),
+            max: Rate::mbps(40_000),
+            loss_threshold_ppm: 20_000,
+        });
+        c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
+        c.on_report(&rep(2, 1, 100, 0, 0, 135_000_000, 200_000_000));
+        assert_eq!(c.rate(), Some(Rate(135_000_000 - 65_000_000)));
+        c.on_report(&rep(3, 2, 100, 0, 0, 70_000_000, 70_000_000));
         assert_eq!(c.rate(), Some(Rate(135_000_000)));
     }
 
