@@ -253,10 +253,13 @@ impl RateControl {
         if !self.startup && !probing && !congested && !overrun {
             self.random_loss_ppm = (self.random_loss_ppm * 3 + loss_ppm) / 4;
         }
-        if self.startup && self.reports == 1 && congested && !overrun {
-            // The first report comes from the short probe train, which crossed the path in a
-            // few tens of milliseconds: a stall anywhere on the way makes it low. Startup goes
-            // on from a quarter above it, and the next round, a long one, measures the path.
+        // The first report comes from the short probe train.
+        let train_slowed = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 8 * 7;
+        if self.startup && self.reports == 1 && (congested || train_slowed) && !overrun {
+            // The train found a bottleneck (it overflowed a queue or arrived slower than it
+            // left). It crossed the path in a few tens of milliseconds, so a stall anywhere on
+            // the way makes it measure low: startup goes on from a quarter above it, and the
+            // next round, a long one, measures the path.
             self.samples.clear();
             self.samples.push_back(sample);
             self.est = sample;
@@ -536,6 +539,16 @@ mod tests {
         // the middle of the train): startup goes on from a quarter above what got through.
         c.on_report(&rep(1, 0, 64, 10, 0, 110_000_000, 1_000_000_000));
         assert_eq!(c.rate(), Some(Rate(110_000_000 / 4 * 5)));
+        // A train that lost nothing but arrived slower than it left found a bottleneck as
+        // well (a deep queue): the same.
+        let mut d = RateControl::new(RateMode::Adaptive {
+            initial: Rate::mbps(1000),
+            min: Rate::mbps(1),
+            max: Rate::mbps(10_000),
+            loss_threshold_ppm: 20_000,
+        });
+        d.on_report(&rep(1, 0, 64, 0, 0, 110_000_000, 1_000_000_000));
+        assert_eq!(d.rate(), Some(Rate(110_000_000 / 4 * 5)));
         // The next, long round overflows too but is measured low again (the receiver was
         // descheduled): startup ends on what got through.
         c.on_report(&rep(3, 2, 1000, 200, 0, 110_000_000, 137_500_000));
