@@ -20,8 +20,10 @@
 //!   loss above the threshold or receiver overrun end it. The first report comes from a short
 //!   probe round (the sender's first 64 datagrams), so a starting rate far above the path's
 //!   costs little. That train crosses the path in tens of milliseconds, and one stall on the way
-//!   makes it measure low: when it overflows, startup goes on from a quarter above what got
-//!   through, and the next, long round decides. Ended by loss, the estimate becomes what got
+//!   makes it measure low: when it overflows or arrives slower than it left, startup goes on
+//!   from a quarter above what got through, growing by a quarter per round (a round lasts
+//!   hundreds of milliseconds, and one at twice a bottleneck's rate would queue or lose a
+//!   round's worth of data). Ended by loss, the estimate becomes what got
 //!   through (BBR's bottleneck bandwidth), not less.
 //! - **Cruise**: a cycle of eight reports: one 1/32 above the estimate to probe for more (the
 //!   probe's own losses are expected and not taken as congestion; again at once, with twice the
@@ -159,6 +161,8 @@ pub struct RateControl {
     random_loss_ppm: u32,
     /// The probe's gain is 1/2^probe_shift: 1/32, doubled while probes keep finding more.
     probe_shift: u32,
+    /// The probe train found a bottleneck: startup grows by a quarter per round, not twice.
+    gentle: bool,
 }
 
 impl RateControl {
@@ -184,6 +188,7 @@ impl RateControl {
             reports: 0,
             random_loss_ppm: 0,
             probe_shift: PROBE_SHIFT,
+            gentle: false,
         }
     }
 
@@ -264,6 +269,7 @@ impl RateControl {
             self.samples.push_back(sample);
             self.est = sample;
             self.full = sample;
+            self.gentle = true;
             self.rate = sample / 4 * 5;
         } else if overrun || (congested && !probing) {
             // Receiver overrun: its drain rate is the limit (flow control). Congestion: back
@@ -316,6 +322,10 @@ impl RateControl {
                     self.cycle = FILTER - 2;
                     let queued = r.tx_rate.saturating_sub(r.rx_rate).min(self.est / 2);
                     self.rate = self.est - queued;
+                } else if self.gentle {
+                    // Near a bottleneck a round at twice its rate (hundreds of milliseconds, not
+                    // one round trip as in TCP) would queue or lose a round's worth of data.
+                    self.rate = self.est / 4 * 5;
                 } else {
                     self.rate = self.est.saturating_mul(2);
                 }
@@ -549,6 +559,9 @@ mod tests {
         });
         d.on_report(&rep(1, 0, 64, 0, 0, 110_000_000, 1_000_000_000));
         assert_eq!(d.rate(), Some(Rate(110_000_000 / 4 * 5)));
+        // Near that bottleneck startup grows by a quarter per round, not twice.
+        d.on_report(&rep(3, 2, 1000, 0, 0, 137_500_000, 137_500_000));
+        assert_eq!(d.rate(), Some(Rate(137_500_000 / 4 * 5)));
         // The next, long round overflows too but is measured low again (the receiver was
         // descheduled): startup ends on what got through.
         c.on_report(&rep(3, 2, 1000, 200, 0, 110_000_000, 137_500_000));
