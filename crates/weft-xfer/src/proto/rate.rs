@@ -388,6 +388,17 @@ mod tests {
         assert!(p.ready(Instant(0), None));
     }
 
+    /// An adaptive controller starting at `initial_mbps`, between 1 Mbit/s and 40 Gbit/s, that
+    /// takes loss above 2% as congestion.
+    fn adaptive(initial_mbps: u64) -> RateControl {
+        RateControl::new(RateMode::Adaptive {
+            initial: Rate::mbps(initial_mbps),
+            min: Rate::mbps(1),
+            max: Rate::mbps(40_000),
+            loss_threshold_ppm: 20_000,
+        })
+    }
+
     fn rep(now: u64, start: u64, sent: u32, lost: u32, drops: u32, rx: u64, tx: u64) -> Report {
         Report {
             now: Instant(now),
@@ -402,12 +413,7 @@ mod tests {
 
     #[test]
     fn adaptive_finds_the_bottleneck_ignores_random_loss_and_tells_overrun_from_congestion() {
-        let mut c = RateControl::new(RateMode::Adaptive {
-            initial: Rate::mbps(100),
-            min: Rate::mbps(1),
-            max: Rate::mbps(10_000),
-            loss_threshold_ppm: 20_000,
-        });
+        let mut c = adaptive(100);
         assert!(c.probing());
         c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
         assert_eq!(c.rate(), Some(Rate::mbps(200)), "startup doubles");
@@ -489,12 +495,7 @@ mod tests {
 
     #[test]
     fn startup_ends_when_the_delivery_rate_stops_growing() {
-        let mut c = RateControl::new(RateMode::Adaptive {
-            initial: Rate::mbps(1000),
-            min: Rate::mbps(1),
-            max: Rate::mbps(40_000),
-            loss_threshold_ppm: 20_000,
-        });
+        let mut c = adaptive(1000);
         // A receiver that drains 6 Gbit/s without dropping (deep queues): no loss, no drops.
         for i in 0..12 {
             let tx = c.rate().unwrap().as_bps();
@@ -513,23 +514,13 @@ mod tests {
         assert_eq!((c.decreases(), c.overruns()), (0, 0));
         // Startup overshooting a 135 Mbit/s path: the cut is from what got through, not from
         // the lagging estimate.
-        let mut c = RateControl::new(RateMode::Adaptive {
-            initial: Rate::mbps(100),
-            min: Rate::mbps(1),
-            max: Rate::mbps(40_000),
-            loss_threshold_ppm: 20_000,
-        });
+        let mut c = adaptive(100);
         c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
         c.on_report(&rep(2, 1, 100, 33, 0, 135_000_000, 200_000_000));
         assert_eq!(c.rate(), Some(Rate(135_000_000)));
         // Behind a deep queue nothing is lost, but data arrives slower than it left: startup
         // ends there, and the next round drains what that one queued before cruise.
-        let mut c = RateControl::new(RateMode::Adaptive {
-            initial: Rate::mbps(100),
-            min: Rate::mbps(1),
-            max: Rate::mbps(40_000),
-            loss_threshold_ppm: 20_000,
-        });
+        let mut c = adaptive(100);
         c.on_report(&rep(1, 0, 100, 0, 0, 100_000_000, 100_000_000));
         c.on_report(&rep(2, 1, 100, 0, 0, 135_000_000, 200_000_000));
         assert_eq!(c.rate(), Some(Rate(135_000_000 - 65_000_000)));
@@ -539,24 +530,14 @@ mod tests {
 
     #[test]
     fn probes_that_keep_finding_more_double_their_gain() {
-        let mut c = RateControl::new(RateMode::Adaptive {
-            initial: Rate::mbps(1000),
-            min: Rate::mbps(1),
-            max: Rate::mbps(10_000),
-            loss_threshold_ppm: 20_000,
-        });
+        let mut c = adaptive(1000);
         // The probe train overflows a 134 Mbit/s path's queue and measures it low (a stall in
         // the middle of the train): startup goes on from a quarter above what got through.
         c.on_report(&rep(1, 0, 64, 10, 0, 110_000_000, 1_000_000_000));
         assert_eq!(c.rate(), Some(Rate(110_000_000 / 4 * 5)));
         // A train that lost nothing but arrived slower than it left found a bottleneck as
         // well (a deep queue): the same.
-        let mut d = RateControl::new(RateMode::Adaptive {
-            initial: Rate::mbps(1000),
-            min: Rate::mbps(1),
-            max: Rate::mbps(10_000),
-            loss_threshold_ppm: 20_000,
-        });
+        let mut d = adaptive(1000);
         d.on_report(&rep(1, 0, 64, 0, 0, 110_000_000, 1_000_000_000));
         assert_eq!(d.rate(), Some(Rate(110_000_000 / 4 * 5)));
         // Near that bottleneck startup grows by a quarter per round, not twice.
