@@ -491,12 +491,13 @@ fn pipelining_keeps_the_network_busy() {
     );
 }
 
-#[test]
-fn datagrams_of_another_session_or_buffer_are_ignored() {
+/// A reliable receiver of session 9 granting `window` buffers, that has accepted file 0 (10
+/// bytes in one buffer of two 5-byte packets) and been told to expect buffer 0, "0123456789".
+fn one_buffer_receiver(window: u32) -> Receiver {
     let mut r = Receiver::new(ReceiverConfig {
         mode: Mode::Reliable,
         session: 9,
-        window: 2,
+        window,
         max_buffer: 1 << 20,
         max_packet: 9000,
         max_file: 1 << 20,
@@ -517,7 +518,6 @@ fn datagrams_of_another_session_or_buffer_are_ignored() {
     )
     .unwrap();
     r.accept_file(0, Vec::new());
-    let h = *blake3::hash(b"0123456789").as_bytes();
     r.handle_control(
         t,
         Control::Start {
@@ -526,20 +526,29 @@ fn datagrams_of_another_session_or_buffer_are_ignored() {
             index: 0,
             size: 10,
             packet_size: 5,
-            hash: h,
+            hash: *blake3::hash(b"0123456789").as_bytes(),
         },
     )
     .unwrap();
-    let dg = |session, buffer, offset: u32, p: &[u8]| {
-        let mut v = Vec::new();
-        weft_xfer::wire::DataRepr {
-            session,
-            buffer,
-            offset,
-        }
-        .emit(p, &mut v);
-        v
-    };
+    r
+}
+
+/// A data datagram of `session` for `buffer` at byte `offset`, carrying `payload`.
+fn dg(session: u64, buffer: u32, offset: u32, payload: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    weft_xfer::wire::DataRepr {
+        session,
+        buffer,
+        offset,
+    }
+    .emit(payload, &mut v);
+    v
+}
+
+#[test]
+fn datagrams_of_another_session_or_buffer_are_ignored() {
+    let mut r = one_buffer_receiver(2);
+    let t = Instant::ZERO;
     r.handle_datagram(t, &dg(8, 0, 0, b"01234"));
     r.handle_datagram(t, &dg(9, 1, 0, b"01234"));
     r.handle_datagram(t, &dg(9, 0, 3, b"34567"));
@@ -617,53 +626,10 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
 
 #[test]
 fn a_buffer_failing_its_hash_is_received_again_and_done_waits_for_the_write() {
-    let mut r = Receiver::new(ReceiverConfig {
-        mode: Mode::Reliable,
-        session: 9,
-        window: 1,
-        max_buffer: 1 << 20,
-        max_packet: 9000,
-        max_file: 1 << 20,
-        settle: Duration::from_millis(1),
-    });
+    let mut r = one_buffer_receiver(1);
     let t = Instant::ZERO;
-    r.handle_control(
-        t,
-        Control::FileOffer {
-            file: 0,
-            size: 10,
-            buffer_size: 10,
-            packet_size: 5,
-            resume: false,
-            hash: [0; 32],
-            name: "x".into(),
-        },
-    )
-    .unwrap();
-    r.accept_file(0, Vec::new());
     let h = *blake3::hash(b"0123456789").as_bytes();
-    r.handle_control(
-        t,
-        Control::Start {
-            buf: 0,
-            file: 0,
-            index: 0,
-            size: 10,
-            packet_size: 5,
-            hash: h,
-        },
-    )
-    .unwrap();
-    let dg = |offset: u32, p: &[u8]| {
-        let mut v = Vec::new();
-        weft_xfer::wire::DataRepr {
-            session: 9,
-            buffer: 0,
-            offset,
-        }
-        .emit(p, &mut v);
-        v
-    };
+    let dg = |offset: u32, p: &[u8]| dg(9, 0, offset, p);
     while r.poll_control().is_some() {}
     while r.poll_event().is_some() {}
     // A flipped byte the UDP checksum missed.

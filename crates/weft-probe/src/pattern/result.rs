@@ -315,25 +315,13 @@ fn test_params(t: &SessionTest) -> Value {
 mod tests {
     use super::*;
     use crate::pattern::spec::{Endpoint, RrSettings};
-    use crate::proto::{Amount, Direction, TputSpec, Transport};
+    use crate::proto::{Amount, TputSpec};
 
     fn tput_session() -> Session {
         Session {
             from: Endpoint::Local,
             to: Endpoint::Agent("127.0.0.1:9".parse().unwrap()),
-            test: SessionTest::Tput(TputSpec {
-                transport: Transport::Tcp,
-                direction: Direction::Forward,
-                streams: 1,
-                len: 1000,
-                amount: Amount::TimeNs(1),
-                window: None,
-                mss: None,
-                cc: None,
-                nodelay: false,
-                rate_bps: None,
-                interval_ns: None,
-            }),
+            test: SessionTest::Tput(TputSpec::tcp(1000, Amount::TimeNs(1))),
             role: Role::Session,
         }
     }

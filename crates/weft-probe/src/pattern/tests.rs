@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::*;
-use crate::proto::{Amount, Direction, TputSpec, Transport};
+use crate::proto::{Amount, TputSpec};
 use crate::server::{Limits, Server, ServerConfig, ServerHandle};
 
 fn agents(n: usize) -> Vec<ServerHandle> {
@@ -35,19 +35,7 @@ fn stop(h: Vec<ServerHandle>) {
 }
 
 fn tput(ms: u64) -> SessionTest {
-    SessionTest::Tput(TputSpec {
-        transport: Transport::Tcp,
-        direction: Direction::Forward,
-        streams: 1,
-        len: 64 * 1024,
-        amount: Amount::TimeNs(ms * 1_000_000),
-        window: None,
-        mss: None,
-        cc: None,
-        nodelay: false,
-        rate_bps: None,
-        interval_ns: None,
-    })
+    SessionTest::Tput(TputSpec::tcp(64 * 1024, Amount::TimeNs(ms * 1_000_000)))
 }
 
 /// Every session's measuring interval overlaps every other's: they ran together.

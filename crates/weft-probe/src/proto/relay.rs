@@ -128,22 +128,10 @@ pub struct RelayTput {
 mod tests {
     use super::*;
     use crate::proto::frame::emit_header;
-    use crate::proto::{Amount, Direction, Message, MessageType, ProtoError};
+    use crate::proto::{Amount, Message, MessageType, ProtoError};
 
     fn tput() -> TputSpec {
-        TputSpec {
-            transport: Transport::Tcp,
-            direction: Direction::Forward,
-            streams: 1,
-            len: 1000,
-            amount: Amount::TimeNs(5),
-            window: None,
-            mss: None,
-            cc: None,
-            nodelay: false,
-            rate_bps: None,
-            interval_ns: None,
-        }
+        TputSpec::tcp(1000, Amount::TimeNs(5))
     }
 
     #[test]

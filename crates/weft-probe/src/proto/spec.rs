@@ -94,6 +94,27 @@ pub struct TputSpec {
     pub interval_ns: Option<u64>,
 }
 
+#[cfg(test)]
+impl TputSpec {
+    /// A forward TCP test on one stream of `len`-byte writes for `amount`, every option at its
+    /// default: the fixture of this crate's tests.
+    pub(crate) fn tcp(len: u32, amount: Amount) -> TputSpec {
+        TputSpec {
+            transport: Transport::Tcp,
+            direction: Direction::Forward,
+            streams: 1,
+            len,
+            amount,
+            window: None,
+            mss: None,
+            cc: None,
+            nodelay: false,
+            rate_bps: None,
+            interval_ns: None,
+        }
+    }
+}
+
 impl TputSpec {
     /// The share of a total `amount` that stream `i` of `self.streams` carries (bytes, count) or
     /// the amount itself (time): the first `total % n` streams carry one unit more.
@@ -122,17 +143,8 @@ mod tests {
 
     fn spec(amount: Amount, streams: u16) -> TputSpec {
         TputSpec {
-            transport: Transport::Tcp,
-            direction: Direction::Forward,
             streams,
-            len: 128 * 1024,
-            amount,
-            window: None,
-            mss: None,
-            cc: None,
-            nodelay: false,
-            rate_bps: None,
-            interval_ns: None,
+            ..TputSpec::tcp(128 * 1024, amount)
         }
     }
 

@@ -152,22 +152,10 @@ fn tput_report(r: &TputResult) -> RelayTput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::{Amount, Direction, TputSpec};
+    use crate::proto::{Amount, TputSpec};
 
     fn tput_spec(amount: Amount) -> TputSpec {
-        TputSpec {
-            transport: Transport::Tcp,
-            direction: Direction::Forward,
-            streams: 1,
-            len: 1000,
-            amount,
-            window: None,
-            mss: None,
-            cc: None,
-            nodelay: false,
-            rate_bps: None,
-            interval_ns: None,
-        }
+        TputSpec::tcp(1000, amount)
     }
 
     fn relay(target: &str, test: RelayTest) -> RelaySpec {

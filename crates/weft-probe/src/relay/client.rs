@@ -156,7 +156,7 @@ fn tput_result(cfg: &RelayConfig, spec: &TputSpec, t: RelayTput) -> Result<TputR
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::{Amount, Direction, StreamEnd, Transport};
+    use crate::proto::{Amount, Direction, StreamEnd};
 
     fn cfg() -> RelayConfig {
         RelayConfig {
@@ -168,17 +168,8 @@ mod tests {
 
     fn spec(direction: Direction) -> TputSpec {
         TputSpec {
-            transport: Transport::Tcp,
             direction,
-            streams: 1,
-            len: 1000,
-            amount: Amount::TimeNs(1),
-            window: None,
-            mss: None,
-            cc: None,
-            nodelay: false,
-            rate_bps: None,
-            interval_ns: None,
+            ..TputSpec::tcp(1000, Amount::TimeNs(1))
         }
     }
 

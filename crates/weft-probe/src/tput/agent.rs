@@ -207,22 +207,10 @@ fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::{Amount, Direction};
+    use crate::proto::Amount;
 
     fn spec() -> TputSpec {
-        TputSpec {
-            transport: Transport::Tcp,
-            direction: Direction::Forward,
-            streams: 1,
-            len: 1000,
-            amount: Amount::TimeNs(1_000_000_000),
-            window: None,
-            mss: None,
-            cc: None,
-            nodelay: false,
-            rate_bps: None,
-            interval_ns: None,
-        }
+        TputSpec::tcp(1000, Amount::TimeNs(1_000_000_000))
     }
 
     #[test]

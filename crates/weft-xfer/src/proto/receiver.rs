@@ -127,6 +127,35 @@ struct RBuf {
     rx_rate: u64,
 }
 
+impl RBuf {
+    /// Moves the buffer's bytes into a `Write` event for the driver and waits for the write.
+    fn hand_to_writer(
+        &mut self,
+        seq: u32,
+        buffer_size: u32,
+        gaps: Vec<(u32, u32)>,
+        verify: Option<[u8; 32]>,
+    ) -> ReceiverEvent {
+        self.state = State::Writing;
+        ReceiverEvent::Write {
+            seq,
+            file: self.file,
+            index: self.index,
+            offset: self.index as u64 * buffer_size as u64,
+            data: std::mem::take(&mut self.data),
+            gaps,
+            verify,
+        }
+    }
+}
+
+/// The socket drops not yet reported, marking them reported.
+fn take_unreported(total: u64, reported: &mut u64) -> u32 {
+    let n = (total - *reported).min(u32::MAX as u64) as u32;
+    *reported = total;
+    n
+}
+
 #[derive(Debug)]
 struct RFile {
     size: u64,
@@ -531,8 +560,7 @@ impl Receiver {
             let missing = b.have.missing();
             let n: u32 = missing.iter().map(|(a, e)| e - a).sum();
             self.stats.packets_nacked += n as u64;
-            let drops = (self.drops_total - self.drops_reported).min(u32::MAX as u64) as u32;
-            self.drops_reported = self.drops_total;
+            let drops = take_unreported(self.drops_total, &mut self.drops_reported);
             self.control.push_back(Control::Nack {
                 buf: seq,
                 round: b.round,
@@ -547,17 +575,10 @@ impl Receiver {
         if reliable {
             // Complete: the driver checks the BLAKE3 off the network thread, writes, and then
             // `buffer_written` answers `Done` (or `buffer_corrupt` asks for it all again).
-            b.state = State::Writing;
             let buffer_size = self.files.get(&b.file).map_or(0, |f| f.buffer_size);
-            self.events.push_back(ReceiverEvent::Write {
-                seq,
-                file: b.file,
-                index: b.index,
-                offset: b.index as u64 * buffer_size as u64,
-                data: std::mem::take(&mut b.data),
-                gaps: Vec::new(),
-                verify: Some(b.hash),
-            });
+            let verify = Some(b.hash);
+            self.events
+                .push_back(b.hand_to_writer(seq, buffer_size, Vec::new(), verify));
             return;
         }
         let lost = b.have.len_missing();
@@ -577,8 +598,7 @@ impl Receiver {
         }
         self.stats.packets_lost += lost as u64;
         self.stats.buffers_done += 1;
-        let drops = (self.drops_total - self.drops_reported).min(u32::MAX as u64) as u32;
-        self.drops_reported = self.drops_total;
+        let drops = take_unreported(self.drops_total, &mut self.drops_reported);
         self.control.push_back(Control::Done {
             buf: seq,
             received: b.have.count(),
@@ -587,17 +607,9 @@ impl Receiver {
             rx_rate,
             drops,
         });
-        b.state = State::Writing;
         let buffer_size = self.files.get(&b.file).map_or(0, |f| f.buffer_size);
-        self.events.push_back(ReceiverEvent::Write {
-            seq,
-            file: b.file,
-            index: b.index,
-            offset: b.index as u64 * buffer_size as u64,
-            data: std::mem::take(&mut b.data),
-            gaps,
-            verify: None,
-        });
+        self.events
+            .push_back(b.hand_to_writer(seq, buffer_size, gaps, None));
     }
 
     fn maybe_file_end(&mut self, file: u32) {
