@@ -258,9 +258,11 @@ impl RateControl {
         if !self.startup && !probing && !congested && !overrun {
             self.random_loss_ppm = (self.random_loss_ppm * 3 + loss_ppm) / 4;
         }
+        // Data arriving at under 7/8 of the rate it left at found a bottleneck outright (a deep
+        // queue may hide it from the loss for a long while).
+        let arrived_slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 8 * 7;
         // The first report comes from the short probe train.
-        let train_slowed = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 8 * 7;
-        if self.startup && self.reports == 1 && (congested || train_slowed) && !overrun {
+        if self.startup && self.reports == 1 && (congested || arrived_slow) && !overrun {
             // The train found a bottleneck (it overflowed a queue or arrived slower than it
             // left). It crossed the path in a few tens of milliseconds, so a stall anywhere on
             // the way makes it measure low: startup goes on from a quarter above it, and the
@@ -272,11 +274,10 @@ impl RateControl {
             self.gentle = true;
             self.rate = sample / 4 * 5;
         } else if overrun || (congested && !probing) {
-            // Receiver overrun: its drain rate is the limit (flow control). Congestion: back
-            // off below what got through. Either ends startup.
-            // In startup the estimate lags the rate (it doubles), so what got through now is
-            // the better measure of the path.
-            // The receiver's drain rate is what its application got, uncompensated.
+            // Either ends startup. Receiver overrun: the receiver's drain rate (what its
+            // application got, not scaled for loss) is the limit (flow control). Congestion:
+            // back off below what got through; in startup the estimate lags the rate (it
+            // grows every round), so what got through is the better measure of the path.
             let sample = if overrun && r.rx_rate > 0 {
                 r.rx_rate.min(sample)
             } else {
@@ -304,53 +305,61 @@ impl RateControl {
             let before = self.est;
             self.est = self.samples.iter().copied().max().unwrap_or(sample);
             if self.startup {
-                // Double while the delivery rate keeps growing; three reports without 25% growth
-                // mean the pipe is full (BBR's startup exit).
-                if self.est >= self.full / 4 * 5 {
-                    self.full = self.est;
-                    self.full_count = 0;
-                } else {
-                    self.full_count += 1;
-                }
-                // Data arriving at under 7/8 of the rate it left at is a bottleneck found outright
-                // (a deep queue may hide it from the loss for a long while). That round queued
-                // the difference: until the next report the rate is as much below the estimate
-                // (at most half), so the queue drains.
-                let slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 8 * 7;
-                if self.full_count >= 3 || slow {
-                    self.startup = false;
-                    self.cycle = FILTER - 2;
-                    let queued = r.tx_rate.saturating_sub(r.rx_rate).min(self.est / 2);
-                    self.rate = self.est - queued;
-                } else if self.gentle {
-                    // Near a bottleneck a round at twice its rate (hundreds of milliseconds, not
-                    // one round trip as in TCP) would queue or lose a round's worth of data.
-                    self.rate = self.est / 4 * 5;
-                } else {
-                    self.rate = self.est.saturating_mul(2);
-                }
+                self.startup_step(r, arrived_slow);
             } else {
-                let found_more = probing && self.est > before / 64 * 65;
-                // Keep probing, with twice the gain, while probes find more; else one probe per
-                // cycle. The drain after a probe that found nothing takes off what it added.
-                self.cycle = if found_more {
-                    self.probe_shift = self.probe_shift.saturating_sub(1).max(2);
-                    0
-                } else {
-                    (self.cycle + 1) % FILTER
-                };
-                if self.cycle == 2 {
-                    self.probe_shift = PROBE_SHIFT;
-                }
-                let gain = self.est >> self.probe_shift;
-                self.rate = match self.cycle {
-                    0 => self.est + gain,
-                    1 => self.est - gain,
-                    _ => self.est,
-                };
+                self.cruise_step(probing && self.est > before / 64 * 65);
             }
         }
         self.rate = self.rate.clamp(min.as_bps().max(1), max.as_bps().max(1));
+    }
+
+    /// Startup after a report that was neither congested nor an overrun: grow, or end when the
+    /// pipe is full.
+    fn startup_step(&mut self, r: &Report, arrived_slow: bool) {
+        // Double while the delivery rate keeps growing; three reports without 25% growth mean
+        // the pipe is full (BBR's startup exit).
+        if self.est >= self.full / 4 * 5 {
+            self.full = self.est;
+            self.full_count = 0;
+        } else {
+            self.full_count += 1;
+        }
+        if self.full_count >= 3 || arrived_slow {
+            // A slow round queued the difference: until the next report the rate is as much
+            // below the estimate (at most half), so the queue drains.
+            self.startup = false;
+            self.cycle = FILTER - 2;
+            let queued = r.tx_rate.saturating_sub(r.rx_rate).min(self.est / 2);
+            self.rate = self.est - queued;
+        } else if self.gentle {
+            // Near a bottleneck a round at twice its rate (hundreds of milliseconds, not one
+            // round trip as in TCP) would queue or lose a round's worth of data.
+            self.rate = self.est / 4 * 5;
+        } else {
+            self.rate = self.est.saturating_mul(2);
+        }
+    }
+
+    /// Cruise: the probing cycle. `found_more`: the report was a probe's, and it raised the
+    /// estimate.
+    fn cruise_step(&mut self, found_more: bool) {
+        // Keep probing, with twice the gain, while probes find more; else one probe per cycle.
+        // The drain after a probe that found nothing takes off what it added.
+        self.cycle = if found_more {
+            self.probe_shift = self.probe_shift.saturating_sub(1).max(2);
+            0
+        } else {
+            (self.cycle + 1) % FILTER
+        };
+        if self.cycle == 2 {
+            self.probe_shift = PROBE_SHIFT;
+        }
+        let gain = self.est >> self.probe_shift;
+        self.rate = match self.cycle {
+            0 => self.est + gain,
+            1 => self.est - gain,
+            _ => self.est,
+        };
     }
 
     fn cut(&mut self, now: Instant, to: u64, overrun: bool) {
