@@ -1,12 +1,23 @@
 //! `weft pattern` from the command line against in-process agents on loopback.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use weft_probe::server::{Server, ServerConfig, ServerHandle};
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
+}
+
+/// The result document a successful `weft ... --json` run printed on stdout.
+fn json_doc(out: &Output) -> weft_report::ResultDoc {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    weft_report::ResultDoc::from_json(&String::from_utf8_lossy(&out.stdout))
+        .expect("stdout is one result document")
 }
 
 fn agent() -> ServerHandle {
@@ -27,12 +38,7 @@ fn one_to_many_json_result_plots_as_bars() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = weft_report::ResultDoc::from_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let doc = json_doc(&out);
     assert_eq!(doc.kind, "pattern");
     assert_eq!(doc.samples.len(), 2);
     assert_eq!(doc.params["pattern"], "one-to-many");
@@ -137,12 +143,7 @@ fn pairs_between_agents_are_relayed_and_a_no_relay_agent_refuses() {
         .args(["pattern", "--pairs", &pairs, "--time", "400ms", "--json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = weft_report::ResultDoc::from_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let doc = json_doc(&out);
     assert_eq!(doc.samples.len(), 2);
     for (s, (from, to)) in doc.samples.iter().zip([(&a, &b), (&b, &c)]) {
         assert_eq!(s["from"], from.local_addr().to_string());
