@@ -464,3 +464,67 @@ fn refusals_write_nothing() {
     );
     assert_eq!(std::fs::read(dst.path().join("ok/x.bin")).unwrap(), b"tiny");
 }
+
+#[test]
+fn memory_source_arrives_as_its_pattern_and_a_discarding_receiver_writes_nothing() {
+    use weft_xfer::net::source::{Source, read_block};
+    let size: u64 = 3 * (1 << 20) + 5;
+    let mem = format!("{size}B");
+    // Into an ordinary receiver: the file holds the pattern, block by block.
+    let dst = tempfile::tempdir().unwrap();
+    let recv = Recv::start(dst.path(), &[]);
+    let args = ["--mem", &mem, "--buffer-size", "1MiB", "--json"];
+    let out = send(recv.port, &args, &[], "127.0.0.1:m");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        recv.log()
+    );
+    assert_eq!(json(&out)["summary"]["files_ok"], 1);
+    let got = std::fs::read(dst.path().join("m/weft-memory")).unwrap();
+    let want: Vec<u8> = (0..4)
+        .flat_map(|i| read_block(&Source::Memory, &mut None, size, 1 << 20, i, Vec::new()).unwrap())
+        .collect();
+    assert_eq!(got.len() as u64, size);
+    assert!(
+        got == want,
+        "the received bytes are not the memory source's"
+    );
+    // Into a discarding receiver, in every mode: verified (reliable) and dropped.
+    let sink = tempfile::tempdir().unwrap();
+    let recv = Recv::start(sink.path(), &["--discard"]);
+    for mode in ["reliable", "sbtp", "mbtp"] {
+        let args = [
+            "--mem",
+            &mem,
+            "--buffer-size",
+            "1MiB",
+            "--json",
+            "--mode",
+            mode,
+        ];
+        let out = send(recv.port, &args, &[], "127.0.0.1");
+        assert!(
+            out.status.success(),
+            "{mode}: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            recv.log()
+        );
+        assert_eq!(json(&out)["summary"]["bytes"], size, "{mode}");
+    }
+    assert!(
+        recv.log().contains("verified and discarded"),
+        "{}",
+        recv.log()
+    );
+    assert!(walk(sink.path()).is_empty(), "{:?}", walk(sink.path()));
+    // --mem takes no files.
+    let out = send(recv.port, &["--mem", "1MiB"], &[dst.path()], "127.0.0.1");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -5,6 +5,7 @@
 pub mod ctl;
 pub mod recv;
 pub mod send;
+pub mod source;
 pub mod store;
 pub mod sys;
 

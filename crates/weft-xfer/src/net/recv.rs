@@ -51,6 +51,10 @@ pub struct RecvOptions {
     /// digest is computed from the hashes of the buffers as verified in memory before they were
     /// written, and only buffers resumed from a journal are read back.
     pub read_back: bool,
+    /// Verify and then drop what arrives instead of writing it (the ttcp `-s` sink, iperf3's
+    /// default): measures the network and the protocol without the file system. Reliable mode
+    /// still checks every buffer's BLAKE3 and the whole-file digest.
+    pub discard: bool,
 }
 
 /// What happened to one received file.
@@ -130,7 +134,8 @@ pub fn serve(
 struct Job {
     seq: u32,
     file: u32,
-    entry: Arc<Mutex<Entry>>,
+    /// Where to write; `None` with `--discard`.
+    entry: Option<Arc<Mutex<Entry>>>,
     offset: u64,
     index: u32,
     data: Vec<u8>,
@@ -155,8 +160,13 @@ const PIPELINE_THREADS: usize = 2;
 const MAX_KNOWN_HASHES: usize = 1 << 20;
 
 struct FileSlot {
-    opened: Opened,
+    /// The file being written; `None` with `--discard`.
+    opened: Option<Opened>,
     report: usize,
+    /// Size, bytes.
+    size: u64,
+    /// Buffer size, bytes.
+    buffer_size: u32,
     /// BLAKE3 of each buffer verified in memory before it was written, by buffer index.
     hashes: HashMap<u32, [u8; 32]>,
 }
@@ -174,22 +184,18 @@ fn pipeline(
             Err(_) => return,
         };
         let Ok(j) = next else { return };
-        let outcome = match j.verify {
-            Some(want) => {
-                let got = *blake3::hash(&j.data).as_bytes();
-                if got != want {
-                    JobDone::Corrupt
-                } else {
-                    match store::write_buffer(&j.entry, j.offset, j.index, &j.data) {
-                        Ok(()) => JobDone::Written(Some(got)),
-                        Err(e) => JobDone::Failed(e.to_string()),
-                    }
-                }
-            }
-            None => match store::write_buffer(&j.entry, j.offset, j.index, &j.data) {
-                Ok(()) => JobDone::Written(None),
+        let hash = j.verify.map(|_| *blake3::hash(&j.data).as_bytes());
+        let outcome = if hash != j.verify {
+            JobDone::Corrupt
+        } else {
+            let written = match &j.entry {
+                Some(e) => store::write_buffer(e, j.offset, j.index, &j.data),
+                None => Ok(()),
+            };
+            match written {
+                Ok(()) => JobDone::Written(hash),
                 Err(e) => JobDone::Failed(e.to_string()),
-            },
+            }
         };
         if done
             .send((j.seq, j.file, j.index, outcome, j.data))
@@ -216,7 +222,9 @@ pub fn handle_session(stream: TcpStream, store: &Store, opts: &RecvOptions) -> S
     let r = session_loop(stream, store, opts, &mut rep, &mut open);
     // Whatever is still open stays as part file + journal for --resume.
     for (_, f) in open.drain() {
-        store.close(&f.opened.entry, false);
+        if let Some(o) = &f.opened {
+            store.close(&o.entry, false);
+        }
         if let Some(r) = rep.files.get_mut(f.report) {
             r.msg = "interrupted; the part file and journal are kept for --resume".into();
         }
@@ -365,14 +373,13 @@ fn session_loop(
                 rx.buffer_written(seq);
                 if !mode.is_reliable() {
                     // Unreliable modes: the file is whole when every byte is accounted for.
-                    for f in open.values() {
-                        let whole = f
-                            .opened
+                    for o in open.values().filter_map(|f| f.opened.as_ref()) {
+                        let whole = o
                             .entry
                             .lock()
                             .map(|g| g.written >= g.size && !g.complete)
                             .unwrap_or(false);
-                        if whole && let Err(e) = store::finish(&f.opened.entry, None) {
+                        if whole && let Err(e) = store::finish(&o.entry, None) {
                             return Err(XferError::Local(e));
                         }
                     }
@@ -406,6 +413,24 @@ fn session_loop(
                             rx.reject_file(file, RefuseCode::TooLarge, msg);
                             continue;
                         }
+                        if opts.discard {
+                            if let Err(msg) = store::validate_name(&name) {
+                                rep.files[report].msg = msg.clone();
+                                rx.reject_file(file, RefuseCode::Path, msg);
+                                continue;
+                            }
+                            rx.accept_file(file, Vec::new());
+                            let (opened, hashes) = (None, HashMap::new());
+                            let slot = FileSlot {
+                                opened,
+                                report,
+                                size,
+                                buffer_size,
+                                hashes,
+                            };
+                            open.insert(file, slot);
+                            continue;
+                        }
                         let req = store::OpenRequest {
                             name: &name,
                             size,
@@ -418,14 +443,14 @@ fn session_loop(
                         match store.open(&req) {
                             Ok(opened) => {
                                 rx.accept_file(file, opened.have.clone());
-                                open.insert(
-                                    file,
-                                    FileSlot {
-                                        opened,
-                                        report,
-                                        hashes: HashMap::new(),
-                                    },
-                                );
+                                let slot = FileSlot {
+                                    opened: Some(opened),
+                                    report,
+                                    size,
+                                    buffer_size,
+                                    hashes: HashMap::new(),
+                                };
+                                open.insert(file, slot);
                             }
                             Err((code, msg)) => {
                                 rep.files[report].msg = msg.clone();
@@ -455,7 +480,7 @@ fn session_loop(
                             .send(Job {
                                 seq,
                                 file,
-                                entry: f.opened.entry.clone(),
+                                entry: f.opened.as_ref().map(|o| o.entry.clone()),
                                 offset,
                                 index,
                                 data,
@@ -467,41 +492,7 @@ fn session_loop(
                         let f = open
                             .remove(&file)
                             .ok_or(XferError::Local("end of a file not open".into()))?;
-                        let result = if mode.is_reliable() {
-                            let known = if opts.read_back {
-                                HashMap::new()
-                            } else {
-                                f.hashes
-                            };
-                            store::finish_known(&f.opened.entry, Some(&digest), &known)
-                        } else {
-                            let whole = f
-                                .opened
-                                .entry
-                                .lock()
-                                .map(|g| g.written >= g.size)
-                                .unwrap_or(false);
-                            if whole {
-                                store::finish(&f.opened.entry, None)
-                            } else {
-                                Ok(())
-                            }
-                        };
-                        let (ok, msg) = match result {
-                            Ok(()) => {
-                                let g = f.opened.entry.lock().map(|g| g.complete).unwrap_or(false);
-                                (
-                                    true,
-                                    if g {
-                                        "in place".to_string()
-                                    } else {
-                                        "part written; other receivers still writing".to_string()
-                                    },
-                                )
-                            }
-                            Err(e) => (false, e),
-                        };
-                        store.close(&f.opened.entry, !ok);
+                        let (ok, msg) = end_file(store, opts, mode, &f, &digest);
                         if let Some(r) = rep.files.get_mut(f.report) {
                             r.ok = ok;
                             r.msg = msg.clone();
@@ -529,4 +520,93 @@ fn session_loop(
     }
     rep.stats = rx.stats().clone();
     result
+}
+
+/// Puts a file whose sender has finished in place (reliable mode: once its whole-file digest
+/// matches `digest`) and closes it; says whether it worked and how.
+fn end_file(
+    store: &Store,
+    opts: &RecvOptions,
+    mode: Mode,
+    f: &FileSlot,
+    digest: &[u8; 32],
+) -> (bool, String) {
+    let Some(opened) = &f.opened else {
+        return end_discarded(mode, f, digest);
+    };
+    let entry = &opened.entry;
+    let result = if mode.is_reliable() {
+        let no_hashes = HashMap::new();
+        let known = if opts.read_back {
+            &no_hashes
+        } else {
+            &f.hashes
+        };
+        store::finish_known(entry, Some(digest), known)
+    } else if entry.lock().map(|g| g.written >= g.size).unwrap_or(false) {
+        store::finish(entry, None)
+    } else {
+        Ok(())
+    };
+    let (ok, msg) = match result {
+        Ok(()) if entry.lock().map(|g| g.complete).unwrap_or(false) => (true, "in place".into()),
+        Ok(()) => (true, "part written; other receivers still writing".into()),
+        Err(e) => (false, e),
+    };
+    store.close(entry, !ok);
+    (ok, msg)
+}
+
+/// `--discard`: in reliable mode the whole-file digest is checked from the BLAKE3s of the
+/// buffers verified on arrival; nothing was written.
+fn end_discarded(mode: Mode, f: &FileSlot, digest: &[u8; 32]) -> (bool, String) {
+    if !mode.is_reliable() {
+        return (true, "received and discarded (--discard)".into());
+    }
+    let n = crate::proto::buffers_in(f.size, f.buffer_size);
+    let hashes: Option<Vec<&[u8; 32]>> = (0..n).map(|i| f.hashes.get(&(i as u32))).collect();
+    match hashes {
+        Some(h) if crate::proto::file_digest(h.iter().copied()) == *digest => {
+            (true, "verified and discarded (--discard)".into())
+        }
+        Some(_) => (
+            false,
+            "digest of the received data differs from the sender's".into(),
+        ),
+        None => (false, "buffers missing at the end of the file".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn discarded_slot(hashes: &[[u8; 32]]) -> FileSlot {
+        FileSlot {
+            opened: None,
+            report: 0,
+            size: 2500,
+            buffer_size: 1000,
+            hashes: hashes
+                .iter()
+                .copied()
+                .enumerate()
+                .map(|(i, h)| (i as u32, h))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_discarded_file_is_judged_by_its_verified_buffer_hashes() {
+        let h: Vec<[u8; 32]> = (0..3u8).map(|i| *blake3::hash(&[i]).as_bytes()).collect();
+        let digest = crate::proto::file_digest(&h);
+        let (ok, msg) = end_discarded(Mode::Reliable, &discarded_slot(&h), &digest);
+        assert!(ok, "{msg}");
+        let (ok, msg) = end_discarded(Mode::Reliable, &discarded_slot(&h), &[0; 32]);
+        assert!(!ok && msg.contains("differs"), "{msg}");
+        let (ok, msg) = end_discarded(Mode::Reliable, &discarded_slot(&h[..2]), &digest);
+        assert!(!ok && msg.contains("missing"), "{msg}");
+        // Unreliable modes have no digest to check.
+        assert!(end_discarded(Mode::Sbtp, &discarded_slot(&[]), &[0; 32]).0);
+    }
 }

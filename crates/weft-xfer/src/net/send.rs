@@ -4,7 +4,6 @@
 
 use std::fs::File;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -15,6 +14,7 @@ use weft_model::{Duration, Instant, Rate};
 use super::ctl::CtlConn;
 use super::{XferError, client_handshake, store, sys};
 
+use super::source::{MEMORY_NAME, Source, read_block};
 use super::sys::Gather;
 use crate::auth::Key;
 use crate::proto::{
@@ -59,8 +59,8 @@ pub struct SendOptions {
 /// A file to send and the name it gets at the receiver.
 #[derive(Debug, Clone)]
 pub struct SendItem {
-    /// Local path.
-    pub path: PathBuf,
+    /// Where the bytes come from.
+    pub source: Source,
     /// Relative name at the receiver.
     pub name: String,
     /// Size, bytes.
@@ -126,6 +126,23 @@ pub struct SendReport {
     pub sessions: usize,
 }
 
+/// An item of `size` bytes generated in memory (`weft send --mem`), named `dest_dir/weft-memory`
+/// at the receiver.
+pub fn memory_item(size: u64, dest_dir: &str) -> Result<SendItem, XferError> {
+    let prefix = dest_dir.trim_matches('/');
+    let name = if prefix.is_empty() {
+        MEMORY_NAME.to_string()
+    } else {
+        format!("{prefix}/{MEMORY_NAME}")
+    };
+    store::validate_name(&name).map_err(XferError::Local)?;
+    Ok(SendItem {
+        source: Source::Memory,
+        name,
+        size,
+    })
+}
+
 /// Expands files and directories (recursively; symbolic links are skipped) into items named
 /// `dest_dir/basename/...`.
 pub fn collect_files(paths: &[PathBuf], dest_dir: &str) -> Result<Vec<SendItem>, XferError> {
@@ -147,7 +164,7 @@ pub fn collect_files(paths: &[PathBuf], dest_dir: &str) -> Result<Vec<SendItem>,
             walk(p, &name, &mut out)?;
         } else if meta.is_file() {
             out.push(SendItem {
-                path: p.clone(),
+                source: Source::File(p.clone()),
                 name,
                 size: meta.len(),
             });
@@ -184,7 +201,7 @@ fn walk(dir: &Path, name: &str, out: &mut Vec<SendItem>) -> Result<(), XferError
                 .map_err(|er| XferError::io(format!("reading {}", e.path().display()), er))?
                 .len();
             out.push(SendItem {
-                path: e.path(),
+                source: Source::File(e.path()),
                 name: child,
                 size,
             });
@@ -197,13 +214,15 @@ fn walk(dir: &Path, name: &str, out: &mut Vec<SendItem>) -> Result<(), XferError
 /// resumes only a journal of the same file.
 fn fingerprint(it: &SendItem) -> Result<[u8; 32], XferError> {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(&it.path)
-        .map_err(|e| XferError::io(format!("reading {}", it.path.display()), e))?;
     let mut h = blake3::Hasher::new();
     h.update(it.name.as_bytes());
     h.update(&it.size.to_be_bytes());
-    h.update(&m.mtime().to_be_bytes());
-    h.update(&m.mtime_nsec().to_be_bytes());
+    if let Source::File(path) = &it.source {
+        let m = std::fs::metadata(path)
+            .map_err(|e| XferError::io(format!("reading {}", path.display()), e))?;
+        h.update(&m.mtime().to_be_bytes());
+        h.update(&m.mtime_nsec().to_be_bytes());
+    }
     Ok(*h.finalize().as_bytes())
 }
 
@@ -379,7 +398,7 @@ fn run_session(
             0,
             opts.buffer_size,
             opts.mode.is_reliable(),
-            recycle_rx,
+            (opts.window, recycle_rx),
         );
         reader = Some((0, rx, recycle_tx));
     }
@@ -497,10 +516,13 @@ fn run_session(
                         .flat_map(|(a, b)| *a..*b)
                         .filter(|_| opts.mode.is_reliable())
                     {
+                        let item = items
+                            .get(file as usize)
+                            .ok_or_else(|| XferError::Local("file number out of range".into()))?;
                         let data = read_block(
-                            items,
-                            &mut files,
-                            file as usize,
+                            &item.source,
+                            &mut files[file as usize],
+                            item.size,
                             opts.buffer_size,
                             i,
                             Vec::new(),
@@ -536,7 +558,7 @@ fn run_session(
                             file as usize,
                             opts.buffer_size,
                             opts.mode.is_reliable(),
-                            recycle_rx,
+                            (params.window, recycle_rx),
                         ),
                         recycle_tx,
                     ));
@@ -742,29 +764,60 @@ type BlockRx = mpsc::Receiver<Result<Option<Block>, XferError>>;
 /// when hashing, so that hashing one buffer overlaps reading the next and a second core can
 /// help), taking indices from the shared allocator; blocks may come out of index order. The last
 /// reader to run out of indices sends `None`, after every block.
+/// The reader threads' buffers: recycled by the sender, and at most `cap` of them made, so that
+/// a long transfer does not keep allocating (and faulting in) fresh buffers.
+struct Pool {
+    recycled: Mutex<mpsc::Receiver<Vec<u8>>>,
+    made: AtomicUsize,
+    cap: usize,
+}
+
+impl Pool {
+    /// A buffer to fill: one the sender gave back, else a new one while fewer than `cap` were
+    /// made, else the next one given back (a new one if none comes within a second, so that a
+    /// buffer the sender kept cannot stall the transfer).
+    fn take(&self) -> Vec<u8> {
+        let Ok(r) = self.recycled.lock() else {
+            return Vec::new();
+        };
+        if let Ok(v) = r.try_recv() {
+            return v;
+        }
+        if self.made.fetch_add(1, Ordering::Relaxed) < self.cap {
+            return Vec::new();
+        }
+        r.recv_timeout(std::time::Duration::from_secs(1))
+            .unwrap_or_default()
+    }
+}
+
 fn spawn_reader(
     alloc: Arc<Mutex<Alloc>>,
     item: SendItem,
     file: usize,
     buffer_size: u32,
     hash: bool,
-    recycled: mpsc::Receiver<Vec<u8>>,
+    (window, recycled): (u16, mpsc::Receiver<Vec<u8>>),
 ) -> BlockRx {
     let (tx, rx) = mpsc::sync_channel(1);
     let readers = if hash { READERS } else { 1 };
     let live = Arc::new(AtomicUsize::new(readers));
-    let recycled = Arc::new(Mutex::new(recycled));
+    // Buffers in the sender's window, one in the channel, one per reader, and one spare.
+    let pool = Arc::new(Pool {
+        recycled: Mutex::new(recycled),
+        made: AtomicUsize::new(0),
+        cap: window as usize + readers + 2,
+    });
     for _ in 0..readers {
-        let (alloc, item, tx, live, recycled) = (
+        let (alloc, item, tx, live, pool) = (
             alloc.clone(),
             item.clone(),
             tx.clone(),
             live.clone(),
-            recycled.clone(),
+            pool.clone(),
         );
         std::thread::spawn(move || {
-            let items = [item];
-            let mut files = [None];
+            let mut open_file = None;
             loop {
                 let idx = match alloc.lock() {
                     Ok(mut a) => a.take(file),
@@ -779,12 +832,16 @@ fn spawn_reader(
                     }
                     return;
                 };
-                let reuse = recycled
-                    .lock()
-                    .ok()
-                    .and_then(|r| r.try_recv().ok())
-                    .unwrap_or_default();
-                let r = read_block(&items, &mut files, 0, buffer_size, idx, reuse).map(|data| {
+                let reuse = pool.take();
+                let r = read_block(
+                    &item.source,
+                    &mut open_file,
+                    item.size,
+                    buffer_size,
+                    idx,
+                    reuse,
+                )
+                .map(|data| {
                     let h = if hash {
                         *blake3::hash(&data).as_bytes()
                     } else {
@@ -800,40 +857,4 @@ fn spawn_reader(
         });
     }
     rx
-}
-
-fn read_block(
-    items: &[SendItem],
-    files: &mut [Option<File>],
-    file: usize,
-    buffer_size: u32,
-    idx: u32,
-    mut data: Vec<u8>,
-) -> Result<Vec<u8>, XferError> {
-    let item = items
-        .get(file)
-        .ok_or_else(|| XferError::Local("file number out of range".into()))?;
-    if files[file].is_none() {
-        files[file] = Some(
-            File::open(&item.path)
-                .map_err(|e| XferError::io(format!("opening {}", item.path.display()), e))?,
-        );
-    }
-    let f = files[file]
-        .as_ref()
-        .ok_or_else(|| XferError::Local("file not open".into()))?;
-    let len = buffer_len(item.size, buffer_size, idx) as usize;
-    // A reused buffer of the right size is overwritten as it is; only growth is zeroed.
-    data.resize(len, 0);
-    f.read_exact_at(&mut data, idx as u64 * buffer_size as u64)
-        .map_err(|e| {
-            XferError::io(
-                format!(
-                    "reading {} (did it shrink while being sent?)",
-                    item.path.display()
-                ),
-                e,
-            )
-        })?;
-    Ok(data)
 }

@@ -61,6 +61,12 @@ pub struct Args {
     /// from a journal are read back).
     #[arg(long)]
     read_back: bool,
+    /// Verify what arrives, then drop it instead of writing it (the ttcp -s sink, an iperf3
+    /// server): measures the network and the protocol without the file system. Reliable mode
+    /// still checks every buffer's BLAKE3 and the whole-file digest; nothing is written into
+    /// --dir.
+    #[arg(long, conflicts_with = "read_back")]
+    discard: bool,
 }
 
 /// Runs `weft recv`.
@@ -79,10 +85,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let listener =
         TcpListener::bind(&a.listen).with_context(|| format!("listening on {}", a.listen))?;
     let local = listener.local_addr()?;
-    eprintln!(
-        "weft recv: listening on {local}, writing into {}",
-        store.root().display()
-    );
+    if a.discard {
+        eprintln!("weft recv: listening on {local}, verifying and discarding what arrives");
+    } else {
+        eprintln!(
+            "weft recv: listening on {local}, writing into {}",
+            store.root().display()
+        );
+    }
     let opts = RecvOptions {
         sockets: a.sockets,
         key,
@@ -95,6 +105,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         max_sessions: a.sessions,
         max_concurrent: a.max_concurrent,
         read_back: a.read_back,
+        discard: a.discard,
     };
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
@@ -109,22 +120,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let peer = r.peer.map(|p| p.to_string()).unwrap_or_default();
         for f in &r.files {
             let lost: u64 = f.gaps.iter().map(|g| g.1).sum();
-            eprintln!(
-                "weft recv: {peer}: {} ({} bytes): {}{}",
-                f.name,
-                f.size,
-                if f.ok { "ok" } else { "FAILED: " },
-                if f.ok && lost > 0 {
-                    format!(
-                        " ({lost} bytes lost and zero-filled in {} gaps)",
-                        f.gaps.len()
-                    )
-                } else if f.ok {
-                    String::new()
-                } else {
-                    f.msg.clone()
-                }
-            );
+            let mut status = match (f.ok, f.msg.is_empty()) {
+                (false, _) => format!("FAILED: {}", f.msg),
+                (true, true) => "ok".to_string(),
+                (true, false) => format!("ok, {}", f.msg),
+            };
+            if f.ok && lost > 0 {
+                status += &format!(" ({lost} bytes lost in {} gaps)", f.gaps.len());
+            }
+            eprintln!("weft recv: {peer}: {} ({} bytes): {status}", f.name, f.size);
         }
         if let Some(e) = &r.error {
             eprintln!("weft recv: {peer}: session failed: {e}");

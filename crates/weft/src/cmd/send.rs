@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 use weft_model::{Duration, Rate, Size};
 use weft_xfer::auth::Key;
-use weft_xfer::net::send::{Progress, SendOptions, collect_files, send};
+use weft_xfer::net::send::{Progress, SendOptions, collect_files, memory_item, send};
 use weft_xfer::proto::RateMode;
 use weft_xfer::wire::Mode;
 
@@ -18,9 +18,14 @@ use weft_xfer::wire::Mode;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Files or directories to send, then the receiver as HOST[:DIR] (DIR is relative to the
-    /// receiver's --dir; IPv6 hosts in brackets: [::1]:DIR).
-    #[arg(required = true, num_args = 2.., value_name = "FILE... HOST[:DIR]")]
+    /// receiver's --dir; IPv6 hosts in brackets: [::1]:DIR). With --mem, only HOST[:DIR].
+    #[arg(required = true, num_args = 1.., value_name = "FILE... HOST[:DIR]")]
     args: Vec<String>,
+    /// Send this many bytes generated in memory instead of files (the ttcp -s source, iperf3's
+    /// default): measures the network and the protocol without the file system. The receiver
+    /// names it weft-memory (or drops it with `weft recv --discard`).
+    #[arg(long, conflicts_with = "resume")]
+    mem: Option<Size>,
     /// The receiver's control (TCP) port.
     #[arg(long, default_value_t = 7140)]
     port: u16,
@@ -155,8 +160,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "--loss-threshold is a fraction between 0 and 1",
         ));
     }
-    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-    let items = collect_files(&paths, &dir).map_err(|e| crate::cli::usage(e.to_string()))?;
+    let items = match a.mem {
+        Some(_) if !paths.is_empty() => {
+            return Err(crate::cli::usage(
+                "--mem sends memory, not files: give only HOST[:DIR]",
+            ));
+        }
+        Some(size) => vec![memory_item(size.as_bytes(), &dir)?],
+        None if paths.is_empty() => {
+            return Err(crate::cli::usage(
+                "give FILE... HOST[:DIR] (or --mem SIZE HOST[:DIR])",
+            ));
+        }
+        None => {
+            let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+            collect_files(&paths, &dir).map_err(|e| crate::cli::usage(e.to_string()))?
+        }
+    };
     let addr: SocketAddr = (host.as_str(), a.port)
         .to_socket_addrs()
         .with_context(|| format!("resolving {host}"))?
