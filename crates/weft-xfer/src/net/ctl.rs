@@ -27,6 +27,8 @@ impl CtlConn {
     pub fn new(stream: TcpStream) -> io::Result<Self> {
         stream.set_nodelay(true)?;
         stream.set_nonblocking(true)?;
+        // A lost control segment stalls the transfer behind it: recover it in tens of ms.
+        super::sys::quick_tcp_recovery(&stream);
         Ok(CtlConn {
             stream,
             rbuf: Vec::with_capacity(1 << 16),

@@ -695,13 +695,15 @@ impl Sender {
         }
     }
 
+    /// Once every buffer of the file has been handed over, sends `FileEnd` with the whole-file
+    /// digest, without waiting for the buffers still in flight: the receiver holds it until they
+    /// are done, so the answer comes with the last buffer's instead of a round trip later.
     fn maybe_end_file(&mut self) {
         if self.phase
             == (FilePhase::Sending {
                 exhausted: true,
                 asking: false,
             })
-            && self.bufs.is_empty()
         {
             self.phase = FilePhase::Ending;
             let digest = if self.cfg.mode.is_reliable() {
