@@ -528,3 +528,47 @@ fn memory_source_arrives_as_its_pattern_and_a_discarding_receiver_writes_nothing
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_sender_without_a_key_still_insists_on_welcome_first() {
+    // A hand-made receiver that answers Auth with something other than Welcome.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fake = std::thread::spawn(move || {
+        let mut conn = CtlConn::new(listener.accept().unwrap().0).unwrap();
+        assert!(matches!(
+            conn.recv_wait(5000).unwrap(),
+            Control::ClientHello { .. }
+        ));
+        conn.queue(&Control::ServerHello {
+            version: weft_xfer::wire::control::PROTOCOL_VERSION,
+            session: 7,
+            nonce: [1; 16],
+            window: 1,
+            ports: vec![9],
+            key_required: false,
+        });
+        conn.flush_all(2000).unwrap();
+        assert!(matches!(
+            conn.recv_wait(5000).unwrap(),
+            Control::Auth { .. }
+        ));
+        conn.queue(&Control::FileAccept {
+            file: 0,
+            have: Vec::new(),
+        });
+        conn.flush_all(2000).unwrap();
+        // Hold the connection until the sender gives up.
+        let _ = conn.recv_wait(5000);
+    });
+    let src = tempfile::tempdir().unwrap();
+    let f = src.path().join("f.bin");
+    std::fs::write(&f, b"hello").unwrap();
+    let out = send(port, &[], &[&f], "127.0.0.1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("instead of Welcome"),
+        "{err}"
+    );
+    fake.join().unwrap();
+}

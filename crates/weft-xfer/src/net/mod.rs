@@ -75,6 +75,9 @@ pub struct SessionParams {
     pub window: u16,
     /// Receiver's UDP ports.
     pub ports: Vec<u16>,
+    /// The receiver's `Welcome` is still to come (first on the control connection): without a
+    /// key it proves nothing, so the sender goes on without waiting a round trip for it.
+    pub welcome_pending: bool,
 }
 
 /// A 64-bit random value.
@@ -130,6 +133,14 @@ pub fn client_handshake(
     let mac = key.map_or([0; 32], |k| k.mac(Role::Sender, &cn, &sn, session));
     conn.queue(&Control::Auth { mac });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
+    if key.is_none() {
+        return Ok(SessionParams {
+            session,
+            window: window.max(1),
+            ports,
+            welcome_pending: true,
+        });
+    }
     match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
         Control::Welcome { mac } => {
             if let Some(k) = key
@@ -150,6 +161,7 @@ pub fn client_handshake(
         session,
         window: window.max(1),
         ports,
+        welcome_pending: false,
     })
 }
 
@@ -221,6 +233,7 @@ pub fn server_handshake(
             session,
             window,
             ports: ports.to_vec(),
+            welcome_pending: false,
         },
     ))
 }

@@ -309,12 +309,16 @@ fn session_loop(
     fds.extend(socks.iter().map(|s| s.as_raw_fd()));
     let mut last_heard = StdInstant::now();
     let mut finished = false;
+    let mut first_pass = true;
     let result = (|| -> Result<(), XferError> {
         loop {
-            let wait = rx
-                .poll_timeout()
-                .map(|t| t.as_nanos().saturating_sub(now().as_nanos()))
-                .unwrap_or(100_000_000);
+            // The handshake may have read the first messages already (a sender without a key
+            // does not wait for Welcome): the first pass takes them without waiting.
+            let wait = match rx.poll_timeout() {
+                _ if std::mem::take(&mut first_pass) => 0,
+                Some(t) => t.as_nanos().saturating_sub(now().as_nanos()),
+                None => 100_000_000,
+            };
             sys::poll_readable_ns(&fds, Some(wait)).map_err(|e| XferError::io("polling", e))?;
             // Data first: a round's `End` must not overtake its datagrams already queued.
             for s in &socks {

@@ -18,8 +18,8 @@ use super::source::{MEMORY_NAME, Source, read_block};
 use super::sys::Gather;
 use crate::auth::Key;
 use crate::proto::{
-    FileMeta, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, TransmitRef, buffer_len,
-    buffers_in,
+    FileMeta, ProtoError, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, TransmitRef,
+    buffer_len, buffers_in,
 };
 use crate::wire::data::{HEADER_LEN, MAX_PAYLOAD};
 use crate::wire::{Control, Mode};
@@ -407,6 +407,7 @@ fn run_session(
     let mut conn =
         CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
     let params = client_handshake(&mut conn, opts.mode, opts.window, opts.key.as_ref())?;
+    let mut welcome_pending = params.welcome_pending;
     let bind: SocketAddr = if addr.is_ipv4() {
         "0.0.0.0:0"
     } else {
@@ -466,6 +467,10 @@ fn run_session(
             match conn.next_msg() {
                 Ok(Some(Control::Refuse { code, msg })) => {
                     return Err(XferError::Refused { code, msg });
+                }
+                Ok(Some(Control::Welcome { .. })) if welcome_pending => welcome_pending = false,
+                Ok(Some(_)) if welcome_pending => {
+                    return Err(ProtoError::Unexpected("message instead of Welcome").into());
                 }
                 Ok(Some(m)) => {
                     last_heard = StdInstant::now();
