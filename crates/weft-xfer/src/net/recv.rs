@@ -222,11 +222,15 @@ pub fn handle_session(stream: TcpStream, store: &Store, opts: &RecvOptions) -> S
     let r = session_loop(stream, store, opts, &mut rep, &mut open);
     // Whatever is still open stays as part file + journal for --resume.
     for (_, f) in open.drain() {
-        if let Some(o) = &f.opened {
-            store.close(&o.entry, false);
-        }
+        let msg = match &f.opened {
+            Some(o) => {
+                store.close(&o.entry, false);
+                "interrupted; the part file and journal are kept for --resume"
+            }
+            None => "interrupted (--discard: nothing was kept)",
+        };
         if let Some(r) = rep.files.get_mut(f.report) {
-            r.msg = "interrupted; the part file and journal are kept for --resume".into();
+            r.msg = msg.into();
         }
     }
     if let Err(e) = r {
@@ -424,13 +428,12 @@ fn session_loop(
                                 continue;
                             }
                             rx.accept_file(file, Vec::new());
-                            let (opened, hashes) = (None, HashMap::new());
                             let slot = FileSlot {
-                                opened,
+                                opened: None,
                                 report,
                                 size,
                                 buffer_size,
-                                hashes,
+                                hashes: HashMap::new(),
                             };
                             open.insert(file, slot);
                             continue;
@@ -577,7 +580,12 @@ fn end_discarded(mode: Mode, f: &FileSlot, digest: &[u8; 32]) -> (bool, String) 
             false,
             "digest of the received data differs from the sender's".into(),
         ),
-        None => (false, "buffers missing at the end of the file".into()),
+        None => (
+            false,
+            format!(
+                "hashes of buffers missing at the end of the file (--discard checks at most {MAX_KNOWN_HASHES} buffers a file)"
+            ),
+        ),
     }
 }
 

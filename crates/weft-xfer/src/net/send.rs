@@ -521,12 +521,14 @@ fn run_session(
                         .flat_map(|(a, b)| *a..*b)
                         .filter(|_| opts.mode.is_reliable())
                     {
-                        let item = items
-                            .get(file as usize)
-                            .ok_or_else(|| XferError::Local("file number out of range".into()))?;
+                        let (Some(item), Some(open)) =
+                            (items.get(file as usize), files.get_mut(file as usize))
+                        else {
+                            return Err(XferError::Local("file number out of range".into()));
+                        };
                         let data = read_block(
                             &item.source,
-                            &mut files[file as usize],
+                            open,
                             item.size,
                             opts.buffer_size,
                             i,
@@ -765,10 +767,6 @@ type Block = (u32, Vec<u8>, [u8; 32]);
 /// What a reader thread delivers: blocks, then `None`, or an error.
 type BlockRx = mpsc::Receiver<Result<Option<Block>, XferError>>;
 
-/// Reads (and hashes) the buffers of one file ahead of the network loop, on reader threads (two
-/// when hashing, so that hashing one buffer overlaps reading the next and a second core can
-/// help), taking indices from the shared allocator; blocks may come out of index order. The last
-/// reader to run out of indices sends `None`, after every block.
 /// The reader threads' buffers: recycled by the sender, and at most `cap` of them made, so that
 /// a long transfer does not keep allocating (and faulting in) fresh buffers.
 struct Pool {
@@ -796,6 +794,10 @@ impl Pool {
     }
 }
 
+/// Reads (and hashes) the buffers of one file ahead of the network loop, on reader threads (two
+/// when hashing, so that hashing one buffer overlaps reading the next and a second core can
+/// help), taking indices from the shared allocator; blocks may come out of index order. The last
+/// reader to run out of indices sends `None`, after every block.
 fn spawn_reader(
     alloc: Arc<Mutex<Alloc>>,
     item: SendItem,
