@@ -1,13 +1,12 @@
 //! `weft pattern` from the command line against in-process agents on loopback.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use weft_probe::server::{Server, ServerConfig, ServerHandle};
 
-fn weft() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
-}
+mod common;
+use common::weft;
 
 /// The result document a successful `weft ... --json` run printed on stdout.
 fn json_doc(out: &Output) -> weft_report::ResultDoc {

@@ -1,11 +1,9 @@
 //! `weft plot` from the command line: result files in, SVG/PNG files out, clear errors.
 
 use std::path::Path;
-use std::process::Command;
 
-fn weft() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
-}
+mod common;
+use common::weft;
 
 fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let p = dir.join(name);

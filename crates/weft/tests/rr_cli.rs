@@ -2,15 +2,13 @@
 //! agent and an echo server built here, on loopback.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
 
 use weft_probe::server::{Server, ServerConfig};
 
-fn weft() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
-}
+mod common;
+use common::weft;
 
 fn tcp_echo() -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -143,38 +141,10 @@ fn usage_errors_exit_2_and_failures_exit_1() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("aborted"));
 }
 
-/// A `weft serve` process on 127.0.0.1 with a free port; killed when dropped.
-struct Agent(Child, u16);
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve_process() -> Agent {
-    let mut child = weft()
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let port = loop {
-        let line = lines.next().expect("serve printed nothing").unwrap();
-        if let Some(addr) = line.split("listening on ").nth(1) {
-            break addr.rsplit(':').next().unwrap().parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
-    Agent(child, port)
-}
-
 #[test]
 fn rr_against_a_weft_serve_process_in_every_mode() {
-    let agent = serve_process();
-    let host = format!("127.0.0.1:{}", agent.1);
+    let agent = common::Agent::start(&[]);
+    let host = format!("127.0.0.1:{}", agent.port);
     let modes: [&[&str]; 4] = [
         &["--sweep", "1..4096"],
         &["--cold", "--size", "64"],

@@ -1,48 +1,15 @@
 //! `weft serve` and `weft tput` as processes over loopback: JSON output, exit codes, `--once`.
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use weft_report::ResultDoc;
 
-fn weft() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
-}
-
-/// Starts `weft serve --bind 127.0.0.1:0 EXTRA...` and returns it with its port.
-fn serve(extra: &[&str]) -> (Child, u16) {
-    let mut child = weft()
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let port = loop {
-        let line = lines.next().expect("serve printed nothing").unwrap();
-        if let Some(addr) = line.split("listening on ").nth(1) {
-            break addr.rsplit(':').next().unwrap().parse().unwrap();
-        }
-    };
-    // Keep draining stderr so the agent never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, port)
-}
-
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod common;
+use common::{Agent, weft};
 
 #[test]
 fn json_output_is_one_result_doc_and_nothing_else() {
-    let (child, port) = serve(&[]);
-    let _k = Kill(child);
+    let agent = Agent::start(&[]);
+    let port = agent.port;
     let out = weft()
         .args([
             "tput",
@@ -73,8 +40,8 @@ fn json_output_is_one_result_doc_and_nothing_else() {
 
 #[test]
 fn json_stream_prints_one_json_event_per_line_and_o_writes_a_file() {
-    let (child, port) = serve(&[]);
-    let _k = Kill(child);
+    let agent = Agent::start(&[]);
+    let port = agent.port;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("r.json");
     let out = weft()
@@ -110,8 +77,8 @@ fn json_stream_prints_one_json_event_per_line_and_o_writes_a_file() {
 
 #[test]
 fn failures_exit_non_zero_and_usage_errors_exit_two() {
-    let (child, port) = serve(&["--max-streams", "2"]);
-    let _k = Kill(child);
+    let agent = Agent::start(&["--max-streams", "2"]);
+    let port = agent.port;
     let host = format!("127.0.0.1:{port}");
     let out = weft()
         .args(["tput", &host, "-P", "3", "-t", "0.2", "--json"])
@@ -134,7 +101,8 @@ fn failures_exit_non_zero_and_usage_errors_exit_two() {
 
 #[test]
 fn serve_once_exits_after_one_test() {
-    let (mut child, port) = serve(&["--once"]);
+    let mut agent = Agent::start(&["--once"]);
+    let port = agent.port;
     let out = weft()
         .args(["tput", &format!("127.0.0.1:{port}"), "-n", "1M", "-R"])
         .output()
@@ -148,7 +116,7 @@ fn serve_once_exits_after_one_test() {
     assert!(table.contains("down") && table.contains("1MiB"), "{table}");
     let t = std::time::Instant::now();
     loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = agent.child.try_wait().unwrap() {
             assert!(status.success());
             break;
         }

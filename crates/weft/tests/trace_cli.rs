@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn weft() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
-}
+mod common;
+use common::weft;
 
 fn run(args: &[&str]) -> Output {
     weft().args(args).output().expect("run weft")

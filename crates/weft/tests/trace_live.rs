@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn weft() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
-}
+mod common;
+use common::weft;
 
 fn lines_of(text: &str) -> Vec<Value> {
     text.lines()

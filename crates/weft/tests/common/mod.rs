@@ -1,0 +1,51 @@
+//! Helpers shared by the CLI tests: the `weft` binary, and a `weft serve` agent process.
+
+#![allow(dead_code)] // each test file uses its own subset
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// The `weft` binary under test.
+pub fn weft() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+}
+
+/// A `weft serve --bind 127.0.0.1:0 EXTRA...` process and the port it took; killed when
+/// dropped.
+pub struct Agent {
+    /// The process.
+    pub child: Child,
+    /// Its control port on 127.0.0.1.
+    pub port: u16,
+}
+
+impl Agent {
+    /// Starts an agent with `extra` arguments and waits for it to say where it listens.
+    pub fn start(extra: &[&str]) -> Agent {
+        let mut child = weft()
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let port = loop {
+            let line = lines.next().expect("serve printed nothing").unwrap();
+            if let Some(addr) = line.split("listening on ").nth(1) {
+                break addr.rsplit(':').next().unwrap().parse().unwrap();
+            }
+        };
+        // Keep draining stderr so the agent never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Agent { child, port }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
