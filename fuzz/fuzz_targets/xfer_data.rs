@@ -28,7 +28,9 @@ fuzz_target!(|data: &[u8]| {
     if rx.handle_control(t, offer).is_err() {
         return;
     }
-    rx.accept_file(0, Vec::new());
+    if rx.accept_file(t, 0, Vec::new()).is_err() {
+        return;
+    }
     let start = Control::Start { buf: 0, file: 0, index: 0, size: 500, packet_size: 64, hash: [0; 32] };
     if rx.handle_control(t, start).is_err() {
         return;

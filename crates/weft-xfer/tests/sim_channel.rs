@@ -220,7 +220,9 @@ fn run(
             }
             while let Some(e) = receivers[s].poll_event() {
                 match e {
-                    ReceiverEvent::Offer { file, .. } => receivers[s].accept_file(file, Vec::new()),
+                    ReceiverEvent::Offer { file, .. } => {
+                        receivers[s].accept_file(now, file, Vec::new()).unwrap()
+                    }
                     ReceiverEvent::Write {
                         seq,
                         file,
@@ -517,7 +519,7 @@ fn one_buffer_receiver(window: u32) -> Receiver {
         },
     )
     .unwrap();
-    r.accept_file(0, Vec::new());
+    r.accept_file(Instant::ZERO, 0, Vec::new()).unwrap();
     r.handle_control(
         t,
         Control::Start {
@@ -683,4 +685,89 @@ fn a_buffer_failing_its_hash_is_received_again_and_done_waits_for_the_write() {
             ..
         })
     ));
+}
+
+#[test]
+fn buffers_pipelined_behind_an_offer_wait_for_the_answer() {
+    let meta = |name: &str| FileMeta {
+        name: name.into(),
+        size: 10,
+        hash: [0; 32],
+        resume: false,
+    };
+    let rate = RateMode::Fixed(Rate::mbps(100));
+    let mut s = Sender::new(
+        cfg(Mode::Reliable, 5, 10, 2, rate),
+        9,
+        vec![meta("a"), meta("b")],
+    );
+    let mut r = Receiver::new(ReceiverConfig {
+        mode: Mode::Reliable,
+        session: 9,
+        window: 2,
+        max_buffer: 1 << 20,
+        max_packet: 9000,
+        max_file: 1 << 20,
+        settle: Duration::from_millis(1),
+    });
+    let t = Instant::ZERO;
+    // A fresh file: its buffers are asked for, started and ended before any answer.
+    let mut hand_over = |s: &mut Sender, file: u32| {
+        assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file }));
+        s.provide_buffer(file, Some((0, b"0123456789".to_vec())))
+            .unwrap();
+        assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file }));
+        s.provide_buffer(file, None).unwrap();
+        std::iter::from_fn(|| s.poll_control()).collect::<Vec<_>>()
+    };
+    let sent = hand_over(&mut s, 0);
+    let kinds: Vec<&str> = sent
+        .iter()
+        .map(|c| match c {
+            Control::FileOffer { .. } => "offer",
+            Control::Start { .. } => "start",
+            Control::FileEnd { .. } => "end",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["offer", "start", "end"]);
+    // The receiver holds the Start and the FileEnd while the driver decides...
+    for c in sent {
+        r.handle_control(t, c).unwrap();
+    }
+    assert!(matches!(
+        r.poll_event(),
+        Some(ReceiverEvent::Offer { file: 0, .. })
+    ));
+    assert_eq!(r.poll_control(), None, "no Ready before the answer");
+    assert_eq!(r.poll_event(), None, "no FileEnd before the answer");
+    // ...and drops them when it refuses the file; the sender drops its buffers and goes on.
+    r.reject_file(0, weft_xfer::wire::RefuseCode::Exists, "exists".into());
+    let reject = r.poll_control().unwrap();
+    assert_eq!(r.poll_control(), None);
+    s.handle_control(t, reject).unwrap();
+    assert!(matches!(
+        s.poll_event(),
+        Some(SenderEvent::FileRejected { file: 0, .. })
+    ));
+    let sent = hand_over(&mut s, 1);
+    assert!(
+        matches!(sent[0], Control::FileOffer { file: 1, .. }),
+        "{sent:?}"
+    );
+    for c in sent {
+        r.handle_control(t, c).unwrap();
+    }
+    assert!(matches!(
+        r.poll_event(),
+        Some(ReceiverEvent::Offer { file: 1, .. })
+    ));
+    // Accepted: the held Start is granted, and the FileEnd waits for the buffer.
+    r.accept_file(t, 1, Vec::new()).unwrap();
+    assert!(matches!(
+        r.poll_control(),
+        Some(Control::FileAccept { file: 1, .. })
+    ));
+    assert!(matches!(r.poll_control(), Some(Control::Ready { .. })));
+    assert_eq!(r.poll_event(), None);
 }

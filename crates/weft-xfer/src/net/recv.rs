@@ -427,7 +427,7 @@ fn session_loop(
                                 rx.reject_file(file, RefuseCode::Path, msg);
                                 continue;
                             }
-                            rx.accept_file(file, Vec::new());
+                            rx.accept_file(now(), file, Vec::new())?;
                             let slot = FileSlot {
                                 opened: None,
                                 report,
@@ -449,7 +449,7 @@ fn session_loop(
                         };
                         match store.open(&req) {
                             Ok(opened) => {
-                                rx.accept_file(file, opened.have.clone());
+                                rx.accept_file(now(), file, opened.have.clone())?;
                                 let slot = FileSlot {
                                     opened: Some(opened),
                                     report,

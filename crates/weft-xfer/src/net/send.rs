@@ -386,21 +386,9 @@ fn run_session(
     // reading and hashing them overlaps connecting and the handshake. (Resumed transfers wait
     // for the receiver's list of buffers it has; MBTP sessions share one allocator and read on
     // acceptance.)
-    let mut reader: Option<(u32, BlockRx, mpsc::Sender<Vec<u8>>)> = None;
-    if !opts.resume
-        && opts.mode != Mode::Mbtp
-        && let Some(item) = items.first()
-    {
-        let (recycle_tx, recycle_rx) = mpsc::channel();
-        let rx = spawn_reader(
-            alloc.clone(),
-            item.clone(),
-            0,
-            opts.buffer_size,
-            opts.mode.is_reliable(),
-            (opts.window, recycle_rx),
-        );
-        reader = Some((0, rx, recycle_tx));
+    let mut reader: Option<FileReader> = None;
+    if !opts.resume && opts.mode != Mode::Mbtp && !items.is_empty() {
+        reader = Some(file_reader(items, 0, alloc, opts, opts.window)?);
     }
     let stream = TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))
         .map_err(|e| XferError::io(format!("connecting to {addr}"), e))?;
@@ -493,13 +481,17 @@ fn run_session(
         while let Some(ev) = sender.poll_event() {
             match ev {
                 SenderEvent::NeedBuffer { file } => {
+                    // A fresh file's buffers are asked for before the receiver answers the offer.
+                    if !matches!(&reader, Some((f, _, _)) if *f == file) {
+                        reader = Some(file_reader(items, file, alloc, opts, params.window)?);
+                    }
                     // Waiting for the reader thread is time the sender spends on the disk.
                     let t = StdInstant::now();
                     let next = match &reader {
-                        Some((f, rx, _)) if *f == file => rx
+                        Some((_, rx, _)) => rx
                             .recv()
                             .map_err(|_| XferError::Local("the reader thread stopped".into()))??,
-                        _ => return Err(XferError::Local("no reader for this file".into())),
+                        None => return Err(XferError::Local("no reader for this file".into())),
                     };
                     disk += Duration::from(t.elapsed());
                     sender.provide_hashed_buffer(file, next)?;
@@ -553,22 +545,7 @@ fn run_session(
                     {
                         *h = have;
                     }
-                    let item = items
-                        .get(file as usize)
-                        .ok_or_else(|| XferError::Local("file number out of range".into()))?;
-                    let (recycle_tx, recycle_rx) = mpsc::channel();
-                    reader = Some((
-                        file,
-                        spawn_reader(
-                            alloc.clone(),
-                            item.clone(),
-                            file as usize,
-                            opts.buffer_size,
-                            opts.mode.is_reliable(),
-                            (params.window, recycle_rx),
-                        ),
-                        recycle_tx,
-                    ));
+                    reader = Some(file_reader(items, file, alloc, opts, params.window)?);
                 }
                 SenderEvent::FileRejected { file, code, msg } => {
                     if let Some(o) = outcomes.get_mut(file as usize) {
@@ -766,6 +743,32 @@ type Block = (u32, Vec<u8>, [u8; 32]);
 
 /// What a reader thread delivers: blocks, then `None`, or an error.
 type BlockRx = mpsc::Receiver<Result<Option<Block>, XferError>>;
+
+/// A file's reader threads (see [`spawn_reader`]), with the channel that takes spent buffers
+/// back to them.
+type FileReader = (u32, BlockRx, mpsc::Sender<Vec<u8>>);
+
+fn file_reader(
+    items: &[SendItem],
+    file: u32,
+    alloc: &Arc<Mutex<Alloc>>,
+    opts: &SendOptions,
+    window: u16,
+) -> Result<FileReader, XferError> {
+    let item = items
+        .get(file as usize)
+        .ok_or_else(|| XferError::Local("file number out of range".into()))?;
+    let (recycle_tx, recycle_rx) = mpsc::channel();
+    let rx = spawn_reader(
+        alloc.clone(),
+        item.clone(),
+        file as usize,
+        opts.buffer_size,
+        opts.mode.is_reliable(),
+        (window, recycle_rx),
+    );
+    Ok((file, rx, recycle_tx))
+}
 
 /// The reader threads' buffers: recycled by the sender, and at most `cap` of them made, so that
 /// a long transfer does not keep allocating (and faulting in) fresh buffers.

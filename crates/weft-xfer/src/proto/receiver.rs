@@ -172,6 +172,11 @@ pub struct Receiver {
     cfg: ReceiverConfig,
     files: HashMap<u32, RFile>,
     offered: Option<u32>,
+    /// `Start`s and `FileEnd` the sender pipelined behind the offer awaiting the driver's
+    /// answer: taken once the file is accepted, dropped if it is refused.
+    held: Vec<Control>,
+    /// The last file refused: what the sender pipelined for it is dropped.
+    refused: Option<u32>,
     bufs: HashMap<u32, RBuf>,
     pending: VecDeque<u32>,
     /// Written buffers handed back for reuse (saves zeroing and page faults per buffer).
@@ -195,6 +200,8 @@ impl Receiver {
             cfg,
             files: HashMap::new(),
             offered: None,
+            held: Vec::new(),
+            refused: None,
             bufs: HashMap::new(),
             pending: VecDeque::new(),
             pool: Vec::new(),
@@ -228,6 +235,16 @@ impl Receiver {
 
     /// Handles one control message from the sender.
     pub fn handle_control(&mut self, now: Instant, msg: Control) -> Result<(), ProtoError> {
+        // A sender offering a fresh file does not wait for the answer to start its buffers.
+        if let Control::Start { file, .. } | Control::FileEnd { file, .. } = msg {
+            if self.offered == Some(file) {
+                self.held.push(msg);
+                return Ok(());
+            }
+            if self.refused == Some(file) {
+                return Ok(());
+            }
+        }
         match msg {
             Control::FileOffer {
                 file,
@@ -248,6 +265,7 @@ impl Receiver {
                     || packet_size > self.cfg.max_packet
                     || size > self.cfg.max_file
                 {
+                    self.refused = Some(file);
                     self.control.push_back(Control::FileReject {
                         file,
                         code: RefuseCode::TooLarge,
@@ -413,17 +431,28 @@ impl Receiver {
 
     /// The driver's answer to [`ReceiverEvent::Offer`]: take the file, already holding the
     /// buffer indices in `have` (from a journal).
-    pub fn accept_file(&mut self, file: u32, have: Vec<(u32, u32)>) {
+    pub fn accept_file(
+        &mut self,
+        now: Instant,
+        file: u32,
+        have: Vec<(u32, u32)>,
+    ) -> Result<(), ProtoError> {
         if self.offered == Some(file) {
             self.offered = None;
             self.control.push_back(Control::FileAccept { file, have });
+            for msg in std::mem::take(&mut self.held) {
+                self.handle_control(now, msg)?;
+            }
         }
+        Ok(())
     }
 
     /// The driver's answer to [`ReceiverEvent::Offer`]: refuse the file.
     pub fn reject_file(&mut self, file: u32, code: RefuseCode, msg: String) {
         if self.offered == Some(file) {
             self.offered = None;
+            self.held.clear();
+            self.refused = Some(file);
             self.files.remove(&file);
             self.control
                 .push_back(Control::FileReject { file, code, msg });

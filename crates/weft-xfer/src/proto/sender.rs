@@ -204,6 +204,8 @@ pub struct Sender {
     spent: Vec<Vec<u8>>,
     /// Whether the adaptive controller's probe round has been sent.
     probe_sent: bool,
+    /// The current file's buffers were started before the receiver answered its offer.
+    unanswered: bool,
     /// Wire bytes of every datagram sent so far (IP and UDP headers included).
     wire_sent: u64,
 }
@@ -229,6 +231,7 @@ impl Sender {
             finished: false,
             spent: Vec::new(),
             probe_sent: false,
+            unanswered: false,
             wire_sent: 0,
         };
         s.offer_current();
@@ -262,19 +265,43 @@ impl Sender {
     pub fn handle_control(&mut self, now: Instant, msg: Control) -> Result<(), ProtoError> {
         match msg {
             Control::FileAccept { file, have } => {
-                if file as usize != self.cur || self.phase != FilePhase::Offered {
+                if file as usize != self.cur {
                     return Err(ProtoError::Unexpected("FileAccept"));
                 }
-                self.phase = FilePhase::Sending {
-                    exhausted: false,
-                    asking: false,
-                };
+                if std::mem::take(&mut self.unanswered) {
+                    // Already sending: a fresh file, so the receiver can hold none of it.
+                    if !have.is_empty() {
+                        return Err(ProtoError::Invalid(
+                            "FileAccept with buffers of a fresh file",
+                        ));
+                    }
+                } else if self.phase == FilePhase::Offered {
+                    self.phase = FilePhase::Sending {
+                        exhausted: false,
+                        asking: false,
+                    };
+                } else {
+                    return Err(ProtoError::Unexpected("FileAccept"));
+                }
                 self.events
                     .push_back(SenderEvent::FileAccepted { file, have });
                 self.ask_for_buffer();
             }
             Control::FileReject { file, code, msg } => {
-                if file as usize != self.cur || self.phase != FilePhase::Offered {
+                if file as usize != self.cur {
+                    return Err(ProtoError::Unexpected("FileReject"));
+                }
+                if std::mem::take(&mut self.unanswered) {
+                    // The receiver dropped what was pipelined behind the offer: so does this.
+                    for (_, b) in std::mem::take(&mut self.bufs) {
+                        self.spent.push(b.data);
+                    }
+                    self.spent.truncate(self.cfg.window.max(1) as usize);
+                    self.active.clear();
+                    if self.rate.probing() {
+                        self.probe_sent = false;
+                    }
+                } else if self.phase != FilePhase::Offered {
                     return Err(ProtoError::Unexpected("FileReject"));
                 }
                 self.stats.files_failed += 1;
@@ -633,6 +660,10 @@ impl Sender {
                 } else {
                     0
                 };
+                // A fresh file needs nothing from the answer: its buffers start right behind the
+                // offer, and the receiver holds them until it accepts (a round trip saved). MBTP
+                // sessions wait, as one may join a file another has already finished.
+                let start_now = !f.resume && self.cfg.mode != Mode::Mbtp;
                 self.digests = vec![None; n];
                 self.control.push_back(Control::FileOffer {
                     file: self.cur as u32,
@@ -643,6 +674,14 @@ impl Sender {
                     hash: f.hash,
                     name: f.name.clone(),
                 });
+                if start_now {
+                    self.unanswered = true;
+                    self.phase = FilePhase::Sending {
+                        exhausted: false,
+                        asking: false,
+                    };
+                    self.ask_for_buffer();
+                }
             }
             None => {
                 self.control.push_back(Control::Bye);
