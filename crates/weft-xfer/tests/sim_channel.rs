@@ -712,7 +712,7 @@ fn buffers_pipelined_behind_an_offer_wait_for_the_answer() {
     });
     let t = Instant::ZERO;
     // A fresh file: its buffers are asked for, started and ended before any answer.
-    let mut hand_over = |s: &mut Sender, file: u32| {
+    let hand_over = |s: &mut Sender, file: u32| {
         assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file }));
         s.provide_buffer(file, Some((0, b"0123456789".to_vec())))
             .unwrap();
