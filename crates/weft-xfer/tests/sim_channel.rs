@@ -771,3 +771,48 @@ fn buffers_pipelined_behind_an_offer_wait_for_the_answer() {
     assert!(matches!(r.poll_control(), Some(Control::Ready { .. })));
     assert_eq!(r.poll_event(), None);
 }
+
+#[test]
+fn no_more_than_a_window_of_starts_is_held_before_the_answer() {
+    let mut r = Receiver::new(ReceiverConfig {
+        mode: Mode::Reliable,
+        session: 9,
+        window: 2,
+        max_buffer: 1 << 20,
+        max_packet: 9000,
+        max_file: 1 << 20,
+        settle: Duration::from_millis(1),
+    });
+    let t = Instant::ZERO;
+    let offer = Control::FileOffer {
+        file: 0,
+        size: 100,
+        buffer_size: 10,
+        packet_size: 5,
+        resume: false,
+        hash: [0; 32],
+        name: "x".into(),
+    };
+    r.handle_control(t, offer).unwrap();
+    let start = |buf: u32| Control::Start {
+        buf,
+        file: 0,
+        index: buf,
+        size: 10,
+        packet_size: 5,
+        hash: [0; 32],
+    };
+    // The window, and the file's end, are held; one more Start is a protocol error.
+    for buf in 0..2 {
+        r.handle_control(t, start(buf)).unwrap();
+    }
+    r.handle_control(
+        t,
+        Control::FileEnd {
+            file: 0,
+            digest: [0; 32],
+        },
+    )
+    .unwrap();
+    assert!(r.handle_control(t, start(2)).is_err());
+}

@@ -116,6 +116,16 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Asserts that `weft send` succeeded; if not, shows `what`, its stderr and the receiver's log.
+fn assert_sent(out: &Output, recv: &Recv, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        recv.log()
+    );
+}
+
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
@@ -145,12 +155,7 @@ fn files_of_awkward_sizes_and_a_directory_arrive_identical() {
         &all,
         "127.0.0.1:in",
     );
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        recv.log()
-    );
+    assert_sent(&out, &recv, "");
     let doc = json(&out);
     assert_eq!(doc["kind"], "xfer");
     assert_eq!(doc["engine"], "real");
@@ -203,12 +208,7 @@ fn sbtp_and_mbtp_deliver_and_account_for_loss() {
         ];
         args.extend(extra);
         let out = send(recv.port, &args, &[&p], &format!("127.0.0.1:{mode}"));
-        assert!(
-            out.status.success(),
-            "{mode}: {}\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            recv.log()
-        );
+        assert_sent(&out, &recv, mode);
         let doc = json(&out);
         let lost = doc["summary"]["packets_lost"].as_u64().unwrap();
         assert_eq!(doc["summary"]["stripes"], 4);
@@ -283,12 +283,7 @@ fn killed_sender_then_resume_completes() {
     let mut a = args.to_vec();
     a.extend(["--resume", "--json", "--rate", "2Gbps"]);
     let out = send(recv.port, &a, &[&p], "127.0.0.1");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        recv.log()
-    );
+    assert_sent(&out, &recv, "");
     let doc = json(&out);
     let resumed = doc["samples"][0]["resumed_buffers"].as_u64().unwrap();
     assert!(resumed >= 3, "resumed {resumed} buffers");
@@ -334,12 +329,7 @@ fn killed_receiver_then_resume_completes() {
     let mut a = args.to_vec();
     a.extend(["--resume", "--json", "--rate", "2Gbps"]);
     let out = send(recv.port, &a, &[&p], "127.0.0.1");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        recv.log()
-    );
+    assert_sent(&out, &recv, "");
     assert!(
         json(&out)["samples"][0]["resumed_buffers"]
             .as_u64()
@@ -475,12 +465,7 @@ fn memory_source_arrives_as_its_pattern_and_a_discarding_receiver_writes_nothing
     let recv = Recv::start(dst.path(), &[]);
     let args = ["--mem", &mem, "--buffer-size", "1MiB", "--json"];
     let out = send(recv.port, &args, &[], "127.0.0.1:m");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        recv.log()
-    );
+    assert_sent(&out, &recv, "");
     assert_eq!(json(&out)["summary"]["files_ok"], 1);
     let got = std::fs::read(dst.path().join("m/weft-memory")).unwrap();
     let want: Vec<u8> = (0..4)
@@ -505,12 +490,7 @@ fn memory_source_arrives_as_its_pattern_and_a_discarding_receiver_writes_nothing
             mode,
         ];
         let out = send(recv.port, &args, &[], "127.0.0.1");
-        assert!(
-            out.status.success(),
-            "{mode}: {}\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            recv.log()
-        );
+        assert_sent(&out, &recv, mode);
         assert_eq!(json(&out)["summary"]["bytes"], size, "{mode}");
     }
     assert!(

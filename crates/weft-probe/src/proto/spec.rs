@@ -94,11 +94,10 @@ pub struct TputSpec {
     pub interval_ns: Option<u64>,
 }
 
-#[cfg(test)]
 impl TputSpec {
     /// A forward TCP test on one stream of `len`-byte writes for `amount`, every option at its
-    /// default: the fixture of this crate's tests.
-    pub(crate) fn tcp(len: u32, amount: Amount) -> TputSpec {
+    /// default (the fixture of this crate's tests; change fields with struct update syntax).
+    pub fn tcp(len: u32, amount: Amount) -> TputSpec {
         TputSpec {
             transport: Transport::Tcp,
             direction: Direction::Forward,

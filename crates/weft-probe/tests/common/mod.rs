@@ -18,24 +18,17 @@ pub fn agent(idle: Duration) -> ServerHandle {
     Server::bind(cfg).unwrap().spawn()
 }
 
-/// A TCP forward test spec of `ms` milliseconds.
+/// A test spec of `ms` milliseconds: 1200-byte datagrams over UDP, 128 KiB writes over TCP.
 pub fn spec(transport: Transport, direction: Direction, ms: u64) -> TputSpec {
+    let len = if transport == Transport::Udp {
+        1200
+    } else {
+        128 * 1024
+    };
     TputSpec {
         transport,
         direction,
-        streams: 1,
-        len: if transport == Transport::Udp {
-            1200
-        } else {
-            128 * 1024
-        },
-        amount: Amount::TimeNs(ms * 1_000_000),
-        window: None,
-        mss: None,
-        cc: None,
-        nodelay: false,
-        rate_bps: None,
-        interval_ns: None,
+        ..TputSpec::tcp(len, Amount::TimeNs(ms * 1_000_000))
     }
 }
 

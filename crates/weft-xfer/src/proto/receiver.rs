@@ -238,6 +238,10 @@ impl Receiver {
         // A sender offering a fresh file does not wait for the answer to start its buffers.
         if let Control::Start { file, .. } | Control::FileEnd { file, .. } = msg {
             if self.offered == Some(file) {
+                // At most a window of buffers and the file's end can come before the answer.
+                if self.held.len() > self.cfg.window as usize {
+                    return Err(ProtoError::Unexpected("more Starts than the window"));
+                }
                 self.held.push(msg);
                 return Ok(());
             }
