@@ -493,10 +493,9 @@ fn pipelining_keeps_the_network_busy() {
     );
 }
 
-/// A reliable receiver of session 9 granting `window` buffers, that has accepted file 0 (10
-/// bytes in one buffer of two 5-byte packets) and been told to expect buffer 0, "0123456789".
-fn one_buffer_receiver(window: u32) -> Receiver {
-    let mut r = Receiver::new(ReceiverConfig {
+/// A reliable receiver of session 9 granting `window` buffers, of files and buffers up to 1 MiB.
+fn reliable_receiver(window: u32) -> Receiver {
+    Receiver::new(ReceiverConfig {
         mode: Mode::Reliable,
         session: 9,
         window,
@@ -504,7 +503,13 @@ fn one_buffer_receiver(window: u32) -> Receiver {
         max_packet: 9000,
         max_file: 1 << 20,
         settle: Duration::from_millis(1),
-    });
+    })
+}
+
+/// A reliable receiver of session 9 granting `window` buffers, that has accepted file 0 (10
+/// bytes in one buffer of two 5-byte packets) and been told to expect buffer 0, "0123456789".
+fn one_buffer_receiver(window: u32) -> Receiver {
+    let mut r = reliable_receiver(window);
     let t = Instant::ZERO;
     r.handle_control(
         t,
@@ -701,15 +706,7 @@ fn buffers_pipelined_behind_an_offer_wait_for_the_answer() {
         9,
         vec![meta("a"), meta("b")],
     );
-    let mut r = Receiver::new(ReceiverConfig {
-        mode: Mode::Reliable,
-        session: 9,
-        window: 2,
-        max_buffer: 1 << 20,
-        max_packet: 9000,
-        max_file: 1 << 20,
-        settle: Duration::from_millis(1),
-    });
+    let mut r = reliable_receiver(2);
     let t = Instant::ZERO;
     // A fresh file: its buffers are asked for, started and ended before any answer.
     let hand_over = |s: &mut Sender, file: u32| {
@@ -774,15 +771,7 @@ fn buffers_pipelined_behind_an_offer_wait_for_the_answer() {
 
 #[test]
 fn no_more_than_a_window_of_starts_is_held_before_the_answer() {
-    let mut r = Receiver::new(ReceiverConfig {
-        mode: Mode::Reliable,
-        session: 9,
-        window: 2,
-        max_buffer: 1 << 20,
-        max_packet: 9000,
-        max_file: 1 << 20,
-        settle: Duration::from_millis(1),
-    });
+    let mut r = reliable_receiver(2);
     let t = Instant::ZERO;
     let offer = Control::FileOffer {
         file: 0,
