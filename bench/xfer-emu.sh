@@ -78,9 +78,8 @@ for cc in cubic bbr; do
   times=$(emu --exec "b:iperf3 -s -1 -B 10.77.0.2 &" \
               --exec "a:$(timed "iperf3 -c 10.77.0.2 -n $bytes -C $cc -J > $work/iperf3.json")" | stdout_of) || {
     echo "iperf3 $cc: failed (congestion control not available?)"; continue; }
-  got=$(python3 -c "import json; print(int(json.load(open('$work/iperf3.json'))['end']['sum_received']['bytes']))")
+  read -r got own < <(python3 -c "import json; r=json.load(open('$work/iperf3.json'))['end']['sum_received']; print(int(r['bytes']), int(r['bits_per_second']))")
   bps=$(echo "$times" | wall_bps "$got")
-  own=$(python3 -c "import json; print(int(json.load(open('$work/iperf3.json'))['end']['sum_received']['bits_per_second']))")
   report "iperf3 $cc  " "$bps" "$own"
   python3 -c "print(f'  (its server received {$got} of {$bytes} bytes; {100*(1-$got/$bytes):.2f}% were still in flight)')"
   [ "$bps" -gt "$best_tcp" ] && best_tcp=$bps

@@ -184,7 +184,10 @@ fn a_relay_counts_toward_the_relays_limits() {
             &common::spec(Transport::Tcp, Direction::Forward, 200),
         ) {
             Err(ProbeError::Remote { code, .. })
-                if code == "busy" && std::time::Instant::now() < deadline => {}
+                if code == "busy" && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(100));
+            }
             other => break other.unwrap(),
         }
     };

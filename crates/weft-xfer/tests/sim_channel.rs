@@ -805,3 +805,21 @@ fn no_more_than_a_window_of_starts_is_held_before_the_answer() {
     .unwrap();
     assert!(r.handle_control(t, start(2)).is_err());
 }
+
+#[test]
+fn an_accept_claiming_buffers_of_a_fresh_file_is_refused() {
+    let meta = FileMeta {
+        name: "a".into(),
+        size: 10,
+        hash: [0; 32],
+        resume: false,
+    };
+    let rate = RateMode::Fixed(Rate::mbps(100));
+    let mut s = Sender::new(cfg(Mode::Reliable, 5, 10, 2, rate), 9, vec![meta]);
+    assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file: 0 }));
+    let accept = Control::FileAccept {
+        file: 0,
+        have: vec![(0, 1)],
+    };
+    assert!(s.handle_control(Instant::ZERO, accept).is_err());
+}

@@ -385,7 +385,7 @@ fn session_loop(
                         let whole = o
                             .entry
                             .lock()
-                            .map(|g| g.written >= g.size && !g.complete)
+                            .map(|g| g.all_written() && !g.complete)
                             .unwrap_or(false);
                         if whole && let Err(e) = store::finish(&o.entry, None) {
                             return Err(XferError::Local(e));
@@ -550,7 +550,7 @@ fn end_file(
             &f.hashes
         };
         store::finish_known(entry, Some(digest), known)
-    } else if entry.lock().map(|g| g.written >= g.size).unwrap_or(false) {
+    } else if entry.lock().map(|g| g.all_written()).unwrap_or(false) {
         store::finish(entry, None)
     } else {
         Ok(())

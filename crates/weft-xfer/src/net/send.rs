@@ -530,14 +530,8 @@ fn run_session(
                     }
                     disk += Duration::from(t.elapsed());
                     if matches!(&reader, Some((f, _, _)) if *f == file) {
-                        // Read ahead before the answer: a fresh transfer, so the receiver has
-                        // nothing of it yet.
-                        if !have.is_empty() {
-                            return Err(XferError::Local(
-                                "the receiver claims buffers of a transfer that is not resumed"
-                                    .into(),
-                            ));
-                        }
+                        // Started before the answer: a fresh file, whose accept the sender core
+                        // has checked holds no buffers.
                         continue;
                     }
                     if let Ok(mut a) = alloc.lock()

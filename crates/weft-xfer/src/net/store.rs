@@ -70,6 +70,13 @@ pub struct Entry {
     pub sessions: u32,
 }
 
+impl Entry {
+    /// Every byte has been written (unreliable modes: the file is whole).
+    pub fn all_written(&self) -> bool {
+        self.written >= self.size
+    }
+}
+
 /// A file opened for receiving.
 #[derive(Debug, Clone)]
 pub struct Opened {
