@@ -823,3 +823,66 @@ fn an_accept_claiming_buffers_of_a_fresh_file_is_refused() {
     };
     assert!(s.handle_control(Instant::ZERO, accept).is_err());
 }
+
+#[test]
+fn the_probe_round_is_a_short_train_of_small_or_large_datagrams() {
+    // (payload bytes per datagram, datagrams in the first buffer's probe round)
+    for (packet, want) in [(1000u32, 64u32), (9132, 64), (40_000, 16), (65_000, 16)] {
+        let size = 100 * packet as u64;
+        let meta = FileMeta {
+            name: "a".into(),
+            size,
+            hash: [0; 32],
+            resume: false,
+        };
+        let rate = RateMode::Adaptive {
+            initial: Rate::mbps(1000),
+            min: Rate::mbps(1),
+            max: Rate::mbps(10_000),
+            loss_threshold_ppm: 20_000,
+        };
+        let mut s = Sender::new(
+            cfg(Mode::Reliable, packet, size as u32, 2, rate),
+            9,
+            vec![meta],
+        );
+        let t = Instant::ZERO;
+        assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file: 0 }));
+        s.provide_buffer(0, Some((0, vec![7u8; size as usize])))
+            .unwrap();
+        let accept = Control::FileAccept {
+            file: 0,
+            have: Vec::new(),
+        };
+        s.handle_control(t, accept).unwrap();
+        let buf = std::iter::from_fn(|| s.poll_control())
+            .find_map(|c| match c {
+                Control::Start { buf, .. } => Some(buf),
+                _ => None,
+            })
+            .unwrap();
+        s.handle_control(t, Control::Ready { buf }).unwrap();
+        // Send until the round's End: the pacer is given all the time it asks for.
+        let (mut sent, mut now, mut out) = (0u32, t, Vec::new());
+        let end = loop {
+            while s.poll_transmit(now, &mut out).is_some() {
+                out.clear();
+                sent += 1;
+            }
+            if let Some(c) =
+                std::iter::from_fn(|| s.poll_control()).find(|c| matches!(c, Control::End { .. }))
+            {
+                break c;
+            }
+            now = s
+                .poll_timeout()
+                .unwrap()
+                .max(now + Duration::from_micros(1));
+        };
+        assert_eq!(sent, want, "packet size {packet}");
+        assert!(
+            matches!(end, Control::End { round: 0, sent: n, .. } if n == want),
+            "{end:?}"
+        );
+    }
+}

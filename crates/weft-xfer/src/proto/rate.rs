@@ -18,13 +18,13 @@
 //! - **Startup**: the rate is twice the estimate while the estimate keeps growing; three reports
 //!   without 25% growth (the pipe is full), data arriving at under 3/4 of the rate it left at,
 //!   loss above the threshold or receiver overrun end it. The first report comes from a short
-//!   probe round (the sender's first 64 datagrams), so a starting rate far above the path's
-//!   costs little. That train crosses the path in tens of milliseconds, and one stall on the way
-//!   makes it measure low: when it overflows or arrives slower than it left, startup goes on
-//!   from a quarter above what got through, growing by a quarter per round (a round lasts
-//!   hundreds of milliseconds, and one at twice a bottleneck's rate would queue or lose a
-//!   round's worth of data). Ended by loss, the estimate becomes what got
-//!   through (BBR's bottleneck bandwidth), not less.
+//!   probe round (the sender's first 64 datagrams, or 576 KiB of larger ones but at least 16),
+//!   so a starting rate far above the path's costs little. That train crosses the path in tens
+//!   of milliseconds, and one stall on the way makes it measure low: when it overflows or
+//!   arrives slower than it left, startup goes on from a quarter above what got through, growing
+//!   by a quarter per round (a round lasts hundreds of milliseconds, and one at twice a
+//!   bottleneck's rate would queue or lose a round's worth of data). Ended by loss, the estimate
+//!   becomes what got through (BBR's bottleneck bandwidth), not less.
 //! - **Cruise**: a cycle of eight reports: one 1/32 above the estimate to probe for more (the
 //!   probe's own losses are expected and not taken as congestion; again at once, with twice the
 //!   gain up to 1/4, while probes find more), one below it by the last probe's gain to drain the

@@ -505,11 +505,12 @@ impl Sender {
         self.next_seq = self.next_seq.wrapping_add(1);
         let npkts = packets_in(data.len() as u32, self.cfg.packet_size);
         // The adaptive controller's first report comes from a short probe round: the first
-        // PROBE_PACKETS of the first buffer at the starting rate, which may be far above the
+        // datagrams of the first buffer at the starting rate, which may be far above the
         // path's; the rest follows in round 1 at the rate that report sets.
-        let withheld_from = if self.rate.probing() && !self.probe_sent && npkts > PROBE_PACKETS {
+        let probe = probe_packets(self.cfg.packet_size);
+        let withheld_from = if self.rate.probing() && !self.probe_sent && npkts > probe {
             self.probe_sent = true;
-            PROBE_PACKETS
+            probe
         } else {
             npkts
         };
@@ -762,8 +763,13 @@ impl Sender {
     }
 }
 
-/// Datagrams in the adaptive controller's probe round (see [`Sender::provide_hashed_buffer`]).
-const PROBE_PACKETS: u32 = 64;
+/// Datagrams in the adaptive controller's probe round (see [`Sender::provide_hashed_buffer`]):
+/// 64 of up to 9 KiB (576 KiB, 4.7 ms at a 1 Gbit/s starting rate), fewer of larger ones but at
+/// least 16 to time, so that loopback's 64 KiB datagrams do not make a 4 MiB train (34 ms).
+fn probe_packets(packet_size: u32) -> u32 {
+    const PROBE_BYTES: u32 = 64 * 9 * 1024;
+    (PROBE_BYTES / packet_size.max(1)).clamp(16, 64)
+}
 
 /// A receiver-measured payload rate as a rate on the wire (data header, UDP and IP added), so it
 /// compares with the pacing rate, which counts those bytes too.
