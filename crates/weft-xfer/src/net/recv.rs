@@ -178,6 +178,7 @@ fn pipeline(
     done: mpsc::Sender<(u32, u32, u32, JobDone, Vec<u8>)>,
     mut wake: UnixStream,
 ) {
+    sys::lower_thread_priority();
     loop {
         let next = match jobs.lock() {
             Ok(r) => r.recv(),

