@@ -115,7 +115,7 @@ pub fn quick_tcp_recovery(sock: &std::net::TcpStream) -> bool {
 /// How much nicer than the thread that starts them the threads that hash, read and write
 /// buffers run: below the network threads, so that a runnable sending or receiving loop (which
 /// paces datagrams and drains the sockets) is not kept waiting behind bulk work. On two shared
-/// cores this took loopback transfers from 11.0-11.6 to 11.8-12.4 Gbit/s. With autogroup
+/// cores this took loopback transfers from 10.4-11.6 to 11.7-12.3 Gbit/s. With autogroup
 /// scheduling (the default on most kernels) a nice value ranks threads only against others of
 /// the same session.
 pub const BULK_NICENESS: i32 = 10;
