@@ -350,6 +350,27 @@ fn lossy(loss_ppm: u64) -> ChannelCfg {
     }
 }
 
+/// A fresh (not resumed) file of `size` bytes for the hand-made tests (the hash is not checked).
+fn fresh_meta(name: &str, size: u64) -> FileMeta {
+    FileMeta {
+        name: name.into(),
+        size,
+        hash: [0; 32],
+        resume: false,
+    }
+}
+
+/// The adaptive controller as `weft send` starts it: at 1 Gbit/s, between 1 Mbit/s and 10
+/// Gbit/s, with 5% loss in a round counted as congestion.
+fn adaptive_from_1gbps() -> RateMode {
+    RateMode::Adaptive {
+        initial: Rate::mbps(1000),
+        min: Rate::mbps(1),
+        max: Rate::mbps(10_000),
+        loss_threshold_ppm: 50_000,
+    }
+}
+
 fn data(n: usize, seed: u64) -> Vec<u8> {
     let mut r = Rng(seed);
     (0..n).map(|_| r.next() as u8).collect()
@@ -600,12 +621,7 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
         disk: Duration::from_millis(2),
         bottleneck: Some((aal5, 256 << 10)),
     };
-    let rate = RateMode::Adaptive {
-        initial: Rate::mbps(1000),
-        min: Rate::mbps(1),
-        max: Rate::mbps(10_000),
-        loss_threshold_ppm: 50_000,
-    };
+    let rate = adaptive_from_1gbps();
     let o = run(
         Mode::Reliable,
         &files,
@@ -694,17 +710,11 @@ fn a_buffer_failing_its_hash_is_received_again_and_done_waits_for_the_write() {
 
 #[test]
 fn buffers_pipelined_behind_an_offer_wait_for_the_answer() {
-    let meta = |name: &str| FileMeta {
-        name: name.into(),
-        size: 10,
-        hash: [0; 32],
-        resume: false,
-    };
     let rate = RateMode::Fixed(Rate::mbps(100));
     let mut s = Sender::new(
         cfg(Mode::Reliable, 5, 10, 2, rate),
         9,
-        vec![meta("a"), meta("b")],
+        vec![fresh_meta("a", 10), fresh_meta("b", 10)],
     );
     let mut r = reliable_receiver(2);
     let t = Instant::ZERO;
@@ -808,14 +818,12 @@ fn no_more_than_a_window_of_starts_is_held_before_the_answer() {
 
 #[test]
 fn an_accept_claiming_buffers_of_a_fresh_file_is_refused() {
-    let meta = FileMeta {
-        name: "a".into(),
-        size: 10,
-        hash: [0; 32],
-        resume: false,
-    };
     let rate = RateMode::Fixed(Rate::mbps(100));
-    let mut s = Sender::new(cfg(Mode::Reliable, 5, 10, 2, rate), 9, vec![meta]);
+    let mut s = Sender::new(
+        cfg(Mode::Reliable, 5, 10, 2, rate),
+        9,
+        vec![fresh_meta("a", 10)],
+    );
     assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file: 0 }));
     let accept = Control::FileAccept {
         file: 0,
@@ -829,22 +837,16 @@ fn the_probe_round_is_a_short_train_of_small_or_large_datagrams() {
     // (payload bytes per datagram, datagrams in the first buffer's probe round)
     for (packet, want) in [(1000u32, 64u32), (9132, 64), (40_000, 16), (65_000, 16)] {
         let size = 100 * packet as u64;
-        let meta = FileMeta {
-            name: "a".into(),
-            size,
-            hash: [0; 32],
-            resume: false,
-        };
-        let rate = RateMode::Adaptive {
-            initial: Rate::mbps(1000),
-            min: Rate::mbps(1),
-            max: Rate::mbps(10_000),
-            loss_threshold_ppm: 20_000,
-        };
         let mut s = Sender::new(
-            cfg(Mode::Reliable, packet, size as u32, 2, rate),
+            cfg(
+                Mode::Reliable,
+                packet,
+                size as u32,
+                2,
+                adaptive_from_1gbps(),
+            ),
             9,
-            vec![meta],
+            vec![fresh_meta("a", size)],
         );
         let t = Instant::ZERO;
         assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file: 0 }));
