@@ -8,7 +8,9 @@
 pub mod calc;
 pub mod cell;
 pub mod element;
+pub mod engine;
 pub mod fabric;
+pub mod net;
 pub mod queue;
 pub mod scenario;
 pub mod shaper;

@@ -4,12 +4,16 @@
 //! [`Queue`] is the buffer alone (no time); [`port::Port`] is a buffer drained by a line at a
 //! rate, an [`Element`](crate::Element).
 
+mod buffer;
 pub mod port;
 
 use std::collections::{HashMap, VecDeque};
 
+use serde::{Deserialize, Serialize};
+
 use crate::element::WireLen;
 
+pub use buffer::{Buffer, BufferUnit};
 pub use port::Port;
 
 /// What a queue needs to know about an item: its size, the flow (virtual circuit) it belongs to,
@@ -49,9 +53,12 @@ pub enum Capacity {
     Bytes(u64),
 }
 
-/// What a queue does when a cell arrives that it cannot, or should not, hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropPolicy {
+/// What a queue does when a cell arrives that it cannot, or should not, hold. The EPD threshold
+/// is a `T`: a count in the unit of the queue's [`Capacity`] once resolved (`u64`, the default),
+/// or a [`Buffer`] as a user writes it (scenario files, link specifications).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "policy")]
+pub enum DropPolicy<T = u64> {
     /// Drop whatever does not fit.
     Tail,
     /// Partial Packet Discard: after dropping a cell, drop the rest of its frame too, but keep the
@@ -61,7 +68,7 @@ pub enum DropPolicy {
     /// (in the unit of the [`Capacity`]); falls back to PPD when the buffer fills mid-frame.
     Epd {
         /// Occupancy at which new frames are refused.
-        threshold: u64,
+        threshold: T,
     },
 }
 

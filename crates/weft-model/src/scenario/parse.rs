@@ -228,6 +228,10 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
         "mbs",
         "cdvt",
         "police",
+        "corrupt",
+        "duplicate",
+        "reorder",
+        "reorder_delay",
     ])?;
     let Some(ends_v) = l.get("ends") else {
         return Err(l.err_table("missing `ends`: the names of the two nodes it joins"));
@@ -268,15 +272,24 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
     };
     // Link-level shorthands override the preset too.
     override_tech(l, &mut tech)?;
-    let loss = l.number("loss")?.unwrap_or(0.0);
-    if !(0.0..=1.0).contains(&loss) {
-        return Err(l.err("loss", "expected a probability between 0 and 1"));
-    }
+    let probability = |k: &str| -> Result<f64> {
+        let p = l.number(k)?.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&p) {
+            return Err(l.err(k, "expected a probability between 0 and 1"));
+        }
+        Ok(p)
+    };
     Ok(Link {
         ends,
         tech,
         delay: l.unit::<Duration>("delay", DURATION)?.unwrap_or_default(),
-        loss,
+        loss: probability("loss")?,
+        corrupt: probability("corrupt")?,
+        duplicate: probability("duplicate")?,
+        reorder: probability("reorder")?,
+        reorder_delay: l
+            .unit::<Duration>("reorder_delay", DURATION)?
+            .unwrap_or(Duration::from_millis(1)),
         contract: contract(l)?,
     })
 }
