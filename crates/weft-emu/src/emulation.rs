@@ -10,15 +10,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use crate::driver::{self, DriverConfig, DriverReport, Tap};
+use std::fs::File;
+use std::io::BufWriter;
+
+use weft_model::net::{Network, PcapTap, Topology, capture_files};
+
+use crate::driver::{self, DriverConfig, DriverReport};
 use crate::error::EmuError;
-use crate::framing::Framing;
 use crate::netns::{self, Registry};
-use crate::pcap::{LinkType, PcapWriter};
 use crate::state::{HostRecord, RunRecord};
-use crate::switch::SwitchCore;
 use crate::sys;
-use crate::topo::Topology;
 
 /// The interface name of a host's link, inside its namespace.
 pub const HOST_IF: &str = "eth0";
@@ -205,25 +206,14 @@ impl Emulation {
                 mtu: h.link.mtu,
             });
         }
-        let mut taps: Vec<Tap> = Vec::new();
-        for h in &topo.hosts {
-            let tap = match &opts.capture_dir {
-                None => None,
-                Some(dir) => {
-                    let (lt, vpi, vci) = match h.link.framing {
-                        Framing::Atm { vpi, vci } => (LinkType::SunAtm, vpi, vci),
-                        Framing::Frame { .. } => (LinkType::Ethernet, 0, 0),
-                    };
-                    let p = dir.join(format!("{}.pcap", h.name));
-                    Some(
-                        PcapWriter::create(&p, lt, vpi, vci)
-                            .map_err(EmuError::io(format!("creating {}", p.display())))?,
-                    )
-                }
-            };
-            taps.push(tap);
-        }
-        emu.start_switch(topo, taps, opts.driver.clone())?;
+        let tap = match &opts.capture_dir {
+            None => None,
+            Some(dir) => Some(
+                capture_files(topo, dir, driver::realtime_offset())
+                    .map_err(EmuError::io(format!("capturing into {}", dir.display())))?,
+            ),
+        };
+        emu.start_switch(topo, tap, opts.driver.clone())?;
         RunRecord {
             run_id: run_id.clone(),
             pid: std::process::id(),
@@ -246,10 +236,13 @@ impl Emulation {
     fn start_switch(
         &mut self,
         topo: &Topology,
-        mut taps: Vec<Tap>,
+        tap: Option<PcapTap<BufWriter<File>>>,
         cfg: DriverConfig,
     ) -> Result<(), EmuError> {
-        let core = SwitchCore::new(topo).map_err(|e| EmuError::Switch(e.to_string()))?;
+        let mut net = Network::new(topo).map_err(|e| EmuError::Switch(e.to_string()))?;
+        if let Some(tap) = tap {
+            net.set_tap(Box::new(tap));
+        }
         let ports = topo.hosts.len();
         let ns = self.switch_ns.clone();
         let stop = self.stop.clone();
@@ -274,7 +267,7 @@ impl Emulation {
                         return Err(e.to_string());
                     }
                 };
-                driver::run(core, &sockets, &mut taps, &cfg, &stop).map_err(|e| e.to_string())
+                driver::run(net, &sockets, &cfg, &stop).map_err(|e| e.to_string())
             })
             .map_err(EmuError::io("starting the switch thread"))?;
         self.switch = Some(handle);

@@ -98,13 +98,14 @@ pub struct RunStats {
     pub delivered: u64,
 }
 
-/// Runs `net` with `hosts` on `clock` for as long as `keep_going(now, hosts)` says so (it is
-/// asked once per turn, before the turn's work, and may do periodic work such as reporting).
+/// Runs `net` with `hosts` on `clock` for as long as `keep_going(now, net, hosts)` says so (it
+/// is asked once per turn, before the turn's work, and may do periodic work such as sampling or
+/// reporting).
 pub fn run<T, N, H, C>(
     net: &mut N,
     hosts: &mut H,
     clock: &mut C,
-    mut keep_going: impl FnMut(Instant, &mut H) -> bool,
+    mut keep_going: impl FnMut(Instant, &mut N, &mut H) -> bool,
 ) -> RunStats
 where
     N: Element<T> + ?Sized,
@@ -113,7 +114,7 @@ where
 {
     let mut stats = RunStats::default();
     let mut now = clock.now();
-    while keep_going(now, hosts) {
+    while keep_going(now, net, hosts) {
         stats.turns += 1;
         let mut active = false;
         while let Some((port, at, frame)) = hosts.poll_send(now) {
@@ -193,7 +194,7 @@ mod tests {
         let mut net = Wire(EventQueue::new());
         let mut hosts = Ping::default();
         let mut clock = VirtualClock::until(Instant(1_000_000));
-        let stats = run(&mut net, &mut hosts, &mut clock, |now, _| {
+        let stats = run(&mut net, &mut hosts, &mut clock, |now, _, _| {
             now < Instant(1_000_000)
         });
         assert_eq!((stats.sent, stats.delivered), (6, 6));
@@ -209,7 +210,7 @@ mod tests {
         };
         let mut clock = VirtualClock::until(Instant(10_000));
         let mut turns = 0;
-        run(&mut net, &mut hosts, &mut clock, |now, _| {
+        run(&mut net, &mut hosts, &mut clock, |now, _, _| {
             turns += 1;
             now < Instant(10_000)
         });

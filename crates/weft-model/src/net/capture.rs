@@ -8,10 +8,13 @@
 //! frame due at a host, a frame sent over a trunk), so a simulated run and an emulated run of
 //! the same scenario write the same kind of files.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 use super::frame::{ETH_HEADER, Frame};
-use super::link::Vc;
+use super::link::{LinkSpec, Vc};
+use super::topology::Topology;
 
 /// Link type of a capture file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +57,11 @@ pub enum LinkId {
 pub trait Tap<F> {
     /// `frame` crossed `link` in direction `dir`, at `at_ns` on the network's clock.
     fn record(&mut self, link: LinkId, at_ns: u64, dir: Direction, frame: &F);
+
+    /// Ends the capture (flushes files); the first error met, if any.
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 const MAGIC_NS: u32 = 0xa1b2_3c4d;
@@ -147,19 +155,6 @@ impl<W: Write> PcapTap<W> {
     pub fn set_epoch(&mut self, epoch_ns: u64) {
         self.epoch_ns = epoch_ns;
     }
-
-    /// Flushes every file; the first write error, if any.
-    pub fn finish(&mut self) -> Result<(), (LinkId, io::Error)> {
-        for (id, w) in &mut self.writers {
-            if let Err(e) = w.flush() {
-                self.error.get_or_insert((*id, e));
-            }
-        }
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
 }
 
 impl<W: Write, F: Frame> Tap<F> for PcapTap<W> {
@@ -177,6 +172,54 @@ impl<W: Write, F: Frame> Tap<F> for PcapTap<W> {
             self.error.get_or_insert((id, e));
         }
     }
+
+    fn finish(&mut self) -> Result<(), String> {
+        for (id, w) in &mut self.writers {
+            if let Err(e) = w.flush() {
+                self.error.get_or_insert((*id, e));
+            }
+        }
+        match self.error.take() {
+            Some((id, e)) => Err(format!("capture of {id:?}: {e}")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Creates one capture file per link of `topo` under `dir` — `<host>.pcap` for each host's link,
+/// `<a>-<b>.pcap` for each trunk between switches `a` and `b` (SunATM on ATM links) — and a tap
+/// that writes them, its stamps shifted by `epoch_ns`. Both engines lay captures out this way.
+pub fn capture_files(
+    topo: &Topology,
+    dir: &Path,
+    epoch_ns: u64,
+) -> io::Result<PcapTap<BufWriter<File>>> {
+    let open = |name: String, link: &LinkSpec| -> io::Result<PcapWriter<BufWriter<File>>> {
+        let lt = if link.is_atm() {
+            LinkType::SunAtm
+        } else {
+            LinkType::Ethernet
+        };
+        let p = dir.join(format!("{name}.pcap"));
+        let f = File::create(&p)
+            .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", p.display())))?;
+        PcapWriter::new(BufWriter::new(f), lt, link.vc)
+    };
+    let mut writers = Vec::new();
+    for (i, h) in topo.hosts.iter().enumerate() {
+        writers.push((LinkId::Host(i), open(h.name.clone(), &h.link)?));
+    }
+    for (k, t) in topo.trunks.iter().enumerate() {
+        let name = |s: usize| topo.switches.get(s).map_or("?", |x| x.name.as_str());
+        writers.push((
+            LinkId::Trunk(k),
+            open(
+                format!("{}-{}", name(t.ends[0]), name(t.ends[1])),
+                &t.links[0],
+            )?,
+        ));
+    }
+    Ok(PcapTap::new(writers, epoch_ns))
 }
 
 #[cfg(test)]

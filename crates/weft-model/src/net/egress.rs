@@ -185,6 +185,11 @@ impl<F: Frame> Egress<F> {
         &self.link
     }
 
+    /// What the queue holds now, in the unit of its capacity (as of the last slot processed).
+    pub fn occupancy(&self) -> u64 {
+        self.queue.occupancy()
+    }
+
     /// A train reaches the queue. Frames larger than the link's MTU are dropped.
     pub fn handle_train(&mut self, t: Train<F>) {
         self.stats.frames_in += 1;
@@ -256,7 +261,11 @@ impl<F: Frame> Egress<F> {
                 };
                 batch.push(Arrival { at: at.0, count, p });
             }
-            // A fair order among flows; the units of one frame stay in order.
+            // A fair order among flows; the units of one frame stay in order. The batch is put in
+            // a canonical order first, so that the outcome does not depend on the order in which
+            // the trains were announced (a simulated run and an emulated run of the same
+            // arrivals agree).
+            batch.sort_unstable_by_key(|a| (a.at, a.p.flow, a.p.units));
             for i in (1..batch.len()).rev() {
                 let j = self.rng.below(i as u64 + 1) as usize;
                 batch.swap(i, j);

@@ -21,13 +21,14 @@ mod frame;
 mod ingress;
 mod link;
 mod network;
+mod report;
 mod scenario;
 mod serialiser;
 mod switch;
 mod topology;
 mod train;
 
-pub use capture::{Direction, LinkId, LinkType, PcapTap, PcapWriter, Tap};
+pub use capture::{Direction, LinkId, LinkType, PcapTap, PcapWriter, Tap, capture_files};
 pub use egress::{Egress, EgressStats, FlowStats};
 pub use fabric_stage::{
     FRAME_CELL_BYTES, FabricKind, FabricSpec, FabricStage, FabricStageError, FabricStats,
@@ -38,6 +39,7 @@ pub use frame::{BROADCAST, ETH_HEADER, Frame, Mac, host_mac, host_of_mac, is_gro
 pub use ingress::{Ingress, IngressStats};
 pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
 pub use network::{Network, NetworkError, TrunkStats};
+pub use report::{Delivery, SenderStats, delivery};
 pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, SwitchSpec, Topology, TopologyError, TrunkSpec};

@@ -51,7 +51,7 @@ pub struct Network<F> {
     host_port: Vec<(usize, PortId)>,
     trunk_end: Vec<Vec<Option<TrunkEnd>>>,
     next_host: usize,
-    tap: Option<Box<dyn Tap<F>>>,
+    tap: Option<Box<dyn Tap<F> + Send>>,
 }
 
 impl<F> std::fmt::Debug for Network<F> {
@@ -145,12 +145,12 @@ impl<F: Frame> Network<F> {
     }
 
     /// Reports every frame crossing a link to `tap` from now on.
-    pub fn set_tap(&mut self, tap: Box<dyn Tap<F>>) {
+    pub fn set_tap(&mut self, tap: Box<dyn Tap<F> + Send>) {
         self.tap = Some(tap);
     }
 
     /// Removes the tap (to finish its files).
-    pub fn take_tap(&mut self) -> Option<Box<dyn Tap<F>>> {
+    pub fn take_tap(&mut self) -> Option<Box<dyn Tap<F> + Send>> {
         self.tap.take()
     }
 
@@ -234,6 +234,13 @@ impl<F: Frame> Network<F> {
     pub fn host_stats(&self, host: usize) -> Option<PortStats> {
         let &(s, p) = self.host_port.get(host)?;
         self.switches[s].port_stats(p)
+    }
+
+    /// What the switch's queue towards host `host` holds now (cells, bytes or frames).
+    pub fn host_queue(&self, host: usize) -> u64 {
+        self.host_port
+            .get(host)
+            .map_or(0, |&(s, p)| self.switches[s].port_occupancy(p))
     }
 
     /// Counters of every host's port, in host order.

@@ -240,6 +240,11 @@ impl<F: Frame> SwitchCore<F> {
         self.fabric.as_ref().map(|f| f.stats.clone())
     }
 
+    /// What the output queue of `port` holds now (cells, bytes or frames).
+    pub fn port_occupancy(&self, port: PortId) -> u64 {
+        self.ports.get(port).map_or(0, |p| p.egress.occupancy())
+    }
+
     /// Counters of `port`.
     pub fn port_stats(&self, port: PortId) -> Option<PortStats> {
         self.ports.get(port).map(|p| PortStats {

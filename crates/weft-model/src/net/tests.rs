@@ -371,7 +371,7 @@ fn the_engine_runs_a_network_in_virtual_time() {
     };
     let mut clock = crate::engine::VirtualClock::until(Instant(1_000_000_000));
     let end = clock.end();
-    crate::engine::run(&mut net, &mut hosts, &mut clock, |now, _| now < end);
+    crate::engine::run(&mut net, &mut hosts, &mut clock, |now, _, _| now < end);
     assert_eq!(hosts.got.len(), 3);
     assert_eq!(hosts.got[0], (2, 2_202_000));
     assert_eq!(hosts.got[2].1 - hosts.got[1].1, 1_000_000);

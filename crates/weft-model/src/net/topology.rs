@@ -188,12 +188,17 @@ impl Topology {
         via
     }
 
-    /// The address of host `i`: as given, or 10.77.x.y.
+    /// The address of host `i`: as given, or [`Topology::addr_of_index`].
     pub fn addr_of(&self, i: usize) -> Ipv4Addr {
         self.hosts
             .get(i)
             .and_then(|h| h.addr)
-            .unwrap_or(Ipv4Addr::new(10, 77, (i / 250) as u8, (i % 250 + 1) as u8))
+            .unwrap_or(Self::addr_of_index(i))
+    }
+
+    /// The address host `i` gets when none is given: 10.77.x.y.
+    pub const fn addr_of_index(i: usize) -> Ipv4Addr {
+        Ipv4Addr::new(10, 77, (i / 250) as u8, (i % 250 + 1) as u8)
     }
 
     /// The MAC address given to host `i`'s interface.

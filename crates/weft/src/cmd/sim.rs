@@ -8,8 +8,8 @@ use weft_model::fabric::Contention;
 use weft_model::queue::{Capacity, DropPolicy};
 use weft_model::{Duration, Rate, Size};
 use weft_report::ResultDoc;
-use weft_sim::event::{Host, ManyToOne, Unit};
 use weft_sim::experiments::{self, FrameOverload};
+use weft_sim::many_to_one::{Host, ManyToOne, Unit};
 
 use crate::cli::usage;
 
@@ -194,7 +194,15 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let warm = |s: u64| s + (s / 20).min(10_000);
             let total = ports.len() as u64 * warm(slots);
             let mut bar = Progress::new("hol", total, c);
-            let doc = experiments::hol(&ports, slots, contention, c.seed(), |d| bar.set(d));
+            // Karol et al.'s column comes from the published figures, when they can be found.
+            let figures = super::calc::read_figures(&super::run::resolve_figures(
+                std::path::Path::new(super::run::DEFAULT_FIGURES),
+            ))
+            .ok();
+            let doc =
+                experiments::hol(&ports, slots, contention, c.seed(), figures.as_ref(), |d| {
+                    bar.set(d)
+                });
             bar.finish();
             doc
         }
@@ -328,7 +336,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 seed: c.seed(),
             };
             let mut bar = Progress::new("many-to-one", duration.as_nanos(), c);
-            let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()));
+            let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()))?;
             bar.finish();
             doc
         }
