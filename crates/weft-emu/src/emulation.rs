@@ -10,10 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use std::fs::File;
-use std::io::BufWriter;
-
-use weft_model::net::{Network, PcapTap, Topology, capture_files};
+use weft_model::net::{Network, Recorder, Tap, Topology, capture_files};
 
 use crate::driver::{self, DriverConfig, DriverReport};
 use crate::error::EmuError;
@@ -29,6 +26,9 @@ pub const HOST_IF: &str = "eth0";
 pub struct UpOptions {
     /// Write one capture per link here (`<host>.pcap`; SunATM for ATM links).
     pub capture_dir: Option<PathBuf>,
+    /// Keep every frame that crosses a link, with its instant on the switch's clock, in this
+    /// recorder (when there is no `capture_dir`).
+    pub recorder: Option<Recorder<Vec<u8>>>,
     /// Driver tuning.
     pub driver: DriverConfig,
     /// What is being brought up, for `weft emu list`.
@@ -206,12 +206,13 @@ impl Emulation {
                 mtu: h.link.mtu,
             });
         }
-        let tap = match &opts.capture_dir {
-            None => None,
-            Some(dir) => Some(
+        let tap: Option<Box<dyn Tap<Vec<u8>> + Send>> = match (&opts.capture_dir, &opts.recorder) {
+            (Some(dir), _) => Some(Box::new(
                 capture_files(topo, dir, driver::realtime_offset())
                     .map_err(EmuError::io(format!("capturing into {}", dir.display())))?,
-            ),
+            )),
+            (None, Some(r)) => Some(Box::new(r.clone())),
+            (None, None) => None,
         };
         emu.start_switch(topo, tap, opts.driver.clone())?;
         RunRecord {
@@ -236,12 +237,12 @@ impl Emulation {
     fn start_switch(
         &mut self,
         topo: &Topology,
-        tap: Option<PcapTap<BufWriter<File>>>,
+        tap: Option<Box<dyn Tap<Vec<u8>> + Send>>,
         cfg: DriverConfig,
     ) -> Result<(), EmuError> {
         let mut net = Network::new(topo).map_err(|e| EmuError::Switch(e.to_string()))?;
         if let Some(tap) = tap {
-            net.set_tap(Box::new(tap));
+            net.set_tap(tap);
         }
         let ports = topo.hosts.len();
         let ns = self.switch_ns.clone();

@@ -186,6 +186,53 @@ impl<W: Write, F: Frame> Tap<F> for PcapTap<W> {
     }
 }
 
+/// One frame crossing a link, as a [`Recorder`] keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record<F> {
+    /// The link.
+    pub link: LinkId,
+    /// When (ns, the network's clock): the instant a frame left its host, or was due at it.
+    pub at_ns: u64,
+    /// Which way.
+    pub dir: Direction,
+    /// The frame.
+    pub frame: F,
+}
+
+/// A tap that keeps every record in memory, shared with whoever holds a clone (tests compare
+/// what two engines did with the same frames).
+#[derive(Clone, Debug, Default)]
+pub struct Recorder<F> {
+    records: std::sync::Arc<std::sync::Mutex<Vec<Record<F>>>>,
+}
+
+impl<F: Clone> Recorder<F> {
+    /// An empty recorder.
+    pub fn new() -> Self {
+        Recorder {
+            records: Default::default(),
+        }
+    }
+
+    /// Everything recorded so far, in order.
+    pub fn records(&self) -> Vec<Record<F>> {
+        self.records.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl<F: Clone> Tap<F> for Recorder<F> {
+    fn record(&mut self, link: LinkId, at_ns: u64, dir: Direction, frame: &F) {
+        if let Ok(mut r) = self.records.lock() {
+            r.push(Record {
+                link,
+                at_ns,
+                dir,
+                frame: frame.clone(),
+            });
+        }
+    }
+}
+
 /// Creates one capture file per link of `topo` under `dir` — `<host>.pcap` for each host's link,
 /// `<a>-<b>.pcap` for each trunk between switches `a` and `b` (SunATM on ATM links) — and a tap
 /// that writes them, its stamps shifted by `epoch_ns`. Both engines lay captures out this way.

@@ -23,7 +23,7 @@ use super::train::Train;
 use crate::WireLen;
 use crate::engine::EventQueue;
 use crate::fabric::Rng;
-use crate::queue::{DropReason, Queue, Queued};
+use crate::queue::{DropReason, FlowState, Queue, Queued};
 use crate::tech::CELL_BYTES;
 use crate::time::Instant;
 
@@ -125,17 +125,22 @@ struct Pending<F> {
     spacing: u64,
     state: FrameState,
     flow: u32,
+    /// The queue's drop-policy state for this frame.
+    queue_state: FlowState,
     /// Instant the first unit sent left the line, and units sent.
     first_dep: u64,
     sent: u64,
     frame: Option<F>,
 }
 
-/// A frame's units arriving within one slot.
-struct Arrival<F> {
+/// A frame's units arriving within one slot: the frame's place in the table of pending
+/// frames, the first unit's arrival and how many arrive in the slot.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
     at: u64,
     count: u64,
-    p: Pending<F>,
+    slot: u32,
+    flow: u32,
 }
 
 /// The switch's output queue onto one link, with the line behind it.
@@ -149,10 +154,18 @@ pub struct Egress<F> {
     faults: FaultInjector,
     to_switch: bool,
     mtu_frame: usize,
-    pending: EventQueue<Pending<F>>,
+    /// Frames whose units are arriving, by the arrival of their next unit (an index into
+    /// `trains`, so the heap moves small entries).
+    pending: EventQueue<u32>,
+    trains: Vec<Option<Pending<F>>>,
+    free: Vec<u32>,
     /// Departure times (ns) of what `queue` holds, in order.
     departures: VecDeque<u64>,
     out: EventQueue<Train<F>>,
+    /// [`Egress::poll_timeout`], kept up to date (it is asked every turn).
+    deadline: Option<u64>,
+    /// The arrivals of the slot being taken (kept to reuse its allocation).
+    batch: Vec<Arrival>,
     /// Counters.
     pub stats: EgressStats,
 }
@@ -174,8 +187,12 @@ impl<F: Frame> Egress<F> {
             mtu_frame: link.mtu as usize + ETH_HEADER,
             link: link.clone(),
             pending: EventQueue::new(),
+            trains: Vec::new(),
+            free: Vec::new(),
             departures: VecDeque::new(),
             out: EventQueue::new(),
+            deadline: None,
+            batch: Vec::new(),
             stats: EgressStats::default(),
         }
     }
@@ -214,33 +231,59 @@ impl<F: Frame> Egress<F> {
         } else {
             FrameState::Ok
         };
-        self.pending.push(
-            Instant(first),
-            Pending {
-                idx: 0,
-                units,
-                spacing,
-                state,
-                flow: t.flow,
-                first_dep: 0,
-                sent: 0,
-                frame: Some(t.frame),
-            },
-        );
+        let p = Pending {
+            idx: 0,
+            units,
+            spacing,
+            state,
+            flow: t.flow,
+            queue_state: FlowState::default(),
+            first_dep: 0,
+            sent: 0,
+            frame: Some(t.frame),
+        };
+        let slot = match self.free.pop() {
+            Some(k) => {
+                self.trains[k as usize] = Some(p);
+                k
+            }
+            None => {
+                self.trains.push(Some(p));
+                (self.trains.len() - 1) as u32
+            }
+        };
+        self.pending.push(Instant(first), slot);
+        self.update_deadline();
     }
 
     /// The end (exclusive, ns) of the slot that holds instant `t`.
     fn slot_end(&self, t: u64) -> u64 {
-        if self.slot == 0 {
-            t + 1
-        } else {
-            (t / self.slot + 1) * self.slot
+        match t.checked_div(self.slot) {
+            None => t + 1,
+            Some(k) => (k + 1) * self.slot,
         }
+    }
+
+    fn update_deadline(&mut self) {
+        let arr = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
+        let due = self.out.peek_time().map(|t| t.0);
+        self.deadline = match (arr, due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Processes every slot of arrivals that has ended by `now` (ns).
     pub fn advance(&mut self, now: u64) {
-        let mut batch: Vec<Arrival<F>> = Vec::new();
+        if self.pending.peek_time().is_none_or(|t| t.0 > now) {
+            return;
+        }
+        self.process(now);
+        self.update_deadline();
+    }
+
+    fn process(&mut self, now: u64) {
+        let mut batch = std::mem::take(&mut self.batch);
         while let Some(first) = self.pending.peek_time() {
             // A slot is taken once its last instant has come: every unit arriving in it is
             // known by then (units are announced before they arrive).
@@ -250,43 +293,60 @@ impl<F: Frame> Egress<F> {
             }
             // Every frame with units in this slot, with how many.
             while self.pending.peek_time().is_some_and(|t| t.0 < end) {
-                let Some((at, p)) = self.pending.pop() else {
+                let Some((at, slot)) = self.pending.pop() else {
                     break;
                 };
-                let left = p.units - p.idx;
-                let count = if p.spacing == 0 {
-                    left
-                } else {
-                    ((end - 1 - at.0) / p.spacing + 1).min(left)
+                let Some(p) = self.trains.get(slot as usize).and_then(Option::as_ref) else {
+                    continue;
                 };
-                batch.push(Arrival { at: at.0, count, p });
+                let left = p.units - p.idx;
+                // Units of a train with no spacing all arrive at once.
+                let count = (end - 1 - at.0)
+                    .checked_div(p.spacing)
+                    .map_or(left, |k| (k + 1).min(left));
+                batch.push(Arrival {
+                    at: at.0,
+                    count,
+                    slot,
+                    flow: p.flow,
+                });
             }
             // A fair order among flows; the units of one frame stay in order. The batch is put in
             // a canonical order first, so that the outcome does not depend on the order in which
             // the trains were announced (a simulated run and an emulated run of the same
             // arrivals agree).
-            batch.sort_unstable_by_key(|a| (a.at, a.p.flow, a.p.units));
-            for i in (1..batch.len()).rev() {
-                let j = self.rng.below(i as u64 + 1) as usize;
-                batch.swap(i, j);
+            if batch.len() > 1 {
+                batch.sort_unstable_by_key(|a| (a.at, a.flow, a.slot));
+                for i in (1..batch.len()).rev() {
+                    let j = self.rng.below(i as u64 + 1) as usize;
+                    batch.swap(i, j);
+                }
             }
             self.drain_queue(end.saturating_sub(1));
-            for mut a in batch.drain(..) {
+            for a in batch.drain(..) {
+                let Some(mut p) = self.trains.get_mut(a.slot as usize).and_then(Option::take)
+                else {
+                    continue;
+                };
                 for k in 0..a.count {
-                    let t = a.at + k * a.p.spacing;
+                    let t = a.at + k * p.spacing;
                     if self.link.is_atm() {
-                        self.cell_arrives(t, &mut a.p);
+                        self.cell_arrives(t, &mut p);
                     } else {
-                        self.frame_arrives(t, &mut a.p);
+                        self.frame_arrives(t, &mut p);
                     }
-                    a.p.idx += 1;
+                    p.idx += 1;
                 }
-                if a.p.idx < a.p.units {
-                    let next = a.at + a.count * a.p.spacing;
-                    self.pending.push(Instant(next), a.p);
+                if p.idx < p.units {
+                    let next = a.at + a.count * p.spacing;
+                    self.trains[a.slot as usize] = Some(p);
+                    self.pending.push(Instant(next), a.slot);
+                } else {
+                    self.free.push(a.slot);
                 }
             }
         }
+        self.batch = batch;
     }
 
     fn drain_queue(&mut self, t: u64) {
@@ -306,7 +366,7 @@ impl<F: Frame> Egress<F> {
             eof: true,
             len: len as u32,
         };
-        if let Err(reason) = self.queue.offer(unit) {
+        if let Err(reason) = self.queue.offer_in(unit, &mut p.queue_state) {
             self.stats.frames_dropped += 1;
             self.stats.flow(p.flow).frames_dropped += 1;
             if reason == DropReason::Early {
@@ -335,7 +395,7 @@ impl<F: Frame> Egress<F> {
             eof: last,
             len: CELL_BYTES as u32,
         };
-        match self.queue.offer(cell) {
+        match self.queue.offer_in(cell, &mut p.queue_state) {
             Ok(()) => {
                 let dep = self.line.send(t, CELL_BYTES);
                 self.departures.push_back(dep);
@@ -411,27 +471,30 @@ impl<F: Frame> Egress<F> {
     /// The next frame due at the host at or before `now` (ns), with its due time (an egress
     /// towards a host).
     pub fn poll_frame(&mut self, now: u64) -> Option<(u64, F)> {
+        if self.deadline.is_none_or(|d| d > now) {
+            return None;
+        }
         self.advance(now);
-        self.out
+        let f = self
+            .out
             .pop_due(Instant(now))
-            .map(|(due, t)| (due.0, t.frame))
+            .map(|(due, t)| (due.0, t.frame));
+        self.update_deadline();
+        f
     }
 
     /// The next train sent towards the next switch (an egress towards a switch); its units
     /// reach that switch at their own instants, which may be later than `now`.
     pub fn poll_train(&mut self, now: u64) -> Option<Train<F>> {
         self.advance(now);
-        self.out.pop().map(|(_, t)| t)
+        let t = self.out.pop().map(|(_, t)| t);
+        self.update_deadline();
+        t
     }
 
     /// When this queue next needs attention (ns): the end of the slot of its earliest arrival,
     /// or its earliest delivery.
     pub fn poll_timeout(&self) -> Option<u64> {
-        let arr = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
-        let due = self.out.peek_time().map(|t| t.0);
-        match (arr, due) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.deadline
     }
 }

@@ -92,6 +92,9 @@ impl FaultInjector {
     /// once, twice (duplicated) or with a later `due` (held back). Call after [`Self::lose`].
     pub fn pass<F: Frame>(&mut self, due: u64, mut frame: F, emit: &mut impl FnMut(u64, F)) {
         let f = self.faults;
+        if f.corrupt <= 0.0 && f.duplicate <= 0.0 && f.reorder <= 0.0 {
+            return emit(due, frame);
+        }
         if f.corrupt > 0.0 && self.rng.chance(f.corrupt) {
             frame.corrupt(&mut self.rng);
             self.stats.corrupted += 1;

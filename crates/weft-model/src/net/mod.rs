@@ -28,7 +28,9 @@ mod switch;
 mod topology;
 mod train;
 
-pub use capture::{Direction, LinkId, LinkType, PcapTap, PcapWriter, Tap, capture_files};
+pub use capture::{
+    Direction, LinkId, LinkType, PcapTap, PcapWriter, Record, Recorder, Tap, capture_files,
+};
 pub use egress::{Egress, EgressStats, FlowStats};
 pub use fabric_stage::{
     FRAME_CELL_BYTES, FabricKind, FabricSpec, FabricStage, FabricStageError, FabricStats,

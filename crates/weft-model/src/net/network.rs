@@ -50,7 +50,9 @@ pub struct Network<F> {
     names: Vec<String>,
     host_port: Vec<(usize, PortId)>,
     trunk_end: Vec<Vec<Option<TrunkEnd>>>,
-    next_host: usize,
+    next_switch: usize,
+    /// Whether any switch has a trunk.
+    trunked: bool,
     tap: Option<Box<dyn Tap<F> + Send>>,
 }
 
@@ -138,8 +140,9 @@ impl<F: Frame> Network<F> {
             switches,
             names: topo.switches.iter().map(|s| s.name.clone()).collect(),
             host_port,
+            trunked: !topo.trunks.is_empty(),
             trunk_end,
-            next_host: 0,
+            next_switch: 0,
             tap: None,
         })
     }
@@ -202,16 +205,20 @@ impl<F: Frame> Network<F> {
     /// The next frame due at a host at or before `now`: the host, the instant it was due and
     /// the frame. Hosts are served round-robin.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(usize, Instant, F)> {
-        self.move_trunk_trains(now);
-        let n = self.host_port.len();
+        if self.trunked {
+            self.move_trunk_trains(now);
+        }
+        let n = self.switches.len();
         for k in 0..n {
-            let h = (self.next_host + k) % n;
-            let (s, _) = self.host_port[h];
+            let s = (self.next_switch + k) % n;
+            if self.switches[s].poll_timeout().is_none_or(|t| t > now) {
+                continue;
+            }
             if let Some((port, due, frame)) = self.switches[s].poll_host_frame(now) {
                 let Some(PortKind::Host(to)) = self.switches[s].port_kind(port) else {
                     continue;
                 };
-                self.next_host = (h + 1) % n;
+                self.next_switch = (s + 1) % n;
                 if let Some(tap) = &mut self.tap {
                     tap.record(LinkId::Host(to), due, Direction::ToHost, &frame);
                 }

@@ -16,6 +16,7 @@ use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
 use super::train::Train;
 use crate::element::PortId;
+use crate::engine::EventQueue;
 use crate::fabric::Rng;
 use crate::time::{Duration, Instant};
 
@@ -56,7 +57,12 @@ pub struct SwitchCore<F> {
     learned: HashMap<Mac, PortId>,
     flood: Vec<bool>,
     latency: u64,
-    next_port: usize,
+    /// Each port's next deadline as last pushed into `due` (`due` may hold stale entries:
+    /// those that differ from this are skipped).
+    scheduled: Vec<Option<u64>>,
+    due: EventQueue<PortId>,
+    /// Trains an ingress line made of one frame (kept to reuse its allocation).
+    trains: Vec<Train<F>>,
     /// Frames that were too short to switch, or had nowhere to go.
     pub runts: u64,
 }
@@ -101,9 +107,22 @@ impl<F: Frame> SwitchCore<F> {
             learned: HashMap::new(),
             flood: vec![true; ports.len()],
             latency: latency.as_nanos(),
-            next_port: 0,
+            scheduled: vec![None; ports.len()],
+            due: EventQueue::new(),
+            trains: Vec::new(),
             runts: 0,
         })
+    }
+
+    /// Records port `port`'s new deadline after its queue changed.
+    fn reschedule(&mut self, port: PortId) {
+        let t = self.ports[port].egress.poll_timeout();
+        if t != self.scheduled[port] {
+            self.scheduled[port] = t;
+            if let Some(t) = t {
+                self.due.push(Instant(t), port);
+            }
+        }
     }
 
     /// Number of ports.
@@ -141,12 +160,13 @@ impl<F: Frame> SwitchCore<F> {
             self.runts += 1;
             return;
         };
-        let mut trains = Vec::new();
+        let mut trains = std::mem::take(&mut self.trains);
         ingress.handle_frame(now, frame, &mut |t| trains.push(t));
-        for mut t in trains {
+        for mut t in trains.drain(..) {
             t.flow = flow;
             self.handle_train(port, t);
         }
+        self.trains = trains;
     }
 
     /// A train reaches the switch on `port` (from its host's line, or from another switch).
@@ -171,41 +191,62 @@ impl<F: Frame> SwitchCore<F> {
             Some(o) if o == port => self.runts += 1,
             Some(o) => match &mut self.fabric {
                 Some(f) => f.handle_train(port, o, t),
-                None => self.ports[o].egress.handle_train(t),
+                None => {
+                    self.ports[o].egress.handle_train(t);
+                    self.reschedule(o);
+                }
             },
             None => {
-                let n = self.ports.len();
-                for o in (0..n).filter(|&o| o != port && self.flood[o]) {
-                    self.ports[o].egress.handle_train(t.clone());
+                for o in 0..self.ports.len() {
+                    if o != port && self.flood[o] {
+                        self.ports[o].egress.handle_train(t.clone());
+                        self.reschedule(o);
+                    }
                 }
             }
         }
     }
 
     fn advance_fabric(&mut self, now: u64) {
-        if let Some(f) = &mut self.fabric {
-            let ports = &mut self.ports;
-            f.advance(now, &mut |o: usize, t: Train<F>| {
-                if let Some(p) = ports.get_mut(o) {
-                    p.egress.handle_train(t);
-                }
-            });
+        let Some(f) = self
+            .fabric
+            .as_mut()
+            .filter(|f| f.poll_timeout().is_some_and(|t| t <= now))
+        else {
+            return;
+        };
+        let ports = &mut self.ports;
+        let mut touched = Vec::new();
+        f.advance(now, &mut |o: usize, t: Train<F>| {
+            if let Some(p) = ports.get_mut(o) {
+                p.egress.handle_train(t);
+                touched.push(o);
+            }
+        });
+        for o in touched {
+            self.reschedule(o);
         }
     }
 
     /// The next frame due at a host at or before `now`: its port, due instant (ns) and the
-    /// frame. Host ports are served round-robin.
+    /// frame. Ports are served in the order of their deadlines.
     pub fn poll_host_frame(&mut self, now: Instant) -> Option<(PortId, u64, F)> {
         self.advance_fabric(now.as_nanos());
-        let n = self.ports.len();
-        for k in 0..n {
-            let port = (self.next_port + k) % n;
-            let p = &mut self.ports[port];
-            if !matches!(p.kind, PortKind::Host(_)) {
-                continue;
+        while let Some((t, port)) = self.due.pop_due(now) {
+            if self.scheduled[port] != Some(t.0) {
+                continue; // stale
             }
-            if let Some((due, frame)) = p.egress.poll_frame(now.as_nanos()) {
-                self.next_port = (port + 1) % n;
+            self.scheduled[port] = None;
+            let p = &mut self.ports[port];
+            let got = if matches!(p.kind, PortKind::Host(_)) {
+                p.egress.poll_frame(now.as_nanos())
+            } else {
+                // A trunk's queue: processed here, its trains taken by `poll_trunk_train`.
+                p.egress.advance(now.as_nanos());
+                None
+            };
+            self.reschedule(port);
+            if let Some((due, frame)) = got {
                 return Some((port, due, frame));
             }
         }
@@ -215,24 +256,31 @@ impl<F: Frame> SwitchCore<F> {
     /// The next train sent towards another switch by `now`: its port and the train.
     pub fn poll_trunk_train(&mut self, now: Instant) -> Option<(PortId, Train<F>)> {
         self.advance_fabric(now.as_nanos());
-        for (i, p) in self.ports.iter_mut().enumerate() {
-            if matches!(p.kind, PortKind::Switch(_)) {
-                if let Some(t) = p.egress.poll_train(now.as_nanos()) {
-                    return Some((i, t));
-                }
+        for i in 0..self.ports.len() {
+            if !matches!(self.ports[i].kind, PortKind::Switch(_)) {
+                continue;
+            }
+            if let Some(t) = self.ports[i].egress.poll_train(now.as_nanos()) {
+                self.reschedule(i);
+                return Some((i, t));
             }
         }
         None
     }
 
     /// The earliest instant at which something changes without new input.
+    /// (It may be early, never late: a port rescheduled later leaves a stale entry behind.)
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.ports
-            .iter()
-            .filter_map(|p| p.egress.poll_timeout())
-            .chain(self.fabric.as_ref().and_then(FabricStage::poll_timeout))
-            .min()
-            .map(Instant)
+        let ports = self.due.peek_time();
+        let fabric = self
+            .fabric
+            .as_ref()
+            .and_then(FabricStage::poll_timeout)
+            .map(Instant);
+        match (ports, fabric) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The fabric's counters (`None`: output-queued).
