@@ -38,7 +38,9 @@ fn socat(proto: Proto) -> Option<Socat> {
     {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("skipped: socat is not available ({e}); apt-get install socat");
+            weft_testutil::skip(&format!(
+                "socat is not available ({e}); apt-get install socat"
+            ));
             return None;
         }
     };
