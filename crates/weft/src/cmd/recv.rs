@@ -8,15 +8,22 @@ use weft_model::{Duration, Size};
 use weft_xfer::net::recv::{RecvOptions, serve};
 use weft_xfer::net::store::Store;
 
+/// The default control port of `weft recv`.
+const RECV_PORT: u16 = 7140;
+
 /// Arguments of `weft recv`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Directory to receive into (created if missing). Nothing is written outside it.
     #[arg(long)]
     dir: PathBuf,
-    /// Address to listen on for control connections (port 0: any free port, printed on stderr).
-    #[arg(long, default_value = "0.0.0.0:7140")]
-    listen: String,
+    /// Address to listen on for control connections: HOST:PORT, HOST (port 7140) or :PORT
+    /// (port 0: any free port, printed on stderr). `--listen` is the older name.
+    #[arg(long, alias = "listen", default_value = "0.0.0.0:7140")]
+    bind: String,
+    /// Port to listen on (overrides the port of --bind).
+    #[arg(short, long)]
+    port: Option<u16>,
     /// UDP sockets per session to stripe data over (the study's K).
     #[arg(long, default_value_t = 4)]
     sockets: u16,
@@ -82,8 +89,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let key = super::send::load_key(&a.key, &a.key_file)?;
     let store = Store::new(&a.dir, a.force)
         .with_context(|| format!("using {} as the receiving directory", a.dir.display()))?;
-    let listener =
-        TcpListener::bind(&a.listen).with_context(|| format!("listening on {}", a.listen))?;
+    let mut bind = super::serve::parse_bind_with(&a.bind, RECV_PORT)?;
+    if let Some(p) = a.port {
+        bind.set_port(p);
+    }
+    let listener = TcpListener::bind(bind).with_context(|| format!("listening on {bind}"))?;
     let local = listener.local_addr()?;
     if a.discard {
         eprintln!("weft recv: listening on {local}, verifying and discarding what arrives");

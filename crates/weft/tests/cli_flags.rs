@@ -1,0 +1,368 @@
+//! The flags every command shares: `-p/--port` and `--bind` (and `recv --listen`), `HOST:.` for
+//! `weft send`, `--csv`, `-q`/`-v`, and the generated completions and manual page.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Stdio};
+
+use common::{Agent, weft};
+
+/// A port that was free a moment ago (the kernel hands out ephemeral ports in turn, so another
+/// process is unlikely to take it before the test binds it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits for a "listening on ADDR" line on `child`'s stderr and returns ADDR's port; the rest of
+/// stderr is drained in the background.
+fn listening_port(child: &mut Child) -> u16 {
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let port = loop {
+        let line = lines.next().expect("printed nothing").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            let addr = rest.split([',', ' ']).next().unwrap();
+            break addr.rsplit(':').next().unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    port
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn port_flag_on_serve_tput_rr_and_pattern() {
+    let port = free_port();
+    let mut serve = weft()
+        .args(["serve", "--bind", "127.0.0.1", "-p", &port.to_string()])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(listening_port(&mut serve), port);
+    let _serve = Killed(serve);
+    let p = port.to_string();
+    let runs: [&[&str]; 4] = [
+        &["tput", "127.0.0.1", "-p", &p, "-t", "200ms", "--json"],
+        &[
+            "rr",
+            "127.0.0.1",
+            "--port",
+            &p,
+            "-n",
+            "50",
+            "--warmup",
+            "5",
+            "--json",
+        ],
+        &[
+            "pattern",
+            "--one-to-many",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "200ms",
+            "--json",
+        ],
+        // HOST:PORT still wins over the default port.
+        &[
+            "rr",
+            &format!("127.0.0.1:{p}"),
+            "-n",
+            "20",
+            "--warmup",
+            "1",
+            "--json",
+        ],
+    ];
+    for args in runs {
+        let out = weft().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["engine"], "real", "{args:?}");
+    }
+    // Nothing listens on the default port of a `-p` that names another: the port is used.
+    let wrong = free_port().to_string();
+    let out = weft()
+        .args(["tput", "127.0.0.1", "-p", &wrong, "-t", "200ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&wrong),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn recv_binds_with_bind_port_or_the_old_listen_and_send_takes_host_dot() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("a.bin");
+    std::fs::write(&file, b"scp's habit").unwrap();
+    let port = free_port();
+    let forms: [Vec<String>; 3] = [
+        vec!["--bind".into(), format!("127.0.0.1:{port}")],
+        vec![
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "-p".into(),
+            port.to_string(),
+        ],
+        vec!["--listen".into(), format!("127.0.0.1:{port}")],
+    ];
+    for (i, form) in forms.iter().enumerate() {
+        let mut recv = weft()
+            .args(["recv", "--dir"])
+            .arg(dir.path())
+            .args(form)
+            .args(["--sessions", "1", "--force"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert_eq!(listening_port(&mut recv), port, "{form:?}");
+        let recv = Killed(recv);
+        // `HOST:.` (and `HOST:./`) is the receive directory itself.
+        let target = if i == 0 {
+            "127.0.0.1:."
+        } else {
+            "127.0.0.1:./"
+        };
+        let out = weft()
+            .arg("send")
+            .arg(&file)
+            .arg(target)
+            .args(["-p", &port.to_string(), "--no-progress"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{form:?}: {out:?}");
+        assert_eq!(
+            std::fs::read(dir.path().join("a.bin")).unwrap(),
+            b"scp's habit"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            ["a.bin"],
+            "nothing but the file at the top: {form:?}"
+        );
+        drop(recv);
+    }
+}
+
+#[test]
+fn csv_from_rr_tput_and_calc_has_a_row_per_sample() {
+    let agent = Agent::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let rr = dir.path().join("rr.csv");
+    let out = weft()
+        .args([
+            "rr",
+            &format!("127.0.0.1:{}", agent.port),
+            "--sizes",
+            "1,64,1K",
+        ])
+        .args(["-n", "30", "--warmup", "3", "--csv"])
+        .arg(&rr)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&rr).unwrap();
+    let mut r = csv_rows(&text);
+    let header = r.remove(0);
+    assert_eq!(r.len(), 3, "{text}");
+    let size = header
+        .iter()
+        .position(|c| c == "request_bytes")
+        .expect("request_bytes");
+    let p50 = header
+        .iter()
+        .position(|c| c == "rtt.p50_ns")
+        .expect("rtt.p50_ns");
+    assert_eq!(
+        r.iter().map(|row| row[size].as_str()).collect::<Vec<_>>(),
+        ["1", "64", "1024"]
+    );
+    assert!(
+        r.iter().all(|row| row[p50].parse::<u64>().unwrap() > 0),
+        "{text}"
+    );
+
+    let tput = dir.path().join("tput.csv");
+    let out = weft()
+        .args([
+            "tput",
+            &format!("127.0.0.1:{}", agent.port),
+            "-t",
+            "600ms",
+            "-i",
+            "200ms",
+        ])
+        .arg("--csv")
+        .arg(&tput)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let rows = csv_rows(&std::fs::read_to_string(&tput).unwrap());
+    assert!(rows.len() >= 3, "{rows:?}");
+    assert!(rows[0].iter().any(|c| c == "bps"), "{:?}", rows[0]);
+
+    // A closed-form answer has no samples: its summary is the one row, and "-" is stdout.
+    let out = weft()
+        .args(["calc", "mathis", "--csv", "-", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().count() >= 2, "{text}");
+}
+
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn verbose_logs_and_quiet_silences_the_agent() {
+    let mut quiet = Agent::start(&["-q"]);
+    let mut loud = Agent::start(&[]);
+    let target = |a: &Agent| format!("127.0.0.1:{}", a.port);
+    for a in [&quiet, &loud] {
+        let out = weft()
+            .args(["-v", "rr", &target(a), "-n", "10", "--warmup", "1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("INFO") && err.contains("rr size done"),
+            "{err}"
+        );
+        let out = weft()
+            .args(["rr", &target(a), "-n", "10", "--warmup", "1"])
+            .output()
+            .unwrap();
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("INFO"),
+            "{out:?}"
+        );
+    }
+    // The agents' own logs: the loud one said something about the tests, the quiet one only
+    // where it listens.
+    let (q, l) = (quiet.stop(), loud.stop());
+    assert_eq!(q, "", "a quiet agent logs nothing after where it listens");
+    assert!(l.lines().count() > 1, "{l}");
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "_weft()"),
+        ("zsh", "#compdef weft"),
+        ("fish", "complete -c weft"),
+    ] {
+        let out = weft().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(marker),
+            "{shell}: {}",
+            &text[..text.len().min(300)]
+        );
+        for sub in ["serve", "tput", "rr", "emu", "completions"] {
+            assert!(text.contains(sub), "{shell} script lacks {sub}");
+        }
+    }
+    let out = weft().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn man_page_names_every_command_and_man_reads_it() {
+    let out = weft().arg("man").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let page = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(page.lines().any(|l| l.starts_with(".TH weft 1")), "{page}");
+    let subs = [
+        "demo",
+        "serve",
+        "tput",
+        "rr",
+        "pattern",
+        "plot",
+        "calc",
+        "sim",
+        "run",
+        "emu",
+        "trace",
+        "send",
+        "recv",
+        "completions",
+        "man",
+    ];
+    for s in subs {
+        assert!(
+            page.contains(&format!("weft\\-{s}(1)")),
+            "no {s} in the page"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = weft()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for s in subs {
+        assert!(
+            dir.path().join(format!("weft-{s}.1")).exists(),
+            "no weft-{s}.1"
+        );
+    }
+    assert!(dir.path().join("weft-emu-run.1").exists());
+    if let Some(why) = weft_testutil::missing_tool("man") {
+        weft_testutil::skip(&format!("rendering the page with man -l: {why}"));
+        return;
+    }
+    let mut man = std::process::Command::new("man")
+        .args(["-l", "-"])
+        .env("MANWIDTH", "100")
+        .env("MANPAGER", "cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    man.stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let shown = man.wait_with_output().unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("SUBCOMMANDS") && text.contains("weft-rr(1)"),
+        "{text}"
+    );
+}
