@@ -226,14 +226,19 @@ fn csv_from_rr_tput_and_calc_has_a_row_per_sample() {
     assert!(rows.len() >= 3, "{rows:?}");
     assert!(rows[0].iter().any(|c| c == "bps"), "{:?}", rows[0]);
 
-    // A closed-form answer has no samples: its summary is the one row, and "-" is stdout.
+    // A closed-form answer has no samples: its summary is the one row; "-" is stdout.
     let out = weft()
-        .args(["calc", "mathis", "--csv", "-", "--json"])
+        .args([
+            "calc", "mathis", "--rtt", "17ms", "--loss", "1e-4", "--csv", "-", "-o",
+        ])
+        .arg(dir.path().join("m.json"))
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.lines().count() >= 2, "{text}");
+    let rows = csv_rows(text.lines().take(2).collect::<Vec<_>>().join("\n").as_str());
+    assert_eq!(rows[0], ["c", "loss", "mss", "rate_bps", "rtt_s"], "{text}");
+    assert_eq!(&rows[1][1..3], ["0.0001", "1460"], "{text}");
 }
 
 fn csv_rows(text: &str) -> Vec<Vec<String>> {
@@ -364,5 +369,151 @@ fn man_page_names_every_command_and_man_reads_it() {
     assert!(
         text.contains("SUBCOMMANDS") && text.contains("weft-rr(1)"),
         "{text}"
+    );
+}
+
+/// CPUs online here.
+fn cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+#[test]
+fn rr_places_both_ends_spins_and_says_so() {
+    let agent = Agent::start(&[]);
+    let last = cpus() - 1;
+    let place = format!("0,{last}");
+    for udp in [false, true] {
+        let mut cmd = weft();
+        cmd.args([
+            "rr",
+            &format!("127.0.0.1:{}", agent.port),
+            "--sizes",
+            "1,4K",
+        ])
+        .args([
+            "-n",
+            "300",
+            "--warmup",
+            "10",
+            "-A",
+            &place,
+            "--busy-poll",
+            "--json",
+        ]);
+        if udp {
+            cmd.arg("-u");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "udp {udp}: {out:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["params"]["affinity"]["client_cpu"], 0);
+        assert_eq!(doc["params"]["busy_poll"], true);
+        for s in doc["samples"].as_array().unwrap() {
+            assert_eq!(s["client_cpus"]["seen"], serde_json::json!([0]), "{s}");
+            assert_eq!(s["agent_cpus"]["seen"], serde_json::json!([last]), "{s}");
+            assert_eq!(s["busy_poll"]["spin"], true, "{s}");
+            assert_eq!(s["agent_busy_poll"]["spin"], true, "{s}");
+            assert_eq!(s["count"], 300, "{s}");
+        }
+    }
+    // Without placement the CPUs are still reported, and nobody spins.
+    let out = weft()
+        .args([
+            "rr",
+            &format!("127.0.0.1:{}", agent.port),
+            "-n",
+            "100",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["samples"][0];
+    assert!(s["client_cpus"]["samples"].as_u64().unwrap() >= 100, "{s}");
+    assert!(s["agent_cpus"]["samples"].as_u64().unwrap() >= 100, "{s}");
+    assert!(
+        s["busy_poll"].is_null() && s["agent_busy_poll"].is_null(),
+        "{s}"
+    );
+    let table = weft()
+        .args([
+            "rr",
+            &format!("127.0.0.1:{}", agent.port),
+            "-n",
+            "50",
+            "-A",
+            &place,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(&format!("placement: client CPU 0, agent CPU {last}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn rr_floor_alone_and_beside_a_run() {
+    let out = weft().args(["rr", "--floor", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["kind"], "rr.floor");
+    let figures: Vec<&str> = doc["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["figure"].as_str().unwrap())
+        .collect();
+    assert_eq!(figures, ["wakeup_rtt", "spin_rtt", "timer_overshoot"]);
+    for s in doc["samples"].as_array().unwrap() {
+        assert!(s["stats"]["p50_ns"].as_u64().unwrap() > 0, "{s}");
+    }
+    let agent = Agent::start(&[]);
+    let out = weft()
+        .args([
+            "rr",
+            &format!("127.0.0.1:{}", agent.port),
+            "-n",
+            "100",
+            "--floor",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let share = doc["summary"]["host_share_of_smallest_p50"]
+        .as_f64()
+        .unwrap();
+    assert!(share > 0.0 && share <= 1.0, "{share}");
+    assert!(
+        doc["summary"]["host_floor"]["wakeup_rtt"]["count"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn rr_placement_usage_errors_exit_2() {
+    let cases: [&[&str]; 5] = [
+        &["rr", "127.0.0.1", "--busy-poll", "--cold"],
+        &["rr", "127.0.0.1", "--busy-poll", "--burst", "4"],
+        &["rr", "127.0.0.1", "--echo", "-A", "0,1"],
+        &["rr", "127.0.0.1", "-A", "x"],
+        &["rr", "127.0.0.1", "-A", "100000"],
+    ];
+    let agent = Agent::start(&[]);
+    let port = agent.port.to_string();
+    for args in cases {
+        let out = weft().args(args).args(["-p", &port]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
+    let out = weft().arg("rr").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "no HOST and no --floor: {out:?}"
     );
 }
