@@ -72,9 +72,10 @@ sockperf_rtt() { # proto place -> "p50 p99" RTT in usec
     awk '/percentile 50.000/ {p50=$NF*2} /percentile 99.000/ {p99=$NF*2} END {printf "%.2f %.2f\n", p50, p99}'
 }
 
-# weft: as many transactions as sockperf does in about the same time (a fixed count).
+# weft: for as long as sockperf (a count would run for minutes when a loaded machine stretches
+# the tail).
 weft_rtt() { # proto place -> "p50 p99" RTT in usec
-  local args=(rr "127.0.0.1:$agent_port" --size "$size" --warmup 1000 --count $((secs * 40000)) --json)
+  local args=(rr "127.0.0.1:$agent_port" --size "$size" --warmup 1000 --time "${secs}s" --json)
   [ "$1" = udp ] && args+=(--udp)
   [ "$2" != free ] && args+=(-A 0,1)
   [ "$2" = spin ] && args+=(--busy-poll)

@@ -131,7 +131,8 @@ fn recv_binds_with_bind_port_or_the_old_listen_and_send_takes_host_dot() {
             .args(["recv", "--dir"])
             .arg(dir.path())
             .args(form)
-            .args(["--sessions", "1", "--force"])
+            .args(["--sessions", "1", "--force", "--csv"])
+            .arg(src.path().join("sessions.csv"))
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -165,7 +166,24 @@ fn recv_binds_with_bind_port_or_the_old_listen_and_send_takes_host_dot() {
             ["a.bin"],
             "nothing but the file at the top: {form:?}"
         );
-        drop(recv);
+        // After its one session the receiver exits, its CSV of sessions written.
+        let mut recv = recv;
+        let t0 = std::time::Instant::now();
+        while recv.0.try_wait().unwrap().is_none() {
+            assert!(
+                t0.elapsed().as_secs() < 20,
+                "recv did not exit after its session"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let csv = std::fs::read_to_string(src.path().join("sessions.csv")).unwrap();
+        let rows = csv_rows(&csv);
+        assert_eq!(rows.len(), 2, "{csv}");
+        let files = rows[0]
+            .iter()
+            .position(|c| c == "files_ok")
+            .expect("files_ok");
+        assert_eq!(rows[1][files], "1", "{csv}");
     }
 }
 

@@ -74,6 +74,10 @@ pub struct Args {
     /// --dir.
     #[arg(long, conflicts_with = "read_back")]
     discard: bool,
+    /// Keep a CSV of the sessions served in FILE, one row per session (its summary), rewritten
+    /// after each session.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
 }
 
 /// Runs `weft recv`.
@@ -119,8 +123,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
+    let sessions = std::sync::Mutex::new(Vec::new());
     serve(listener, store, opts, &|r| {
         let doc = weft_xfer::report::recv_doc(&r);
+        if let Some(path) = &a.csv {
+            let mut rows = sessions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            rows.push(doc.summary.clone());
+            let written = weft_report::csv::rows_to_csv(&rows, &[])
+                .and_then(|b| weft_report::csv::write_csv(path, &b));
+            if let Err(e) = written {
+                eprintln!("weft recv: {e}");
+            }
+        }
         if r.error.is_some() || r.files.iter().any(|f| !f.ok) {
             failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
