@@ -14,8 +14,8 @@ pub struct Cli {
     /// No progress bars, and `weft serve` logs no connections; errors are still printed.
     #[arg(short, long, global = true, help_heading = "Global options")]
     pub quiet: bool,
-    /// Log what weft does on stderr: -v connections and tests, -vv every step (RUST_LOG
-    /// overrides).
+    /// Log what weft does on stderr: -v connections and tests, -vv every step (without -v,
+    /// RUST_LOG if set).
     #[arg(short, long, action = clap::ArgAction::Count, global = true, help_heading = "Global options")]
     pub verbose: u8,
     /// What to do.

@@ -3,7 +3,8 @@
 //! The libraries emit `tracing` events (connection set-up, test start and end, retries); this
 //! installs the one subscriber that prints them. Without `-v` only warnings and errors are
 //! printed; `-v` adds `info` (what weft does), `-vv` `debug` (every step), `-vvv` `trace`.
-//! `RUST_LOG` (the usual `tracing` filter syntax, e.g. `weft_probe=debug`) overrides the level.
+//! Without `-v`, `RUST_LOG` (the usual `tracing` filter syntax, e.g. `weft_probe=debug`) is used
+//! when set; `-v` always means what it says.
 //!
 //! Convention for simulated and emulated time: an event about a simulated instant carries it as
 //! the field `t_ns` (virtual nanoseconds since the start of the run, a `u64`), e.g.
@@ -24,7 +25,10 @@ pub fn init(verbose: u8) {
         2 => "debug",
         _ => "trace",
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let filter = match verbose {
+        0 => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)),
+        _ => EnvFilter::new(level),
+    };
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     // A second initialisation (never in the binary) is harmless: the first one stays.
     let _ = tracing_subscriber::fmt()
