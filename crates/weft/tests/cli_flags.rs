@@ -535,3 +535,34 @@ fn rr_placement_usage_errors_exit_2() {
         "no HOST and no --floor: {out:?}"
     );
 }
+
+#[test]
+fn progress_bars_only_on_a_terminal_and_not_with_quiet() {
+    let bin = env!("CARGO_BIN_EXE_weft");
+    let sim = "sim hol --ports 16 --slots 2e6";
+    // Piped stderr: no bar at all.
+    let out = weft().args(sim.split(' ')).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "a bar on a pipe");
+    if let Some(why) = weft_testutil::missing_tool("script") {
+        weft_testutil::skip(&format!(
+            "a terminal for the bar (script, util-linux): {why}"
+        ));
+        return;
+    }
+    // A terminal (script's pseudo-terminal): the bar is drawn, and -q takes it away.
+    let on_tty = |args: &str| {
+        let out = std::process::Command::new("script")
+            .args(["-qec", &format!("{bin} {args}"), "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(on_tty(sim).contains("hol ["), "no bar on a terminal");
+    assert!(
+        !on_tty(&format!("-q {sim}")).contains("hol ["),
+        "a bar despite -q"
+    );
+}
