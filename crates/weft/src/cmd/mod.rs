@@ -13,6 +13,7 @@ mod run;
 mod send;
 mod serve;
 mod sim;
+mod sweep;
 mod tput;
 mod trace;
 
@@ -45,6 +46,8 @@ pub enum Command {
     Send(send::Args),
     /// Receive files sent by `weft send` into a directory.
     Recv(recv::Args),
+    /// Run a grid of scenario or simulator runs on all cores or as a Slurm job array, resumably.
+    Sweep(sweep::Args),
 }
 
 /// Runs one subcommand.
@@ -63,5 +66,6 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Trace(a) => trace::run(a),
         Command::Send(a) => send::run(a),
         Command::Recv(a) => recv::run(a),
+        Command::Sweep(a) => sweep::run(a),
     }
 }
