@@ -159,7 +159,11 @@ pub fn chart(table: &Table, spec: &ChartSpec, about: &str) -> Result<SweepChart,
                     .into_iter()
                     .filter_map(|(x, ys)| {
                         let (mean, half_width) = mean_ci(&ys)?;
-                        Some(SweepPoint {
+                        // Sums of huge values overflow; such a point cannot be drawn.
+                        let finite = x.is_finite()
+                            && mean.is_finite()
+                            && half_width.is_none_or(f64::is_finite);
+                        finite.then_some(SweepPoint {
                             x,
                             mean,
                             half_width,

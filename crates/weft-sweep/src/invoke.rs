@@ -88,8 +88,9 @@ pub fn scenario_text(base: &str, run: &Run) -> Result<String, String> {
 }
 
 /// Runs `run` with the `weft` binary at `exe` and returns its record, or `None` when the run was
-/// interrupted: it died of a signal after `stopping()` became true (a Ctrl-C reaches the whole
-/// process group), so it is left to run again rather than recorded as failed.
+/// interrupted: it failed after `stopping()` became true (a Ctrl-C reaches the whole process
+/// group, and a run either dies of it or, like the emulator, tidies up and exits 1), so it is left
+/// to run again rather than recorded as failed.
 pub fn execute(
     exe: &Path,
     target: &Target,
@@ -101,7 +102,7 @@ pub fn execute(
     let elapsed_s = start.elapsed().as_secs_f64();
     let (status, result, error) = match outcome {
         Ok(doc) => (Status::Ok, Some(doc), None),
-        Err(Failure::Signal(_)) if stopping() => return None,
+        Err(_) if stopping() => return None,
         Err(f) => (Status::Failed, None, Some(f.to_string())),
     };
     Some(Record {

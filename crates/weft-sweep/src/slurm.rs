@@ -107,11 +107,11 @@ pub fn submit(
     let sub = root.join(format!("slurm-{number}"));
     std::fs::create_dir_all(&sub).map_err(|e| SweepError::io(&sub, e))?;
     let job = Job {
+        batch: batch.clamp(1, pending.len().max(1)),
         list: RunList {
             runs: pending,
             ..list.clone()
         },
-        batch: batch.max(1),
     };
     let job_path = sub.join("job.json");
     write(

@@ -256,6 +256,31 @@ mod tests {
     }
 
     #[test]
+    fn a_file_cut_anywhere_keeps_its_complete_lines() {
+        let text: String = ["a", "b", "c"]
+            .iter()
+            .map(|id| rec(id, Status::Ok).line() + "\n")
+            .collect();
+        let ends: Vec<usize> = text.match_indices('\n').map(|(i, _)| i + 1).collect();
+        for cut in 0..=text.len() {
+            let p = parse(&text.as_bytes()[..cut]);
+            let complete = ends.iter().filter(|&&e| e <= cut).count();
+            // A cut just before a newline leaves a whole record without it.
+            let whole_unterminated = ends.contains(&(cut + 1));
+            assert_eq!(
+                p.records.len(),
+                complete + usize::from(whole_unterminated),
+                "cut at {cut}"
+            );
+            assert!(p.bad_lines.is_empty());
+            assert_eq!(
+                p.torn_at.is_some(),
+                !ends.contains(&cut) && cut > 0 && !whole_unterminated
+            );
+        }
+    }
+
+    #[test]
     fn any_bytes_parse() {
         for bytes in [&b""[..], b"\n\n", b"{", b"\xff\xfe\n{}", b"{\"id\":1}\n"] {
             let p = parse(bytes);

@@ -183,3 +183,19 @@ fn line_and_column_count_characters() {
     assert_eq!(line_column("ab\ncéx", 6), (2, 3));
     assert_eq!(line_column("", 10), (1, 1));
 }
+
+#[test]
+fn every_prefix_of_the_shipped_plans_parses_or_says_where() {
+    let plans = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plans");
+    for name in ["hol-grid.toml", "ebn-window.toml"] {
+        let text = std::fs::read_to_string(plans.join(name)).unwrap();
+        assert!(Plan::parse(&text, name, &plans, &Cli).is_ok(), "{name}");
+        for end in (0..text.len()).filter(|&e| text.is_char_boundary(e)) {
+            match Plan::parse(&text[..end], name, &plans, &Cli) {
+                Ok(p) => assert!(p.run_count() >= 1),
+                Err(PlanError::At { line, column, .. }) => assert!(line >= 1 && column >= 1),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! in `weft-sweep`; this file parses arguments, checks plans against this command line, and
 //! prints.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -194,6 +194,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     outcome_of(&table, &dir)
 }
 
+/// `1 task`, `5 tasks`.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 fn default_out(plan: &Path) -> PathBuf {
     let stem = plan
         .file_stem()
@@ -229,24 +238,26 @@ fn pending_runs(list: &RunList, records: &[weft_sweep::Record], retry_failed: bo
 }
 
 fn dry_run(list: &RunList) {
-    println!("{} runs of {}", list.runs.len(), list.target.describe());
+    let mut text = format!("{} runs of {}\n", list.runs.len(), list.target.describe());
     for r in &list.runs {
         let params: Vec<String> = list
             .keys
             .iter()
             .map(|k| {
-                format!(
-                    "{k}={}",
-                    r.params
-                        .get(k)
-                        .map(weft_sweep::table::param_text)
-                        .unwrap_or_default()
-                )
+                let v = r.params.get(k).map(weft_sweep::table::param_text);
+                format!("{k}={}", v.unwrap_or_default())
             })
             .collect();
         let seed = r.seed.map(|s| format!("seed={s} ")).unwrap_or_default();
-        println!("{}  {seed}{}", r.id, params.join(" "));
+        text.push_str(&format!("{}  {seed}{}\n", r.id, params.join(" ")));
     }
+    print_out(&text);
+}
+
+/// Prints to stdout; a reader that went away (`| head`) is not an error worth a panic.
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 fn submit(
@@ -299,9 +310,9 @@ fn submit(
     };
     let (n, sub) = slurm::submit(dir, list, pending, batch, &opts)?;
     eprintln!(
-        "sweep: submitted array job {} ({} tasks of up to {} runs, {} runs) from {}",
+        "sweep: submitted array job {} ({} of up to {} runs, {} runs) from {}",
         sub.job_id,
-        sub.tasks,
+        plural(sub.tasks, "task"),
         sub.batch,
         sub.runs,
         dir.root().join(format!("slurm-{n}")).display()
@@ -365,8 +376,10 @@ fn status(dir: &SweepDir) -> anyhow::Result<()> {
             Err(e) => format!("queue unknown: {e}"),
         };
         println!(
-            "slurm-{n}: array job {} ({} tasks of up to {} runs): {queue}",
-            sub.job_id, sub.tasks, sub.batch
+            "slurm-{n}: array job {} ({} of up to {} runs): {queue}",
+            sub.job_id,
+            plural(sub.tasks, "task"),
+            sub.batch
         );
     }
     Ok(())
@@ -438,13 +451,13 @@ fn collect(dir: &SweepDir, list: Option<&RunList>) -> anyhow::Result<Table> {
             dir.root().display()
         );
     }
-    print!("{}", table.summary(6));
     let (ok, failed, pending) = table.counts();
-    println!(
-        "{ok} ok, {failed} failed, {pending} pending; one row per run in {}; `weft plot {}` draws it",
+    print_out(&format!(
+        "{}{ok} ok, {failed} failed, {pending} pending; one row per run in {}; `weft plot {}` draws it\n",
+        table.summary(6),
         dir.csv().display(),
         dir.root().display()
-    );
+    ));
     Ok(table)
 }
 
