@@ -130,5 +130,7 @@ fn progress_bar(on: bool, done: usize, total: usize) -> ProgressBar {
         bar.set_style(style.progress_chars("#>."));
     }
     bar.set_position(done as u64);
+    // Runs done before this start are not part of the rate the eta is computed from.
+    bar.reset_eta();
     bar
 }

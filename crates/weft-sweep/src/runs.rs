@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::plan::{Plan, Target};
+use crate::store::{self, Record, Status};
 
 /// One run: a grid point and a seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -73,6 +74,33 @@ impl Plan {
             target: self.target.clone(),
             keys: self.keys(),
             runs,
+        }
+    }
+}
+
+impl RunList {
+    /// The runs that no record settles: those without an ok record, and without a failed one
+    /// unless `retry_failed`.
+    pub fn pending(&self, records: &[Record], retry_failed: bool) -> Vec<Run> {
+        let best = store::by_id(records);
+        self.runs
+            .iter()
+            .filter(|r| match best.get(r.id.as_str()) {
+                None => true,
+                Some(rec) => rec.status == Status::Failed && retry_failed,
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+impl Plan {
+    /// The grid's shape for messages: `40 points x 5 seeds`.
+    pub fn shape(&self) -> String {
+        let points: usize = self.grid.iter().map(|g| g.values.len()).product();
+        match &self.seeds {
+            Some(s) => format!("{points} points x {} seeds", s.len()),
+            None => format!("{points} points"),
         }
     }
 }
@@ -156,6 +184,32 @@ mod tests {
                 .runs
                 .iter()
                 .all(|r| !ids.contains(&r.id.as_str()))
+        );
+    }
+
+    #[test]
+    fn pending_leaves_out_settled_runs() {
+        let list = plan("command = [\"sim\", \"hol\"]\nseeds = [1, 2, 3]\n").expand();
+        let rec = |r: &Run, status| Record {
+            id: r.id.clone(),
+            params: r.params.clone(),
+            seed: r.seed,
+            status,
+            result: None,
+            error: None,
+            elapsed_s: 0.0,
+        };
+        let records = vec![
+            rec(&list.runs[0], Status::Ok),
+            rec(&list.runs[1], Status::Failed),
+        ];
+        let ids = |v: Vec<Run>| v.into_iter().map(|r| r.seed).collect::<Vec<_>>();
+        assert_eq!(ids(list.pending(&records, false)), [Some(3)]);
+        assert_eq!(ids(list.pending(&records, true)), [Some(2), Some(3)]);
+        assert_eq!(
+            plan("command = [\"sim\", \"hol\"]\nseeds = [1, 2, 3]\n[grid]\nports = [2, 4]\n")
+                .shape(),
+            "2 points x 3 seeds"
         );
     }
 

@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::CommandFactory;
 use weft_sweep::local::{self, LocalOptions};
 use weft_sweep::slurm::{self, SlurmOptions};
-use weft_sweep::store::{self, Appender, Status};
+use weft_sweep::store::{self, Appender};
 use weft_sweep::{Commands, Flag, Plan, Run, RunList, SweepDir, Table};
 
 use crate::cli::usage;
@@ -85,7 +85,8 @@ const AFTER_HELP: &str = "\
 Plans (see plans/README.md):
   scenario = \"scenarios/ebn-vp26.toml\"   engine = \"model\"   # grid keys: dotted paths
   command = [\"sim\", \"hol\"]                                  # grid keys: the command's flags
-  seeds = [1, 2, 3] or { from = 1, to = 5 };  [grid] key = 1, [1, 2], { from = 2, to = 32, step = 2 }
+  seeds = [1, 2, 3] or { from = 1, to = 5 }
+  [grid] key = 1, or [1, 2], or { from = 2, to = 32, step = 2 }, or { from = 1, to = 64, factor = 2 }
 
 A sweep is resumable: runs already recorded in DIR are skipped, an interrupted sweep loses at most
 the runs in flight. `weft plot DIR` draws a metric against a parameter.";
@@ -125,19 +126,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         dry_run(&list);
         return Ok(());
     }
+    if args.collect {
+        return collect(&dir, Some(&list)).map(|_| ());
+    }
     dir.create()?;
     let lock = dir.lock()?;
     dir.write_plan(&list)?;
     let (mut appender, parsed) = Appender::open(&dir.results())?;
     dir.merge_tasks(&mut appender, &parsed.records)?;
     let records = store::read(&dir.results())?.records;
-    let pending = pending_runs(&list, &records, args.retry_failed);
+    let pending = list.pending(&records, args.retry_failed);
     let done = list.runs.len() - pending.len();
     eprintln!(
         "sweep: {} runs of {} ({}), {done} already done, {} to run -> {}",
         list.runs.len(),
         list.target.describe(),
-        shape(&plan),
+        plan.shape(),
         pending.len(),
         dir.root().display()
     );
@@ -212,29 +216,6 @@ fn default_out(plan: &Path) -> PathBuf {
 
 fn self_exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("cannot find this weft binary to run the runs with")
-}
-
-/// `40 points x 5 seeds`.
-fn shape(plan: &Plan) -> String {
-    let points: usize = plan.grid.iter().map(|g| g.values.len()).product();
-    match &plan.seeds {
-        Some(s) => format!("{points} points x {} seeds", s.len()),
-        None => format!("{points} points"),
-    }
-}
-
-/// The runs without a record that settles them: no ok record, and no failed one unless
-/// `retry_failed`.
-fn pending_runs(list: &RunList, records: &[weft_sweep::Record], retry_failed: bool) -> Vec<Run> {
-    let best = store::by_id(records);
-    list.runs
-        .iter()
-        .filter(|r| match best.get(r.id.as_str()) {
-            None => true,
-            Some(rec) => rec.status == Status::Failed && retry_failed,
-        })
-        .cloned()
-        .collect()
 }
 
 fn dry_run(list: &RunList) {
