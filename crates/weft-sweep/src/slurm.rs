@@ -18,6 +18,9 @@ use crate::local::{self, LocalOptions, Outcome};
 use crate::runs::{Run, RunList};
 use crate::store::{Appender, Status};
 
+/// The name of every array job a sweep submits.
+pub const JOB_NAME: &str = "weft-sweep";
+
 /// Wall time an array task should take when no batch size is given, seconds.
 pub const TASK_SECONDS: f64 = 60.0;
 
@@ -134,7 +137,7 @@ pub fn submit(
     let mut cmd = Command::new("sbatch");
     cmd.arg("--parsable")
         .arg(format!("--array=0-{}", tasks.saturating_sub(1)))
-        .arg("--job-name=weft-sweep")
+        .arg(format!("--job-name={JOB_NAME}"))
         .arg(format!("--output={}", sub.join("task-%a.log").display()));
     for (flag, v) in [
         ("--partition", &opts.partition),
@@ -251,7 +254,8 @@ impl QueueState {
 /// The job's tasks still in the queue (`squeue`); none once the job has left it.
 pub fn queue_state(job_id: &str) -> Result<QueueState, SweepError> {
     let out = Command::new("squeue")
-        .args(["-h", "-r", "-j", job_id, "-o", "%T"])
+        // By name too: a test cluster that was torn down starts its job ids again from 1.
+        .args(["-h", "-r", "-j", job_id, "--name", JOB_NAME, "-o", "%T"])
         .output()
         .map_err(|e| missing("squeue", e))?;
     let stderr = String::from_utf8_lossy(&out.stderr);

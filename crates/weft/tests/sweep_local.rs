@@ -55,15 +55,16 @@ fn plan_ids(plan: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Starts `weft sweep PLAN --out DIR --quiet`, waits until `at_least` results are recorded, and
-/// returns the process, still running.
+/// Starts `weft sweep PLAN --out DIR --quiet --jobs 2` (two at a time whatever the machine, so
+/// that it is caught half-way), waits until `at_least` results are recorded, and returns the
+/// process, still running.
 fn start_and_wait_for(plan: &Path, dir: &Path, at_least: usize) -> std::process::Child {
     let mut child = weft()
         .arg("sweep")
         .arg(plan)
         .arg("--out")
         .arg(dir)
-        .arg("--quiet")
+        .args(["--quiet", "--jobs", "2"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
