@@ -15,6 +15,7 @@ mod run;
 mod send;
 mod serve;
 mod sim;
+mod sweep;
 mod tput;
 mod trace;
 
@@ -47,6 +48,8 @@ pub enum Command {
     Send(send::Args),
     /// Receive files sent by `weft send` into a directory.
     Recv(recv::Args),
+    /// Run a grid of scenario or simulator runs on all cores or as a Slurm job array, resumably.
+    Sweep(sweep::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::Args),
     /// Write the manual page (roff) to stdout, or one page per command into a directory.
@@ -69,6 +72,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Trace(a) => trace::run(a),
         Command::Send(a) => send::run(a),
         Command::Recv(a) => recv::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
     }
