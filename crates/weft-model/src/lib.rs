@@ -12,6 +12,7 @@ pub mod fabric;
 pub mod queue;
 pub mod scenario;
 pub mod shaper;
+pub mod tcp;
 pub mod tech;
 pub mod time;
 pub mod units;
