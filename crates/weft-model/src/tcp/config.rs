@@ -62,7 +62,8 @@ pub struct Config {
     /// Retransmissions of one segment before the connection gives up (4.4BSD: 12).
     pub max_retransmits: u32,
     /// Out-of-order ranges the receiver holds (and the sender's SACK scoreboard): beyond it a
-    /// new hole's segment is dropped and must be sent again.
+    /// new hole's segment is dropped and must be sent again. Real stacks keep a list without a
+    /// set limit; the default is high enough for any window weft simulates.
     pub max_ranges: usize,
 }
 
@@ -89,7 +90,7 @@ impl Default for Config {
             idle_restart: true,
             time_wait: Duration::from_secs(60),
             max_retransmits: 12,
-            max_ranges: 32,
+            max_ranges: 1024,
         }
     }
 }
@@ -116,7 +117,7 @@ impl Config {
             idle_restart: true,
             time_wait: Duration::from_secs(60),
             max_retransmits: 15,
-            max_ranges: 64,
+            max_ranges: 1024,
         }
     }
 

@@ -1,9 +1,9 @@
 //! A set of disjoint half-open ranges of sequence positions with a fixed capacity: the
 //! receiver's out-of-order segments and the sender's SACK scoreboard.
 //!
-//! Held in one vector sized once at construction and kept sorted; a TCP connection rarely has
-//! more than a handful of holes, so a linear walk beats any tree, and the steady state never
-//! allocates.
+//! Held in one sorted vector that grows on demand up to its limit and keeps its allocation; a
+//! connection rarely has more than a handful of holes, so a binary search and a short shift beat
+//! any tree, and once grown the set never allocates again.
 
 /// Disjoint, non-adjacent `[start, end)` ranges of `u64` positions, sorted, at most `capacity`.
 #[derive(Clone, Debug)]
@@ -13,10 +13,10 @@ pub struct RangeSet {
 }
 
 impl RangeSet {
-    /// An empty set that will hold at most `capacity` ranges.
+    /// An empty set that will hold at most `capacity` ranges (allocated as they come).
     pub fn with_capacity(capacity: usize) -> Self {
         RangeSet {
-            ranges: Vec::with_capacity(capacity),
+            ranges: Vec::new(),
             capacity,
         }
     }
@@ -42,6 +42,30 @@ impl RangeSet {
         self.ranges[lo] = merged;
         self.ranges.drain(lo + 1..hi);
         true
+    }
+
+    /// Forgets `[start, end)`. A range that holds it strictly inside is split in two; if the set
+    /// is full the part above `end` is forgotten too (never more than was held).
+    pub fn remove(&mut self, start: u64, end: u64) {
+        if start >= end {
+            return;
+        }
+        let lo = self.ranges.partition_point(|&(_, e)| e <= start);
+        let hi = self.ranges.partition_point(|&(s, _)| s < end);
+        if lo >= hi {
+            return;
+        }
+        let (first_s, _) = self.ranges[lo];
+        let (_, last_e) = self.ranges[hi - 1];
+        self.ranges.drain(lo..hi);
+        let mut at = lo;
+        if first_s < start {
+            self.ranges.insert(at, (first_s, start));
+            at += 1;
+        }
+        if last_e > end && self.ranges.len() < self.capacity {
+            self.ranges.insert(at, (end, last_e));
+        }
     }
 
     /// Forgets everything below `pos`, cutting a range that straddles it.
@@ -90,6 +114,11 @@ impl RangeSet {
         self.ranges.iter().copied()
     }
 
+    /// The lowest range, if any.
+    pub fn first(&self) -> Option<(u64, u64)> {
+        self.ranges.first().copied()
+    }
+
     /// The highest position held plus one, if any.
     pub fn end(&self) -> Option<u64> {
         self.ranges.last().map(|r| r.1)
@@ -135,6 +164,21 @@ mod tests {
         assert_eq!(s.len(), 4);
         assert!(s.insert(60, 70), "merging needs no new slot");
         assert_eq!(v(&s), vec![(5, 40), (50, 80), (90, 95)]);
+    }
+
+    #[test]
+    fn removes_and_splits() {
+        let mut s = RangeSet::with_capacity(3);
+        s.insert(10, 20);
+        s.insert(30, 40);
+        s.remove(12, 15);
+        assert_eq!(v(&s), vec![(10, 12), (15, 20), (30, 40)]);
+        s.remove(18, 35);
+        assert_eq!(v(&s), vec![(10, 12), (15, 18), (35, 40)]);
+        s.remove(36, 37); // full: the part above is forgotten
+        assert_eq!(v(&s), vec![(10, 12), (15, 18), (35, 36)]);
+        s.remove(0, 100);
+        assert!(s.is_empty());
     }
 
     #[test]

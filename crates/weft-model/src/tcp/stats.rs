@@ -29,6 +29,9 @@ pub struct Stats {
     pub timeouts: u64,
     /// Fast retransmits (entries into loss recovery by duplicate ACKs or SACK).
     pub fast_retransmits: u64,
+    /// Retransmissions found lost during SACK recovery (a segment sent after them was SACKed)
+    /// and sent again.
+    pub lost_retransmissions: u64,
     /// Partial acknowledgements during NewReno or SACK recovery.
     pub partial_acks: u64,
     /// Zero-window probes sent.

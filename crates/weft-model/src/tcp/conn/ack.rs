@@ -20,6 +20,7 @@ impl Connection {
             self.ack_now = true;
             return false;
         }
+        let (una_before, sacked_before) = (self.snd_una, self.sacked.len_from(self.snd_una));
         let new_sack = self.sack_ok && !seg.sack.is_empty() && self.update_scoreboard(seg);
         let window = u64::from(seg.window) << self.snd_wscale;
         let same_window = window == self.snd_wnd;
@@ -52,6 +53,15 @@ impl Connection {
             && self.lost_boundary() > self.snd_una
         {
             self.enter_recovery(now);
+        }
+        if let Recovery::Sack { .. } = self.recovery {
+            self.relost.remove_below(self.snd_una);
+            self.detect_lost_retransmissions();
+            // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes.
+            let delivered = (self.snd_una - una_before) as i64
+                + self.sacked.len_from(self.snd_una) as i64
+                - sacked_before as i64;
+            self.prr_update(delivered.max(0) as u64);
         }
         if self.our_fin_acked() {
             match self.state {
@@ -122,6 +132,7 @@ impl Connection {
                 if ack >= point {
                     self.win.cwnd = self.win.ssthresh;
                     self.recovery = Recovery::None;
+                    self.clear_sack_recovery();
                 } else {
                     self.stats.partial_acks += 1;
                 }
@@ -170,12 +181,17 @@ impl Connection {
         self.retransmit_head = true;
         self.rtt_timing = None;
         if self.sack_ok {
-            // RFC 6675 section 5 steps 4.1-4.2.
+            // RFC 6675 section 5 steps 4.1-4.2, with RFC 6937's initialisation: the window is
+            // then set on every ACK by proportional rate reduction.
             self.recovery = Recovery::Sack {
                 point: self.snd_max,
             };
             self.win.cwnd = self.win.ssthresh;
             self.high_rxt = self.snd_una;
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            self.recover_fs = flight;
+            self.clear_sack_recovery();
         } else {
             self.recovery = Recovery::Fast {
                 recover: self.snd_max,
@@ -183,54 +199,5 @@ impl Connection {
             };
             self.win.cwnd = self.win.ssthresh + u64::from(self.cfg.dup_thresh) * self.win.mss;
         }
-    }
-
-    /// Adds the segment's SACK blocks to the scoreboard; true if any added something new.
-    fn update_scoreboard(&mut self, seg: &Segment) -> bool {
-        let before = self.sacked.len_from(self.snd_una);
-        for b in seg.sack.as_slice() {
-            let (Some(l), Some(r)) = (
-                b.left.to_position(self.iss, self.snd_una),
-                b.right.to_position(self.iss, self.snd_una),
-            ) else {
-                continue;
-            };
-            // Blocks below snd_una are D-SACKs (RFC 2883), which weft does not use; blocks past
-            // what was sent are bogus.
-            if l < r && l >= self.snd_una && r <= self.snd_max {
-                self.sacked.insert(l, r);
-            }
-        }
-        self.sacked.len_from(self.snd_una) > before
-    }
-
-    /// RFC 6675 IsLost as a boundary: every unSACKed position below it is lost, because more
-    /// than (DupThresh - 1) * SMSS bytes, or DupThresh separate ranges, are SACKed above it.
-    /// `snd_una` when nothing is.
-    pub(super) fn lost_boundary(&self) -> u64 {
-        let limit = u64::from(self.cfg.dup_thresh.saturating_sub(1)) * self.win.mss;
-        let mut bytes = 0;
-        let mut count = 0;
-        for (s, e) in self.sacked.iter().rev() {
-            bytes += e - s;
-            count += 1;
-            if bytes > limit || count >= self.cfg.dup_thresh {
-                return s.max(self.snd_una);
-            }
-        }
-        self.snd_una
-    }
-
-    /// RFC 6675 SetPipe: the bytes the sender believes are in the network.
-    pub(super) fn pipe(&self) -> u64 {
-        let lost = self.lost_boundary();
-        let unsacked = |a: u64, b: u64| {
-            if a < b {
-                (b - a) - self.sacked.len_within(a, b)
-            } else {
-                0
-            }
-        };
-        unsacked(lost, self.snd_max) + unsacked(self.snd_una, self.high_rxt.min(self.snd_max))
     }
 }

@@ -15,7 +15,10 @@
 mod ack;
 mod input;
 mod output;
+mod sack;
 mod timer;
+
+use std::collections::VecDeque;
 
 use super::cc::{CcAlgorithm, Controller, Window};
 use super::config::{Config, DEFAULT_MSS, MAX_UNSCALED_WINDOW};
@@ -152,6 +155,14 @@ pub struct Connection {
     sacked: RangeSet,
     /// RFC 6675 HighRxt: one past the highest position retransmitted in this recovery.
     high_rxt: u64,
+    /// RFC 6937 state: bytes delivered and sent since recovery began, and the flight then.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    /// Retransmissions of this SACK recovery, oldest first: range and `snd_max` when sent.
+    rxt_log: VecDeque<(u64, u64, u64)>,
+    /// Retransmitted ranges found lost again, to be sent before anything else.
+    relost: RangeSet,
     last_data_sent: Option<Instant>,
     retries: u32,
 
@@ -247,6 +258,11 @@ impl Connection {
             retransmit_head: false,
             sacked: RangeSet::with_capacity(ranges),
             high_rxt: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            rxt_log: VecDeque::new(),
+            relost: RangeSet::with_capacity(ranges),
             last_data_sent: None,
             retries: 0,
             irs: SeqNum(0),

@@ -100,6 +100,7 @@ impl Connection {
         }
         if self.cfg.idle_restart
             && self.snd_max == self.snd_una
+            && self.app_end > self.snd_nxt
             && self
                 .last_data_sent
                 .is_some_and(|t| now.saturating_duration_since(t) > self.rtt.rto())
@@ -110,15 +111,27 @@ impl Connection {
             self.win.cwnd = self.win.cwnd.min(iw);
         }
         let limit = self.snd_una + self.win.cwnd.min(self.snd_wnd);
-        self.window_segment(now, limit.saturating_sub(self.snd_nxt))
+        self.window_segment(now, limit)
     }
 
-    /// New data (or data again after a timeout) at `snd_nxt`, at most `usable` bytes, if Nagle's
-    /// rule and silly-window avoidance allow; else a FIN alone if one is due.
-    fn window_segment(&mut self, now: Instant, usable: u64) -> Option<Segment> {
-        let avail = self.app_end.saturating_sub(self.snd_nxt);
-        let len = avail.min(u64::from(self.mss)).min(usable);
+    /// New data (or data again after a timeout) at `snd_nxt`, not past position `limit`, if
+    /// Nagle's rule and silly-window avoidance allow; else a FIN alone if one is due.
+    pub(super) fn window_segment(&mut self, now: Instant, limit: u64) -> Option<Segment> {
         let retransmitting = self.snd_nxt < self.snd_max;
+        let mut room = u64::MAX;
+        if retransmitting && !self.sacked.is_empty() {
+            // Going back after a timeout: skip what the peer SACKed, stop before the next.
+            if let Some((_, e)) = self.sacked.containing(self.snd_nxt) {
+                self.snd_nxt = e;
+            }
+            if let Some((s, _)) = self.sacked.iter().find(|&(s, _)| s > self.snd_nxt) {
+                room = s - self.snd_nxt;
+            }
+        }
+        let retransmitting = self.snd_nxt < self.snd_max;
+        let usable = limit.saturating_sub(self.snd_nxt);
+        let avail = self.app_end.saturating_sub(self.snd_nxt).min(room);
+        let len = avail.min(u64::from(self.mss)).min(usable);
         if len > 0 {
             let all = self.snd_nxt + len == self.app_end;
             let idle = self.snd_max == self.snd_una;
@@ -140,59 +153,9 @@ impl Connection {
         fin_due.then(|| self.emit(now, self.snd_nxt, 0, true))
     }
 
-    /// RFC 6675 NextSeg and its sending rule: while cwnd - pipe holds a segment, retransmit the
-    /// first lost hole above HighRxt (rule 1), else send new data (rule 2), else retransmit the
-    /// first unSACKed hole below the highest SACKed position (rule 3).
-    fn sack_segment(&mut self, now: Instant) -> Option<Segment> {
-        if self.pipe() + self.win.mss > self.win.cwnd {
-            return None;
-        }
-        let from = self.high_rxt.max(self.snd_una);
-        let lost = self.lost_boundary();
-        if let Some((p, q)) = self.first_hole(from)
-            && p < lost
-        {
-            let (len, fin) = self.cut(p, q);
-            if len > 0 || fin {
-                return Some(self.emit(now, p, len, fin));
-            }
-        }
-        let usable = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
-        if let Some(seg) = self.window_segment(now, usable) {
-            return Some(seg);
-        }
-        let highest = self.sacked.end().unwrap_or(self.snd_una);
-        if let Some((p, q)) = self.first_hole(from)
-            && p < highest
-        {
-            let (len, fin) = self.cut(p, q);
-            if len > 0 || fin {
-                return Some(self.emit(now, p, len, fin));
-            }
-        }
-        None
-    }
-
-    /// The first range of positions at or above `from`, below `snd_max`, that the peer has not
-    /// SACKed: `(start, end)`.
-    fn first_hole(&self, from: u64) -> Option<(u64, u64)> {
-        let mut p = from;
-        for (s, e) in self.sacked.iter() {
-            if e <= p {
-                continue;
-            }
-            if s <= p {
-                p = e;
-            } else {
-                return (p < self.snd_max).then_some((p, s));
-            }
-        }
-        (p < self.snd_max).then_some((p, self.snd_max))
-    }
-
     /// The segment that starts at `start` and may run to `end` (exclusive): its payload length,
     /// at most one MSS, and whether it carries the FIN (already sent once).
-    fn cut(&self, start: u64, end: u64) -> (u32, bool) {
+    pub(super) fn cut(&self, start: u64, end: u64) -> (u32, bool) {
         let data_end = end.min(self.app_end).min(start + u64::from(self.mss));
         let len = data_end.saturating_sub(start);
         let fin = self.fin_queued
@@ -204,10 +167,13 @@ impl Connection {
 
     /// Builds a segment of `len` bytes at `start` (and the FIN after it if `fin`) and updates the
     /// send state, the timers and the counters.
-    fn emit(&mut self, now: Instant, start: u64, len: u32, fin: bool) -> Segment {
+    pub(super) fn emit(&mut self, now: Instant, start: u64, len: u32, fin: bool) -> Segment {
         let len64 = u64::from(len);
         let end = start + len64 + u64::from(fin);
         let retransmission = start < self.snd_max;
+        if let Recovery::Sack { .. } = self.recovery {
+            self.prr_out += len64;
+        }
         if len > 0 {
             self.stats.data_segments_sent += 1;
             self.stats.bytes_sent += len64;
@@ -220,6 +186,7 @@ impl Connection {
             self.rtt_timing = None;
             if let Recovery::Sack { .. } = self.recovery {
                 self.high_rxt = self.high_rxt.max(end);
+                self.log_retransmission(start, end);
             }
         } else if self.rtt_timing.is_none() {
             self.rtt_timing = Some((start, now));

@@ -80,9 +80,11 @@ impl Connection {
                 self.recovery = Recovery::None;
                 self.dupacks = 0;
                 self.retransmit_head = false;
-                // RFC 6675 section 5.1: after a timeout the scoreboard is not trusted.
-                self.sacked.clear();
+                // The scoreboard is kept (as Linux keeps it): the go-back-N that follows skips
+                // what the peer holds. weft's receiver never reneges on SACKed data, the reason
+                // RFC 2018 gave for forgetting it (RFC 6675 section 5.1 discusses both).
                 self.high_rxt = self.snd_una;
+                self.clear_sack_recovery();
                 self.snd_nxt = self.snd_una;
                 self.rtt_timing = None;
                 self.rtt.back_off();

@@ -1,7 +1,7 @@
 //! Loss recovery: fast retransmit on three duplicate ACKs, NewReno's partial acknowledgements,
 //! and SACK recovering several losses in one round trip.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use super::*;
 use crate::tcp::{CcAlgorithm, Flags};
@@ -33,13 +33,23 @@ struct Run {
 }
 
 fn run(cc: CcAlgorithm, sack: bool, lost: &[u64]) -> Run {
+    run_dropping(cc, sack, lost, 1)
+}
+
+/// As [`run`], but the first `times` transmissions of each listed segment are lost.
+fn run_dropping(cc: CcAlgorithm, sack: bool, lost: &[u64], times: usize) -> Run {
     let (ab, ba) = clean(ms(50));
     let mut s = pair(cfg(cc, sack), cfg(cc, sack), ab, ba);
-    let targets: HashSet<u64> = lost.iter().copied().collect();
-    let mut seen = HashSet::new();
+    let mut left: HashMap<u64, usize> = lost.iter().map(|&i| (i, times)).collect();
     s.drop_if = Box::new(move |d, seg| {
         let index = u64::from(seg.seq.0.wrapping_sub(ISS_A.wrapping_add(1))) / MSS;
-        d == Dir::AtoB && seg.len > 0 && targets.contains(&index) && seen.insert(index)
+        match left.get_mut(&index) {
+            Some(n) if d == Dir::AtoB && seg.len > 0 && *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
     });
     let last = lost.iter().max().copied().unwrap_or(0);
     let mut repaired_at = None;
@@ -134,4 +144,90 @@ fn sack_repairs_several_losses_in_one_round_trip() {
         .filter(|(_, d, s)| *d == Dir::BtoA && s.has(Flags::ACK) && !s.sack.is_empty())
         .count();
     assert!(blocks > 0);
+}
+
+#[test]
+fn a_lost_retransmission_is_sent_again_without_waiting_for_the_timer() {
+    // The retransmission of 55 is lost too. Segments sent after it (new data, and the other
+    // holes' retransmissions) are SACKed, which says it was lost.
+    let r = run_dropping(CcAlgorithm::NewReno, true, &[55, 58], 2);
+    let st = r.sim.a.stats();
+    assert_eq!(st.timeouts, 0, "no timeout: {st:?}");
+    assert!(st.lost_retransmissions >= 1);
+    assert_eq!(st.segments_retransmitted, 4, "two holes, each sent twice");
+}
+
+#[test]
+fn proportional_rate_reduction_paces_sending_after_a_burst_loss() {
+    // An initial window of 40 segments whose first 30 are lost: the 10 that arrive are SACKed,
+    // and every unSACKed segment below them is lost at once, so the pipe collapses to nothing.
+    // RFC 6675 alone would send cwnd - pipe = ssthresh (20 segments) on one ACK; PRR's
+    // slow-start bound sends at most what each ACK delivered plus one segment.
+    let c = Config {
+        initial_window: 40,
+        ..cfg(CcAlgorithm::NewReno, true)
+    };
+    let (ab, ba) = clean(ms(50));
+    let mut s = pair(c.clone(), c, ab, ba);
+    let mut seen = 0u64;
+    s.drop_if = Box::new(move |d, seg| {
+        let index = u64::from(seg.seq.0.wrapping_sub(ISS_A.wrapping_add(1))) / MSS;
+        let first = index < 30 && seen & (1 << index) == 0;
+        if d == Dir::AtoB && seg.len > 0 && first {
+            seen |= 1 << index;
+            return true;
+        }
+        false
+    });
+    let mut app = bulk(400 * MSS, false);
+    let (mut last_sent, mut last_rcvd, mut burst) = (0, 0, 0);
+    s.run_until(at_ms(3000), |s| {
+        app(s);
+        let st = s.a.stats();
+        if st.segments_received != last_rcvd {
+            burst = burst.max(st.data_segments_sent - last_sent);
+            last_rcvd = st.segments_received;
+        }
+        last_sent = st.data_segments_sent;
+    });
+    assert_eq!(s.a.stats().fast_retransmits, 1, "{:?}", s.a.stats());
+    assert!(burst <= 3, "{burst} segments sent on one ACK");
+    assert_eq!(s.b.stats().bytes_delivered, 400 * MSS);
+}
+
+#[test]
+fn after_a_timeout_sacked_segments_are_not_sent_again() {
+    // Holes at 55, 57, 59 and 61; the peer SACKs 56, 58 and 60 and the third duplicate ACK
+    // starts recovery. From then until the timer fires, every ACK and every retransmission is
+    // lost, so the timeout goes back to 55 with that scoreboard. Going back with a window of
+    // two after the first ACK, the sender sends 57 and then 59, skipping 58.
+    let c = cfg(CcAlgorithm::NewReno, true);
+    let (ab, ba) = clean(ms(50));
+    let mut s = pair(c.clone(), c, ab, ba);
+    let mut sent55 = 0;
+    s.drop_if = Box::new(move |d, seg| {
+        let index = u64::from(seg.seq.0.wrapping_sub(ISS_A.wrapping_add(1))) / MSS;
+        match d {
+            Dir::AtoB if seg.len > 0 && index == 55 => {
+                sent55 += 1;
+                sent55 <= 2
+            }
+            Dir::AtoB if seg.len > 0 && [57, 59, 61].contains(&index) => sent55 <= 2,
+            Dir::BtoA => sent55 == 2,
+            _ => false,
+        }
+    });
+    s.run_until(at_ms(5000), bulk(400 * MSS, false));
+    let st = s.a.stats();
+    assert_eq!((st.fast_retransmits, st.timeouts), (1, 1), "{st:?}");
+    assert_eq!(s.b.stats().bytes_delivered, 400 * MSS);
+    let sent = |i: u64| {
+        data_segments(&s.trace, Dir::AtoB)
+            .iter()
+            .filter(|(_, seg)| u64::from(seg.seq.0.wrapping_sub(ISS_A.wrapping_add(1))) == i * MSS)
+            .count()
+    };
+    assert_eq!(sent(55), 3);
+    assert_eq!(sent(58), 1, "SACKed before the timeout: not sent again");
+    assert!(sent(59) >= 2);
 }
