@@ -55,10 +55,25 @@ pub struct SackBlock {
 }
 
 /// Up to four SACK blocks, the most a 40-byte option space can carry without timestamps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Equal when the blocks held are equal (slots beyond `len` do not count).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct SackBlocks {
     len: u8,
     blocks: [SackBlock; SackBlocks::MAX],
+}
+
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for SackBlocks {}
+
+impl std::hash::Hash for SackBlocks {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
 }
 
 impl SackBlocks {

@@ -466,6 +466,16 @@ impl Connection {
         self.recovery != Recovery::None
     }
 
+    /// RCV.NXT: the sequence number this end expects next (its acknowledgement number).
+    pub fn rcv_nxt(&self) -> SeqNum {
+        SeqNum::at(self.irs, self.rcv_nxt)
+    }
+
+    /// SND.UNA: the oldest sequence number this end has sent and not had acknowledged.
+    pub fn snd_una(&self) -> SeqNum {
+        SeqNum::at(self.iss, self.snd_una)
+    }
+
     /// Offset in this end's stream of the first payload byte of `seg`, a segment it sent (for
     /// attaching bytes to it). Valid for segments from the latest `poll_transmit` calls.
     pub fn send_offset(&self, seg: &Segment) -> u64 {

@@ -11,9 +11,10 @@ use crate::time::Instant;
 impl Connection {
     /// The next segment to put on the wire at `now`, if any. Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        if let Some(rst) = self.pending_rst.take() {
+        // Checked before taking: `take` would move the whole (rarely present) segment each call.
+        if self.pending_rst.is_some() {
             self.stats.segments_sent += 1;
-            return Some(rst);
+            return self.pending_rst.take();
         }
         let seg = match self.state {
             State::Closed | State::Listen => None,

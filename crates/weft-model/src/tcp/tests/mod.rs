@@ -9,6 +9,7 @@ mod delivery;
 mod handshake;
 mod nagle;
 mod recovery;
+mod robustness;
 mod rto;
 mod window;
 
