@@ -75,7 +75,7 @@ proptest! {
             if c.poll_timeout().is_some_and(|t| t <= now) {
                 c.handle_timeout(now);
             }
-            now = now + ms(1);
+            now += ms(1);
             let st = c.stats();
             prop_assert!(st.bytes_read <= st.bytes_delivered);
             prop_assert!(c.cwnd() >= 1);
