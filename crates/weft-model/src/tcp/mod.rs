@@ -44,6 +44,8 @@ pub mod wire;
 #[cfg(test)]
 mod harness;
 #[cfg(test)]
+mod interop;
+#[cfg(test)]
 mod tests;
 
 pub use bytes::ByteConnection;
