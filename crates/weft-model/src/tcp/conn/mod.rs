@@ -8,6 +8,12 @@
 //! 2. [`Connection::poll_transmit`] until it returns `None`, putting each segment on the wire;
 //! 3. [`Connection::poll_timeout`] for when to wake next.
 //!
+//! A receiver acknowledges what it has when `poll_transmit` is called: segments handled with no
+//! `poll_transmit` between them are acknowledged together, as a receiver that coalesces them
+//! (GRO, interrupt batching) would. A driver that wants one ACK per segment (every second one
+//! with delayed ACKs, RFC 1122) calls `poll_transmit` after each `handle_segment`; the test
+//! harness and the Linux interoperability test do.
+//!
 //! The connection never reads a clock and never touches payload bytes: it counts them. The
 //! application's data is a stream of positions; [`super::bytes::ByteConnection`] attaches real
 //! bytes for tests and captures.

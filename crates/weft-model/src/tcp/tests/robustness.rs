@@ -82,6 +82,7 @@ proptest! {
         }
         // Whatever happened, time moves both ends on without a panic or a busy loop: the
         // harness would never return from a timer that does not advance.
+        s.app_tick = ms(100);
         s.run_until(now + Duration::from_secs(600), &mut app);
         for c in [&s.a, &s.b] {
             prop_assert!(c.poll_timeout().is_none_or(|t| t > now + Duration::from_secs(600)) || c.state() != State::Closed);
