@@ -9,9 +9,12 @@
 //! 536-byte default, a fixed receive window with the 1995 clamp at 65,535 bytes unless window
 //! scaling is asked for (RFC 7323), slow start and congestion avoidance with Reno, NewReno
 //! (RFC 6582) or CUBIC (RFC 9438), fast retransmit and recovery, SACK (RFC 2018) with RFC 6675
-//! loss recovery, RTO per RFC 6298 with a configurable minimum and 4.4BSD's 500 ms timer ticks
-//! as an option, exponential backoff, delayed ACKs (timer and every second segment), Nagle,
-//! zero-window probes, a configurable initial window. [`Config::default`] is a 1995 BSD stack,
+//! loss recovery paced by proportional rate reduction (RFC 6937) and with lost retransmissions
+//! detected from later SACKs, RTO per RFC 6298 with a configurable minimum and 4.4BSD's 500 ms
+//! timer ticks as an option, exponential backoff, delayed ACKs (timer and every second segment),
+//! Nagle, zero-window probes, slow-start restart after idle, a configurable initial window and
+//! initial ssthresh. Not implemented: timestamps in the connection (the wire format has them),
+//! RACK-TLP, ECN, urgent data, keep-alives, D-SACK. [`Config::default`] is a 1995 BSD stack,
 //! [`Config::linux`] a modern one.
 //!
 //! # Payload
