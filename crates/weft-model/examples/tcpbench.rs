@@ -13,10 +13,38 @@
 //! clock more than the figure. No allocation happens per segment: the pipe is two ring buffers
 //! that reach their size in the first round trips.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use weft_model::tcp::{CcAlgorithm, Config, Connection, Segment, SeqNum};
 use weft_model::{Duration, Instant, Rate, Size};
+
+/// Counts heap allocations, to show the steady state makes none.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 /// One direction: a drop-tail line of `rate` then `delay`; arrivals are in send order.
 struct Pipe {
@@ -116,7 +144,12 @@ fn main() {
     let mut now = Instant::ZERO;
     let mut segments: u64 = 0;
     let start = cpu_seconds();
+    // Allocations after the first tenth of the run (the rings and range sets have grown).
+    let mut allocations_at_tenth = None;
     while segments < target {
+        if allocations_at_tenth.is_none() && segments >= target / 10 {
+            allocations_at_tenth = Some(ALLOCATIONS.load(Ordering::Relaxed));
+        }
         a.send(usize::MAX);
         let r = b.readable() as usize;
         b.recv(r);
@@ -148,6 +181,8 @@ fn main() {
         }
     }
     let cpu = cpu_seconds() - start;
+    let steady_allocations =
+        ALLOCATIONS.load(Ordering::Relaxed) - allocations_at_tenth.unwrap_or_default();
     let st = a.stats();
     println!(
         "cc {} sack {} mss {}: {} segments ({} data, {} ACKs) in {:.3} CPU s: {:.2} M segments per CPU second",
@@ -162,7 +197,8 @@ fn main() {
     );
     println!(
         "simulated {:.3} s, goodput {:.1} Mbit/s, cwnd {} B, queue drops {}, retransmitted {}, \
-         fast retransmits {}, timeouts {}, load average {}",
+         fast retransmits {}, timeouts {}, heap allocations after the first tenth {}, \
+         load average {}",
         now.as_nanos() as f64 / 1e9,
         b.stats().bytes_delivered as f64 * 8.0 / (now.as_nanos() as f64 / 1e9) / 1e6,
         a.cwnd(),
@@ -170,6 +206,7 @@ fn main() {
         st.segments_retransmitted,
         st.fast_retransmits,
         st.timeouts,
+        steady_allocations,
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .split_whitespace()

@@ -134,6 +134,18 @@ impl HostCosts {
 /// One CPU that does a host's protocol work in order: a server with a busy-until time. Work
 /// asked for at `now` starts when the CPU is free and the caller learns when it ends (the
 /// instant to deliver the packet to the NIC, or the data to the application).
+///
+/// How a simulated host with a [`crate::tcp::Connection`] charges it, so that each cost is paid
+/// once and where the stack pays it:
+/// - the application writes `n` bytes in one call: `send(now, n, 0, 1)` (the call and the copies
+///   into the kernel; the data joins the socket buffer when it returns);
+/// - each segment `poll_transmit` gives: `send(now, 0, 1, 0)`, and the NIC gets it when that
+///   returns;
+/// - each segment from the NIC: `receive(now, 0, 1, 0)`, then `handle_segment` at that instant;
+/// - the application reads `n` bytes in one call: `receive(now, n, 0, 1)`.
+///
+/// The fitted presets fold per-packet work into the per-byte costs (see [`presets`]), so with
+/// them the per-packet calls cost nothing and the copies carry it.
 #[derive(Clone, Debug)]
 pub struct HostCpu {
     costs: HostCosts,
