@@ -27,7 +27,8 @@ pub struct BulkShape {
 /// The payload rate, bits/s, that `host`'s `dir` path sustains for a bulk transfer of `shape`:
 /// 8 bits over the cost of one byte, with the per-packet cost (and that of the ACKs going the
 /// other way) spread over a segment and the per-call cost over a buffer; no more than the NIC
-/// and the bus carry once headers are counted.
+/// and the bus carry once headers are counted, nor than the disk (a file transfer: set
+/// [`HostCosts::disk`] only for one).
 pub fn host_rate(host: &HostCosts, dir: Direction, shape: &BulkShape) -> Rate {
     let other = match dir {
         Direction::Send => Direction::Receive,
@@ -48,7 +49,8 @@ pub fn host_rate(host: &HostCosts, dir: Direction, shape: &BulkShape) -> Rate {
         .flatten()
         .map(|r| r.0 as f64 * payload_share)
         .fold(f64::INFINITY, f64::min);
-    Rate(cpu.min(io).min(u64::MAX as f64) as u64)
+    let disk = host.disk.map_or(f64::INFINITY, |r| r.0 as f64);
+    Rate(cpu.min(io).min(disk).min(u64::MAX as f64) as u64)
 }
 
 /// What bounds a bulk transfer.
@@ -151,6 +153,12 @@ mod tests {
         };
         // The NIC carries 104 Mbit/s of frames: 100 of payload at 1000 + 40.
         assert_eq!(host_rate(&nic, Direction::Send, &SHAPE), Rate::mbps(100));
+        // A disk slower still (Sandia's desktop disks: about 16 Mbit/s) bounds a file transfer.
+        let disk = HostCosts {
+            disk: Some(Rate::mbps(16)),
+            ..nic
+        };
+        assert_eq!(host_rate(&disk, Direction::Send, &SHAPE), Rate::mbps(16));
         assert_eq!(
             host_rate(&HostCosts::FREE, Direction::Receive, &SHAPE),
             Rate(u64::MAX)

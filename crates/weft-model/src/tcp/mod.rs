@@ -50,6 +50,8 @@ mod harness;
 mod interop;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tshark;
 
 pub use bytes::ByteConnection;
 pub use cc::CcAlgorithm;
