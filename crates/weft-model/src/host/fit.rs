@@ -322,12 +322,7 @@ fn supersparc(p: &Published, r: &mut Report) {
             from,
         });
     }
-    let shape = BulkShape {
-        mss: oc3c.mtu.0 - 40,
-        call: TTCP_DEFAULT_BUFFER,
-        headers: 40,
-        acks_per_segment: 0.0,
-    };
+    let shape = ttcp_shape(&oc3c, TTCP_DEFAULT_BUFFER);
     // A LAN round trip is far below what would make 64 KB limit: use the echo's.
     let rtt = Duration::from_secs_f64(atm_ms / 1e3);
     let free = HostCosts::FREE;
@@ -419,32 +414,48 @@ fn supersparc(p: &Published, r: &mut Report) {
     r.hosts.extend([ss20, sol24, m41, m61]);
 }
 
+/// A host with one cost per byte on each path, fitted so that two of them carry `mbps` in bulk
+/// (per-packet and per-call costs folded in): the fit recorded against `from`.
+fn symmetric(
+    name: &'static str,
+    mbps: f64,
+    from: &'static [&'static str],
+    r: &mut Report,
+) -> HostCosts {
+    let per_byte = ns_per_byte(mbps);
+    r.fitted.push(Fitted {
+        host: name,
+        parameter: "send = recv other_ns_per_byte",
+        value: per_byte,
+        unit: "ns/B",
+        from,
+    });
+    HostCosts {
+        name,
+        send_other_ns_per_byte: per_byte,
+        recv_other_ns_per_byte: per_byte,
+        ..HostCosts::FREE
+    }
+}
+
+/// ttcp over `link` at its MTU with `call`-byte buffers; no ACK costs (folded into the fits).
+fn ttcp_shape(link: &Tech, call: u64) -> BulkShape {
+    BulkShape {
+        mss: link.mtu.0 - 40,
+        call,
+        headers: 40,
+        acks_per_segment: 0.0,
+    }
+}
+
 /// An SP-2 node (IBM 590, 67 MHz): one cost per byte on each path, fitted so that two nodes
 /// over OC-3c carry 122 Mbit/s; the SP-2's own switch (its TCP/IP at 125 Mbit/s) is predicted
 /// from the same host.
 fn sp2(p: &Published, r: &mut Report) {
     const K: &str = "sandia_atm_trial.ttcp_sp2_to_sp2_mbps";
     let oc3c = tech("oc3c");
-    let per_byte = ns_per_byte(p.sandia_sp2_atm);
-    let host = HostCosts {
-        name: "sp2-node",
-        send_other_ns_per_byte: per_byte,
-        recv_other_ns_per_byte: per_byte,
-        ..HostCosts::FREE
-    };
-    r.fitted.push(Fitted {
-        host: host.name,
-        parameter: "send = recv other_ns_per_byte",
-        value: per_byte,
-        unit: "ns/B",
-        from: &[K],
-    });
-    let shape = BulkShape {
-        mss: oc3c.mtu.0 - 40,
-        call: TTCP_DEFAULT_BUFFER,
-        headers: 40,
-        acks_per_segment: 0.0,
-    };
+    let host = symmetric("sp2-node", p.sandia_sp2_atm, &[K], r);
+    let shape = ttcp_shape(&oc3c, TTCP_DEFAULT_BUFFER);
     let rtt = Duration::from_millis(1);
     let atm = bulk_mbps(&oc3c, p.sandia_window, rtt, &host, &host, &shape);
     r.predicted.push(Predicted {
@@ -477,26 +488,8 @@ fn sp2(p: &Published, r: &mut Report) {
 fn indigo(p: &Published, r: &mut Report) {
     const K: &str = "gigaswitch.ttcp_without_switch_mbps";
     let fddi = tech("fddi");
-    let per_byte = ns_per_byte(mean(&p.giga_without));
-    let host = HostCosts {
-        name: "indigo-r4000",
-        send_other_ns_per_byte: per_byte,
-        recv_other_ns_per_byte: per_byte,
-        ..HostCosts::FREE
-    };
-    r.fitted.push(Fitted {
-        host: host.name,
-        parameter: "send = recv other_ns_per_byte",
-        value: per_byte,
-        unit: "ns/B",
-        from: &[K],
-    });
-    let shape = BulkShape {
-        mss: fddi.mtu.0 - 40,
-        call: p.giga_buffer as u64,
-        headers: 40,
-        acks_per_segment: 0.0,
-    };
+    let host = symmetric("indigo-r4000", mean(&p.giga_without), &[K], r);
+    let shape = ttcp_shape(&fddi, p.giga_buffer as u64);
     // Round trips: the Indigos' 64-byte UDP echo takes about 1.2 ms (GIGAswitch Table 2, not in
     // the figures file); the switch adds twice its latency and a frame's serialisation.
     let direct = Duration::from_micros(1_200);
