@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration as StdDuration;
 
 use weft_emu::{FabricSpec, HostSpec, LinkSpec, Topology, UpOptions, workload};
-use weft_model::engine::{self, EventQueue, Hosts, VirtualClock};
+use weft_model::engine::{self, Clock, EventQueue, Hosts, VirtualClock};
 use weft_model::net::{Direction, Network, Record, Recorder};
 use weft_model::queue::{Buffer, DropPolicy};
 use weft_model::{Duration, Instant, Rate};

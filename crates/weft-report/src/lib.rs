@@ -5,6 +5,7 @@
 //! "summary": {...} }`.
 
 pub mod atomic;
+pub mod csv;
 pub mod plot;
 pub mod schema;
 

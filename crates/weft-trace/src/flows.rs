@@ -284,34 +284,38 @@ fn summarise(f: Flow) -> FlowSummary {
     }
 }
 
-/// The flows as CSV (header line first).
+/// The columns of [`to_csv`] in their order (the 5-tuple first, then the counts).
+pub const CSV_COLUMNS: [&str; 19] = [
+    "proto",
+    "src",
+    "sport",
+    "dst",
+    "dport",
+    "packets",
+    "bytes",
+    "packets_fwd",
+    "bytes_fwd",
+    "packets_rev",
+    "bytes_rev",
+    "payload_bytes",
+    "start_ns",
+    "duration_ns",
+    "mean_rate_bps",
+    "retransmissions",
+    "rtt_handshake_ns",
+    "rtt_ts_ns",
+    "rtt_ts_samples",
+];
+
+/// The flows as CSV (header line first), through the CSV writer every result file uses
+/// ([`weft_report::csv`]); an unknown RTT is an empty cell.
 pub fn to_csv(flows: &[FlowSummary]) -> String {
-    let mut s = String::from(
-        "proto,src,sport,dst,dport,packets,bytes,packets_fwd,bytes_fwd,packets_rev,bytes_rev,payload_bytes,start_ns,duration_ns,mean_rate_bps,retransmissions,rtt_handshake_ns,rtt_ts_ns\n",
-    );
-    let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
-    for f in flows {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0},{},{},{}\n",
-            f.proto,
-            f.src,
-            f.sport,
-            f.dst,
-            f.dport,
-            f.packets,
-            f.bytes,
-            f.packets_fwd,
-            f.bytes_fwd,
-            f.packets_rev,
-            f.bytes_rev,
-            f.payload_bytes,
-            f.start_ns,
-            f.duration_ns,
-            f.mean_rate_bps,
-            f.retransmissions,
-            opt(f.rtt_handshake_ns),
-            opt(f.rtt_ts_ns)
-        ));
-    }
-    s
+    let rows: Vec<serde_json::Value> = flows
+        .iter()
+        .map(|f| serde_json::to_value(f).unwrap_or_default())
+        .collect();
+    // Writing to memory cannot fail but for a bug; an empty string then says so loudly enough.
+    weft_report::csv::rows_to_csv(&rows, &CSV_COLUMNS)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
 }

@@ -203,6 +203,11 @@ pub struct Finished {
     /// stream order of `Ready`.
     #[serde(default)]
     pub sockets_end: Vec<SockInfo>,
+    /// Request/response tests: where the agent's serving thread ran and how it waited
+    /// (`{"cpus": CpuTrace, "busy_poll": BusyPoll}` of `rr::place` and `rr::busy`); absent
+    /// from older agents and other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<serde_json::Value>,
 }
 
 /// A failure, sent before the sender drops the connection.
@@ -474,6 +479,7 @@ mod tests {
                     wall_ns: 3,
                 },
                 sockets_end: vec![SockInfo::default()],
+                placement: Some(serde_json::json!({"cpus": {"seen": [1]}})),
             }),
             Message::Ext(serde_json::json!({"rr": 1})),
         ];

@@ -161,6 +161,8 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn log(&self, line: &str) {
+        // The same lines as `tracing` events, for `-vv` and for library users without a LogFn.
+        tracing::debug!(target: "weft_probe::server", "{line}");
         if let Some(log) = &self.config.log {
             log(line);
         }

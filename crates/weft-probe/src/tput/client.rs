@@ -45,6 +45,8 @@ pub fn run(
 ) -> Result<TputResult, ProbeError> {
     let spec = &cfg.spec;
     let t = cfg.connect_timeout;
+    tracing::info!(agent = %cfg.server, transport = ?spec.transport, streams = spec.streams,
+                   direction = ?spec.direction, "tput: connecting to the agent");
     let stream = TcpStream::connect_timeout(&cfg.server, t)
         .map_err(|e| ProbeError::io(format!("connecting to the agent at {}", cfg.server), e))?;
     let mut control = Control::new(stream, DEFAULT_MAX_MESSAGE.max(1 << 20));
@@ -54,6 +56,7 @@ pub fn run(
         Message::Accept(a) => a,
         other => return Err(unexpected("Accept", &other)),
     };
+    tracing::info!(test_id = accept.test_id, udp_ports = ?accept.udp_ports, "tput: accepted");
     observe(&TputEvent::Accepted {
         test_id: accept.test_id,
     });
@@ -251,6 +254,10 @@ fn attach(
 }
 
 fn resend_udp_hellos(socks: &[DataSock], accept: &Accept) -> Result<(), ProbeError> {
+    tracing::debug!(
+        test_id = accept.test_id,
+        "tput: sending the UDP hellos again (retry)"
+    );
     let cookie = cookie_from_hex(&accept.cookie)
         .ok_or_else(|| ProbeError::Protocol("the agent sent a malformed cookie".into()))?;
     for (i, s) in socks.iter().enumerate() {

@@ -90,6 +90,9 @@ pub struct Args {
     /// Line rate for line efficiency = aggregate / line rate (e.g. `100Mbps`).
     #[arg(long)]
     pub line_rate: Option<Rate>,
+    /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
+    #[arg(short, long)]
+    pub port: Option<u16>,
     /// Time-out for connecting to an agent and each set-up step.
     #[arg(long, default_value = "5s")]
     pub connect_timeout: Duration,
@@ -99,13 +102,24 @@ pub struct Args {
     /// Also write the result document to FILE.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// CSV export of the sessions.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
 }
 
 /// Runs `weft pattern`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config_from(&args)?;
-    let result = pattern::run(&cfg).map_err(pattern_error)?;
+    let progress = if args.test == "tput" {
+        crate::progress::Progress::timed("pattern", args.time.into())
+    } else {
+        crate::progress::Progress::spinner("pattern")
+    };
+    let result = pattern::run(&cfg).map_err(pattern_error);
+    progress.finish();
+    let result = result?;
     let doc = result.to_result_doc();
+    args.csv.write(&doc)?;
     if let Some(path) = &args.output {
         write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
@@ -126,18 +140,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
+    let port = a.port.unwrap_or(DEFAULT_PORT);
     let test = session_test(a)?;
     let (name, sessions) = if let Some(p) = &a.pairs {
-        let pairs = pattern::parse_pairs(p, DEFAULT_PORT).map_err(pattern_error)?;
+        let pairs = pattern::parse_pairs(p, port).map_err(pattern_error)?;
         ("pairs", pattern::from_pairs(&pairs, &test))
     } else if !a.one_to_many.is_empty() {
         (
             "one-to-many",
-            pattern::one_to_many(&agents(&a.one_to_many)?, &test),
+            pattern::one_to_many(&agents(&a.one_to_many, port)?, &test),
         )
     } else if !a.many_to_one.is_empty() {
         if let Some(to) = &a.to {
-            if Endpoint::parse(to, DEFAULT_PORT).map_err(pattern_error)? != Endpoint::Local {
+            if Endpoint::parse(to, port).map_err(pattern_error)? != Endpoint::Local {
                 return Err(crate::cli::usage(
                     "--to: the receiver of --many-to-one is this host (`local`); run weft \
                      pattern on the receiving host",
@@ -146,7 +161,7 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
         }
         (
             "many-to-one",
-            pattern::many_to_one(&agents(&a.many_to_one)?, &test),
+            pattern::many_to_one(&agents(&a.many_to_one, port)?, &test),
         )
     } else {
         return Err(crate::cli::usage(
@@ -181,16 +196,14 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
     Ok(cfg)
 }
 
-fn agents(list: &[String]) -> anyhow::Result<Vec<SocketAddr>> {
+fn agents(list: &[String], port: u16) -> anyhow::Result<Vec<SocketAddr>> {
     list.iter()
-        .map(
-            |h| match Endpoint::parse(h, DEFAULT_PORT).map_err(pattern_error)? {
-                Endpoint::Agent(a) => Ok(a),
-                Endpoint::Local => Err(crate::cli::usage(
-                    "list agents here; this host is the other side of every session",
-                )),
-            },
-        )
+        .map(|h| match Endpoint::parse(h, port).map_err(pattern_error)? {
+            Endpoint::Agent(a) => Ok(a),
+            Endpoint::Local => Err(crate::cli::usage(
+                "list agents here; this host is the other side of every session",
+            )),
+        })
         .collect()
 }
 

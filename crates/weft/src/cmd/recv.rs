@@ -8,15 +8,22 @@ use weft_model::{Duration, Size};
 use weft_xfer::net::recv::{RecvOptions, serve};
 use weft_xfer::net::store::Store;
 
+/// The default control port of `weft recv`.
+const RECV_PORT: u16 = 7140;
+
 /// Arguments of `weft recv`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Directory to receive into (created if missing). Nothing is written outside it.
     #[arg(long)]
     dir: PathBuf,
-    /// Address to listen on for control connections (port 0: any free port, printed on stderr).
-    #[arg(long, default_value = "0.0.0.0:7140")]
-    listen: String,
+    /// Address to listen on for control connections: HOST:PORT, HOST (port 7140) or :PORT
+    /// (port 0: any free port, printed on stderr). `--listen` is the older name.
+    #[arg(long, alias = "listen", default_value = "0.0.0.0:7140")]
+    bind: String,
+    /// Port to listen on (overrides the port of --bind).
+    #[arg(short, long)]
+    port: Option<u16>,
     /// UDP sockets per session to stripe data over (the study's K).
     #[arg(long, default_value_t = 4)]
     sockets: u16,
@@ -67,6 +74,10 @@ pub struct Args {
     /// --dir.
     #[arg(long, conflicts_with = "read_back")]
     discard: bool,
+    /// Keep a CSV of the sessions served in FILE, one row per session (its summary), rewritten
+    /// after each session.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
 }
 
 /// Runs `weft recv`.
@@ -82,8 +93,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let key = super::send::load_key(&a.key, &a.key_file)?;
     let store = Store::new(&a.dir, a.force)
         .with_context(|| format!("using {} as the receiving directory", a.dir.display()))?;
-    let listener =
-        TcpListener::bind(&a.listen).with_context(|| format!("listening on {}", a.listen))?;
+    let mut bind = super::serve::parse_bind_with(&a.bind, RECV_PORT)?;
+    if let Some(p) = a.port {
+        bind.set_port(p);
+    }
+    let listener = TcpListener::bind(bind).with_context(|| format!("listening on {bind}"))?;
     let local = listener.local_addr()?;
     if a.discard {
         eprintln!("weft recv: listening on {local}, verifying and discarding what arrives");
@@ -109,8 +123,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
+    let sessions = std::sync::Mutex::new(Vec::new());
     serve(listener, store, opts, &|r| {
         let doc = weft_xfer::report::recv_doc(&r);
+        if let Some(path) = &a.csv {
+            let mut rows = sessions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            rows.push(doc.summary.clone());
+            let written = weft_report::csv::rows_to_csv(&rows, &[])
+                .and_then(|b| weft_report::csv::write_csv(path, &b));
+            if let Err(e) = written {
+                eprintln!("weft recv: {e}");
+            }
+        }
         if r.error.is_some() || r.files.iter().any(|f| !f.ok) {
             failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }

@@ -1,8 +1,6 @@
 //! `weft sim`: discrete-event simulation of switch fabrics, from a scenario file or a quick form.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Instant as WallClock;
 
 use weft_model::fabric::Contention;
 use weft_model::queue::{Capacity, DropPolicy};
@@ -39,9 +37,9 @@ pub struct Common {
     /// Write the result document to this file.
     #[arg(short = 'o', long = "output", global = true)]
     pub output: Option<PathBuf>,
-    /// Never draw a progress bar.
-    #[arg(long, global = true)]
-    pub quiet: bool,
+    /// CSV export of the samples.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub csv: Option<PathBuf>,
 }
 
 /// Quick forms of `weft sim`.
@@ -193,12 +191,9 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let contention = parse_contention(&contention)?;
             let warm = |s: u64| s + (s / 20).min(10_000);
             let total = ports.len() as u64 * warm(slots);
-            let mut bar = Progress::new("hol", total, c);
-            // Karol et al.'s column comes from the published figures, when they can be found.
-            let figures = super::calc::read_figures(&super::run::resolve_figures(
-                std::path::Path::new(super::run::DEFAULT_FIGURES),
-            ))
-            .ok();
+            let bar = progress("hol", total);
+            // Karol et al.'s column comes from the published figures weft ships.
+            let figures = weft_model::scenario::Figures::bundled().ok();
             let doc =
                 experiments::hol(&ports, slots, contention, c.seed(), figures.as_ref(), |d| {
                     bar.set(d)
@@ -218,7 +213,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let slots = parse_count(&slots, "--slots")?;
             let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
             let total = 2 * inputs as u64 * (slots + (slots / 20).min(10_000));
-            let mut bar = Progress::new("contention", total, c);
+            let bar = progress("contention", total);
             let doc = experiments::contention(
                 inputs,
                 outputs,
@@ -238,7 +233,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             check_ports(ports, 1 << 16)?;
             let loads = parse_loads(&loads)?;
             let slots = parse_count(&slots, "--slots")?;
-            let mut bar = Progress::new("oq", loads.len() as u64, c);
+            let bar = progress("oq", loads.len() as u64);
             let doc = experiments::oq(ports, &loads, slots, c.seed(), |d| bar.set(d));
             bar.finish();
             doc
@@ -255,7 +250,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             }
             let loads = parse_loads(&loads)?;
             let slots = parse_count(&slots, "--slots")?;
-            let mut bar = Progress::new("islip", loads.len() as u64, c);
+            let bar = progress("islip", loads.len() as u64);
             let doc =
                 experiments::islip(ports, iterations, &loads, slots, c.seed(), |d| bar.set(d));
             bar.finish();
@@ -335,7 +330,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 sample_every: Duration((duration.as_nanos() / 500).max(1)),
                 seed: c.seed(),
             };
-            let mut bar = Progress::new("many-to-one", duration.as_nanos(), c);
+            let bar = progress("many-to-one", duration.as_nanos());
             let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()))?;
             bar.finish();
             doc
@@ -350,6 +345,7 @@ impl Common {
 }
 
 fn emit(doc: &ResultDoc, c: &Common) -> anyhow::Result<()> {
+    crate::output::write_csv(c.csv.as_deref(), doc)?;
     if let Some(path) = &c.output {
         weft_report::write_atomic(path, doc.to_json_pretty().as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
@@ -500,67 +496,10 @@ fn parse_policy(s: &str) -> anyhow::Result<DropPolicy> {
     }
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal, after the first second.
-struct Progress {
-    label: &'static str,
-    total: u64,
-    start: WallClock,
-    last: WallClock,
-    on: bool,
-    drawn: bool,
-}
-
-impl Progress {
-    fn new(label: &'static str, total: u64, c: &Common) -> Self {
-        let now = WallClock::now();
-        Progress {
-            label,
-            total: total.max(1),
-            start: now,
-            last: now,
-            on: !c.quiet && std::io::stderr().is_terminal(),
-            drawn: false,
-        }
-    }
-
-    fn set(&mut self, done: u64) {
-        if !self.on {
-            return;
-        }
-        let now = WallClock::now();
-        if now.duration_since(self.start).as_secs_f64() < 1.0
-            || now.duration_since(self.last).as_millis() < 100
-        {
-            return;
-        }
-        self.last = now;
-        let frac = (done as f64 / self.total as f64).clamp(0.0, 1.0);
-        let elapsed = now.duration_since(self.start).as_secs_f64();
-        let eta = if frac > 0.0 {
-            elapsed * (1.0 - frac) / frac
-        } else {
-            0.0
-        };
-        let filled = (frac * 30.0) as usize;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r{} [{}{}] {:>3.0}%  eta {:.0}s ",
-            self.label,
-            "#".repeat(filled),
-            ".".repeat(30 - filled),
-            frac * 100.0,
-            eta
-        );
-        let _ = err.flush();
-        self.drawn = true;
-    }
-
-    fn finish(&mut self) {
-        if self.drawn {
-            let _ = write!(std::io::stderr(), "\r{}\r", " ".repeat(60));
-        }
-    }
+/// The shared progress bar (see `crate::progress`: stderr, terminals only, not with -q) over
+/// `total` steps of a simulation.
+fn progress(label: &str, total: u64) -> crate::progress::Progress {
+    crate::progress::Progress::bar(label, total, "")
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ use weft_trace::tech::Framing;
 use weft_trace::util::{UtilConfig, UtilReport};
 use weft_trace::{CaptureError, CaptureReader, Outcome};
 
+use crate::progress::Progress;
+
 /// Prints a line to stdout, ignoring a closed pipe (`weft trace util f | head`) rather than
 /// panicking.
 macro_rules! out {
@@ -152,6 +154,9 @@ pub struct LatencyArgs {
     /// Leave the per-exchange samples out of the JSON document.
     #[arg(long)]
     pub no_samples: bool,
+    /// CSV export of the exchanges.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
     #[command(flatten)]
     pub out: Output,
 }
@@ -210,12 +215,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Opens a capture file, or standard input for "-".
-fn open(path: &Path) -> anyhow::Result<CaptureReader> {
+/// Opens a capture file, or standard input for "-". A file large enough to take a while
+/// (64 MiB and more) gets a progress bar over its bytes, kept as long as the second value lives.
+fn open(path: &Path) -> anyhow::Result<(CaptureReader, Option<Progress>)> {
     if path.as_os_str() == "-" {
-        return CaptureReader::new(std::io::stdin()).context("reading standard input");
+        let r = CaptureReader::new(std::io::stdin()).context("reading standard input")?;
+        return Ok((r, None));
     }
-    CaptureReader::open(path).with_context(|| format!("reading {}", path.display()))
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    if crate::progress::enabled() && len >= 64 << 20 {
+        let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into());
+        let bar = Progress::bytes("trace", len);
+        bar.message(name);
+        let r = CaptureReader::new(bar.wrap_read(f))
+            .with_context(|| format!("reading {}", path.display()))?;
+        return Ok((r, Some(bar)));
+    }
+    let r = CaptureReader::open(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok((r, None))
 }
 
 /// Emits the document as asked, then turns a read error into the command's error (exit 1)
@@ -287,7 +307,7 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         top: a.top,
         ..UtilConfig::sandia(link_rate, Framing::Captured)
     };
-    let mut reader = open(&a.file)?;
+    let (mut reader, _bar) = open(&a.file)?;
     let o = match a.iface {
         None => weft_trace::analyse_util(&mut reader, cfg),
         Some(n) => {
@@ -306,18 +326,18 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         }
     };
     if let Some(p) = &a.csv {
-        let mut text = String::from("t_s,util,util_smooth,wire_bytes,packets\n");
-        for x in &o.result.samples {
-            text.push_str(&format!(
-                "{},{},{},{},{}\n",
-                x.t_ns as f64 / 1e9,
-                x.util,
-                x.util_smooth,
-                x.wire_bytes,
-                x.packets
-            ));
-        }
-        write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+        let rows: Vec<Value> = o
+            .result
+            .samples
+            .iter()
+            .map(|x| {
+                json!({"t_s": x.t_ns as f64 / 1e9, "util": x.util, "util_smooth": x.util_smooth,
+                       "wire_bytes": x.wire_bytes, "packets": x.packets})
+            })
+            .collect();
+        let cols = ["t_s", "util", "util_smooth", "wire_bytes", "packets"];
+        let text = weft_report::csv::rows_to_csv(&rows, &cols)?;
+        weft_report::csv::write_csv(p, &text)?;
     }
     let r = &o.result;
     let mut doc = ResultDoc::new("trace.util", Engine::Real);
@@ -519,8 +539,8 @@ fn live_cmd(a: LiveArgs) -> anyhow::Result<()> {
 }
 
 fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
-    let mut ra = open(&a.a)?;
-    let mut rb = open(&a.b)?;
+    let (mut ra, _bar_a) = open(&a.a)?;
+    let (mut rb, _bar_b) = open(&a.b)?;
     let (pa, ea) = latency::pairs_from(&mut ra, a.port);
     let (pb, eb) = latency::pairs_from(&mut rb, a.port);
     let r = latency::breakdown(pa, pb);
@@ -542,6 +562,7 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
         m.insert("error_b".into(), json!(eb.as_ref().map(|e| e.to_string())));
     }
     doc.summary = summary;
+    a.csv.write(&doc)?;
     let err = ea
         .as_ref()
         .map(|e| (e, &a.a))
@@ -604,7 +625,7 @@ fn flows(a: FlowsArgs) -> anyhow::Result<()> {
         "rate" => SortBy::Rate,
         _ => SortBy::Bytes,
     };
-    let mut reader = open(&a.file)?;
+    let (mut reader, _bar) = open(&a.file)?;
     let mut t = FlowTable::new(a.max_flows);
     let error =
         weft_trace::for_each_packet(&mut reader, |p, info| t.add(p.ts_ns, p.orig_len, info));

@@ -18,6 +18,8 @@ pub struct Agent {
     pub child: Child,
     /// Its control port on 127.0.0.1.
     pub port: u16,
+    /// Its stderr after the "listening on" line, collected until it exits.
+    log: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Agent {
@@ -38,8 +40,26 @@ impl Agent {
             }
         };
         // Keep draining stderr so the agent never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Agent { child, port }
+        let log = std::thread::spawn(move || {
+            lines
+                .map_while(Result::ok)
+                .fold(String::new(), |acc, l| acc + &l + "\n")
+        });
+        Agent {
+            child,
+            port,
+            log: Some(log),
+        }
+    }
+
+    /// Stops the agent and returns what it wrote on stderr after where it listens.
+    pub fn stop(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.log
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
     }
 }
 
