@@ -111,6 +111,8 @@ pub struct RrConfig {
     /// Stop each size after this long, whatever its stop rule asks, and mark it aborted (an
     /// agent relaying the test bounds it by its `--max-duration` this way); `None`: no limit.
     pub time_limit: Option<Duration>,
+    /// The pre-shared key to prove to an agent (`--key-file`); unused for an echo service.
+    pub key: Option<crate::auth::Key>,
 }
 
 impl RrConfig {
@@ -129,6 +131,7 @@ impl RrConfig {
             timeout: Duration::from_secs(1),
             abort_after_losses: 32,
             time_limit: None,
+            key: None,
         }
     }
 

@@ -21,20 +21,22 @@ pub const HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
 /// What can go wrong in a transfer.
 #[derive(Debug, thiserror::Error)]
 pub enum XferError {
+    // The messages include their cause's, so no variant names a `source`: a report of the
+    // error chain (`{:#}` in the CLI) would print the cause twice.
     /// A system call failed.
-    #[error("{what}: {source}")]
+    #[error("{what}: {error}")]
     Io {
         /// What was being done.
         what: String,
         /// The error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The peer sent bytes that are not a valid message.
     #[error("malformed control message: {0}")]
-    Wire(#[from] WireError),
+    Wire(WireError),
     /// The peer broke the protocol.
     #[error("protocol error: {0}")]
-    Proto(#[from] ProtoError),
+    Proto(ProtoError),
     /// The peer refused.
     #[error("refused by the receiver ({code:?}): {msg}")]
     Refused {
@@ -61,8 +63,20 @@ impl XferError {
     pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
         XferError::Io {
             what: what.into(),
-            source,
+            error: source,
         }
+    }
+}
+
+impl From<WireError> for XferError {
+    fn from(e: WireError) -> Self {
+        XferError::Wire(e)
+    }
+}
+
+impl From<ProtoError> for XferError {
+    fn from(e: ProtoError) -> Self {
+        XferError::Proto(e)
     }
 }
 
@@ -130,7 +144,7 @@ pub fn client_handshake(
             "the receiver requires a pre-shared key: pass the same --key to weft send".into(),
         ));
     }
-    let mac = key.map_or([0; 32], |k| k.mac(Role::Sender, &cn, &sn, session));
+    let mac = key.map_or([0; 32], |k| k.mac(Role::Client, &cn, &sn, session));
     conn.queue(&Control::Auth { mac });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
     if key.is_none() {
@@ -144,14 +158,14 @@ pub fn client_handshake(
     match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
         Control::Welcome { mac } => {
             if let Some(k) = key
-                && !k.verify(Role::Receiver, &cn, &sn, session, &mac)
+                && !k.verify(Role::Server, &cn, &sn, session, &mac)
             {
                 return Err(XferError::Auth(
                     "the receiver could not prove the key (is its --key the same?)".into(),
                 ));
             }
             if let Some(k) = key {
-                conn.authenticate(k.frames(Role::Sender, &cn, &sn, session));
+                conn.authenticate(k.frames(Role::Client, &cn, &sn, session));
             }
         }
         Control::Refuse { code, msg } => return Err(XferError::Refused { code, msg }),
@@ -215,14 +229,14 @@ pub fn server_handshake(
         _ => return Err(ProtoError::Unexpected("message instead of Auth").into()),
     };
     if let Some(k) = key {
-        if !k.verify(Role::Sender, &cn, &sn, session, &mac) {
+        if !k.verify(Role::Client, &cn, &sn, session, &mac) {
             refuse(conn, RefuseCode::Auth, "wrong or missing key".into());
             return Err(XferError::Auth("the sender did not prove the key".into()));
         }
         conn.queue(&Control::Welcome {
-            mac: k.mac(Role::Receiver, &cn, &sn, session),
+            mac: k.mac(Role::Server, &cn, &sn, session),
         });
-        conn.authenticate(k.frames(Role::Receiver, &cn, &sn, session));
+        conn.authenticate(k.frames(Role::Server, &cn, &sn, session));
     } else {
         conn.queue(&Control::Welcome { mac: [0; 32] });
     }

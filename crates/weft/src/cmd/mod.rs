@@ -2,9 +2,11 @@
 
 use clap::Subcommand;
 
+mod bounds;
 mod calc;
 mod demo;
 mod emu;
+mod gate;
 mod pattern;
 mod plot;
 mod recv;

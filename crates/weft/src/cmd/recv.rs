@@ -30,22 +30,22 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// Largest file accepted.
-    #[arg(long, default_value = "64GiB")]
+    #[arg(long, default_value = "64GiB", value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
     max_size: Size,
     /// Largest buffer accepted.
-    #[arg(long, default_value = "256MiB")]
+    #[arg(long, default_value = "256MiB", value_parser = crate::cmd::bounds::size("1", "2GiB"))]
     max_buffer: Size,
     /// Most buffers in flight granted to a sender (reliable mode).
     #[arg(long, default_value_t = 8)]
     max_window: u16,
     /// Buffer memory per session (window times buffer size).
-    #[arg(long, default_value = "1GiB")]
+    #[arg(long, default_value = "1GiB", value_parser = crate::cmd::bounds::size("1", "1024GiB"))]
     max_memory: Size,
     /// How long to wait after a round's end for datagrams still in flight.
-    #[arg(long, default_value = "2ms")]
+    #[arg(long, default_value = "2ms", value_parser = crate::cmd::bounds::duration("0", "10s"))]
     settle: Duration,
     /// Give up on a sender silent for this long.
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
     /// Exit after this many sessions (default: serve until killed).
     #[arg(long)]

@@ -106,12 +106,20 @@ pub struct Opts {
     /// Also write the result document to FILE.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Runs `weft rr`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let args = *args.opts;
-    let cfg = config_from(&args).map_err(to_anyhow)?;
+    let mut cfg = config_from(&args).map_err(to_anyhow)?;
+    cfg.key = args.key.load()?;
+    if cfg.key.is_some() && args.echo {
+        return Err(crate::cli::usage(
+            "--key-file proves a key to a weft agent; an echo service (--echo) takes none",
+        ));
+    }
     let progress = std::io::stderr().is_terminal() && !args.json;
     let result = rr::run_with_progress(&cfg, |s| {
         if progress {

@@ -77,17 +77,17 @@ pub struct UtilArgs {
     /// Capture file (pcap or pcapng, optionally gzipped); "-" reads standard input.
     pub file: PathBuf,
     /// Link rate the utilisation is relative to (e.g. 10Mbps); defaults to the --tech rate.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Option<Rate>,
     /// Technology preset of `weft calc techs` whose framing is charged per packet (ethernet10,
     /// fddi, oc3c, ...); without it the recorded lengths are used.
     #[arg(long, value_name = "TECH")]
     pub tech: Option<String>,
     /// Sample bin.
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("1us", "1d"))]
     pub bin: Duration,
     /// Smoothing window (trailing moving average), rounded to whole bins.
-    #[arg(long, default_value = "5m")]
+    #[arg(long, default_value = "5m", value_parser = crate::cmd::bounds::duration("0", "30d"))]
     pub smooth: Duration,
     /// Thresholds in percent, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "30,50")]
@@ -114,16 +114,16 @@ pub struct LiveArgs {
     /// Interface (e.g. eth0, lo).
     pub iface: String,
     /// Link rate; defaults to the interface's reported speed.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Option<Rate>,
     /// Sample bin.
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("1us", "1d"))]
     pub bin: Duration,
     /// Smoothing window.
-    #[arg(long, default_value = "5m")]
+    #[arg(long, default_value = "5m", value_parser = crate::cmd::bounds::duration("0", "30d"))]
     pub smooth: Duration,
     /// Stop after this long (default: until Ctrl-C).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::duration("1ms", "366d"))]
     pub duration: Option<Duration>,
     /// Directions counted: rx, tx or both.
     #[arg(long, default_value = "both", value_parser = ["rx", "tx", "both"])]
@@ -183,7 +183,7 @@ pub struct SynthArgs {
     /// Output file ("-" for stdout).
     pub file: PathBuf,
     /// Approximate size of the capture (e.g. 1GB, as bytes with units).
-    #[arg(long, default_value = "100MB")]
+    #[arg(long, default_value = "100MB", value_parser = crate::cmd::bounds::size("0", "1024TiB"))]
     pub size: weft_model::Size,
     /// Frame length in bytes.
     #[arg(long, default_value_t = 1000)]
@@ -192,7 +192,7 @@ pub struct SynthArgs {
     #[arg(long, default_value_t = 40.0)]
     pub load: f64,
     /// Link rate the load refers to.
-    #[arg(long, default_value = "10Mbps")]
+    #[arg(long, default_value = "10Mbps", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Rate,
     /// Distinct source hosts.
     #[arg(long, default_value_t = 16)]
