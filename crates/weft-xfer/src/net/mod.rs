@@ -2,6 +2,7 @@
 //! disk. [`send`] is the sending side, [`recv`] the receiving side, [`store`] keeps the receiver's
 //! writes inside its directory and makes them atomic and resumable.
 
+pub mod accept;
 pub mod ctl;
 pub mod recv;
 pub mod send;
@@ -45,6 +46,9 @@ pub enum XferError {
         /// The receiver's reason.
         msg: String,
     },
+    /// The receiver's session failed after it had started; its message says why.
+    #[error("the receiver failed: {0}")]
+    ReceiverFailed(String),
     /// Authentication failed.
     #[error("authentication failed: {0}")]
     Auth(String),
@@ -66,6 +70,30 @@ impl XferError {
             error: source,
         }
     }
+}
+
+impl XferError {
+    /// The error a receiver's `Refuse` stands for: a failure of its session (code `Failed`), or
+    /// a refusal.
+    pub fn refusal(code: RefuseCode, msg: String) -> Self {
+        match code {
+            RefuseCode::Failed => XferError::ReceiverFailed(msg),
+            code => XferError::Refused { code, msg },
+        }
+    }
+}
+
+/// When the control connection broke with `e`: the receiver's own account of why, if it sent
+/// one before closing (a `Refuse` already in the read buffer), else `e`.
+pub fn cause_of_close(conn: &mut CtlConn, e: XferError) -> XferError {
+    if conn.read_available().is_ok() {
+        while let Ok(Some(m)) = conn.next_msg() {
+            if let Control::Refuse { code, msg } = m {
+                return XferError::refusal(code, msg);
+            }
+        }
+    }
+    e
 }
 
 impl From<WireError> for XferError {
@@ -180,11 +208,13 @@ pub fn client_handshake(
 }
 
 /// The receiver's side of the handshake: returns the mode and the session parameters, or
-/// refuses the sender (and returns the error).
+/// refuses the sender (and returns the error). `bind` makes the session's UDP sockets and
+/// returns their ports; it is called once the sender's hello has arrived, so that a connection
+/// that never says hello holds no UDP sockets.
 pub fn server_handshake(
     conn: &mut CtlConn,
     key: Option<&Key>,
-    ports: &[u16],
+    bind: impl FnOnce() -> Result<Vec<u16>, XferError>,
     max_window: u16,
 ) -> Result<(Mode, SessionParams), XferError> {
     let (mode, want, cn) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
@@ -208,6 +238,7 @@ pub fn server_handshake(
         }
         _ => return Err(ProtoError::Unexpected("message instead of ClientHello").into()),
     };
+    let ports = bind()?;
     let session = random_u64()?;
     let sn = nonce()?;
     let window = if mode.is_reliable() {

@@ -67,6 +67,8 @@ pub struct Args {
     /// --dir.
     #[arg(long, conflicts_with = "read_back")]
     discard: bool,
+    #[command(flatten)]
+    lobby: super::gate::LobbyArgs,
 }
 
 /// Runs `weft recv`.
@@ -104,12 +106,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         timeout: a.timeout,
         max_sessions: a.sessions,
         max_concurrent: a.max_concurrent,
+        lobby: a.lobby.limits(),
         read_back: a.read_back,
         discard: a.discard,
     };
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
-    serve(listener, store, opts, &|r| {
+    let summary = serve(listener, store, opts, &|r| {
         let doc = weft_xfer::report::recv_doc(&r);
         if r.error.is_some() || r.files.iter().any(|f| !f.ok) {
             failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -135,6 +138,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     })
     .context("serving senders")?;
+    if summary.unidentified_closed > 0 || summary.busy > 0 {
+        eprintln!(
+            "weft recv: {} session(s); {} refused as busy; {} connection(s) closed before \
+             completing a handshake",
+            summary.sessions, summary.busy, summary.unidentified_closed
+        );
+    }
     let n = failures.load(std::sync::atomic::Ordering::Relaxed);
     if n > 0 {
         anyhow::bail!("{n} session(s) failed or refused files");
