@@ -239,3 +239,96 @@ fn twelve_clients_against_eight_test_slots_eight_served_four_told_busy() {
     let all: Vec<String> = outs.iter().map(stderr).collect();
     assert_eq!((served, busy), (8, 4), "{all:#?}");
 }
+
+#[test]
+fn a_sender_is_bounded_in_the_files_it_holds_open_and_the_hashes_kept_for_it() {
+    use weft_xfer::net::client_handshake;
+    use weft_xfer::net::ctl::CtlConn;
+    use weft_xfer::wire::{Control, Mode, RefuseCode};
+    let dst = tempfile::tempdir().unwrap();
+    let recv = Recv::start(dst.path(), &["--max-open-files", "2"]);
+    let mut conn = CtlConn::new(TcpStream::connect(("127.0.0.1", recv.port)).unwrap()).unwrap();
+    client_handshake(&mut conn, Mode::Reliable, 1, None).unwrap();
+    // Without a key the receiver's Welcome comes after the handshake.
+    assert!(matches!(conn.recv_wait(5000), Ok(Control::Welcome { .. })));
+    // Offers files and never sends them: the third waits for one of the first two to end.
+    for file in 0..3u32 {
+        conn.queue(&Control::FileOffer {
+            file,
+            size: 1000,
+            buffer_size: 1000,
+            packet_size: 1000,
+            resume: false,
+            hash: [0; 32],
+            name: format!("f{file}"),
+        });
+        conn.flush_all(2000).unwrap();
+        match (file, conn.recv_wait(5000).unwrap()) {
+            (0 | 1, Control::FileAccept { .. }) => {}
+            (2, Control::FileReject { code, msg, .. }) => {
+                assert_eq!(code, RefuseCode::TooLarge);
+                assert!(msg.contains("--max-open-files"), "{msg}");
+            }
+            (f, m) => panic!("file {f}: {m:?}"),
+        }
+    }
+    drop(conn);
+    // With --discard, a file whose buffer hashes were not all kept cannot be verified: it
+    // fails, saying which bound to raise.
+    let sink = tempfile::tempdir().unwrap();
+    let recv = Recv::start(sink.path(), &["--discard", "--max-known-hashes", "2"]);
+    let out = weft()
+        .args([
+            "send",
+            "--mem",
+            "64KiB",
+            "--buffer-size",
+            "4KiB",
+            "127.0.0.1",
+        ])
+        .args(["--port", &recv.port.to_string(), "--no-progress"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &stderr(&out);
+    assert!(text.contains("--max-known-hashes"), "{text}");
+}
+
+#[test]
+fn a_broken_control_connection_is_reported_once() {
+    use std::os::fd::AsRawFd;
+    // A "server" that resets every connection as soon as it has accepted it.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let resetter = std::thread::spawn(move || {
+        if let Ok((s, _)) = l.accept() {
+            let lin = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            // SAFETY: a valid socket and a linger struct of the size given.
+            unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&lin as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            drop(s);
+        }
+    });
+    let out = tput(port, &[]);
+    resetter.join().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("reset by peer").count(), 1, "{err}");
+    // Nobody listening at all.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let err = stderr(&tput(port, &[]));
+    assert_eq!(err.matches("Connection refused").count(), 1, "{err}");
+}

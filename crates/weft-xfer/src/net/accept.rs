@@ -164,5 +164,6 @@ fn failed_handshake(peer: std::net::SocketAddr, e: &XferError) -> SessionReport 
         stats: Default::default(),
         elapsed: weft_model::Duration::ZERO,
         error: Some(e.to_string()),
+        hashes_not_kept: 0,
     }
 }

@@ -46,6 +46,14 @@ pub struct RecvOptions {
     pub max_sessions: Option<u64>,
     /// Sessions served at once; more are refused.
     pub max_concurrent: usize,
+    /// Files a session may have open at once (each holds a part file and a journal open);
+    /// further offers are refused until one ends (`--max-open-files`).
+    pub max_open_files: usize,
+    /// BLAKE3s of verified buffers kept per session for the whole-file digests (about 50 bytes
+    /// each); past it the buffers are read back from disk at the end instead (with `--discard`,
+    /// such a file fails), and [`SessionReport::hashes_not_kept`] counts them
+    /// (`--max-known-hashes`).
+    pub max_known_hashes: usize,
     /// Bounds on connections that have not completed their handshake (`--hello-timeout`,
     /// `--max-unidentified`, `--max-unidentified-per-source`).
     pub lobby: weft_gate::LobbyLimits,
@@ -89,6 +97,8 @@ pub struct SessionReport {
     pub elapsed: Duration,
     /// Why the session ended early, if it did.
     pub error: Option<String>,
+    /// Verified buffers whose BLAKE3 was not kept (past `max_known_hashes`).
+    pub hashes_not_kept: u64,
 }
 
 pub use super::accept::{ServeSummary, serve};
@@ -117,10 +127,6 @@ enum JobDone {
 
 /// Threads checking and writing buffers per session.
 const PIPELINE_THREADS: usize = 2;
-
-/// Most buffer hashes remembered per file for the whole-file digest; past that, buffers are
-/// read back from disk at the end (bounds memory against a sender of tiny buffers).
-const MAX_KNOWN_HASHES: usize = 1 << 20;
 
 struct FileSlot {
     /// The file being written; `None` with `--discard`.
@@ -237,6 +243,7 @@ pub fn run_session(a: Admitted, store: &Store, opts: &RecvOptions) -> SessionRep
         stats: ReceiverStats::default(),
         elapsed: Duration::ZERO,
         error: None,
+        hashes_not_kept: 0,
     };
     let mut open: HashMap<u32, FileSlot> = HashMap::new();
     let r = session_loop(
@@ -328,6 +335,8 @@ fn session_loop(
     let mut last_heard = StdInstant::now();
     let mut finished = false;
     let mut first_pass = true;
+    // Buffer hashes kept over all the session's open files (bounded by max_known_hashes).
+    let mut known_hashes = 0usize;
     let result = (|| -> Result<(), XferError> {
         loop {
             // The handshake may have read the first messages already (a sender without a key
@@ -391,9 +400,12 @@ fn session_loop(
                     JobDone::Written(hash) => {
                         if let Some(h) = hash
                             && let Some(f) = open.get_mut(&file)
-                            && f.hashes.len() < MAX_KNOWN_HASHES
                         {
-                            f.hashes.insert(index, h);
+                            if known_hashes < opts.max_known_hashes {
+                                known_hashes += usize::from(f.hashes.insert(index, h).is_none());
+                            } else {
+                                rep.hashes_not_kept += 1;
+                            }
                         }
                     }
                 }
@@ -432,6 +444,16 @@ fn session_loop(
                             gaps: Vec::new(),
                         });
                         let report = rep.files.len() - 1;
+                        if open.len() >= opts.max_open_files.max(1) {
+                            let msg = format!(
+                                "this receiver takes at most {} files open at once in a session \
+                                 (its --max-open-files); offer it when another has ended",
+                                opts.max_open_files.max(1)
+                            );
+                            rep.files[report].msg = msg.clone();
+                            rx.reject_file(file, RefuseCode::TooLarge, msg);
+                            continue;
+                        }
                         if buffer_size as u64 * params.window as u64 > opts.max_memory {
                             let msg = format!(
                                 "{} buffers of {buffer_size} bytes exceed this receiver's memory limit of {} bytes",
@@ -519,6 +541,7 @@ fn session_loop(
                         let f = open
                             .remove(&file)
                             .ok_or(XferError::Local("end of a file not open".into()))?;
+                        known_hashes -= f.hashes.len().min(known_hashes);
                         let (ok, msg) = end_file(store, opts, mode, &f, &digest);
                         if let Some(r) = rep.files.get_mut(f.report) {
                             r.ok = ok;
@@ -602,9 +625,9 @@ fn end_discarded(mode: Mode, f: &FileSlot, digest: &[u8; 32]) -> (bool, String) 
         ),
         None => (
             false,
-            format!(
-                "hashes of buffers missing at the end of the file (--discard checks at most {MAX_KNOWN_HASHES} buffers a file)"
-            ),
+            "hashes of buffers missing at the end of the file (--discard checks only the buffers \
+             whose hashes it kept: raise --max-known-hashes)"
+                .into(),
         ),
     }
 }

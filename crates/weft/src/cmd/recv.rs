@@ -67,6 +67,14 @@ pub struct Args {
     /// --dir.
     #[arg(long, conflicts_with = "read_back")]
     discard: bool,
+    /// Files one session may have open at once (each holds a part file and a journal open);
+    /// further offers are refused until one ends.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    max_open_files: u32,
+    /// Buffer hashes kept per session for the whole-file digests (about 50 bytes each); past it
+    /// buffers are read back from disk at the end (`hashes_not_kept` in --json).
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(0..=1 << 32))]
+    max_known_hashes: u64,
     #[command(flatten)]
     lobby: super::gate::LobbyArgs,
 }
@@ -107,6 +115,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         max_sessions: a.sessions,
         max_concurrent: a.max_concurrent,
         lobby: a.lobby.limits(),
+        max_open_files: a.max_open_files as usize,
+        max_known_hashes: a.max_known_hashes as usize,
         read_back: a.read_back,
         discard: a.discard,
     };
