@@ -5,8 +5,10 @@
 //! - [`tput`]: throughput tests (`weft tput`), client and agent side;
 //! - [`rr`]: request/response latency tests (`weft rr`);
 //! - [`pattern`]: concurrent sessions among several agents (`weft pattern`);
-//! - [`relay`]: tests that one agent runs toward another on a client's request.
+//! - [`relay`]: tests that one agent runs toward another on a client's request;
+//! - [`auth`]: agents that serve only clients holding their pre-shared key.
 
+pub mod auth;
 pub mod control;
 pub mod cpu;
 pub mod error;

@@ -37,6 +37,9 @@ pub(super) fn run_size(
     control
         .set_read_timeout(Some(CONTROL_TIMEOUT))
         .map_err(|e| agent_err(addr, e))?;
+    if let Some(k) = &cfg.key {
+        crate::auth::client_hello(&mut control, k).map_err(|e| agent_err(addr, e))?;
+    }
     let spec = RrSpec {
         transport: match cfg.proto {
             Proto::Tcp => Transport::Tcp,

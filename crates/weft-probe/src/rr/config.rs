@@ -119,6 +119,8 @@ pub struct RrConfig {
     pub client_cpu: Option<u32>,
     /// Ask the agent to pin its serving thread to this CPU (`--affinity N,M`; agents only).
     pub agent_cpu: Option<u32>,
+    /// The pre-shared key to prove to an agent (`--key-file`); unused for an echo service.
+    pub key: Option<crate::auth::Key>,
 }
 
 impl RrConfig {
@@ -140,6 +142,7 @@ impl RrConfig {
             busy_poll: false,
             client_cpu: None,
             agent_cpu: None,
+            key: None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::opts;
 use super::result::{DirResult, IntervalSample, TputResult};
 use super::session::{DataSock, Session};
+use crate::auth::Key;
 use crate::control::Control;
 use crate::error::ProbeError;
 use crate::proto::data::cookie_from_hex;
@@ -22,6 +23,8 @@ pub struct TputConfig {
     pub spec: TputSpec,
     /// Time-out for connecting and for each step of the set-up.
     pub connect_timeout: Duration,
+    /// The pre-shared key to prove to the agent (`--key-file`); `None` for a keyless agent.
+    pub key: Option<Key>,
 }
 
 /// Progress of a running test, for `--json-stream`, interval tables and plots.
@@ -51,6 +54,9 @@ pub fn run(
         .map_err(|e| ProbeError::io(format!("connecting to the agent at {}", cfg.server), e))?;
     let mut control = Control::new(stream, DEFAULT_MAX_MESSAGE.max(1 << 20));
     control.set_read_timeout(Some(t))?;
+    if let Some(k) = &cfg.key {
+        crate::auth::client_hello(&mut control, k)?;
+    }
     control.send(&Message::Request(TestSpec::Tput(spec.clone())))?;
     let accept = match control.recv()? {
         Message::Accept(a) => a,

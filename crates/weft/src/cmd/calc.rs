@@ -56,13 +56,13 @@ pub struct OverheadArgs {
     #[arg(long)]
     pub encap: Option<String>,
     /// IP MTU (default: the preset's).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub mtu: Option<Size>,
     /// IP datagram size to compute the chain for (default: the MTU).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub size: Option<Size>,
     /// Rate available to frames or cells, overriding the preset (a shaped VP: `26Mbps`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Option<Rate>,
     /// Transport: tcp, tcp-ts, udp or ip.
     #[arg(long, default_value = "tcp")]
@@ -77,22 +77,22 @@ pub struct OverheadArgs {
 #[derive(Debug, clap::Args)]
 pub struct WindowArgs {
     /// Round-trip time.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::duration("1ns", "1h"))]
     pub rtt: Duration,
     /// Rate to fill (payload bits/s), for the window it needs.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Option<Rate>,
     /// Windows to evaluate (repeatable or comma-separated): `35600,64KiB,128KiB`.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::cmd::bounds::size("1", "1TiB"))]
     pub window: Vec<Size>,
     /// A bottleneck technology: also bound each window by its goodput.
     #[arg(long)]
     pub tech: Option<String>,
     /// Bottleneck rate override (a shaped VP, e.g. `26Mbps`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Option<Rate>,
     /// Path MTU (default: the technology's).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub mtu: Option<Size>,
     /// Also set the runs of the EBN study (002) from figures.toml beside the model.
     #[arg(long)]
@@ -112,7 +112,7 @@ pub struct HolArgs {
     #[arg(long, default_value = "1-5")]
     pub inputs: String,
     /// The rate of an uncontended port (the GIGAswitch study: 95 Mbit/s).
-    #[arg(long, default_value = "95Mbps")]
+    #[arg(long, default_value = "95Mbps", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Rate,
     /// Also run the simulator (weft-sim) beside the formula.
     #[arg(long)]
@@ -144,10 +144,10 @@ pub struct QueueArgs {
 #[derive(Debug, clap::Args)]
 pub struct MathisArgs {
     /// Segment payload (MSS).
-    #[arg(long, default_value = "1460")]
+    #[arg(long, default_value = "1460", value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub mss: Size,
     /// Round-trip time.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::duration("1ns", "1h"))]
     pub rtt: Duration,
     /// Loss probability per segment (0 < p <= 1).
     #[arg(long)]

@@ -26,10 +26,10 @@ pub struct Args {
     #[arg(long, default_value = "weft-out", value_name = "DIR")]
     pub out: PathBuf,
     /// Length of the throughput test.
-    #[arg(long, default_value = "2s")]
+    #[arg(long, default_value = "2s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub time: weft_model::Duration,
     /// Largest message of the latency sweep (powers of two from 1 byte).
-    #[arg(long, default_value = "64KiB")]
+    #[arg(long, default_value = "64KiB", value_parser = crate::cmd::bounds::size("1", "16MiB"))]
     pub max_size: Size,
     /// Measured transactions per message size.
     #[arg(long, default_value_t = 500)]
@@ -84,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 interval_ns: Some((time_ns / 10).max(1_000_000)),
             },
             connect_timeout: std::time::Duration::from_secs(5),
+            key: None,
         };
         let bar =
             crate::progress::Progress::timed("demo tput", std::time::Duration::from_nanos(time_ns));

@@ -53,7 +53,7 @@ pub enum Action {
         /// Scenario file (TOML).
         file: PathBuf,
         /// Cap every workload at this duration (e.g. "3s"); real time is spent.
-        #[arg(long)]
+        #[arg(long, value_parser = crate::cmd::bounds::duration("1ms", "30d"))]
         time: Option<weft_model::Duration>,
         /// Instead of the scenario's workloads, run `HOST:COMMAND` (repeatable, in order; a
         /// command ending in `&` runs in the background until the others finish).

@@ -2,10 +2,12 @@
 
 use clap::Subcommand;
 
+mod bounds;
 mod calc;
 mod completions;
 mod demo;
 mod emu;
+mod gate;
 mod man;
 mod pattern;
 mod plot;

@@ -63,38 +63,38 @@ pub struct Args {
     #[arg(short, long)]
     pub udp: bool,
     /// tput: how long each session sends.
-    #[arg(short, long, default_value = "5s")]
+    #[arg(short, long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "7d"))]
     pub time: Duration,
     /// tput: bytes per write or datagram [default: 128KiB TCP, 1400 UDP].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub len: Option<Size>,
     /// tput: parallel streams per session.
     #[arg(short = 'P', long, default_value_t = 1)]
     pub parallel: u16,
     /// tput: socket buffer size at both ends.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub window: Option<Size>,
     /// tput --udp: send rate per session [default: 100Mbps].
-    #[arg(short = 'b', long)]
+    #[arg(short = 'b', long, value_parser = crate::cmd::bounds::rate("0", "10Tbps"))]
     pub rate: Option<Rate>,
     /// rr (sessions and probes): message size.
-    #[arg(long, default_value = "64")]
+    #[arg(long, default_value = "64", value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub size: Size,
     /// rr: measured transactions per session [default: 2000]. Probes without --count measure
     /// for the load's --time less twice --probe-delay, so that they run inside the load.
     #[arg(long)]
     pub count: Option<u64>,
     /// How long probes wait after the start, so that they measure the load in steady state.
-    #[arg(long, default_value = "300ms")]
+    #[arg(long, default_value = "300ms", value_parser = crate::cmd::bounds::duration("0", "1h"))]
     pub probe_delay: Duration,
     /// Line rate for line efficiency = aggregate / line rate (e.g. `100Mbps`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub line_rate: Option<Rate>,
     /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
     #[arg(short, long)]
     pub port: Option<u16>,
     /// Time-out for connecting to an agent and each set-up step.
-    #[arg(long, default_value = "5s")]
+    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub connect_timeout: Duration,
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long)]
@@ -105,6 +105,8 @@ pub struct Args {
     /// CSV export of the sessions.
     #[command(flatten)]
     pub csv: crate::output::CsvArg,
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Runs `weft pattern`.
@@ -191,6 +193,7 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
     let mut cfg = PatternConfig::new(name, sessions);
     cfg.line_rate_bps = a.line_rate.map(|r| r.as_bps() as f64);
     cfg.connect_timeout = a.connect_timeout.into();
+    cfg.key = a.key.load()?;
     cfg.probe_delay = a.probe_delay.into();
     cfg.validate().map_err(pattern_error)?;
     Ok(cfg)

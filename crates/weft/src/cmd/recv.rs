@@ -37,22 +37,22 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// Largest file accepted.
-    #[arg(long, default_value = "64GiB")]
+    #[arg(long, default_value = "64GiB", value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
     max_size: Size,
     /// Largest buffer accepted.
-    #[arg(long, default_value = "256MiB")]
+    #[arg(long, default_value = "256MiB", value_parser = crate::cmd::bounds::size("1", "2GiB"))]
     max_buffer: Size,
     /// Most buffers in flight granted to a sender (reliable mode).
     #[arg(long, default_value_t = 8)]
     max_window: u16,
     /// Buffer memory per session (window times buffer size).
-    #[arg(long, default_value = "1GiB")]
+    #[arg(long, default_value = "1GiB", value_parser = crate::cmd::bounds::size("1", "1024GiB"))]
     max_memory: Size,
     /// How long to wait after a round's end for datagrams still in flight.
-    #[arg(long, default_value = "2ms")]
+    #[arg(long, default_value = "2ms", value_parser = crate::cmd::bounds::duration("0", "10s"))]
     settle: Duration,
     /// Give up on a sender silent for this long.
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
     /// Exit after this many sessions (default: serve until killed).
     #[arg(long)]
@@ -78,6 +78,16 @@ pub struct Args {
     /// after each session.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Files one session may have open at once (each holds a part file and a journal open);
+    /// further offers are refused until one ends.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    max_open_files: u32,
+    /// Buffer hashes kept per session for the whole-file digests (about 50 bytes each); past it
+    /// buffers are read back from disk at the end (`hashes_not_kept` in --json).
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(0..=1 << 32))]
+    max_known_hashes: u64,
+    #[command(flatten)]
+    lobby: super::gate::LobbyArgs,
 }
 
 /// Runs `weft recv`.
@@ -118,13 +128,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         timeout: a.timeout,
         max_sessions: a.sessions,
         max_concurrent: a.max_concurrent,
+        lobby: a.lobby.limits(),
+        max_open_files: a.max_open_files as usize,
+        max_known_hashes: a.max_known_hashes as usize,
         read_back: a.read_back,
         discard: a.discard,
     };
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
     let sessions = std::sync::Mutex::new(Vec::new());
-    serve(listener, store, opts, &|r| {
+    let summary = serve(listener, store, opts, &|r| {
         let doc = weft_xfer::report::recv_doc(&r);
         if let Some(path) = &a.csv {
             let mut rows = sessions
@@ -161,6 +174,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     })
     .context("serving senders")?;
+    if summary.unidentified_closed > 0 || summary.busy > 0 {
+        eprintln!(
+            "weft recv: {} session(s); {} refused as busy; {} connection(s) closed before \
+             completing a handshake",
+            summary.sessions, summary.busy, summary.unidentified_closed
+        );
+    }
     let n = failures.load(std::sync::atomic::Ordering::Relaxed);
     if n > 0 {
         anyhow::bail!("{n} session(s) failed or refused files");

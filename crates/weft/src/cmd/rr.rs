@@ -139,6 +139,8 @@ pub struct Opts {
     /// CSV export of the sizes.
     #[command(flatten)]
     pub csv: crate::output::CsvArg,
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Runs `weft rr`.
@@ -166,6 +168,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cfg.agent_cpu = agent;
     }
     cfg.busy_poll = args.busy_poll;
+    cfg.key = args.key.load()?;
+    if cfg.key.is_some() && args.echo {
+        return Err(crate::cli::usage(
+            "--key-file proves a key to a weft agent; an echo service (--echo) takes none",
+        ));
+    }
     cfg.validate().map_err(to_anyhow)?;
     let bar = Progress::bar("rr", cfg.sizes.len() as u64, "sizes");
     let result = rr::run_with_progress(&cfg, |s| {

@@ -24,7 +24,7 @@ pub struct Args {
     /// Send this many bytes generated in memory instead of files (the ttcp -s source, iperf3's
     /// default): measures the network and the protocol without the file system. The receiver
     /// names it weft-memory (or drops it with `weft recv --discard`).
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long, conflicts_with = "resume", value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
     mem: Option<Size>,
     /// The receiver's control (TCP) port.
     #[arg(short, long, default_value_t = 7140)]
@@ -35,23 +35,23 @@ pub struct Args {
     mode: Mode,
     /// Fixed sending rate (e.g. 500Mbps). Default: adaptive in reliable mode, unlimited in
     /// sbtp/mbtp as published.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1kbps", "10Tbps"))]
     rate: Option<Rate>,
     /// Adaptive mode: starting rate.
-    #[arg(long, default_value = "1Gbps")]
+    #[arg(long, default_value = "1Gbps", value_parser = crate::cmd::bounds::rate("1kbps", "10Tbps"))]
     initial_rate: Rate,
     /// Adaptive mode: highest rate.
-    #[arg(long, default_value = "40Gbps")]
+    #[arg(long, default_value = "40Gbps", value_parser = crate::cmd::bounds::rate("1kbps", "10Tbps"))]
     max_rate: Rate,
     /// Adaptive mode: loss fraction of a round that counts as congestion.
     #[arg(long, default_value_t = 0.02)]
     loss_threshold: f64,
     /// Payload bytes per datagram. Default: fit the path MTU (about 64 KiB on loopback, 8952
     /// on a 9000-byte jumbo path, 1452 on Ethernet).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "64KiB"))]
     packet_size: Option<Size>,
     /// Buffer size. Default: 8MiB in reliable mode, 1MiB in sbtp/mbtp (the study's MBTP).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "2GiB"))]
     buffer_size: Option<Size>,
     /// Buffers in flight in reliable mode (the receiver may grant fewer).
     #[arg(long, default_value_t = 4)]
@@ -69,7 +69,7 @@ pub struct Args {
     #[arg(long)]
     resume: bool,
     /// Give up after this long without hearing from the receiver.
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
     /// No progress bar.
     #[arg(long)]

@@ -31,16 +31,16 @@ pub struct Args {
     #[arg(long, default_value_t = 8)]
     pub max_tests: usize,
     /// Longest test allowed (e.g. `60s`); running tests are cut off shortly after it.
-    #[arg(long, default_value = "60s")]
+    #[arg(long, default_value = "60s", value_parser = crate::cmd::bounds::duration("1ms", "30d"))]
     pub max_duration: Duration,
     /// Most data streams per direction in one test.
     #[arg(long, default_value_t = 16)]
     pub max_streams: u16,
     /// Largest control message body (e.g. `64KiB`).
-    #[arg(long, default_value = "64KiB")]
+    #[arg(long, default_value = "64KiB", value_parser = crate::cmd::bounds::size("1KiB", "1GiB"))]
     pub max_message: Size,
     /// How long a connection may stay silent before it is dropped (e.g. `10s`).
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     pub idle_timeout: Duration,
     /// Serve one test, then exit (exit code 1 if that test failed).
     #[arg(long)]
@@ -48,6 +48,10 @@ pub struct Args {
     /// Refuse to run tests toward other agents on a client's request (`weft pattern A:B`).
     #[arg(long)]
     pub no_relay: bool,
+    #[command(flatten)]
+    pub key: super::gate::AgentKey,
+    #[command(flatten)]
+    pub lobby: super::gate::LobbyArgs,
 }
 
 /// Parses `HOST:PORT`, `HOST`, `:PORT` or `PORT` into a socket address (port 5301 if none).
@@ -111,11 +115,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             max_streams: args.max_streams,
             max_message,
             idle_timeout: args.idle_timeout.into(),
+            lobby: args.lobby.limits(),
             ..Limits::default()
         },
         once: args.once,
         relay: !args.no_relay,
         log,
+        key: args.key.load()?,
     };
     let server = Server::bind(config)?;
     // Always say where we listen (scripts binding port 0 read this line); the logger says it

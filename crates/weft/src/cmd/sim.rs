@@ -9,6 +9,7 @@ use weft_report::ResultDoc;
 use weft_sim::experiments::{self, FrameOverload};
 use weft_sim::many_to_one::{Host, ManyToOne, Unit};
 
+use super::bounds;
 use crate::cli::usage;
 
 /// Arguments of `weft sim`.
@@ -106,16 +107,16 @@ pub enum Form {
         #[arg(long, default_value_t = 4)]
         inputs: usize,
         /// Cells per frame (192 is a 9180-byte Classical IP frame).
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=65_536))]
         frame_cells: u32,
         /// Cells per slot offered by each input.
         #[arg(long, default_value_t = 0.4)]
         load: f64,
         /// Output buffer in cells.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
         buffer: u64,
         /// EPD threshold in cells (default: 60% of the buffer).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1 << 32))]
         threshold: Option<u64>,
         /// Slots to run.
         #[arg(long, default_value = "1e6")]
@@ -143,7 +144,7 @@ pub enum Form {
         #[arg(long)]
         frames: bool,
         /// Output buffer in cells (or frames with --frames).
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
         buffer: u64,
         /// Drop policy: tail, ppd or epd:THRESHOLD.
         #[arg(long, default_value = "tail")]
@@ -211,7 +212,8 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 return Err(usage("--inputs and --outputs must be at least 1"));
             }
             let slots = parse_count(&slots, "--slots")?;
-            let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
+            let rate: Rate =
+                bounds::rate("1", "10Tbps")(&rate).map_err(|e| usage(format!("--rate: {e}")))?;
             let total = 2 * inputs as u64 * (slots + (slots / 20).min(10_000));
             let bar = progress("contention", total);
             let doc = experiments::contention(
@@ -279,6 +281,9 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 seed: c.seed(),
             };
             let threshold = threshold.unwrap_or(buffer * 6 / 10);
+            if threshold > buffer {
+                return Err(usage("--threshold cannot exceed --buffer"));
+            }
             experiments::frame_overload(
                 &f,
                 &[
@@ -300,13 +305,12 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             duration,
         } => {
             check_ports(hosts, 1 << 16)?;
-            let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
-            let out_rate: Rate = out_rate
-                .parse()
+            let rate: Rate =
+                bounds::rate("1", "10Tbps")(&rate).map_err(|e| usage(format!("--rate: {e}")))?;
+            let out_rate: Rate = bounds::rate("1", "10Tbps")(&out_rate)
                 .map_err(|e| usage(format!("--out-rate: {e}")))?;
             let frame: Size = frame.parse().map_err(|e| usage(format!("--frame: {e}")))?;
-            let duration: Duration = duration
-                .parse()
+            let duration: Duration = bounds::duration("1ns", "30d")(&duration)
                 .map_err(|e| usage(format!("--duration: {e}")))?;
             if rate.as_bps() == 0 || out_rate.as_bps() == 0 || !(load > 0.0 && load <= 1.0) {
                 return Err(usage("rates must be above zero and --load in (0, 1]"));

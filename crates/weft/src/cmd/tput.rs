@@ -28,19 +28,19 @@ pub struct Args {
     #[arg(short, long)]
     pub udp: bool,
     /// Bytes per write, or per datagram with --udp (ttcp -l) [default: 128KiB TCP, 1400 UDP].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub len: Option<Size>,
     /// Send this many bytes in total (over all streams), then stop.
-    #[arg(short = 'n', long, conflicts_with_all = ["count", "time"])]
+    #[arg(short = 'n', long, conflicts_with_all = ["count", "time"], value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
     pub bytes: Option<Size>,
     /// Send this many buffers of --len in total (ttcp -n), then stop.
     #[arg(short = 'k', long, conflicts_with = "time")]
     pub count: Option<u64>,
     /// Send for this long [default: 10s].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::duration("1ms", "7d"))]
     pub time: Option<Duration>,
     /// SO_SNDBUF/SO_RCVBUF on every data socket at both ends (the kernel reports double).
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub window: Option<Size>,
     /// TCP maximum segment size (TCP_MAXSEG), set before connecting.
     #[arg(short = 'M', long)]
@@ -61,13 +61,13 @@ pub struct Args {
     #[arg(long)]
     pub bidir: bool,
     /// UDP send rate over all streams of a direction (e.g. `100Mbps`; 0 = unpaced) [default: 1Mbps].
-    #[arg(short = 'b', long)]
+    #[arg(short = 'b', long, value_parser = crate::cmd::bounds::rate("0", "10Tbps"))]
     pub rate: Option<Rate>,
     /// Report receiver-side throughput every interval (e.g. `1s`).
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub interval: Option<Duration>,
     /// Time-out for connecting and each set-up step.
-    #[arg(long, default_value = "5s")]
+    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub connect_timeout: Duration,
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long, conflicts_with = "json_stream")]
@@ -81,6 +81,8 @@ pub struct Args {
     /// CSV export of the intervals.
     #[command(flatten)]
     pub csv: crate::output::CsvArg,
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Resolves `HOST`, `HOST:PORT` or `[V6]:PORT` with `default_port`.
@@ -179,6 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         server,
         spec,
         connect_timeout: args.connect_timeout.into(),
+        key: args.key.load()?,
     };
     let stream = args.json_stream;
     let table = !args.json && !args.json_stream;
