@@ -218,9 +218,9 @@ impl Machines<'_> {
         }
         while let Some(e) = self.receivers[s].poll_event() {
             match e {
-                ReceiverEvent::Offer { file, .. } => {
-                    self.receivers[s].accept_file(now, file, Vec::new()).unwrap()
-                }
+                ReceiverEvent::Offer { file, .. } => self.receivers[s]
+                    .accept_file(now, file, Vec::new())
+                    .unwrap(),
                 ReceiverEvent::Write {
                     seq,
                     file,
