@@ -72,7 +72,9 @@ fn num(v: &Value, key: &str) -> f64 {
 fn frames_only(name: &str, time: &str, dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(root().join("scenarios").join(name)).unwrap();
     let first = text.find("[[workload]]").unwrap();
-    let second = text[first + 1..].find("[[workload]]").map(|i| i + first + 1);
+    let second = text[first + 1..]
+        .find("[[workload]]")
+        .map(|i| i + first + 1);
     let cut = &text[..second.unwrap_or(text.len())];
     let cut = cut.replace("time = \"3s\"", &format!("time = \"{time}\""));
     assert!(cut.contains(&format!("time = \"{time}\"")), "{cut}");
@@ -95,7 +97,10 @@ fn sim_shows_epd_well_above_tail_drop_and_equal_senders_equal() {
         assert_eq!(senders.len(), 2, "{s}");
         let each: Vec<f64> = senders.iter().map(|p| num(p, "frame_goodput")).collect();
         // Equal senders see equal loss: neither locks the other out.
-        assert!(close(each[0], each[1], 0.05, 0.01), "{name}: per sender {each:?}");
+        assert!(
+            close(each[0], each[1], 0.05, 0.01),
+            "{name}: per sender {each:?}"
+        );
         (num(&s, "frame_goodput"), num(&s, "cell_loss"))
     };
     let (tail, tail_loss) = goodput("sandia-two-to-one.toml");
@@ -117,7 +122,10 @@ fn two_to_one_frame_goodput_and_cell_loss_agree_on_sim_and_emu() {
         let file = frames_only(name, "1s", dir.path());
         let docs = run(&file, "sim,emu", &[]);
         let (sim, emu) = (frames_sample(&docs[0]), frames_sample(&docs[1]));
-        assert_eq!((docs[0]["engine"].as_str(), docs[1]["engine"].as_str()), (Some("sim"), Some("emu")));
+        assert_eq!(
+            (docs[0]["engine"].as_str(), docs[1]["engine"].as_str()),
+            (Some("sim"), Some("emu"))
+        );
         for key in ["frame_goodput", "cell_loss"] {
             let (a, b) = (num(sim, key), num(emu, key));
             println!("{name} {key}: sim {a:.4} emu {b:.4}");
@@ -191,7 +199,14 @@ fn sim_captures_open_in_tshark() {
     let mut total = 0;
     for p in &pcaps {
         let out = Command::new("tshark")
-            .args(["-r", p.to_str().unwrap(), "-T", "fields", "-e", "frame.number"])
+            .args([
+                "-r",
+                p.to_str().unwrap(),
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+            ])
             .output()
             .unwrap();
         assert!(
@@ -201,11 +216,23 @@ fn sim_captures_open_in_tshark() {
         );
         total += String::from_utf8_lossy(&out.stdout).lines().count();
         let proto = Command::new("tshark")
-            .args(["-r", p.to_str().unwrap(), "-c", "1", "-T", "fields", "-e", "frame.protocols"])
+            .args([
+                "-r",
+                p.to_str().unwrap(),
+                "-c",
+                "1",
+                "-T",
+                "fields",
+                "-e",
+                "frame.protocols",
+            ])
             .output()
             .unwrap();
         let proto = String::from_utf8_lossy(&proto.stdout);
-        assert!(proto.is_empty() || proto.contains("sunatm"), "{p:?}: {proto}");
+        assert!(
+            proto.is_empty() || proto.contains("sunatm"),
+            "{p:?}: {proto}"
+        );
     }
     // Every frame the senders sent is on their links' captures, and more on the receiver's.
     assert!(total >= sent, "{total} frames captured, {sent} sent");

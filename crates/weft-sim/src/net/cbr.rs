@@ -43,6 +43,7 @@ impl Cbr {
     /// Frames of `ip_len` bytes (IP datagram) from host `host` to host `dst`, each occupying
     /// `wire_bytes` of line time, at `rate` of line time, until `until`; phase and jitter
     /// (a fraction of the period) drawn from `rng`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         host: usize,
         dst: usize,
