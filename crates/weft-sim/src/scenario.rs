@@ -8,7 +8,7 @@
 //! time per step; `frames` runs the scenario's whole topology — every host, switch, link, fault
 //! and VC contract, through the same switch code the emulator runs — on the event engine
 //! ([`crate::net::workload`]); `tput` runs TCP or UDP bulk transfers on that same network
-//! ([`crate::net::tput`]).
+//! ([`crate::net::tput`]), and `rr` request/response pairs ([`crate::net::rr_workload`]).
 
 use serde_json::{Map, Value, json};
 use weft_model::Rate;
@@ -149,7 +149,10 @@ fn simulate(
             Ok((topo, _)) => crate::net::tput::tput(s, &topo, w, seed, capture, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
-        WorkloadKind::Rr => notes.push("rr is not simulated yet".into()),
+        WorkloadKind::Rr => match Topology::from_scenario(s, seed) {
+            Ok((topo, _)) => crate::net::rr_workload::rr(s, &topo, w, m, notes),
+            Err(e) => notes.push(e.to_string()),
+        },
         WorkloadKind::Frames => match Topology::from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::workload::frames(&topo, w, seed, capture, m, notes),
             Err(e) => notes.push(e.to_string()),

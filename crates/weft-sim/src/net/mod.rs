@@ -1,11 +1,14 @@
 //! Networks of switches with simulated hosts: the topology of a scenario file (or one built in
 //! code) run on virtual time through the same switch code the emulator runs
 //! ([`weft_model::net`]), with applications on the hosts: constant-rate frame sources and sinks
-//! ([`cbr`]), TCP endpoints ([`tcp`]) and the bulk transfers of `tput` workloads ([`tput`]).
+//! ([`cbr`]), TCP endpoints ([`tcp`]) and the bulk transfers of `tput` workloads ([`tput`]),
+//! request/response clients and echo servers ([`rr`]).
 
 pub mod cbr;
 pub mod frame;
 pub mod hosts;
+pub mod rr;
+pub mod rr_workload;
 pub mod run;
 pub mod tcp;
 pub mod tput;
