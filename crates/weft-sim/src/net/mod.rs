@@ -9,7 +9,7 @@ pub mod hosts;
 pub mod run;
 pub mod workload;
 
-pub use cbr::{Cbr, DEFAULT_JITTER_FRACTION, Sink};
+pub use cbr::{Cbr, CbrSpec, DEFAULT_JITTER_FRACTION, Sink};
 pub use frame::SimFrame;
 pub use hosts::{App, SimHosts};
 pub use run::{NetRun, RunOptions, run};
