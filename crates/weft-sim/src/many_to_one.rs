@@ -10,7 +10,7 @@ use weft_model::tech::{Encap, Framing};
 use weft_model::{Duration, Instant, Rate};
 
 use crate::metrics::Histogram;
-use crate::net::{App, Cbr, DEFAULT_JITTER_FRACTION, RunOptions, Sink, run};
+use crate::net::{App, Cbr, CbrSpec, DEFAULT_JITTER_FRACTION, RunOptions, Sink, run};
 
 /// Whether the run moves ATM cells (frames segmented by AAL5) or whole frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,13 +158,15 @@ pub fn run_many_to_one(
         apps.push((
             i,
             Box::new(Cbr::new(
-                i,
-                n,
-                len,
-                l.wire_bytes(frame_len),
-                rate,
-                DEFAULT_JITTER_FRACTION,
-                end,
+                CbrSpec {
+                    host: i,
+                    dst: n,
+                    ip_len: len,
+                    wire_bytes: l.wire_bytes(frame_len),
+                    rate,
+                    jitter: DEFAULT_JITTER_FRACTION,
+                    until: end,
+                },
                 Rng::for_stream(p.seed, i as u64),
             )),
         ));

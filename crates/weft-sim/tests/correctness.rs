@@ -11,15 +11,9 @@ use weft_sim::slotted::{SlottedConfig, run_slotted};
 use weft_sim::source::{Dest, Pattern, Source};
 use weft_sim::{HolParams, run_saturated};
 
-/// The published figures (the file the project is specified against).
+/// The published figures, as built into weft (data/figures.toml).
 fn figures() -> Figures {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/reference/figures.toml"
-    );
-    let text =
-        std::fs::read_to_string(path).expect("the published figures file beside the project");
-    Figures::parse(&text, path).expect("figures parse")
+    Figures::bundled().expect("the bundled figures parse")
 }
 
 #[test]

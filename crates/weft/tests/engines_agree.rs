@@ -83,6 +83,32 @@ fn frames_only(name: &str, time: &str, dir: &Path) -> PathBuf {
     path
 }
 
+/// `weft run FILE --engine sim,emu`, again while the emulated run says it was degraded (its
+/// switch fell behind the clock: more than 1% of frames over 1 ms late) up to three times; the
+/// sim and emu samples of workload 0 of the first run that was not. A machine too busy to
+/// emulate in real time three times running makes the test skip (fail under WEFT_TEST_STRICT=1).
+fn sim_and_emu(file: &Path) -> Option<(Value, Value)> {
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let docs = run(file, "sim,emu", &[]);
+        assert_eq!(
+            (docs[0]["engine"].as_str(), docs[1]["engine"].as_str()),
+            (Some("sim"), Some("emu"))
+        );
+        let (sim, emu) = (frames_sample(&docs[0]), frames_sample(&docs[1]));
+        if emu["switch"]["degraded"] != true {
+            return Some((sim.clone(), emu.clone()));
+        }
+        seen.push(format!("{} late", emu["switch"]["late_fraction"]));
+    }
+    weft_testutil::skip(&format!(
+        "the switch fell behind the clock in every run (the machine is too busy to emulate in \
+         real time): {}",
+        seen.join(", ")
+    ));
+    None
+}
+
 /// `a` and `b` within `rel` of each other (relative to the larger), or both below `floor`.
 fn close(a: f64, b: f64, rel: f64, floor: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()) || (a.abs() < floor && b.abs() < floor)
@@ -120,17 +146,16 @@ fn two_to_one_frame_goodput_and_cell_loss_agree_on_sim_and_emu() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["sandia-two-to-one.toml", "sandia-two-to-one-epd.toml"] {
         let file = frames_only(name, "1s", dir.path());
-        let docs = run(&file, "sim,emu", &[]);
-        let (sim, emu) = (frames_sample(&docs[0]), frames_sample(&docs[1]));
-        assert_eq!(
-            (docs[0]["engine"].as_str(), docs[1]["engine"].as_str()),
-            (Some("sim"), Some("emu"))
-        );
+        let Some((sim, emu)) = sim_and_emu(&file) else {
+            return;
+        };
         for key in ["frame_goodput", "cell_loss"] {
-            let (a, b) = (num(sim, key), num(emu, key));
+            let (a, b) = (num(&sim, key), num(&emu, key));
             println!("{name} {key}: sim {a:.4} emu {b:.4}");
-            // Within 5%; below 1% (tail drop's goodput) both count as "none".
-            assert!(close(a, b, 0.05, 0.01), "{name} {key}: sim {a} vs emu {b}");
+            // Within 5%. Tail drop's frame goodput is nearly nothing on both (0.1-1%: the
+            // emulated hosts' timing jitter lets the odd frame through whole); below 2% on both
+            // counts as the same.
+            assert!(close(a, b, 0.05, 0.02), "{name} {key}: sim {a} vs emu {b}");
         }
     }
 }
@@ -171,13 +196,17 @@ fn a_shaped_vc_delivers_the_same_rate_on_sim_and_emu() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("shaped.toml");
     std::fs::write(&file, SHAPED).unwrap();
-    let docs = run(&file, "sim,emu", &[]);
-    let (sim, emu) = (frames_sample(&docs[0]), frames_sample(&docs[1]));
-    let (a, b) = (num(sim, "goodput_mbps"), num(emu, "goodput_mbps"));
-    println!("shaped VC: sim {a:.3} Mbit/s, emu {b:.3} Mbit/s");
-    // The AAL5 payload of 26 Mbit/s of cells carrying 9180-byte frames: 192 cells of 48 bytes
-    // carry 9180 + 8 bytes of trailer... within a few percent of 23.5 Mbit/s on both.
-    assert!(a > 20.0 && a < 26.0, "sim {a}");
+    let Some((sim, emu)) = sim_and_emu(&file) else {
+        return;
+    };
+    let (a, b) = (num(&sim, "goodput_mbps"), num(&emu, "goodput_mbps"));
+    println!(
+        "shaped VC: sim {a:.3} Mbit/s, emu {b:.3} Mbit/s (lag p99 {} us)",
+        emu["switch"]["lag_p99_us"]
+    );
+    // 26 Mbit/s of cells carries 26 x 48/53 = 23.5 Mbit/s of AAL5 payload, less the padding
+    // and trailers of 9180-byte frames.
+    assert!(a > 22.5 && a < 23.6, "sim {a}");
     assert!(close(a, b, 0.01, 0.0), "sim {a} vs emu {b} Mbit/s");
 }
 
@@ -209,10 +238,10 @@ fn sim_captures_open_in_tshark() {
             ])
             .output()
             .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            out.status.success() && out.stderr.is_empty(),
-            "tshark {p:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            out.status.success() && !err.contains("appears to"),
+            "tshark {p:?}: {err}"
         );
         total += String::from_utf8_lossy(&out.stdout).lines().count();
         let proto = Command::new("tshark")
@@ -229,8 +258,9 @@ fn sim_captures_open_in_tshark() {
             .output()
             .unwrap();
         let proto = String::from_utf8_lossy(&proto.stdout);
+        // SunATM headers: tshark decodes ATM, LLC/SNAP, IP, UDP.
         assert!(
-            proto.is_empty() || proto.contains("sunatm"),
+            proto.is_empty() || proto.starts_with("atm:llc:ip:udp"),
             "{p:?}: {proto}"
         );
     }

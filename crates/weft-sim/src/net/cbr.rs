@@ -39,21 +39,39 @@ pub struct Cbr {
     pub sent: u64,
 }
 
+/// What a [`Cbr`] source sends: frames of `ip_len` bytes (IP datagram) from host `host` to host
+/// `dst`, each occupying `wire_bytes` of line time, at `rate` of line time, until `until`, each
+/// handed over up to `jitter` (a fraction of the period) after its nominal instant.
+#[derive(Clone, Debug)]
+pub struct CbrSpec {
+    /// The sending host.
+    pub host: usize,
+    /// The receiving host.
+    pub dst: usize,
+    /// Bytes of each IP datagram.
+    pub ip_len: u32,
+    /// Bytes of line time each frame occupies.
+    pub wire_bytes: u64,
+    /// The line rate the stream occupies.
+    pub rate: Rate,
+    /// Jitter as a fraction of the period (0 to 1).
+    pub jitter: f64,
+    /// No frame at or after this instant.
+    pub until: Instant,
+}
+
 impl Cbr {
-    /// Frames of `ip_len` bytes (IP datagram) from host `host` to host `dst`, each occupying
-    /// `wire_bytes` of line time, at `rate` of line time, until `until`; phase and jitter
-    /// (a fraction of the period) drawn from `rng`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        host: usize,
-        dst: usize,
-        ip_len: u32,
-        wire_bytes: u64,
-        rate: Rate,
-        jitter: f64,
-        until: Instant,
-        mut rng: Rng,
-    ) -> Self {
+    /// The source of `spec`, its phase and jitter drawn from `rng`.
+    pub fn new(spec: CbrSpec, mut rng: Rng) -> Self {
+        let CbrSpec {
+            host,
+            dst,
+            ip_len,
+            wire_bytes,
+            rate,
+            jitter,
+            until,
+        } = spec;
         let bit_ns = u128::from(wire_bytes.max(1)) * 8 * 1_000_000_000;
         let r = u128::from(rate.as_bps().max(1));
         let period = (bit_ns / r).max(1) as u64;

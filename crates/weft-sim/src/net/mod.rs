@@ -14,7 +14,7 @@ pub mod tcp;
 pub mod tput;
 pub mod workload;
 
-pub use cbr::{Cbr, DEFAULT_JITTER_FRACTION, Sink};
+pub use cbr::{Cbr, CbrSpec, DEFAULT_JITTER_FRACTION, Sink};
 pub use frame::SimFrame;
 pub use hosts::{App, SimHosts};
 pub use run::{NetRun, RunOptions, run};

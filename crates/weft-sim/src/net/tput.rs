@@ -23,7 +23,7 @@ use weft_model::tcp::{CcAlgorithm, Config, SeqNum, config::MAX_UNSCALED_WINDOW};
 use weft_model::tech::Transport;
 use weft_model::{Duration, Instant, Rate};
 
-use super::cbr::{Cbr, Sink};
+use super::cbr::{Cbr, CbrSpec, Sink};
 use super::frame::UDP_IP_HEADERS;
 use super::hosts::App;
 use super::run::{NetRun, RunOptions, run};
@@ -277,5 +277,16 @@ fn udp_source(topo: &Topology, w: &Workload, f: usize, t: usize, end: Instant, r
     let rate = w.rate.map_or(line, |r| {
         Rate((u128::from(r.as_bps()) * u128::from(wire) / u128::from(payload)) as u64).min(line)
     });
-    Cbr::new(f, t, ip_len as u32, wire, rate, 0.0, end, rng)
+    Cbr::new(
+        CbrSpec {
+            host: f,
+            dst: t,
+            ip_len: ip_len as u32,
+            wire_bytes: wire,
+            rate,
+            jitter: 0.0,
+            until: end,
+        },
+        rng,
+    )
 }

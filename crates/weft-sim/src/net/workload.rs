@@ -11,7 +11,7 @@ use weft_model::net::{ETH_HEADER, Topology, capture_files, delivery};
 use weft_model::scenario::{Metric, Workload};
 use weft_model::{Duration, Instant, Rate};
 
-use super::cbr::{Cbr, DEFAULT_JITTER_FRACTION, Sink};
+use super::cbr::{Cbr, CbrSpec, DEFAULT_JITTER_FRACTION, Sink};
 use super::hosts::App;
 use super::run::{RunOptions, run};
 
@@ -63,13 +63,15 @@ pub fn frames(
         apps.push((
             f,
             Box::new(Cbr::new(
-                f,
-                t,
-                ip_len,
-                wire,
-                rate,
-                DEFAULT_JITTER_FRACTION,
-                end,
+                CbrSpec {
+                    host: f,
+                    dst: t,
+                    ip_len,
+                    wire_bytes: wire,
+                    rate,
+                    jitter: DEFAULT_JITTER_FRACTION,
+                    until: end,
+                },
                 rng,
             )),
         ));
