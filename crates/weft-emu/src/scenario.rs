@@ -12,7 +12,8 @@ use std::time::Duration as StdDuration;
 use serde_json::{Value, json};
 use weft_model::Rate;
 use weft_model::net::{ETH_HEADER, Topology, delivery};
-use weft_model::scenario::{Scenario, Workload, WorkloadKind};
+use weft_model::scenario::{Scenario, TcpStack, Workload, WorkloadKind};
+use weft_model::tcp::CcAlgorithm;
 use weft_model::tech::Transport;
 use weft_report::{Engine, ResultDoc};
 
@@ -58,7 +59,7 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
         let mut sample = json!({ "workload": p.workload, "point": p.value });
         let mut pnotes: Vec<String> = Vec::new();
         match p.spec.kind {
-            WorkloadKind::Tput | WorkloadKind::Frames => {
+            WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr => {
                 let up = UpOptions {
                     capture_dir: opts
                         .capture_dir
@@ -72,7 +73,10 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
                         .map_err(EmuError::io(format!("creating {}", d.display())))?;
                 }
                 let emu = Emulation::up(&topo, &up)?;
-                let out = run_point(&emu, &p.spec, opts, &mut pnotes);
+                let out = match p.spec.kind {
+                    WorkloadKind::Rr => run_rr(&emu, s, &p.spec, &mut pnotes),
+                    _ => run_point(&emu, s, &p.spec, opts, &mut pnotes),
+                };
                 let report = emu.down()?;
                 let metrics = out?;
                 for (key, v) in metrics {
@@ -93,6 +97,7 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
 
 fn run_point(
     emu: &Emulation,
+    s: &Scenario,
     w: &Workload,
     opts: &ScenarioOptions,
     notes: &mut Vec<String>,
@@ -114,23 +119,6 @@ fn run_point(
             "needs `from` and `to` hosts".into(),
         ));
     }
-    if let Some(mtu) = w.mtu {
-        // As the EBN study did with `route`: the path MTU of the transfer, per route.
-        for h in w.from.iter().chain(w.to.iter()) {
-            let ns = emu.host(h)?.ns.clone();
-            netns::ip(&[
-                "-n",
-                &ns,
-                "route",
-                "replace",
-                "default",
-                "dev",
-                HOST_IF,
-                "mtu",
-                &mtu.0.to_string(),
-            ])?;
-        }
-    }
     let pairs: Vec<(String, String)> = w
         .from
         .iter()
@@ -139,6 +127,19 @@ fn run_point(
         .collect();
     let frames = w.kind == WorkloadKind::Frames;
     let udp = frames || matches!(w.proto, Some(Transport::Udp));
+    if !frames {
+        for (f, t) in &pairs {
+            set_route(emu, s, w, f, t)?;
+        }
+    }
+    let cc = w.cc.map(|c| match c {
+        // Linux has no NewReno module: its "reno" recovers as NewReno does (and with SACK).
+        CcAlgorithm::Reno | CcAlgorithm::NewReno => "reno",
+        CcAlgorithm::Cubic => "cubic",
+    });
+    if w.stack.unwrap_or_default() == TcpStack::Bsd && !udp {
+        notes.push("emu runs Linux TCP whatever the `stack`".into());
+    }
     let results: Vec<Result<(f64, Value), EmuError>> = std::thread::scope(|sc| {
         let handles: Vec<_> = pairs
             .iter()
@@ -150,7 +151,7 @@ fn run_point(
                         Ok((r.steady_bps, json!({ "from": f, "to": t, "sent": r.sent, "received": r.received, "goodput_mbps": r.steady_bps / 1e6 })))
                     } else {
                         let window = w.window.map(|s| s.0.min(u32::MAX as u64) as u32);
-                        let r = workload::tcp_bulk(emu, f, t, window, time, warmup)?;
+                        let r = workload::tcp_bulk_cc(emu, f, t, window, cc, time, warmup)?;
                         Ok((r.steady_bps, json!({ "from": f, "to": t, "bytes": r.bytes, "goodput_mbps": r.steady_bps / 1e6 })))
                     }
                 })
@@ -177,6 +178,87 @@ fn run_point(
         ("flows", json!(flows)),
         ("seconds", json!(time.as_secs_f64())),
     ])
+}
+
+/// Routes between `f` and `t`, both ways, as the transfer's path: MTU the path's (or the
+/// workload's `mtu`, as the EBN study set with `route`), advertised MSS the workload's `mss`.
+/// Host routes, so that they win over the subnet's.
+fn set_route(
+    emu: &Emulation,
+    s: &Scenario,
+    w: &Workload,
+    f: &str,
+    t: &str,
+) -> Result<(), EmuError> {
+    let path_mtu = s
+        .path(f, t)
+        .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min());
+    let mtu = match (w.mtu, path_mtu) {
+        (Some(m), Some(p)) => Some(m.0.min(p)),
+        (m, p) => m.map(|x| x.0).or(p),
+    };
+    for (a, b) in [(f, t), (t, f)] {
+        let ns = emu.host(a)?.ns.clone();
+        let peer = format!("{}/32", emu.host(b)?.addr);
+        let mut args: Vec<String> = ["-n", &ns, "route", "replace", &peer, "dev", HOST_IF]
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        if let Some(m) = mtu {
+            args.extend(["mtu".into(), m.to_string()]);
+        }
+        if let Some(mss) = w.mss {
+            args.extend(["advmss".into(), mss.0.to_string()]);
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        netns::ip(&refs)?;
+    }
+    Ok(())
+}
+
+/// Request/response between every `from` and `to` host: UDP echo, `count` requests of `size`
+/// bytes, each waiting `timeout` (the simulator's defaults: 1000 requests, 1 s).
+fn run_rr(
+    emu: &Emulation,
+    s: &Scenario,
+    w: &Workload,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(&'static str, Value)>, EmuError> {
+    let size = w.size.map_or(64, |x| x.0.clamp(4, 65_000) as usize);
+    let count = w.count.unwrap_or(1000).min(u64::from(u32::MAX)) as u32;
+    let timeout = w
+        .timeout
+        .map_or(StdDuration::from_secs(1), StdDuration::from);
+    let mut all = Vec::new();
+    let mut lost = 0u64;
+    for f in &w.from {
+        for t in &w.to {
+            if f == t {
+                continue;
+            }
+            set_route(emu, s, w, f, t)?;
+            let r = workload::udp_rr(emu, f, t, size, count, timeout, None)?;
+            lost += r.lost;
+            all.extend(r.rtt_ns);
+        }
+    }
+    notes.push("UDP echo on Linux hosts: their own costs, not the scenario's `costs`".into());
+    all.sort_unstable();
+    let asked = all.len() as u64 + lost;
+    let mut out = vec![
+        ("rr_loss", json!(lost as f64 / asked.max(1) as f64)),
+        ("requests", json!(asked)),
+    ];
+    if !all.is_empty() {
+        let mean = all.iter().sum::<u64>() as f64 / all.len() as f64;
+        let q = |p: f64| all[((p * (all.len() - 1) as f64).round() as usize).min(all.len() - 1)];
+        out.push(("rtt_mean_us", json!(mean / 1e3)));
+        out.push(("rtt_ms", json!(mean / 1e6)));
+        out.push(("rtt_min_us", json!(all[0] as f64 / 1e3)));
+        out.push(("rtt_p50_us", json!(q(0.5) as f64 / 1e3)));
+        out.push(("rtt_p99_us", json!(q(0.99) as f64 / 1e3)));
+    }
+    Ok(out)
 }
 
 /// UDP payload bytes and payload rate of a workload's datagrams. For `frames`, `size` is the IP

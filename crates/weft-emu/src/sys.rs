@@ -7,6 +7,26 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use weft_model::Instant;
 
+/// Sets the congestion-control algorithm of TCP socket `fd` (`TCP_CONGESTION`: "reno",
+/// "cubic", ...; the module must be available in the kernel).
+pub fn set_congestion(fd: RawFd, name: &str) -> io::Result<()> {
+    // SAFETY: the option value is a live byte string of the given length.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr() as *const libc::c_void,
+            name.len() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 /// Nanoseconds on CLOCK_MONOTONIC, as a model instant (epoch: boot).
 pub fn monotonic_now() -> Instant {
     let mut ts = libc::timespec {

@@ -84,6 +84,20 @@ pub fn tcp_bulk(
     time: Duration,
     warmup: Duration,
 ) -> Result<TcpResult, EmuError> {
+    tcp_bulk_cc(emu, from, to, window, None, time, warmup)
+}
+
+/// As [`tcp_bulk`], the sender's congestion control set to `cc` (Linux's name: "reno",
+/// "cubic") when given.
+pub fn tcp_bulk_cc(
+    emu: &Emulation,
+    from: &str,
+    to: &str,
+    window: Option<u32>,
+    cc: Option<&'static str>,
+    time: Duration,
+    warmup: Duration,
+) -> Result<TcpResult, EmuError> {
     let dst = emu.host(to)?.addr;
     let (tx, rx) = mpsc::channel();
     let sink = emu.in_host(to, move || -> Result<TcpResult, EmuError> {
@@ -152,6 +166,9 @@ pub fn tcp_bulk(
     let src = emu.in_host(from, move || -> Result<u64, EmuError> {
         let mut s =
             TcpStream::connect(SocketAddr::new(dst.into(), port)).map_err(werr("tcp connect"))?;
+        if let Some(cc) = cc {
+            sys::set_congestion(s.as_raw_fd(), cc).map_err(werr("tcp congestion control"))?;
+        }
         let buf = vec![0x5au8; 1 << 16];
         let start = Instant::now();
         let mut sent = 0u64;

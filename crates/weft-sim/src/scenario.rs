@@ -7,8 +7,8 @@
 //! Slotted kinds (saturated, bernoulli, onoff, hotspot) run the scenario's switch fabric one cell
 //! time per step; `frames` runs the scenario's whole topology — every host, switch, link, fault
 //! and VC contract, through the same switch code the emulator runs — on the event engine
-//! ([`crate::net::workload`]). `tput` needs a transport model the simulator does not have yet;
-//! such points carry a note instead of metrics.
+//! ([`crate::net::workload`]); `tput` runs TCP or UDP bulk transfers on that same network
+//! ([`crate::net::tput`]), and `rr` request/response pairs ([`crate::net::rr_workload`]).
 
 use serde_json::{Map, Value, json};
 use weft_model::Rate;
@@ -145,12 +145,14 @@ fn simulate(
 ) {
     let sw = s.switch_for(w);
     match w.kind {
-        WorkloadKind::Tput => {
-            notes.push(
-                "the simulator has no transport (TCP/UDP) model; use the model or emu engine"
-                    .into(),
-            );
-        }
+        WorkloadKind::Tput => match Topology::from_scenario(s, seed) {
+            Ok((topo, _)) => crate::net::tput::tput(s, &topo, w, seed, capture, m, notes),
+            Err(e) => notes.push(e.to_string()),
+        },
+        WorkloadKind::Rr => match Topology::from_scenario(s, seed) {
+            Ok((topo, _)) => crate::net::rr_workload::rr(s, &topo, w, m, notes),
+            Err(e) => notes.push(e.to_string()),
+        },
         WorkloadKind::Frames => match Topology::from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::workload::frames(&topo, w, seed, capture, m, notes),
             Err(e) => notes.push(e.to_string()),

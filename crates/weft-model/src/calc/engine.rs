@@ -8,7 +8,8 @@
 //! | bernoulli | input-fifo | whether the load is under the saturation throughput (no closed-form wait) |
 //! | hotspot | any | the hot output's offered load |
 //! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
-//! | tput | - | min(window / RTT, bottleneck goodput at the path MTU, and with loss on the path the Mathis bound) |
+//! | tput | - | min(window / RTT, bottleneck goodput at the path MTU (or `mss` + 40), and with loss on the path the Mathis bound) |
+//! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
 
 use std::collections::BTreeMap;
 
@@ -56,6 +57,7 @@ pub fn evaluate(scenario: &Scenario) -> Vec<ModelPoint> {
                 WorkloadKind::Hotspot => hotspot(scenario, &p.spec, &mut out),
                 WorkloadKind::Frames => frames(scenario, &p.spec, &mut out),
                 WorkloadKind::Tput => tput(scenario, &p.spec, &mut out),
+                WorkloadKind::Rr => super::rr_point::rr(scenario, &p.spec, &mut out),
             }
             out
         })
@@ -205,6 +207,12 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         out.notes
             .push(format!("mtu above the path MTU: {path_mtu} used"));
     }
+    // A segment size smaller than the MTU allows makes smaller datagrams (EBN's runs 0-1: no
+    // path MTU set, so 536-byte segments on a 4490-byte link).
+    let mtu = match w.mss {
+        Some(mss) => (mss.0 + transport.header_bytes()).min(mtu),
+        None => mtu,
+    };
     // The bottleneck is the link with the lowest goodput for this datagram size.
     let Some(bottleneck) = path
         .iter()

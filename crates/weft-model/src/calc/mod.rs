@@ -8,6 +8,7 @@ pub mod host;
 pub mod mathis;
 pub mod overhead;
 pub mod queue;
+pub mod rr_point;
 pub mod rtt;
 pub mod window;
 

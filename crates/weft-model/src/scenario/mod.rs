@@ -29,7 +29,7 @@
 //! loss = 0.0                   # per frame, each direction; also corrupt, duplicate, reorder (+ reorder_delay)
 //!
 //! [[workload]]
-//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr
 //! switch = "sw"
 //! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
 //! outputs = 5
@@ -91,6 +91,9 @@ pub struct Host {
     pub name: String,
     /// Address, if given (`None`: the engine assigns one).
     pub addr: Option<String>,
+    /// The host's cost model: a preset of [`crate::host::presets`] by name (`None`: a host that
+    /// costs nothing, the network alone decides).
+    pub costs: Option<String>,
 }
 
 /// The switching fabric of a switch.
@@ -207,6 +210,23 @@ pub enum WorkloadKind {
     Frames,
     /// Bulk transfer (ttcp): `proto` from `from` to `to` with `window`, path `mtu`, for `time`.
     Tput,
+    /// Request/response (echo): `count` requests of `size` bytes from `from` to an echo server on
+    /// `to`, one at a time, each answered with `size` bytes; one unanswered within `timeout` is
+    /// counted as lost.
+    Rr,
+}
+
+/// Which TCP implementation a simulated host runs (the emulator always runs Linux's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TcpStack {
+    /// A 1995 BSD-derived stack ([`crate::tcp::Config::default`]): initial window 1, 200 ms
+    /// delayed ACKs, 500 ms timer ticks, no SACK.
+    #[default]
+    Bsd,
+    /// A modern Linux stack ([`crate::tcp::Config::linux`]): initial window 10, SACK, 40 ms
+    /// delayed ACKs, 200 ms minimum RTO.
+    Linux,
 }
 
 /// One workload. Fields a kind does not use are `None`; [`Scenario::parse`] checks that each
@@ -241,6 +261,16 @@ pub struct Workload {
     pub proto: Option<Transport>,
     /// TCP window, bytes.
     pub window: Option<Size>,
+    /// TCP maximum segment size, bytes (default: the path MTU less 40 bytes of headers).
+    pub mss: Option<Size>,
+    /// TCP congestion control (default: Reno on the `bsd` stack, CUBIC on `linux`).
+    pub cc: Option<crate::tcp::CcAlgorithm>,
+    /// The TCP implementation simulated hosts run (default `bsd`).
+    pub stack: Option<TcpStack>,
+    /// Requests of a request/response workload.
+    pub count: Option<u64>,
+    /// How long a request waits for its answer before it is counted as lost.
+    pub timeout: Option<Duration>,
     /// Path MTU the transfer uses (default: the smallest link MTU on its path), bytes.
     pub mtu: Option<Size>,
     /// Frame or message size, bytes.
@@ -319,6 +349,12 @@ impl Metric {
     pub const FRAME_GOODPUT: &'static str = "frame_goodput";
     /// Fraction of cells lost.
     pub const CELL_LOSS: &'static str = "cell_loss";
+    /// Mean round trip of the answered requests of a request/response workload, microseconds.
+    pub const RTT_MEAN_US: &'static str = "rtt_mean_us";
+    /// Requests of a request/response workload that got no answer in time, a fraction 0..=1.
+    pub const RR_LOSS: &'static str = "rr_loss";
+    /// TCP segments the senders sent again.
+    pub const RETRANSMITS: &'static str = "retransmits";
 }
 
 impl WorkloadKind {
@@ -331,6 +367,7 @@ impl WorkloadKind {
             }
             WorkloadKind::Frames => Metric::FRAME_GOODPUT,
             WorkloadKind::Tput => Metric::GOODPUT_MBPS,
+            WorkloadKind::Rr => Metric::RTT_MEAN_US,
         }
     }
 
@@ -343,6 +380,7 @@ impl WorkloadKind {
             WorkloadKind::Hotspot => "hotspot",
             WorkloadKind::Frames => "frames",
             WorkloadKind::Tput => "tput",
+            WorkloadKind::Rr => "rr",
         }
     }
 }
@@ -463,6 +501,9 @@ impl Workload {
             ("burst", Param::Number(x)) => self.burst = Some(x),
             ("hotspot", Param::Number(x)) => self.hotspot = Some(x),
             ("window", Param::Size(s)) => self.window = Some(s),
+            ("mss", Param::Size(s)) => self.mss = Some(s),
+            ("count", Param::Count(n)) => self.count = Some(n),
+            ("timeout", Param::Duration(d)) => self.timeout = Some(d),
             ("mtu", Param::Size(s)) => self.mtu = Some(s),
             ("size", Param::Size(s)) => self.size = Some(s),
             ("rate", Param::Rate(r)) => self.rate = Some(r),

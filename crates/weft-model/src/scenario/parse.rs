@@ -7,9 +7,10 @@ use toml::de::{DeTable, DeValue};
 
 use super::{
     Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, Scenario, Sweep,
-    Switch, Workload, WorkloadKind,
+    Switch, TcpStack, Workload, WorkloadKind,
 };
 use crate::shaper::VcContract;
+use crate::tcp::CcAlgorithm;
 use crate::tech::{Encap, Framing, Tech, Transport};
 use crate::time::Duration;
 use crate::units::{Rate, Size};
@@ -47,6 +48,12 @@ const WINDOWS: (Size, Size) = (Size(1), Size(1 << 30));
 const MESSAGES: (Size, Size) = (Size(1), Size(1 << 30));
 /// How long a workload runs.
 const RUN_TIMES: (Duration, Duration) = (Duration(1), Duration::from_secs(30 * 86_400));
+/// A TCP maximum segment size (IPv4's largest datagram less 40 bytes of headers).
+const MSSES: (Size, Size) = (Size(1), Size(65_495));
+/// Requests of a request/response workload.
+const REQUESTS: (u64, u64) = (1, 1_000_000_000);
+/// A request's time-out.
+const TIMEOUTS: (Duration, Duration) = (Duration(1), Duration::from_secs(3600));
 /// A relative tolerance (10 = 1000%).
 const TOLERANCES: (f64, f64) = (0.0, 10.0);
 
@@ -85,12 +92,26 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let mut hosts = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for h in root.tables("host")? {
-        h.check_keys(&["name", "addr"])?;
+        h.check_keys(&["name", "addr", "costs"])?;
         let name = h.req_string("name")?;
         h.unique(&mut names, &name)?;
+        let costs = h.string("costs")?;
+        if let Some(c) = &costs
+            && crate::host::presets::by_name(c).is_none()
+        {
+            let known: Vec<&str> = crate::host::presets::all().iter().map(|p| p.name).collect();
+            return Err(h.err(
+                "costs",
+                format!(
+                    "no host preset is called {c:?}; known: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
         hosts.push(Host {
             name,
             addr: h.string("addr")?,
+            costs,
         });
     }
     let mut switches = Vec::new();
@@ -445,6 +466,9 @@ const SWEEPABLE: &[(&str, Range)] = &[
     ("burst", Range::Number(BURSTS.0, BURSTS.1)),
     ("hotspot", Range::Number(0.0, 1.0)),
     ("window", Range::Size(WINDOWS.0, WINDOWS.1)),
+    ("mss", Range::Size(MSSES.0, MSSES.1)),
+    ("count", Range::Count(REQUESTS.0, REQUESTS.1)),
+    ("timeout", Range::Duration(TIMEOUTS.0, TIMEOUTS.1)),
     ("mtu", Range::Size(MTUS.0, MTUS.1)),
     ("size", Range::Size(MESSAGES.0, MESSAGES.1)),
     ("rate", Range::Rate(RATES.0, RATES.1)),
@@ -454,7 +478,9 @@ const SWEEPABLE: &[(&str, Range)] = &[
 
 fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Workload> {
     let mut allowed: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
-    allowed.extend(["kind", "switch", "from", "to", "warmup", "proto"]);
+    allowed.extend([
+        "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack",
+    ]);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -463,10 +489,11 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         "hotspot" => WorkloadKind::Hotspot,
         "frames" => WorkloadKind::Frames,
         "tput" => WorkloadKind::Tput,
+        "rr" => WorkloadKind::Rr,
         _ => {
             return Err(w.err(
                 "kind",
-                "expected saturated, bernoulli, onoff, hotspot, frames or tput",
+                "expected saturated, bernoulli, onoff, hotspot, frames, tput or rr",
             ));
         }
     };
@@ -481,7 +508,21 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
     let proto = match w.string("proto")? {
         Some(p) => Some(Transport::from_str(&p).map_err(|e| w.err("proto", e.to_string()))?),
         None if kind == WorkloadKind::Tput => Some(Transport::Tcp { options: 0 }),
+        None if kind == WorkloadKind::Rr => Some(Transport::Udp),
         None => None,
+    };
+    let cc = match w.string("cc")? {
+        Some(c) => Some(
+            CcAlgorithm::from_name(&c)
+                .ok_or_else(|| w.err("cc", "expected reno, newreno or cubic"))?,
+        ),
+        None => None,
+    };
+    let stack = match w.string("stack")?.as_deref() {
+        None => None,
+        Some("bsd") => Some(TcpStack::Bsd),
+        Some("linux") => Some(TcpStack::Linux),
+        Some(_) => return Err(w.err("stack", "expected bsd or linux")),
     };
     let mut out = Workload {
         kind,
@@ -498,6 +539,11 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         warmup: w.count("warmup", 0, SLOTS.1)?,
         proto,
         window: None,
+        mss: None,
+        cc,
+        stack,
+        count: None,
+        timeout: None,
         mtu: None,
         size: None,
         rate: None,
@@ -586,6 +632,14 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
         WorkloadKind::Tput => {
             need(!out.from.is_empty(), "`from`, the sending hosts")?;
             need(!out.to.is_empty(), "`to`, the receiving hosts")?;
+        }
+        WorkloadKind::Rr => {
+            need(!out.from.is_empty(), "`from`, the clients")?;
+            need(!out.to.is_empty(), "`to`, the echo servers")?;
+            need(
+                first.size.is_some(),
+                "`size`, the bytes of each request and answer",
+            )?;
         }
     }
     Ok(())

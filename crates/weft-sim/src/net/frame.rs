@@ -1,10 +1,17 @@
 //! The simulator's frame: a small descriptor the switch carries instead of bytes, with what the
 //! applications and captures need. Its bytes are made up only when a capture asks for them: an
 //! Ethernet frame with an IPv4 header (checksummed) and a UDP header, the payload zero but for
-//! the frame's sequence number, so that tshark reads simulated captures like emulated ones.
+//! the frame's sequence number; or, for a TCP segment, the IPv4 and TCP headers the sans-IO
+//! connection's [`Segment`] stands for (checksums included) and a zero payload, so that tshark
+//! reads simulated captures like emulated ones.
 
 use weft_model::fabric::Rng;
 use weft_model::net::{ETH_HEADER, Frame, Mac, Topology, host_mac};
+use weft_model::tcp::Segment;
+use weft_model::tcp::ipv4::{Ipv4Repr, PROTO_TCP};
+
+/// Bytes of the IPv4 header (no options) in front of a simulated TCP segment.
+pub const IP_HEADER: u32 = 20;
 
 /// Bytes of IPv4 and UDP headers in a simulated datagram.
 pub const UDP_IP_HEADERS: u32 = 28;
@@ -24,6 +31,8 @@ pub struct SimFrame {
     pub born: u64,
     /// A bit was flipped on the way (fault injection): the receiver's checksum drops it.
     pub corrupted: bool,
+    /// The TCP segment it carries (`None`: a UDP datagram).
+    pub tcp: Option<Segment>,
 }
 
 impl SimFrame {
@@ -36,12 +45,59 @@ impl SimFrame {
             seq,
             born,
             corrupted: false,
+            tcp: None,
         }
     }
 
-    /// Bytes of UDP payload it carries.
+    /// A TCP segment from host `src` to host `dst`, in an IPv4 datagram of 20 + the segment's
+    /// header and payload bytes.
+    pub fn tcp(src: usize, dst: usize, seg: Segment, born: u64) -> Self {
+        SimFrame {
+            src: src as u16,
+            dst: dst as u16,
+            len: ETH_HEADER as u32 + IP_HEADER + seg.header_len() as u32 + seg.len,
+            seq: seg.seq.0,
+            born,
+            corrupted: false,
+            tcp: Some(seg),
+        }
+    }
+
+    /// Bytes of UDP or TCP payload it carries.
     pub fn payload(&self) -> u32 {
-        self.len.saturating_sub(ETH_HEADER as u32 + UDP_IP_HEADERS)
+        match &self.tcp {
+            Some(seg) => seg.len,
+            None => self.len.saturating_sub(ETH_HEADER as u32 + UDP_IP_HEADERS),
+        }
+    }
+
+    /// Appends the IPv4 datagram of a TCP segment: headers as the connection sent them, a zero
+    /// payload; a corrupted frame has its last byte flipped, so the TCP checksum fails.
+    fn write_tcp(&self, seg: &Segment, out: &mut Vec<u8>) {
+        let src = Topology::addr_of_index(self.src as usize).octets();
+        let dst = Topology::addr_of_index(self.dst as usize).octets();
+        let tcp_len = seg.header_len() + seg.len as usize;
+        let ip = Ipv4Repr {
+            src,
+            dst,
+            protocol: PROTO_TCP,
+            ttl: 64,
+            ident: self.seq as u16,
+            dont_fragment: true,
+            payload_len: tcp_len,
+        };
+        let start = out.len();
+        out.resize(start + IP_HEADER as usize + tcp_len, 0);
+        let body = &mut out[start..];
+        // Both emits fail only on lengths a connection never produces (over 64 KiB); such a
+        // frame is then written with zero headers rather than not at all.
+        let _ = ip.emit(body);
+        let _ = seg.emit_header(0, (src, dst), &mut body[IP_HEADER as usize..]);
+        if self.corrupted
+            && let Some(b) = out.last_mut()
+        {
+            *b ^= 0xff;
+        }
     }
 }
 
@@ -63,6 +119,9 @@ impl Frame for SimFrame {
         out.extend_from_slice(&self.dst());
         out.extend_from_slice(&self.src());
         out.extend_from_slice(&0x0800u16.to_be_bytes());
+        if let Some(seg) = &self.tcp {
+            return self.write_tcp(seg, out);
+        }
         let ip_len = self
             .len
             .saturating_sub(ETH_HEADER as u32)
@@ -129,5 +188,38 @@ mod tests {
         assert_eq!(u16::from_be_bytes([b[38], b[39]]), 1480);
         assert_eq!(&b[42..46], &7u32.to_be_bytes());
         assert_eq!(f.payload(), 1472);
+    }
+
+    #[test]
+    fn a_tcp_segment_is_written_as_the_ipv4_and_tcp_headers_it_stands_for() {
+        use weft_model::tcp::{Flags, SeqNum};
+        let seg = Segment {
+            src_port: 40000,
+            dst_port: 5001,
+            seq: SeqNum(1000),
+            ack: SeqNum(7),
+            flags: Flags(Flags::ACK.0 | Flags::PSH.0),
+            window: 35600,
+            len: 536,
+            ..Segment::default()
+        };
+        let f = SimFrame::tcp(0, 1, seg, 0);
+        assert_eq!(f.len, 14 + 20 + 20 + 536);
+        assert_eq!(f.payload(), 536);
+        let mut b = Vec::new();
+        f.write_bytes(&mut b);
+        assert_eq!(b.len(), f.len as usize);
+        let (ip, tcp) = Ipv4Repr::parse(&b[14..]).unwrap();
+        assert_eq!(ip.protocol, PROTO_TCP);
+        let (back, payload) = Segment::parse(tcp, Some((ip.src, ip.dst))).unwrap();
+        assert_eq!(back, seg);
+        assert_eq!(payload.len(), 536);
+        // A corrupted frame fails the TCP checksum.
+        let mut bad = f;
+        bad.corrupted = true;
+        let mut b = Vec::new();
+        bad.write_bytes(&mut b);
+        let (ip, tcp) = Ipv4Repr::parse(&b[14..]).unwrap();
+        assert!(Segment::parse(tcp, Some((ip.src, ip.dst))).is_err());
     }
 }

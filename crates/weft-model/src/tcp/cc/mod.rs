@@ -30,6 +30,12 @@ pub enum CcAlgorithm {
     Cubic,
 }
 
+impl serde::Serialize for CcAlgorithm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl CcAlgorithm {
     /// The name used in scenario files and output: `reno`, `newreno`, `cubic`.
     pub fn name(self) -> &'static str {

@@ -1,0 +1,292 @@
+//! The `tput` workload of a scenario file on the simulated network: bulk transfers (ttcp) from
+//! every `from` host to every `to` host, one flow per pair as the emulator runs them.
+//!
+//! - `proto = "tcp"`: a [`TcpApp`] pair per flow, configured from the workload: `stack` (the
+//!   1995 BSD stack by default, or Linux), `cc`, `mss` (default: the path MTU, or `mtu`, less
+//!   40 bytes), `window` (the socket buffers at both ends, so a fixed advertised window with 1995
+//!   semantics: window scaling only when the window does not fit 16 bits), and the hosts' `costs`.
+//! - `proto = "udp"`: a ttcp-style blast, `size`-byte messages at `rate` of payload (default: as
+//!   fast as the sender's link goes), counted by a [`Sink`].
+//!
+//! TCP goodput is the payload read in `[warmup, time)`, warmup = min(time / 5, 1 s) as the
+//! emulator measures it; UDP's is what arrived over the whole run. Both in Mbit/s and KiB/s under
+//! the model engine's metric names.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use weft_model::fabric::Rng;
+use weft_model::host::{HostCpu, presets};
+use weft_model::net::{ETH_HEADER, Topology, capture_files, delivery};
+use weft_model::scenario::{Metric, Scenario, TcpStack, Workload};
+use weft_model::tcp::{CcAlgorithm, Config, SeqNum, config::MAX_UNSCALED_WINDOW};
+use weft_model::tech::Transport;
+use weft_model::{Duration, Instant, Rate};
+
+use super::cbr::{Cbr, CbrSpec, Sink};
+use super::frame::UDP_IP_HEADERS;
+use super::hosts::App;
+use super::run::{NetRun, RunOptions, run};
+use super::tcp::TcpApp;
+
+/// Simulated time of a tput workload that gives none.
+pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
+/// First port of the senders' connections (one per flow).
+const SENDER_PORT: u16 = 40_000;
+/// First port the receivers listen on (one per flow).
+const RECEIVER_PORT: u16 = 5001;
+
+/// The measurement span of a run of `time`: from the warm-up's end to the end.
+pub fn warmup(time: Duration) -> Duration {
+    Duration((time.as_nanos() / 5).min(Duration::from_secs(1).as_nanos()))
+}
+
+/// The TCP configuration of `w`'s flows over a path of MTU `path_mtu` bytes.
+pub fn tcp_config(w: &Workload, path_mtu: u64) -> Config {
+    let stack = w.stack.unwrap_or_default();
+    let mut cfg = match stack {
+        TcpStack::Bsd => Config::default(),
+        TcpStack::Linux => Config::linux(),
+    };
+    if let Some(cc) = w.cc {
+        cfg.cc = cc;
+    } else if stack == TcpStack::Bsd {
+        cfg.cc = CcAlgorithm::Reno;
+    }
+    let mtu = w.mtu.map_or(path_mtu, |m| m.0.min(path_mtu));
+    let mss = w.mss.map_or(mtu.saturating_sub(40), |m| m.0);
+    cfg.mss = mss.clamp(1, u64::from(u16::MAX)) as u16;
+    if let Some(win) = w.window {
+        let win = win.0.min(1 << 30) as u32;
+        cfg.send_buffer = win;
+        cfg.recv_buffer = win;
+        // 1995 semantics: no scaling for a window that fits 16 bits; the smallest shift that
+        // carries a larger one (RFC 7323), as a stack asked for such a buffer negotiates.
+        if stack == TcpStack::Bsd {
+            cfg.window_scale = (win > MAX_UNSCALED_WINDOW).then(|| {
+                (0u8..=14)
+                    .find(|s| win >> s <= MAX_UNSCALED_WINDOW)
+                    .unwrap_or(14)
+            });
+        }
+    }
+    cfg
+}
+
+/// Runs a `tput` workload of `s` on `topo`; metrics into `m`, what could not be done into
+/// `notes`. With `capture`, one pcap per link is written there.
+pub fn tput(
+    s: &Scenario,
+    topo: &Topology,
+    w: &Workload,
+    seed: u64,
+    capture: Option<&Path>,
+    m: &mut Map<String, Value>,
+    notes: &mut Vec<String>,
+) {
+    let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
+    let (Some(from), Some(to)) = (
+        w.from.iter().map(index).collect::<Option<Vec<usize>>>(),
+        w.to.iter().map(index).collect::<Option<Vec<usize>>>(),
+    ) else {
+        return notes.push("a tput workload names a host that does not exist".into());
+    };
+    let pairs: Vec<(usize, usize)> = from
+        .iter()
+        .flat_map(|&f| to.iter().map(move |&t| (f, t)))
+        .filter(|(f, t)| f != t)
+        .collect();
+    if pairs.is_empty() {
+        return notes.push("a tput workload needs `from` and `to` hosts that differ".into());
+    }
+    let time = w.time.unwrap_or(DEFAULT_TIME);
+    let end = Instant(time.as_nanos());
+    let warm = warmup(time);
+    let udp = matches!(w.proto, Some(Transport::Udp));
+    let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
+    for (k, &(f, t)) in pairs.iter().enumerate() {
+        let rng = Rng::for_stream(seed, 0x200 + k as u64);
+        if udp {
+            apps.push((f, Box::new(udp_source(topo, w, f, t, end, rng))));
+            continue;
+        }
+        let path_mtu = s
+            .path(&topo.hosts[f].name, &topo.hosts[t].name)
+            .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
+            .unwrap_or(u64::from(topo.hosts[f].link.mtu));
+        let cfg = tcp_config(w, path_mtu);
+        let (sp, rp) = (SENDER_PORT + k as u16, RECEIVER_PORT + k as u16);
+        let mut rng = rng;
+        let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
+        let cpu = |h: usize| {
+            s.hosts
+                .iter()
+                .find(|x| x.name == topo.hosts[h].name)
+                .and_then(|x| x.costs.as_deref())
+                .and_then(presets::by_name)
+                .map(HostCpu::new)
+        };
+        let mut tx = TcpApp::sender(f, sp, t, rp, cfg.clone(), end, iss.0);
+        if w.stack == Some(TcpStack::Linux) {
+            // The emulator's sender writes whatever fits; BSD's waits for its low-water mark.
+            tx = tx.with_send_lowat(1);
+        }
+        let mut rx = TcpApp::receiver(t, rp, f, sp, cfg, iss.1).measuring(Instant(warm.0), end);
+        if let Some(c) = cpu(f) {
+            tx = tx.with_cpu(c);
+        }
+        if let Some(c) = cpu(t) {
+            rx = rx.with_cpu(c);
+        }
+        apps.push((f, Box::new(tx)));
+        apps.push((t, Box::new(rx)));
+    }
+    if udp {
+        let mut receivers = to.clone();
+        receivers.sort_unstable();
+        receivers.dedup();
+        for &t in &receivers {
+            apps.push((t, Box::new(Sink::default())));
+        }
+    }
+    let tap = match capture {
+        None => None,
+        Some(dir) => match capture_files(topo, dir, 0) {
+            Ok(t) => Some(Box::new(t) as _),
+            Err(e) => return notes.push(format!("capture: {e}")),
+        },
+    };
+    let opts = RunOptions {
+        duration: time,
+        sample: None,
+        tap,
+    };
+    let r = match run(topo, apps, opts, |_| {}) {
+        Ok(r) => r,
+        Err(e) => return notes.push(e.to_string()),
+    };
+    if let Some(e) = &r.capture_error {
+        notes.push(format!("capture: {e}"));
+    }
+    // TCP is measured after its warm-up; a UDP blast starts at full rate, so over the whole run.
+    let span = if udp {
+        time.as_secs_f64()
+    } else {
+        Duration(time.0 - warm.0).as_secs_f64()
+    }
+    .max(1e-12);
+    let bytes = if udp {
+        udp_metrics(&r, m)
+    } else {
+        tcp_metrics(&r, topo, span, m, notes)
+    };
+    let bps = bytes as f64 * 8.0 / span;
+    m.insert(Metric::GOODPUT_MBPS.into(), json!(bps / 1e6));
+    m.insert(Metric::PAYLOAD_KIB_S.into(), json!(bps / 8.0 / 1024.0));
+    let ports = r.network.all_host_stats();
+    let names: Vec<String> = topo.hosts.iter().map(|h| h.name.clone()).collect();
+    let d = delivery(&ports, &names, &from, &to);
+    if let Some(l) = d.cell_loss {
+        m.insert(Metric::CELL_LOSS.into(), json!(l));
+    }
+    m.insert("per_sender".into(), json!(d.per_sender));
+    m.insert(
+        "switch".into(),
+        json!({
+            "cells_in": d.cells_in, "cells_dropped": d.cells_dropped, "frames_in": d.frames_in,
+            "frames_out": d.frames_out, "frames_corrupt": d.frames_corrupt, "frames_epd": d.frames_epd,
+        }),
+    );
+    m.insert("seconds".into(), json!(time.as_secs_f64()));
+    m.insert("warmup_seconds".into(), json!(warm.as_secs_f64()));
+    m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
+}
+
+/// Per-flow TCP results into `m`; returns the payload bytes read in the measurement span.
+fn tcp_metrics(
+    r: &NetRun,
+    topo: &Topology,
+    span: f64,
+    m: &mut Map<String, Value>,
+    notes: &mut Vec<String>,
+) -> u64 {
+    let apps: Vec<(usize, &TcpApp)> = r.hosts.apps_of::<TcpApp>().collect();
+    let mut flows = Vec::new();
+    let (mut bytes, mut retransmits) = (0u64, 0u64);
+    // Apps were added sender, receiver, sender, receiver, ...
+    for pair in apps.chunks(2) {
+        let [(f, tx), (t, rx)] = pair else { continue };
+        let st = tx.connection().stats();
+        bytes += rx.bytes_measured;
+        retransmits += st.segments_retransmitted;
+        let mut flow = json!({
+            "from": topo.hosts[*f].name, "to": topo.hosts[*t].name,
+            "goodput_mbps": rx.bytes_measured as f64 * 8.0 / span / 1e6,
+            "bytes": rx.bytes_read,
+            "mss": tx.connection().mss(),
+            "retransmits": st.segments_retransmitted,
+            "timeouts": st.timeouts,
+            "fast_retransmits": st.fast_retransmits,
+            "srtt_ms": tx.connection().srtt().map(|d| d.as_nanos() as f64 / 1e6),
+            "cwnd_bytes": tx.connection().cwnd(),
+        });
+        if let Some(cpu) = tx.cpu() {
+            flow["sender_cpu"] = json!(cpu.utilisation(Instant(r.duration.as_nanos())));
+        }
+        if let Some(cpu) = rx.cpu() {
+            flow["receiver_cpu"] = json!(cpu.utilisation(Instant(r.duration.as_nanos())));
+        }
+        if rx.bytes_read == 0 {
+            notes.push(format!(
+                "flow {} -> {}: nothing arrived (connection {:?})",
+                topo.hosts[*f].name,
+                topo.hosts[*t].name,
+                tx.connection().state()
+            ));
+        }
+        flows.push(flow);
+    }
+    m.insert(Metric::RETRANSMITS.into(), json!(retransmits));
+    m.insert("flows".into(), json!(flows));
+    bytes
+}
+
+/// UDP results into `m`; returns the payload bytes received.
+fn udp_metrics(r: &NetRun, m: &mut Map<String, Value>) -> u64 {
+    let sent: u64 = r.hosts.apps_of::<Cbr>().map(|(_, c)| c.sent).sum();
+    let sinks: Vec<&Sink> = r.hosts.apps_of::<Sink>().map(|(_, s)| s).collect();
+    let got: u64 = sinks.iter().map(|s| s.total()).sum();
+    m.insert("datagrams_sent".into(), json!(sent));
+    m.insert("datagrams_received".into(), json!(got));
+    sinks.iter().flat_map(|s| s.bytes.iter()).sum()
+}
+
+/// A ttcp-style UDP blast from `f` to `t`: `size`-byte messages (default 8 KiB less headers to
+/// fit the link MTU) at `rate` of payload, or the line rate.
+fn udp_source(topo: &Topology, w: &Workload, f: usize, t: usize, end: Instant, rng: Rng) -> Cbr {
+    let link = &topo.hosts[f].link;
+    let mtu = u64::from(link.mtu);
+    let payload = w
+        .size
+        .map_or(mtu - u64::from(UDP_IP_HEADERS), |s| s.0)
+        .clamp(1, mtu - u64::from(UDP_IP_HEADERS));
+    let ip_len = payload + u64::from(UDP_IP_HEADERS);
+    let wire = link.wire_bytes(ip_len as usize + ETH_HEADER);
+    let line = link.rate.unwrap_or(Rate::mbps(10_000));
+    // `rate` is of payload; the source's period is in line time, so scale by wire / payload.
+    let rate = w.rate.map_or(line, |r| {
+        Rate((u128::from(r.as_bps()) * u128::from(wire) / u128::from(payload)) as u64).min(line)
+    });
+    Cbr::new(
+        CbrSpec {
+            host: f,
+            dst: t,
+            ip_len: ip_len as u32,
+            wire_bytes: wire,
+            rate,
+            jitter: 0.0,
+            until: end,
+        },
+        rng,
+    )
+}

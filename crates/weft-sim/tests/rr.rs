@@ -1,0 +1,88 @@
+//! `rr` workloads on the simulator against the model's closed-form round trip.
+
+use weft_model::calc::evaluate;
+use weft_model::scenario::{Metric, Scenario};
+
+fn scenario(extra_host: &str, link: &str, workload: &str) -> Scenario {
+    let text = format!(
+        r#"
+name = "r"
+[[host]]
+name = "a"
+{extra_host}
+[[host]]
+name = "b"
+{extra_host}
+[[switch]]
+name = "sw"
+latency = "16.5us"
+[[link]]
+ends = ["a", "sw"]
+tech = "ethernet10"
+delay = "5us"
+{link}
+[[link]]
+ends = ["sw", "b"]
+tech = "ethernet10"
+delay = "5us"
+[[workload]]
+kind = "rr"
+from = "a"
+to = "b"
+count = 50
+timeout = "10ms"
+{workload}
+"#
+    );
+    Scenario::parse(&text, "r.toml").expect("valid scenario")
+}
+
+fn rtts(s: &Scenario) -> Vec<(f64, f64, serde_json::Value)> {
+    let doc = weft_sim::scenario::run(s, 1);
+    evaluate(s)
+        .into_iter()
+        .zip(doc.samples)
+        .map(|(m, x)| {
+            let sim = x[Metric::RTT_MEAN_US].as_f64().expect("sim rtt");
+            (m.metrics[Metric::RTT_MEAN_US], sim, x)
+        })
+        .collect()
+}
+
+#[test]
+fn the_simulated_round_trip_is_the_closed_form_one() {
+    // 64 bytes in one datagram, 1500 in two (store and forward pipelines them).
+    let s = scenario("", "", "size = [64, 1500]");
+    for (model, sim, x) in rtts(&s) {
+        assert!(
+            (sim / model - 1.0).abs() < 0.01,
+            "model {model} sim {sim}: {x}"
+        );
+        assert_eq!(x[Metric::RR_LOSS], 0.0, "{x}");
+    }
+}
+
+#[test]
+fn host_costs_add_to_the_round_trip_as_the_model_says() {
+    let s = scenario("costs = \"sparc20-m50-solaris2.3\"", "", "size = 64");
+    let (model, sim, x) = rtts(&s).remove(0);
+    let free = rtts(&scenario("", "", "size = 64")).remove(0).1;
+    assert!(
+        sim > free * 3.0,
+        "the hosts' costs dominate: {free} vs {sim}"
+    );
+    assert!(
+        (sim / model - 1.0).abs() < 0.01,
+        "model {model} sim {sim}: {x}"
+    );
+}
+
+#[test]
+fn unanswered_requests_are_counted_as_lost() {
+    let s = scenario("", "loss = 0.2", "size = 64");
+    let (_, _, x) = rtts(&s).remove(0);
+    let loss = x[Metric::RR_LOSS].as_f64().expect("loss");
+    // Each request crosses the lossy link twice: 1 - 0.8^2 = 0.36 expected.
+    assert!(loss > 0.1 && loss < 0.7, "{x}");
+    assert_eq!(x["requests"], 50, "{x}");
+}

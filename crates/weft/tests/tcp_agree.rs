@@ -1,0 +1,129 @@
+//! The simulator's TCP against Linux's: the same scenario's bulk transfer on `--engine sim`
+//! (weft's sans-IO TCP, `stack = "linux"`) and on `--engine emu` (real Linux TCP in namespaces,
+//! the same window, MSS and congestion control) over the same emulated network, the EBN path:
+//! OC-3c links to a 26 Mbit/s E3 virtual path, 17 ms round trip, MTU 4490. The window-limited
+//! and link-limited rates must agree within 10%; the loss-limited case (1% random loss on the
+//! VP) is printed, not held. Needs root for the emulator (and says so; WEFT_TEST_STRICT=1 makes
+//! the skip a failure).
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+
+use serde_json::Value;
+use weft_testutil::{missing_root, skip_if};
+
+/// One emulation at a time: they share two cores, and timing is what they measure.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The EBN path with one `tput` workload whose swept `window` is `windows`, `loss` on the VP.
+fn scenario(windows: &str, loss: f64) -> String {
+    format!(
+        r#"
+name = "tcp-agree"
+seed = 5
+[[host]]
+name = "canberra"
+[[host]]
+name = "adelaide"
+[[switch]]
+name = "decnis"
+[[switch]]
+name = "asx1000"
+[[link]]
+ends = ["canberra", "decnis"]
+tech = {{ preset = "oc3c", mtu = 4490 }}
+delay = "10us"
+[[link]]
+ends = ["decnis", "asx1000"]
+tech = {{ preset = "e3", rate = "26Mbps", mtu = 4490 }}
+delay = "8.48ms"
+loss = {loss}
+[[link]]
+ends = ["asx1000", "adelaide"]
+tech = {{ preset = "oc3c", mtu = 4490 }}
+delay = "10us"
+[[workload]]
+kind = "tput"
+from = "canberra"
+to = "adelaide"
+window = {windows}
+stack = "linux"
+cc = "reno"
+time = "5s"
+"#
+    )
+}
+
+/// Goodput (Mbit/s) per point on each of `sim` and `emu`.
+fn goodputs(text: &str) -> (Vec<f64>, Vec<f64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("tcp-agree.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--engine",
+            "sim,emu",
+            "--json",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let rates = |d: &Value| -> Vec<f64> {
+        d["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                s["goodput_mbps"]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("no goodput in {s}"))
+            })
+            .collect()
+    };
+    (rates(&docs[0]), rates(&docs[1]))
+}
+
+#[test]
+fn window_and_link_limited_tcp_agree_with_linux() {
+    skip_if!(missing_root("the emulator"));
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // 35600 B per 17 ms (window-limited), then 256 KiB (the VP's payload rate).
+    let (sim, emu) = goodputs(&scenario("[35600, 262144]", 0.0));
+    for (case, (s, e)) in ["window-limited", "link-limited"]
+        .iter()
+        .zip(sim.iter().zip(&emu))
+    {
+        println!(
+            "{case}: sim {s:.3} Mbit/s, emu (Linux) {e:.3} Mbit/s, sim/emu {:.3}",
+            s / e
+        );
+    }
+    for (s, e) in sim.iter().zip(&emu) {
+        assert!((s / e - 1.0).abs() <= 0.10, "sim {sim:?} emu {emu:?}");
+    }
+}
+
+#[test]
+fn loss_limited_tcp_beside_linux_printed() {
+    skip_if!(missing_root("the emulator"));
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (sim, emu) = goodputs(&scenario("262144", 0.01));
+    println!(
+        "loss-limited (1% on the VP, 17 ms): sim {:.3} Mbit/s, emu (Linux) {:.3} Mbit/s, sim/emu {:.3}",
+        sim[0],
+        emu[0],
+        sim[0] / emu[0]
+    );
+    assert!(sim[0] > 0.0 && emu[0] > 0.0, "both moved data");
+}
