@@ -9,6 +9,7 @@ pub mod calc;
 pub mod cell;
 pub mod element;
 pub mod fabric;
+pub mod mp;
 pub mod queue;
 pub mod scenario;
 pub mod shaper;

@@ -1,6 +1,7 @@
 //! Closed-form answers (`weft calc` and the `model` engine of `weft run`): rate chains, windows,
 //! head-of-line blocking, queueing and the TCP loss bound. Pure arithmetic, no I/O.
 
+pub mod alpha_beta;
 pub mod engine;
 pub mod hol;
 pub mod mathis;
@@ -8,6 +9,7 @@ pub mod overhead;
 pub mod queue;
 pub mod window;
 
+pub use alpha_beta::AlphaBeta;
 pub use engine::{ModelPoint, evaluate};
 pub use hol::{SATURATION_LIMIT, gigaswitch_efficiency, saturation_throughput};
 pub use mathis::Mathis;

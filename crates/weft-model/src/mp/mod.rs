@@ -1,0 +1,22 @@
+//! Message passing, sans IO: what each rank of a pattern sends and receives, step by step.
+//!
+//! - [`plan`]: a rank's [`Plan`] for one iteration (steps of sends and receives over regions of
+//!   a working buffer, then local reductions);
+//! - [`pattern`]: the patterns of `weft mp` (OSU ping-pong, ring exchange, all-to-all,
+//!   all-reduce by ring and by recursive doubling, dissemination barrier);
+//! - [`npb`]: the communication skeletons of NPB BT, SP and LU;
+//! - [`replay`]: all ranks' plans run against each other in memory (consistency, deadlock,
+//!   reduction results, alpha-beta timing).
+//!
+//! The plans live here, below every engine, so that the real executor (`weft-probe`), the
+//! emulator's workload and the simulator all run the same schedules, and the model engine can
+//! time them; the closed forms are in [`crate::calc::alpha_beta`].
+
+pub mod npb;
+pub mod pattern;
+pub mod plan;
+pub mod replay;
+
+pub use npb::{Benchmark, Class, Skeleton};
+pub use pattern::{AllReduceAlgo, Pattern};
+pub use plan::{Local, Op, Plan, Region, Step};
