@@ -5,11 +5,13 @@
 //! - [`tput`]: throughput tests (`weft tput`), client and agent side;
 //! - [`rr`]: request/response latency tests (`weft rr`);
 //! - [`pattern`]: concurrent sessions among several agents (`weft pattern`);
-//! - [`relay`]: tests that one agent runs toward another on a client's request.
+//! - [`relay`]: tests that one agent runs toward another on a client's request;
+//! - [`mp`]: message passing among N ranks (`weft mp`).
 
 pub mod control;
 pub mod cpu;
 pub mod error;
+pub mod mp;
 pub mod pattern;
 pub mod proto;
 pub mod relay;
