@@ -20,3 +20,40 @@ pub mod replay;
 pub use npb::{Benchmark, Class, Skeleton};
 pub use pattern::{AllReduceAlgo, Pattern};
 pub use plan::{Local, Op, Plan, Region, Step};
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How messages travel between ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Route {
+    /// Rank to rank over one TCP connection per pair (PVM's Direct Route, MPI over TCP).
+    #[default]
+    Direct,
+    /// Rank to its daemon over TCP, daemon to daemon over UDP with fragmentation and
+    /// acknowledgements, daemon to rank over TCP (PVM's default route).
+    Daemon,
+}
+
+impl Route {
+    /// The name used on the command line, in scenarios and in results.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Route::Direct => "direct",
+            Route::Daemon => "daemon",
+        }
+    }
+}
+
+impl FromStr for Route {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "direct" => Ok(Route::Direct),
+            "daemon" => Ok(Route::Daemon),
+            _ => Err(format!("unknown route {s:?}: expected direct or daemon")),
+        }
+    }
+}

@@ -14,12 +14,14 @@
 //! - [`agent`]: a rank inside `weft serve`;
 //! - [`launch`]: the coordinator;
 //! - [`local`]: `--local N`, N agents of this binary on loopback;
+//! - [`inproc`]: ranks as threads of this process (the emulator's hosts);
 //! - [`result`]: samples, percentiles, the table and the result document.
 
 pub mod agent;
 pub mod conn;
 pub mod engine;
 pub mod error;
+pub mod inproc;
 pub mod launch;
 pub mod local;
 pub mod mesh;

@@ -5,6 +5,7 @@
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+pub use weft_model::mp::Route;
 use weft_model::mp::Pattern;
 
 use super::error::MpError;
@@ -33,39 +34,6 @@ pub const PVM_WINDOW: u32 = 1;
 
 /// Smallest daemon fragment, bytes: a control frame (hello, abort, bye) must fit one packet.
 pub const MIN_FRAGMENT: u32 = 2048;
-
-/// How messages travel between ranks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Route {
-    /// Rank to rank over one TCP connection per pair (PVM's Direct Route, MPI over TCP).
-    #[default]
-    Direct,
-    /// Rank to its daemon over TCP, daemon to daemon over UDP with fragmentation and
-    /// acknowledgements, daemon to rank over TCP (PVM's default route).
-    Daemon,
-}
-
-impl Route {
-    /// The name used on the command line and in results.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Route::Direct => "direct",
-            Route::Daemon => "daemon",
-        }
-    }
-}
-
-impl FromStr for Route {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "direct" => Ok(Route::Direct),
-            "daemon" => Ok(Route::Daemon),
-            _ => Err(format!("unknown route {s:?}: expected direct or daemon")),
-        }
-    }
-}
 
 /// Parameters of the daemon route.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
