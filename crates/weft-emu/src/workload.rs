@@ -1,5 +1,6 @@
 //! Traffic between emulated hosts, run on threads inside the hosts' namespaces: bulk TCP with a
-//! receiver window clamp, constant-rate UDP, and UDP request/response. Used by `weft emu run`, by
+//! receiver window clamp, constant-rate UDP, UDP request/response, and message passing among N
+//! ranks (`weft mp`'s executor, one rank per host). Used by `weft emu run`, by
 //! the scenario engine and by the fidelity tests. Any other tool (iperf3, `weft tput`) can be run
 //! with [`crate::Emulation::command`].
 
@@ -363,4 +364,29 @@ pub fn udp_rr(
     stop.store(true, Ordering::Relaxed);
     join(echo, "rr responder")?;
     r
+}
+
+/// Message passing among the hosts `ranks` (rank 0 first): every pattern of `spec`, each rank a
+/// thread in its host's namespace on the host's address, the ranks connected through the
+/// emulated fabric directly or through their daemons (`spec.route`).
+pub fn mp(
+    emu: &Emulation,
+    ranks: &[String],
+    spec: &weft_probe::mp::MpSpec,
+) -> Result<weft_probe::mp::MpResult, EmuError> {
+    use weft_probe::mp::{MpError, inproc};
+    let ips = ranks
+        .iter()
+        .map(|h| emu.host(h).map(|i| std::net::IpAddr::V4(i.addr)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let spawn = |r: usize, job: inproc::Job| -> Result<(), MpError> {
+        let host = ranks
+            .get(r)
+            .ok_or_else(|| MpError::Config(format!("no host for rank {r}")))?;
+        emu.in_host(host, job)
+            .map(drop)
+            .map_err(|e| MpError::Remote(e.to_string()))
+    };
+    inproc::run_threads(&ips, ranks.to_vec(), spec, &spawn)
+        .map_err(|e| EmuError::Workload("mp".into(), e.to_string()))
 }

@@ -118,6 +118,11 @@ fn simulate(
             );
         }
         WorkloadKind::Frames => frames(s, w, seed, m, notes),
+        WorkloadKind::Mp => notes.push(
+            "skipped: the simulator's hosts and transport are not there yet, so it cannot run \
+             message passing; use the model or emu engine"
+                .into(),
+        ),
         _ => {
             let Some(sw) = sw else {
                 notes.push("no switch to drive: name one with `switch =`".into());

@@ -29,7 +29,7 @@
 //! loss = 0.0
 //!
 //! [[workload]]
-//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | mp
 //! switch = "sw"
 //! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
 //! outputs = 5
@@ -216,6 +216,22 @@ pub enum WorkloadKind {
     Frames,
     /// Bulk transfer (ttcp): `proto` from `from` to `to` with `window`, path `mtu`, for `time`.
     Tput,
+    /// Message passing among the hosts `ranks` (in rank order): a `pattern` of `weft mp` at
+    /// `size`, or an NPB skeleton (`bt.S`, `lu.A`, ...), for `iterations`, by `route`.
+    Mp,
+}
+
+/// The message-passing part of a workload of kind `mp`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MpWorkload {
+    /// The hosts that run the ranks, rank 0 first.
+    pub ranks: Vec<String>,
+    /// What they run.
+    pub pattern: crate::mp::Pattern,
+    /// Timed iterations (NPB: time steps); `None`: the engine's default (NPB: the benchmark's).
+    pub iterations: Option<u64>,
+    /// Direct or through daemons.
+    pub route: crate::mp::Route,
 }
 
 /// One workload. Fields a kind does not use are `None`; [`Scenario::parse`] checks that each
@@ -262,6 +278,8 @@ pub struct Workload {
     pub rtt: Option<Duration>,
     /// The swept field, if any: one point per value.
     pub sweep: Option<Sweep>,
+    /// Kind `mp`: ranks, pattern, iterations and route.
+    pub mp: Option<MpWorkload>,
 }
 
 /// A value of a swept field.
@@ -328,6 +346,9 @@ impl Metric {
     pub const FRAME_GOODPUT: &'static str = "frame_goodput";
     /// Fraction of cells lost.
     pub const CELL_LOSS: &'static str = "cell_loss";
+    /// Mean time of one iteration of a message-passing pattern (one NPB time step's
+    /// communication), µs.
+    pub const MEAN_US: &'static str = "mean_us";
 }
 
 impl WorkloadKind {
@@ -340,6 +361,7 @@ impl WorkloadKind {
             }
             WorkloadKind::Frames => Metric::FRAME_GOODPUT,
             WorkloadKind::Tput => Metric::GOODPUT_MBPS,
+            WorkloadKind::Mp => Metric::MEAN_US,
         }
     }
 
@@ -352,6 +374,7 @@ impl WorkloadKind {
             WorkloadKind::Hotspot => "hotspot",
             WorkloadKind::Frames => "frames",
             WorkloadKind::Tput => "tput",
+            WorkloadKind::Mp => "mp",
         }
     }
 }

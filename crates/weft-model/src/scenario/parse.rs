@@ -6,8 +6,8 @@ use std::str::FromStr;
 use toml::de::{DeTable, DeValue};
 
 use super::{
-    Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, Scenario, Sweep,
-    Switch, Workload, WorkloadKind,
+    Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, MpWorkload, Scenario,
+    Sweep, Switch, Workload, WorkloadKind,
 };
 use crate::shaper::VcContract;
 use crate::tech::{Encap, Framing, Tech, Transport};
@@ -408,6 +408,7 @@ const SWEEPABLE: &[(&str, Kind)] = &[
 fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Workload> {
     let mut allowed: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
     allowed.extend(["kind", "switch", "from", "to", "warmup", "proto"]);
+    allowed.extend(["ranks", "pattern", "iterations", "route"]);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -416,10 +417,11 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         "hotspot" => WorkloadKind::Hotspot,
         "frames" => WorkloadKind::Frames,
         "tput" => WorkloadKind::Tput,
+        "mp" => WorkloadKind::Mp,
         _ => {
             return Err(w.err(
                 "kind",
-                "expected saturated, bernoulli, onoff, hotspot, frames or tput",
+                "expected saturated, bernoulli, onoff, hotspot, frames, tput or mp",
             ));
         }
     };
@@ -457,6 +459,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         time: None,
         rtt: None,
         sweep: None,
+        mp: mp_workload(w, kind, hosts)?,
     };
     for (key, kind) in SWEEPABLE {
         match w.param(key, *kind)? {
@@ -482,6 +485,47 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
     }
     check_workload(w, &out, switches)?;
     Ok(out)
+}
+
+/// The `mp` keys of a workload: `ranks` (hosts, at least two), `pattern` (a `weft mp` pattern or
+/// an NPB skeleton that exists for that many ranks), `iterations`, `route`; refused on other
+/// kinds.
+fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Option<MpWorkload>> {
+    if kind != WorkloadKind::Mp {
+        for k in ["ranks", "pattern", "iterations", "route"] {
+            if w.get(k).is_some() {
+                return Err(w.err(k, "only a workload of kind = \"mp\" takes this key"));
+            }
+        }
+        return Ok(None);
+    }
+    let ranks = w.names("ranks", hosts)?;
+    if ranks.len() < 2 {
+        return Err(w.err_table(
+            "kind = \"mp\" needs `ranks`, at least two hosts (rank 0 first)",
+        ));
+    }
+    let pattern: crate::mp::Pattern = w
+        .req_string("pattern")?
+        .parse()
+        .map_err(|e: String| w.err("pattern", e))?;
+    pattern
+        .plan(0, ranks.len(), 0)
+        .map_err(|e| w.err("pattern", e))?;
+    let route = match w.string("route")? {
+        Some(r) => r.parse().map_err(|e: String| w.err("route", e))?,
+        None => crate::mp::Route::Direct,
+    };
+    let iterations = w.count("iterations")?;
+    if iterations == Some(0) {
+        return Err(w.err("iterations", "expected at least 1"));
+    }
+    Ok(Some(MpWorkload {
+        ranks,
+        pattern,
+        iterations,
+        route,
+    }))
 }
 
 fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Result<()> {
@@ -557,6 +601,10 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
         WorkloadKind::Tput => {
             need(!out.from.is_empty(), "`from`, the sending hosts")?;
             need(!out.to.is_empty(), "`to`, the receiving hosts")?;
+        }
+        WorkloadKind::Mp => {
+            let sized = out.mp.as_ref().is_some_and(|m| m.pattern.sized());
+            need(!sized || first.size.is_some(), "`size` for this pattern")?;
         }
     }
     Ok(())
