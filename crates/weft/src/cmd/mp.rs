@@ -91,6 +91,13 @@ pub struct Args {
 /// Runs `weft mp`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let spec = spec_from(&args)?;
+    let ranks = args.local.unwrap_or(args.hosts.len());
+    if (2..=MAX_RANKS as usize).contains(&ranks) {
+        // Refuse what cannot run before starting anything (BT on 3 ranks, sizes too large).
+        let mut s = spec.clone();
+        s.ranks = ranks as u32;
+        s.check(u64::MAX).map_err(|e| usage(e.to_string()))?;
+    }
     let local;
     let agents = match (args.local, args.hosts.is_empty()) {
         (Some(n), _) => {
