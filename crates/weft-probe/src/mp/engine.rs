@@ -7,7 +7,8 @@
 //! socket buffers. Messages from one rank are matched in order, and a message of another length
 //! than its receive is refused (the ranks run different plans).
 //!
-//! Waiting spins on non-blocking reads for a short time (`spin`), then sleeps in `poll`; a rank
+//! Waiting polls the sockets without blocking (yielding the CPU between polls) for `spin`, then
+//! sleeps in `poll`; a rank
 //! that sees nothing move for the time-out fails, naming the ranks it waits for. A connection
 //! that ends without the peer's `bye` fails the run at once, and so does a peer's `abort`.
 //!
@@ -366,7 +367,10 @@ impl Engine {
             }
             let until = *spin_until.get_or_insert(now + self.waiting.spin);
             if now < until {
-                std::hint::spin_loop();
+                // Yield rather than spin hard: when another rank (or its daemon, or the kernel's
+                // work for the socket) waits for this CPU, it gets it; when nothing does,
+                // sched_yield returns at once and this is a busy poll.
+                std::thread::yield_now();
                 continue;
             }
             let left = self.waiting.timeout.saturating_sub(now.duration_since(last));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use weft_model::mp::Pattern;
 use weft_model::{Duration, Size};
 use weft_probe::mp::local::LocalAgents;
-use weft_probe::mp::spec::{MAX_RANKS, MAX_SIZE};
+use weft_probe::mp::spec::{MAX_RANKS, MAX_SIZE, default_spin_us};
 use weft_probe::mp::{self, DaemonParams, Launch, MP_VERSION, MpError, MpSpec, Route};
 use weft_probe::server::DEFAULT_PORT;
 use weft_report::{Engine, write_atomic};
@@ -74,9 +74,10 @@ pub struct Args {
     /// A rank that sees nothing move for this long fails the run.
     #[arg(long, default_value = "10s")]
     pub timeout: Duration,
-    /// How long a waiting rank spins before it sleeps.
-    #[arg(long, default_value = "50us")]
-    pub spin: Duration,
+    /// How long a waiting rank polls before it sleeps [default: 20ms when every rank (and
+    /// daemon) of a host has a CPU to itself, 50us when they outnumber its CPUs].
+    #[arg(long)]
+    pub spin: Option<Duration>,
     /// Time-out for connecting to an agent and each set-up step.
     #[arg(long, default_value = "5s")]
     pub connect_timeout: Duration,
@@ -99,6 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         s.check(u64::MAX).map_err(|e| usage(e.to_string()))?;
     }
     let local;
+    let mut spec = spec;
     let agents = match (args.local, args.hosts.is_empty()) {
         (Some(n), _) => {
             if !(2..=MAX_RANKS as usize).contains(&n) {
@@ -130,6 +132,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     if agents.len() < 2 {
         return Err(usage("a run needs at least 2 ranks"));
+    }
+    if args.spin.is_none() {
+        let busiest = agents
+            .iter()
+            .map(|a| agents.iter().filter(|b| b.ip() == a.ip()).count())
+            .max()
+            .unwrap_or(1);
+        let per_rank = if spec.route == Route::Daemon { 2 } else { 1 };
+        spec.spin_us = default_spin_us(busiest * per_rank);
     }
     let launch = Launch {
         agents,
@@ -199,7 +210,9 @@ fn spec_from(a: &Args) -> anyhow::Result<MpSpec> {
         warmup,
         npb_steps: a.steps,
         timeout_ms: (a.timeout.as_nanos() / 1_000_000).max(1),
-        spin_us: u32::try_from(a.spin.as_nanos() / 1_000).unwrap_or(u32::MAX),
+        spin_us: a
+            .spin
+            .map_or(0, |s| u32::try_from(s.as_nanos() / 1_000).unwrap_or(u32::MAX)),
         daemon: DaemonParams {
             fragment: u32::try_from(a.daemon_fragment.as_bytes()).unwrap_or(u32::MAX),
             window: a.daemon_window,
