@@ -260,7 +260,13 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
         let mut pnotes: Vec<String> = Vec::new();
         match p.spec.kind {
             WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Mp => {
+                let driver = if p.spec.kind == WorkloadKind::Mp {
+                    workload::mp_driver()
+                } else {
+                    Default::default()
+                };
                 let up = UpOptions {
+                    driver,
                     capture_dir: opts
                         .capture_dir
                         .as_ref()
@@ -391,10 +397,9 @@ fn mp_point(
     notes: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, Value)>, EmuError> {
     use weft_probe::mp::{DaemonParams, MP_VERSION, MpSpec};
-    let m = w
-        .mp
-        .as_ref()
-        .ok_or_else(|| EmuError::Workload("mp".into(), "no ranks or pattern".into()))?;
+    let m =
+        w.mp.as_ref()
+            .ok_or_else(|| EmuError::Workload("mp".into(), "no ranks or pattern".into()))?;
     let iterations = m.iterations.map(|i| i.min(100_000) as u32);
     let spec = MpSpec {
         version: MP_VERSION,

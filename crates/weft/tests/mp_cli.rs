@@ -98,9 +98,17 @@ fn every_pattern_runs_among_four_local_ranks() {
         .args(["plot", file.to_str().unwrap(), "-o", svg.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains("Time per iteration"), "{}", &text[..200.min(text.len())]);
+    assert!(
+        text.contains("Time per iteration"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
     assert!(text.contains("NPB communication per time step"));
 }
 
@@ -126,16 +134,26 @@ fn daemon_route_shows_its_extra_hop() {
     let daemon = run("daemon");
     assert_eq!(daemon["params"]["route"], "daemon");
     for size in [8u64, 16384] {
-        let d = sample(&direct, "pingpong", Some(size))["p50_us"].as_f64().unwrap();
-        let v = sample(&daemon, "pingpong", Some(size))["p50_us"].as_f64().unwrap();
-        println!("pingpong {size} B p50: direct {d:.1} us, daemon {v:.1} us ({:.2}x)", v / d);
+        let d = sample(&direct, "pingpong", Some(size))["p50_us"]
+            .as_f64()
+            .unwrap();
+        let v = sample(&daemon, "pingpong", Some(size))["p50_us"]
+            .as_f64()
+            .unwrap();
+        println!(
+            "pingpong {size} B p50: direct {d:.1} us, daemon {v:.1} us ({:.2}x)",
+            v / d
+        );
         assert!(v > d, "{size} B: daemon {v} us is not above direct {d} us");
     }
     // Every message crossed the daemons: at least one UDP packet per message (16 KiB messages
     // take five 4080-byte datagrams), and none on the direct route.
     let packets = daemon["summary"]["daemon_packets"].as_u64().unwrap();
     let messages = daemon["summary"]["messages_sent"].as_u64().unwrap();
-    assert!(packets > messages, "{packets} packets for {messages} messages");
+    assert!(
+        packets > messages,
+        "{packets} packets for {messages} messages"
+    );
     assert_eq!(direct["summary"]["daemon_packets"], 0);
 }
 
@@ -218,8 +236,8 @@ fn a_killed_rank_fails_the_others_within_the_timeout() {
     // The other ranks are gone too.
     std::thread::sleep(Duration::from_millis(200));
     for p in &ranks {
-        let alive = std::fs::read_to_string(format!("/proc/{p}/stat"))
-            .is_ok_and(|s| !s.contains(") Z "));
+        let alive =
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z "));
         assert!(!alive, "rank process {p} outlived the run");
     }
 }
@@ -258,7 +276,10 @@ fn mismatched_versions_and_sizes_are_refused_at_start() {
     s.version = 99;
     c.send(&Message::Request(TestSpec::Mp(s))).unwrap();
     let e = c.recv().unwrap_err().to_string();
-    assert!(e.contains("version 99") && e.contains("not supported"), "{e}");
+    assert!(
+        e.contains("version 99") && e.contains("not supported"),
+        "{e}"
+    );
     // Another frame version in a rank's hello is refused by the wire parser (unit-tested);
     // here two ranks that were asked for different sizes meet and refuse each other.
     let agents = [Agent::start(&[]), Agent::start(&[])];

@@ -27,7 +27,9 @@ pub fn predict(s: &Scenario, w: &Workload) -> Result<Prediction, String> {
     let (mut alpha, mut rate) = (0.0f64, f64::INFINITY);
     for (i, a) in m.ranks.iter().enumerate() {
         for b in &m.ranks[i + 1..] {
-            let path = s.path(a, b).ok_or_else(|| format!("no path from {a} to {b}"))?;
+            let path = s
+                .path(a, b)
+                .ok_or_else(|| format!("no path from {a} to {b}"))?;
             let delay: u64 = path.iter().map(|l| l.delay.as_nanos()).sum();
             alpha = alpha.max(delay as f64 / 1e9);
             let mtu = path.iter().map(|l| l.tech.mtu.0).min().unwrap_or(1500);

@@ -501,9 +501,7 @@ fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Op
     }
     let ranks = w.names("ranks", hosts)?;
     if ranks.len() < 2 {
-        return Err(w.err_table(
-            "kind = \"mp\" needs `ranks`, at least two hosts (rank 0 first)",
-        ));
+        return Err(w.err_table("kind = \"mp\" needs `ranks`, at least two hosts (rank 0 first)"));
     }
     let pattern: crate::mp::Pattern = w
         .req_string("pattern")?

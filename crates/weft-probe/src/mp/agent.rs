@@ -100,7 +100,8 @@ fn run(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), MpError> {
                 })
                 .collect::<Result<_, _>>()?;
             daemon_handle = Some(d.start(udp, idle)?);
-            let s = TcpStream::connect(task).map_err(|e| MpError::io("connecting to the daemon", e))?;
+            let s =
+                TcpStream::connect(task).map_err(|e| MpError::io("connecting to the daemon", e))?;
             let conn = Conn::new(s).map_err(|e| MpError::io("connecting to the daemon", e))?;
             let mut e = Engine::via_daemon(me, ranks, conn, waiting);
             e.handshake(digest)?;
@@ -158,7 +159,9 @@ fn dial_lower(
     (0..me)
         .map(|p| {
             let cookie = cookie_from_hex(&peers[p].cookie).ok_or_else(|| {
-                MpError::Config(format!("the roster's cookie for rank {p} is not 32 hex digits"))
+                MpError::Config(format!(
+                    "the roster's cookie for rank {p} is not 32 hex digits"
+                ))
             })?;
             let hello = Hello {
                 udp: false,

@@ -241,14 +241,7 @@ fn read_into(fd: RawFd, dst: &mut [u8]) -> io::Result<Fill> {
     }
     loop {
         // SAFETY: `dst` is a live, writable slice of `dst.len()` bytes.
-        let r = unsafe {
-            libc::recv(
-                fd,
-                dst.as_mut_ptr().cast(),
-                dst.len(),
-                libc::MSG_DONTWAIT,
-            )
-        };
+        let r = unsafe { libc::recv(fd, dst.as_mut_ptr().cast(), dst.len(), libc::MSG_DONTWAIT) };
         if r > 0 {
             return Ok(Fill::Data(r as usize));
         }

@@ -260,12 +260,18 @@ impl Engine {
         let payload = wire::emit_hello(self.ranks as u16, digest);
         for peer in (0..self.ranks).filter(|&r| r != self.me) {
             let ci = self.conn_of(peer)?;
-            let h = Header::control(Kind::Hello, self.me as u16, peer as u16, payload.len() as u32);
+            let h = Header::control(
+                Kind::Hello,
+                self.me as u16,
+                peer as u16,
+                payload.len() as u32,
+            );
             self.conns[ci].queue(&h, Body::Owned(payload.to_vec()));
         }
         let me = self.me;
         self.progress_until(&mut [], |e| {
-            (0..e.ranks).all(|r| r == me || e.hello[r].is_some()) && !e.conns.iter().any(Conn::tx_pending)
+            (0..e.ranks).all(|r| r == me || e.hello[r].is_some())
+                && !e.conns.iter().any(Conn::tx_pending)
         })?;
         for (r, h) in self.hello.iter().enumerate() {
             if let Some((ranks, d)) = h {
@@ -301,7 +307,8 @@ impl Engine {
                 continue;
             };
             if let Some(c) = self.conns.get_mut(ci) {
-                let h = Header::control(Kind::Abort, self.me as u16, peer as u16, text.len() as u32);
+                let h =
+                    Header::control(Kind::Abort, self.me as u16, peer as u16, text.len() as u32);
                 c.queue(&h, Body::Owned(text.clone()));
             }
         }
@@ -373,7 +380,10 @@ impl Engine {
                 std::thread::yield_now();
                 continue;
             }
-            let left = self.waiting.timeout.saturating_sub(now.duration_since(last));
+            let left = self
+                .waiting
+                .timeout
+                .saturating_sub(now.duration_since(last));
             self.sleep(left.min(POLL_SLICE))?;
         }
     }
@@ -478,12 +488,11 @@ impl Engine {
                             Fill::Eof => return self.on_eof(ci).map(|()| moved),
                         }
                     }
-                    let hdr = Header::parse(self.conns[ci].staged()).map_err(|source| {
-                        MpError::Wire {
+                    let hdr =
+                        Header::parse(self.conns[ci].staged()).map_err(|source| MpError::Wire {
                             rank: self.conn_peer[ci].unwrap_or(self.me),
                             source,
-                        }
-                    })?;
+                        })?;
                     self.check_addressing(ci, &hdr)?;
                     self.conns[ci].consume(HEADER_LEN);
                     moved = true;
@@ -636,7 +645,13 @@ impl Engine {
         let src = hdr.src as usize;
         if hdr.offset != 0 {
             return match self.partial[src] {
-                Some(p) if p.seq == hdr.seq && p.got == hdr.offset as usize && p.total == hdr.total as usize => Ok(()),
+                Some(p)
+                    if p.seq == hdr.seq
+                        && p.got == hdr.offset as usize
+                        && p.total == hdr.total as usize =>
+                {
+                    Ok(())
+                }
                 _ => Err(MpError::Mismatch(format!(
                     "rank {src} sent a chunk at offset {} of message {} that does not continue \
                      the message in progress",
@@ -803,7 +818,11 @@ mod tests {
         peers
     }
 
-    fn run_all(n: usize, plans: impl Fn(usize) -> Plan, init: impl Fn(usize, &mut [u8]) + Sync) -> Vec<Vec<u8>> {
+    fn run_all(
+        n: usize,
+        plans: impl Fn(usize) -> Plan,
+        init: impl Fn(usize, &mut [u8]) + Sync,
+    ) -> Vec<Vec<u8>> {
         let plans: Vec<Plan> = (0..n).map(plans).collect();
         let handles: Vec<_> = mesh(n)
             .into_iter()

@@ -95,9 +95,7 @@ impl MpError {
         match self {
             MpError::Probe(p) => p,
             MpError::Timeout { .. } => ProbeError::Timeout(format!("rank {rank}: {self}")),
-            MpError::During { ref source, .. }
-                if matches!(**source, MpError::Timeout { .. }) =>
-            {
+            MpError::During { ref source, .. } if matches!(**source, MpError::Timeout { .. }) => {
                 ProbeError::Timeout(format!("rank {rank}: {self}"))
             }
             MpError::Config(m) => ProbeError::Config(format!("rank {rank}: {m}")),

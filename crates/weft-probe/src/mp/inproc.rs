@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use super::conn::Conn;
 use super::engine::{Engine, Waiting};
 use super::error::MpError;
+use super::mesh;
 use super::msg::RankStats;
 use super::pvmd::{CoreConfig, Daemon};
 use super::rank::{self, RankSample};
 use super::result::{MpResult, MpSample};
 use super::spec::{MpSpec, Route};
-use super::mesh;
 
 /// How long ranks take to bind and to connect to each other.
 const SETUP: Duration = Duration::from_secs(10);
@@ -170,10 +170,14 @@ fn rank_job(
             let task = d.task_addr()?;
             let udp = roster
                 .iter()
-                .map(|w| w.daemon.ok_or_else(|| MpError::Config("a rank has no daemon".into())))
+                .map(|w| {
+                    w.daemon
+                        .ok_or_else(|| MpError::Config("a rank has no daemon".into()))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             daemon_handle = Some(d.start(udp, SETUP)?);
-            let s = TcpStream::connect(task).map_err(|e| MpError::io("connecting to the daemon", e))?;
+            let s =
+                TcpStream::connect(task).map_err(|e| MpError::io("connecting to the daemon", e))?;
             let conn = Conn::new(s).map_err(|e| MpError::io("connecting to the daemon", e))?;
             let mut e = Engine::via_daemon(r, n, conn, waiting);
             e.handshake(digest)?;
@@ -286,7 +290,12 @@ mod tests {
             let r = run_threads(&ips, vec!["lo".into(); 4], &s, &threads).unwrap();
             assert_eq!(r.samples.len(), 2 + 2 + 1 + 1, "{route:?}");
             assert!(r.samples.iter().all(|s| s.mean_us > 0.0));
-            let daemon_packets: u64 = r.ranks.iter().filter_map(|x| x.daemon).map(|d| d.packets_sent).sum();
+            let daemon_packets: u64 = r
+                .ranks
+                .iter()
+                .filter_map(|x| x.daemon)
+                .map(|d| d.packets_sent)
+                .sum();
             assert_eq!(daemon_packets > 0, route == Route::Daemon);
         }
     }

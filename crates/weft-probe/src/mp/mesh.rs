@@ -26,7 +26,11 @@ pub const SOCKET_BUFFER: usize = 4 << 20;
 
 /// Dials `addr` with big buffers set before the handshake (so that the window scale fits them)
 /// and writes `prefix` (an agent's data-connection hello) if given.
-pub fn dial(addr: SocketAddr, prefix: Option<&[u8]>, timeout: Duration) -> Result<TcpStream, MpError> {
+pub fn dial(
+    addr: SocketAddr,
+    prefix: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<TcpStream, MpError> {
     let what = || format!("connecting to rank at {addr}");
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(|e| MpError::io(what(), e))?;
@@ -131,7 +135,11 @@ fn write_hello(
 }
 
 /// Reads a hello addressed to `me`: `(src, ranks, digest)`.
-fn read_hello(s: &mut TcpStream, me: usize, deadline: Instant) -> Result<(usize, u16, u64), MpError> {
+fn read_hello(
+    s: &mut TcpStream,
+    me: usize,
+    deadline: Instant,
+) -> Result<(usize, u16, u64), MpError> {
     let mut b = [0u8; HEADER_LEN + HELLO_LEN];
     s.set_read_timeout(Some(left(deadline)))
         .and_then(|()| s.read_exact(&mut b))

@@ -65,11 +65,14 @@ pub fn run(
             } else {
                 pattern.to_string()
             };
-            let s = one(engine, spec, pattern, size, &sync, &mut buf).map_err(|e| e.during(&what))?;
+            let s =
+                one(engine, spec, pattern, size, &sync, &mut buf).map_err(|e| e.during(&what))?;
             sink(s)?;
         }
     }
-    engine.run_plan(&sync, &mut []).map_err(|e| e.during("the final barrier"))?;
+    engine
+        .run_plan(&sync, &mut [])
+        .map_err(|e| e.during("the final barrier"))?;
     engine.finish().map_err(|e| e.during("the goodbyes"))
 }
 
@@ -127,7 +130,11 @@ fn one(
         }
     }
     let algorithm = match pattern {
-        Pattern::AllReduce(a) => Some(a.unwrap_or(AllReduceAlgo::auto(size as usize)).name().to_string()),
+        Pattern::AllReduce(a) => Some(
+            a.unwrap_or(AllReduceAlgo::auto(size as usize))
+                .name()
+                .to_string(),
+        ),
         _ => None,
     };
     Ok(RankSample {

@@ -88,7 +88,11 @@ impl MpSample {
         let s = stats.summary();
         let n = parts.len() as f64;
         let bytes = parts.iter().map(|p| p.bytes_per_iter as f64).sum::<f64>() / n;
-        let msgs = parts.iter().map(|p| p.messages_per_iter as f64).sum::<f64>() / n;
+        let msgs = parts
+            .iter()
+            .map(|p| p.messages_per_iter as f64)
+            .sum::<f64>()
+            / n;
         let mbps = if pingpong {
             let r0 = parts.iter().find(|p| p.rank == 0);
             match r0.and_then(|p| Some((p.bw_bytes?, p.bw_ns?))) {
@@ -104,7 +108,11 @@ impl MpSample {
             Ok(Pattern::Npb(b, c)) => Some(npb::problem(b, c).1),
             _ => None,
         };
-        let iterations = parts.iter().map(|p| p.times_ns.len() as u64).max().unwrap_or(0);
+        let iterations = parts
+            .iter()
+            .map(|p| p.times_ns.len() as u64)
+            .max()
+            .unwrap_or(0);
         Some(MpSample {
             pattern: first.pattern.clone(),
             algorithm: first.algorithm.clone(),

@@ -5,8 +5,8 @@
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-pub use weft_model::mp::Route;
 use weft_model::mp::Pattern;
+pub use weft_model::mp::Route;
 
 use super::error::MpError;
 

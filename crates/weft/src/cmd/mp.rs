@@ -21,7 +21,8 @@ use crate::cli::usage;
 /// and osu_bw (a window of 64 messages), collectives are timed per call at every rank, NPB
 /// skeletons (bt.S, lu.A, sp.S, ...) per time step. Percentiles come from an HDR histogram.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Patterns: pingpong, exchange (sendrecv ring), alltoall, allreduce \
+#[command(
+    after_help = "Patterns: pingpong, exchange (sendrecv ring), alltoall, allreduce \
 (recursive doubling below 2 KiB, ring above), allreduce-ring, allreduce-rd, barrier, `all` for \
 all of these, and the NPB skeletons bt.S, bt.A, sp.S, sp.A, lu.S, lu.A (4 or 9 ranks; W, B, C \
 too).
@@ -36,7 +37,8 @@ Examples:
     weft mp --local 2 --pattern pingpong --sizes 1,64,1K,64K,1M,4M --json
     weft mp --local 4 --pattern pingpong --route daemon --sizes 8,64K
     weft mp --local 9 --pattern bt.S,lu.S,sp.S --steps 20
-    weft mp --hosts node1,node2,node3,node4 --pattern all --sizes 8,64K,1M -o mp.json")]
+    weft mp --hosts node1,node2,node3,node4 --pattern all --sizes 8,64K,1M -o mp.json"
+)]
 pub struct Args {
     /// Start N ranks on this host (agents of this binary on loopback).
     #[arg(long, value_name = "N", conflicts_with = "hosts")]
@@ -48,7 +50,11 @@ pub struct Args {
     #[arg(long, value_name = "LIST", default_value = "pingpong")]
     pub pattern: String,
     /// Message sizes, comma-separated, 1 byte to 16 MiB (e.g. 8,1K,64K,1M,4M).
-    #[arg(long, value_name = "LIST", default_value = "1,8,64,512,4K,32K,256K,1M,4M")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "1,8,64,512,4K,32K,256K,1M,4M"
+    )]
     pub sizes: String,
     /// Timed iterations per pattern and size up to 8 KiB.
     #[arg(long, default_value_t = 1000)]
@@ -150,7 +156,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let chatty = !args.json && std::io::stderr().is_terminal();
     let result = mp::run(&launch, &mut |s| {
         if chatty {
-            eprintln!("weft mp: {} at {} bytes: p50 {:.2} µs", s.pattern, s.size, s.p50_us);
+            eprintln!(
+                "weft mp: {} at {} bytes: p50 {:.2} µs",
+                s.pattern, s.size, s.p50_us
+            );
         }
     })
     .map_err(|e| match e {
@@ -172,7 +181,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 fn spec_from(a: &Args) -> anyhow::Result<MpSpec> {
     let mut patterns = Vec::new();
-    for p in a.pattern.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for p in a
+        .pattern
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         if p == "all" {
             patterns.extend(Pattern::ALL.iter().map(ToString::to_string));
         } else {
@@ -210,9 +224,9 @@ fn spec_from(a: &Args) -> anyhow::Result<MpSpec> {
         warmup,
         npb_steps: a.steps,
         timeout_ms: (a.timeout.as_nanos() / 1_000_000).max(1),
-        spin_us: a
-            .spin
-            .map_or(0, |s| u32::try_from(s.as_nanos() / 1_000).unwrap_or(u32::MAX)),
+        spin_us: a.spin.map_or(0, |s| {
+            u32::try_from(s.as_nanos() / 1_000).unwrap_or(u32::MAX)
+        }),
         daemon: DaemonParams {
             fragment: u32::try_from(a.daemon_fragment.as_bytes()).unwrap_or(u32::MAX),
             window: a.daemon_window,

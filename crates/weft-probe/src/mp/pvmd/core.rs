@@ -164,7 +164,10 @@ impl DaemonCore {
     }
 
     fn max_chunk(&self) -> usize {
-        self.cfg.fragment.saturating_sub(HEADER_LEN + wire::HEADER_LEN).max(1)
+        self.cfg
+            .fragment
+            .saturating_sub(HEADER_LEN + wire::HEADER_LEN)
+            .max(1)
     }
 
     /// Takes frames from the rank's stream (`data`, whatever has arrived and was not consumed
@@ -181,7 +184,10 @@ impl DaemonCore {
                     };
                     let hdr = Header::parse(head).map_err(|e| e.to_string())?;
                     let dst = hdr.dst as usize;
-                    if hdr.src as usize != self.cfg.me || dst >= self.cfg.ranks || dst == self.cfg.me {
+                    if hdr.src as usize != self.cfg.me
+                        || dst >= self.cfg.ranks
+                        || dst == self.cfg.me
+                    {
                         return Err(format!(
                             "rank {} sent its daemon a frame from {} to {}",
                             self.cfg.me, hdr.src, hdr.dst

@@ -195,9 +195,14 @@ impl Daemon {
             }
             if let Some((peer, why)) = core.failed().cloned() {
                 let reason: Vec<u8> = why.bytes().take(wire::MAX_CONTROL as usize).collect();
-                let mut f = Header::control(Kind::Abort, peer as u16, self.cfg.me as u16, reason.len() as u32)
-                    .emit()
-                    .to_vec();
+                let mut f = Header::control(
+                    Kind::Abort,
+                    peer as u16,
+                    self.cfg.me as u16,
+                    reason.len() as u32,
+                )
+                .emit()
+                .to_vec();
                 f.extend_from_slice(&reason);
                 let _ = task.set_nonblocking(false);
                 let _ = task.set_write_timeout(Some(StdDuration::from_secs(1)));
@@ -222,7 +227,13 @@ impl Daemon {
                 .map(|t| StdDuration::from_nanos(t.saturating_duration_since(clock()).as_nanos()))
                 .unwrap_or(POLL_SLICE)
                 .min(POLL_SLICE);
-            sleep(&task, &self.udp, !core.task_output().is_empty(), task_open, wake);
+            sleep(
+                &task,
+                &self.udp,
+                !core.task_output().is_empty(),
+                task_open,
+                wake,
+            );
         }
         Ok(core.stats())
     }
@@ -242,8 +253,7 @@ impl DaemonHandle {
     /// Waits for the daemon to end by itself, at most `t`, then stops it.
     pub fn wait(self, t: StdDuration) -> Result<DaemonStats, MpError> {
         let until = StdInstant::now() + t;
-        while self.thread.as_ref().is_some_and(|h| !h.is_finished()) && StdInstant::now() < until
-        {
+        while self.thread.as_ref().is_some_and(|h| !h.is_finished()) && StdInstant::now() < until {
             std::thread::sleep(StdDuration::from_millis(2));
         }
         self.join()

@@ -66,10 +66,7 @@ impl PacketHeader {
         }
         let flags = h[3];
         let payload = &b[HEADER_LEN..];
-        if flags & !(DAT | ACK) != 0
-            || flags == 0
-            || (flags & DAT != 0) == payload.is_empty()
-        {
+        if flags & !(DAT | ACK) != 0 || flags == 0 || (flags & DAT != 0) == payload.is_empty() {
             return Err(PacketError::Flags(flags));
         }
         let u32_at = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
