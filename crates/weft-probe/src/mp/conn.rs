@@ -117,8 +117,14 @@ impl Conn {
     /// queued payloads refer to. Returns the bytes written.
     pub fn flush(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut total = 0;
+        let empty = libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        };
+        // On the stack: no allocation per write (and `Conn` stays `Send`).
+        let mut iov = [empty; 2 * MAX_IOV];
         while !self.tx.is_empty() {
-            let mut iov: Vec<libc::iovec> = Vec::with_capacity(2 * MAX_IOV);
+            let mut k = 0;
             for t in self.tx.iter().take(MAX_IOV) {
                 let body: &[u8] = match &t.body {
                     Body::Region(r) => buf.get(r.offset..r.end()).unwrap_or(&[]),
@@ -131,23 +137,24 @@ impl Conn {
                 };
                 for part in [head, rest] {
                     if !part.is_empty() {
-                        iov.push(libc::iovec {
+                        iov[k] = libc::iovec {
                             iov_base: part.as_ptr() as *mut libc::c_void,
                             iov_len: part.len(),
-                        });
+                        };
+                        k += 1;
                     }
                 }
             }
-            let n = if iov.is_empty() {
+            let n = if k == 0 {
                 0
             } else {
-                // SAFETY: every iovec points into a slice (`t.head`, `buf` or an owned body)
-                // that lives until this call returns and is not written meanwhile; the msghdr
-                // is fully initialised and names `iov.len()` entries.
+                // SAFETY: the first `k` iovecs point into slices (`t.head`, `buf` or an owned
+                // body) that live until this call returns and are not written meanwhile; the
+                // msghdr is fully initialised and names those `k` entries.
                 let r = unsafe {
                     let mut msg: libc::msghdr = std::mem::zeroed();
                     msg.msg_iov = iov.as_mut_ptr();
-                    msg.msg_iovlen = iov.len();
+                    msg.msg_iovlen = k;
                     libc::sendmsg(
                         self.sock.as_raw_fd(),
                         &msg,
