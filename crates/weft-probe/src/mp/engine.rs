@@ -355,6 +355,13 @@ impl Engine {
                         .map_err(|e| self.conn_error(ci, e))?;
                     moved |= n > 0;
                 }
+            }
+            // A step of sends is complete once they are written: no read on the way out
+            // (each `recv` that finds nothing is a system call on the message's path).
+            if moved && done(self) {
+                return Ok(());
+            }
+            for ci in 0..self.conns.len() {
                 moved |= self.pump(ci, buf)?;
             }
             if done(self) {
@@ -482,6 +489,11 @@ impl Engine {
             match self.rx[ci] {
                 Rx::Header => {
                     if self.conns[ci].staged().len() < HEADER_LEN {
+                        if moved {
+                            // A frame was just taken: let the caller see whether the step is
+                            // complete before reading again (that read would find nothing).
+                            return Ok(moved);
+                        }
                         match self.fill(ci)? {
                             Fill::Data(_) => {
                                 moved = true;
