@@ -272,7 +272,6 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
                         .as_ref()
                         .map(|d| d.join(format!("point{k}"))),
                     source: format!("scenario {}", s.name),
-                    ..Default::default()
                 };
                 if let Some(d) = &up.capture_dir {
                     std::fs::create_dir_all(d)

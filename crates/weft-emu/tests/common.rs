@@ -27,7 +27,7 @@ pub fn skip_reason() -> Option<String> {
 macro_rules! require_root {
     () => {
         if let Some(reason) = common::skip_reason() {
-            println!("skipped: {reason}");
+            weft_testutil::skip(&reason);
             return;
         }
     };

@@ -197,6 +197,8 @@ mod tests {
         assert_eq!(Duration::from_millis(17).to_string(), "17ms");
         assert!("17 parsecs".parse::<Duration>().is_err());
         assert!("-1s".parse::<Duration>().is_err());
+        let e = "1e30s".parse::<Duration>().unwrap_err();
+        assert!(e.to_string().contains("584 years"), "{e}");
     }
 
     #[test]

@@ -114,7 +114,10 @@ impl FromStr for Rate {
         };
         let bps = value * scale;
         if !(0.0..=u64::MAX as f64).contains(&bps) {
-            return Err(UnitError::new(s, EXPECTED));
+            return Err(UnitError::new(
+                s,
+                "a rate between 0 and 2^64 bit/s (18.4 Ebit/s)",
+            ));
         }
         Ok(Rate(bps.round() as u64))
     }
@@ -141,7 +144,10 @@ impl FromStr for Size {
         };
         let bytes = value * scale;
         if !(0.0..=u64::MAX as f64).contains(&bytes) {
-            return Err(UnitError::new(s, EXPECTED));
+            return Err(UnitError::new(
+                s,
+                "a size between 0 and 2^64 bytes (16 EiB)",
+            ));
         }
         Ok(Size(bytes.round() as u64))
     }
@@ -240,6 +246,8 @@ mod tests {
         assert!("26MBps".parse::<Rate>().is_err());
         assert!("fast".parse::<Rate>().is_err());
         assert!("-5Mbps".parse::<Rate>().is_err());
+        let e = "1e30Tbps".parse::<Rate>().unwrap_err();
+        assert!(e.to_string().contains("2^64 bit/s"), "{e}");
     }
 
     #[test]
@@ -251,6 +259,8 @@ mod tests {
         assert_eq!("8kB".parse::<Size>().unwrap(), Size(8000));
         assert!("12 furlongs".parse::<Size>().is_err());
         assert!("".parse::<Size>().is_err());
+        let e = "1e30".parse::<Size>().unwrap_err();
+        assert!(e.to_string().contains("2^64 bytes"), "{e}");
     }
 
     #[test]

@@ -1,26 +1,17 @@
-//! The closed-form models held against the published figures in `shared/reference/figures.toml`
-//! (read here, not copied).
+//! The closed-form models held against the published figures (`data/figures.toml`, built into
+//! weft and checked against the reference file by `figures_copy.rs`).
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-use std::path::PathBuf;
 
 use weft_model::calc::{self, Chain, TransferBound, hol, window};
 use weft_model::scenario::Figures;
 use weft_model::tech::{AAL5_TRAILER_BYTES, Encap, Tech, Transport};
 use weft_model::{Duration, Rate, Size};
 
-/// Finds `shared/reference/figures.toml` in an ancestor of this crate (the repository's parent in
-/// CI and on main, one level further up from a worktree).
+/// The figures weft ships (`data/figures.toml`; `figures_copy.rs` checks them against the
+/// reference file).
 fn figures() -> Figures {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let path = here
-        .ancestors()
-        .map(|d| d.join("shared/reference/figures.toml"))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("no shared/reference/figures.toml above {}", here.display()));
-    let text = std::fs::read_to_string(&path).unwrap();
-    Figures::parse(&text, &path.display().to_string()).unwrap()
+    Figures::bundled().unwrap()
 }
 
 fn mbps(f: &Figures, key: &str) -> f64 {

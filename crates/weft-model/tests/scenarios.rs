@@ -11,14 +11,10 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The figures weft ships (`data/figures.toml`; `figures_copy.rs` checks them against the
+/// reference file).
 fn figures() -> Figures {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let path = here
-        .ancestors()
-        .map(|d| d.join("shared/reference/figures.toml"))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("no shared/reference/figures.toml above {}", here.display()));
-    Figures::parse(&std::fs::read_to_string(&path).unwrap(), "figures.toml").unwrap()
+    Figures::bundled().unwrap()
 }
 
 #[test]

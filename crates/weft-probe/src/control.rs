@@ -32,9 +32,11 @@ impl Control {
         write_message(&mut self.stream, msg).map_err(ProbeError::from)
     }
 
-    /// Receives one message, turning a peer's `Error` message into [`ProbeError::Remote`].
+    /// Receives one message, turning a peer's `Error` message into [`ProbeError::Remote`]
+    /// (or [`ProbeError::Auth`] for code `auth`, so that it reads "authentication failed").
     pub fn recv(&mut self) -> Result<Message, ProbeError> {
         match read_message(&mut self.stream, &mut self.buf, self.max_body)? {
+            Message::Error(e) if e.code == "auth" => Err(ProbeError::Auth(e.message)),
             Message::Error(e) => Err(ProbeError::Remote {
                 code: e.code,
                 message: e.message,

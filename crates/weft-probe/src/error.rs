@@ -8,14 +8,14 @@ pub enum ProbeError {
     /// A control message was malformed, oversized, of another version, or the peer vanished.
     #[error(transparent)]
     Proto(#[from] ProtoError),
-    /// A socket operation failed; `context` says which.
-    #[error("{context}: {source}")]
+    /// A socket operation failed; `context` says which. (The message includes the I/O
+    /// error's, which is therefore not also a `source`: a report of the chain would repeat it.)
+    #[error("{context}: {error}")]
     Io {
         /// What was being done.
         context: String,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The peer reported an error (`code` as in [`crate::proto::ErrorMsg`]).
     #[error("the agent reported an error ({code}): {message}")]
@@ -46,6 +46,9 @@ pub enum ProbeError {
     /// The agent will not do this by its operator's choice (e.g. `weft serve --no-relay`).
     #[error("{0}")]
     Refused(String),
+    /// The key was missing, wrong, or not proven (see [`crate::auth`]).
+    #[error("authentication failed: {0}")]
+    Auth(String),
     /// A relayed test failed between the relay and its target.
     #[error("the relayed test toward {target} failed: {message}")]
     Relay {
@@ -61,7 +64,7 @@ impl ProbeError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         ProbeError::Io {
             context: context.into(),
-            source,
+            error: source,
         }
     }
 
@@ -79,6 +82,7 @@ impl ProbeError {
             ProbeError::Config(_) => "bad-request",
             ProbeError::Refused(_) => "refused",
             ProbeError::Relay { .. } => "relay",
+            ProbeError::Auth(_) => "auth",
         }
     }
 }

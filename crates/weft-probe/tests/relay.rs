@@ -18,6 +18,7 @@ fn cfg(relay: &ServerHandle, target: SocketAddr) -> RelayConfig {
         relay: relay.local_addr(),
         target,
         connect_timeout: Duration::from_secs(5),
+        key: None,
     }
 }
 

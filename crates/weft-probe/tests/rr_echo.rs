@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -17,6 +18,11 @@ struct Socat {
 
 impl Drop for Socat {
     fn drop(&mut self) {
+        // socat forks a child per UDP peer that outlives its parent: end the whole group.
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill has no memory effects; -pid names the group socat leads.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -31,6 +37,7 @@ fn socat(proto: Proto) -> Option<Socat> {
     };
     let mut child = match Command::new("socat")
         .args(["-d", "-d", "-b", "65536", listen, "PIPE"])
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -38,7 +45,9 @@ fn socat(proto: Proto) -> Option<Socat> {
     {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("skipped: socat is not available ({e}); apt-get install socat");
+            weft_testutil::skip(&format!(
+                "socat is not available ({e}); apt-get install socat"
+            ));
             return None;
         }
     };

@@ -173,6 +173,7 @@ fn one_agent_serves_several_clients_at_once() {
                     server: addr,
                     spec: s,
                     connect_timeout: Duration::from_secs(5),
+                    key: None,
                 };
                 weft_probe::tput::run(&cfg, &mut |_| {})
             })

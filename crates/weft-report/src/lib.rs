@@ -5,8 +5,9 @@
 //! "summary": {...} }`.
 
 pub mod atomic;
+pub mod csv;
 pub mod plot;
 pub mod schema;
 
-pub use atomic::write_atomic;
+pub use atomic::{write_atomic, write_atomic_with};
 pub use schema::{Engine, ResultDoc, SCHEMA_VERSION};

@@ -73,6 +73,51 @@ impl ResultDoc {
         // A `Value`-only structure always serialises.
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
+
+    /// Writes the document as pretty-printed JSON to `w`, its samples taken one at a time from
+    /// `samples` instead of `self.samples`: a result of a million records (`weft trace flows`)
+    /// is then never held as JSON values. The text is what [`ResultDoc::to_json_pretty`] gives
+    /// for the same samples.
+    pub fn write_pretty_with<W, S, I>(&self, w: W, samples: I) -> std::io::Result<()>
+    where
+        W: std::io::Write,
+        S: Serialize,
+        I: Iterator<Item = S>,
+    {
+        let doc = Streamed {
+            weft: &self.weft,
+            schema: self.schema,
+            kind: &self.kind,
+            engine: self.engine,
+            params: &self.params,
+            samples: Samples(std::cell::RefCell::new(Some(samples))),
+            summary: &self.summary,
+        };
+        serde_json::to_writer_pretty(w, &doc).map_err(std::io::Error::other)
+    }
+}
+
+/// [`ResultDoc`]'s fields, in its order, with the samples from an iterator.
+#[derive(Serialize)]
+#[serde(bound = "Samples<I>: Serialize")]
+struct Streamed<'a, I> {
+    weft: &'a str,
+    schema: u32,
+    kind: &'a str,
+    engine: Engine,
+    params: &'a Value,
+    samples: Samples<I>,
+    summary: &'a Value,
+}
+
+/// An iterator serialised as a sequence, once.
+struct Samples<I>(std::cell::RefCell<Option<I>>);
+
+impl<S: Serialize, I: Iterator<Item = S>> Serialize for Samples<I> {
+    fn serialize<Z: serde::Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
+        let it = self.0.borrow_mut().take();
+        s.collect_seq(it.into_iter().flatten())
+    }
 }
 
 #[cfg(test)]
@@ -87,6 +132,23 @@ mod tests {
         let text = doc.to_json_pretty();
         assert!(text.contains("\"engine\": \"real\""));
         assert_eq!(ResultDoc::from_json(&text).unwrap(), doc);
+    }
+
+    #[test]
+    fn streamed_samples_give_the_same_text() {
+        let mut doc = ResultDoc::new("trace.flows", Engine::Real);
+        doc.params = json!({"file": "x"});
+        doc.summary = json!({"flows": 2});
+        let rows = [json!({"a": 1}), json!({"a": 2, "b": [1, 2]})];
+        let mut streamed = Vec::new();
+        doc.write_pretty_with(&mut streamed, rows.iter()).unwrap();
+        doc.samples = rows.to_vec();
+        assert_eq!(String::from_utf8(streamed).unwrap(), doc.to_json_pretty());
+        let mut empty = Vec::new();
+        let none: [Value; 0] = [];
+        doc.write_pretty_with(&mut empty, none.iter()).unwrap();
+        doc.samples.clear();
+        assert_eq!(String::from_utf8(empty).unwrap(), doc.to_json_pretty());
     }
 
     #[test]

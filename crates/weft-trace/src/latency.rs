@@ -49,6 +49,27 @@ struct Exchange {
     size: u32,
 }
 
+/// Bounds of the request/reply matching of one capture (both tables are keyed by what the
+/// capture holds), each with a flag of `weft trace latency`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LatencyLimits {
+    /// Requests waiting for their reply at once; past it they are all given up as unanswered
+    /// (`--max-pending`).
+    pub max_pending: usize,
+    /// Exchanges kept for the breakdown (about 150 bytes each); later ones are counted in
+    /// [`EchoPairs::left_out`] (`--max-exchanges`).
+    pub max_exchanges: usize,
+}
+
+impl Default for LatencyLimits {
+    fn default() -> Self {
+        LatencyLimits {
+            max_pending: 1 << 20,
+            max_exchanges: 2_000_000,
+        }
+    }
+}
+
 /// Request/reply pairs found in one capture.
 #[derive(Default)]
 pub struct EchoPairs {
@@ -56,11 +77,12 @@ pub struct EchoPairs {
     pending_len: usize,
     occ: FxHashMap<ReqKey, u32>,
     done: Vec<Exchange>,
-    /// Requests that never saw a reply.
+    limits: LatencyLimits,
+    /// Requests that never saw a reply (or were given up when too many waited).
     pub unanswered: u64,
+    /// Exchanges found beyond the limit, not kept for the breakdown.
+    pub left_out: u64,
 }
-
-const PENDING_MAX: usize = 1 << 20;
 
 fn payload_hash(p: &[u8], len: u32) -> u64 {
     let mut h = FxHasher::default();
@@ -91,6 +113,10 @@ impl EchoPairs {
                 if q.is_empty() {
                     self.pending.remove(&(info.proto, dst, src, h));
                 }
+                if self.done.len() >= self.limits.max_exchanges {
+                    self.left_out += 1;
+                    return;
+                }
                 let key = (info.proto, dst, src, id, h);
                 let occ = self.occ.entry(key).or_insert(0);
                 *occ += 1;
@@ -104,7 +130,7 @@ impl EchoPairs {
                 return;
             }
         }
-        if self.pending_len >= PENDING_MAX {
+        if self.pending_len >= self.limits.max_pending {
             self.unanswered += self.pending_len as u64;
             self.pending.clear();
             self.pending_len = 0;
@@ -132,7 +158,19 @@ pub fn pairs_from(
     reader: &mut CaptureReader,
     port: Option<u16>,
 ) -> (EchoPairs, Option<CaptureError>) {
-    let mut pairs = EchoPairs::default();
+    pairs_within(reader, port, LatencyLimits::default())
+}
+
+/// [`pairs_from`] with other bounds.
+pub fn pairs_within(
+    reader: &mut CaptureReader,
+    port: Option<u16>,
+    limits: LatencyLimits,
+) -> (EchoPairs, Option<CaptureError>) {
+    let mut pairs = EchoPairs {
+        limits,
+        ..EchoPairs::default()
+    };
     let err = crate::for_each_packet(reader, |p, info| pairs.add(p.ts_ns, p.data, info, port));
     pairs.unanswered += pairs.pending_len as u64;
     (pairs, err)
@@ -234,6 +272,10 @@ pub struct LatencyReport {
     pub unanswered_a: u64,
     /// Requests without reply in B.
     pub unanswered_b: u64,
+    /// Exchanges in A beyond `--max-exchanges`, left out of the breakdown.
+    pub left_out_a: u64,
+    /// Exchanges in B beyond `--max-exchanges`, left out of the breakdown.
+    pub left_out_b: u64,
     /// True if A's round trips are mostly shorter than B's: the captures are probably swapped.
     pub swapped_suspected: bool,
     /// Per request size.
@@ -331,6 +373,8 @@ pub fn breakdown(a: EchoPairs, b: EchoPairs) -> LatencyReport {
         unmatched_b: eb.len() as u64 - matched,
         unanswered_a: a.unanswered,
         unanswered_b: b.unanswered,
+        left_out_a: a.left_out,
+        left_out_b: b.left_out,
         swapped_suspected: !rows.is_empty() && shorter * 2 > rows.len(),
         per_size,
         exchanges: rows,

@@ -183,6 +183,7 @@ pub fn run(
         top: 10,
         max_bins: u64::MAX,
         max_hosts: 0,
+        max_fragments: 1,
     });
     let start = std::time::Instant::now();
     let mut prev = Counters::read(&cfg.iface)?;

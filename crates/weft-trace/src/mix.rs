@@ -64,6 +64,8 @@ pub struct Mix {
     pub ftp_data: Count,
     /// Top service ports by bytes.
     pub top_ports: Vec<PortCount>,
+    /// What the bounded fragment table left out.
+    pub fragment_table: FragStats,
 }
 
 /// The port a TCP/UDP packet is charged to: a named service's port when either end is one,
@@ -81,16 +83,44 @@ pub fn service_port(sport: u16, dport: u16) -> u16 {
 
 type FragKey = (IpAddr, IpAddr, u32, u8);
 
-const FRAG_TABLE_MAX: usize = 65_536;
+/// Default bound of the fragment table, in datagrams (`--max-fragments`).
+pub const FRAG_TABLE_MAX: usize = 65_536;
+
+/// What a fragment table left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FragStats {
+    /// Datagrams whose first fragment was forgotten because the table was full (it is emptied
+    /// when it reaches its bound).
+    pub forgotten: u64,
+    /// Later fragments whose first fragment was not remembered (never seen, or forgotten): not
+    /// charged to any ports.
+    pub unattributed: u64,
+}
 
 /// Remembers the ports of first fragments so that later fragments of the same datagram can be
-/// charged to them (bounded: the table is emptied when it reaches 65536 datagrams).
-#[derive(Default)]
+/// charged to them (bounded: the table is emptied when it reaches its bound, and what that
+/// cost is counted in [`FragStats`]).
 pub(crate) struct FragTable {
     map: FxHashMap<FragKey, (u16, u16)>,
+    max: usize,
+    stats: FragStats,
 }
 
 impl FragTable {
+    /// A table of at most `max` datagrams (at least one).
+    pub(crate) fn new(max: usize) -> Self {
+        FragTable {
+            map: FxHashMap::default(),
+            max: max.max(1),
+            stats: FragStats::default(),
+        }
+    }
+
+    /// What the bound left out so far.
+    pub(crate) fn stats(&self) -> FragStats {
+        self.stats
+    }
+
     /// The packet's ports: its own, or for a later fragment those of its first fragment if seen.
     #[inline]
     pub(crate) fn ports(&mut self, info: &PacketInfo) -> Option<(u16, u16)> {
@@ -101,16 +131,23 @@ impl FragTable {
         let key = (info.src, info.dst, info.ip_id, info.proto);
         if info.frag.offset == 0 {
             if let Some(p) = ports {
-                if self.map.len() >= FRAG_TABLE_MAX {
+                if self.map.len() >= self.max {
+                    self.stats.forgotten += self.map.len() as u64;
                     self.map.clear();
                 }
                 self.map.insert(key, p);
             }
             ports
-        } else if info.frag.more {
-            self.map.get(&key).copied()
         } else {
-            self.map.remove(&key)
+            let p = if info.frag.more {
+                self.map.get(&key).copied()
+            } else {
+                self.map.remove(&key)
+            };
+            if p.is_none() {
+                self.stats.unattributed += 1;
+            }
+            p
         }
     }
 }
@@ -123,11 +160,12 @@ pub(crate) struct MixAcc {
 }
 
 impl MixAcc {
-    pub(crate) fn new() -> Self {
+    /// An accumulator whose fragment table holds at most `max_fragments` datagrams.
+    pub(crate) fn new(max_fragments: usize) -> Self {
         MixAcc {
             mix: Mix::default(),
             ports: vec![Count::default(); 2 * 65_536],
-            frags: FragTable::default(),
+            frags: FragTable::new(max_fragments),
         }
     }
 
@@ -173,6 +211,7 @@ impl MixAcc {
     }
 
     pub(crate) fn finish(mut self, top: usize) -> Mix {
+        self.mix.fragment_table = self.frags.stats();
         let mut v: Vec<(usize, Count)> = self
             .ports
             .iter()

@@ -304,7 +304,8 @@ pub fn frame_for(link: u16, ip: &[u8]) -> Vec<u8> {
 
 /// A synthetic pcap stream (Ethernet, microsecond timestamps) produced on the fly: `packets`
 /// UDP frames of `frame_len` bytes, one every `gap_ns` nanoseconds from `start_ns`, cycling the
-/// source over `hosts` addresses. Memory use is one frame, whatever the length.
+/// source over `hosts` addresses (or, with [`SyntheticPcap::distinct_flows`], giving each
+/// packet a flow of its own). Memory use is one frame, whatever the length.
 pub struct SyntheticPcap {
     header: Vec<u8>,
     frame: Vec<u8>,
@@ -315,6 +316,7 @@ pub struct SyntheticPcap {
     start_ns: u64,
     gap_ns: u64,
     hosts: u8,
+    distinct_flows: bool,
 }
 
 impl SyntheticPcap {
@@ -342,7 +344,16 @@ impl SyntheticPcap {
             start_ns,
             gap_ns,
             hosts: hosts.max(1),
+            distinct_flows: false,
         }
+    }
+
+    /// Gives packet `i` a UDP flow of its own: source address 10.0.0.0 + `i >> 16` (so
+    /// `10.a.b.c`), source port `i & 0xffff` (a capture of N one-packet flows, for the flow
+    /// table's memory and time).
+    pub fn distinct_flows(mut self) -> Self {
+        self.distinct_flows = true;
+        self
     }
 
     /// Total bytes the stream will yield.
@@ -357,10 +368,21 @@ impl SyntheticPcap {
         let i = self.next;
         self.next += 1;
         let ts = self.start_ns + i * self.gap_ns;
-        // Vary the source host (last octet, byte 29 of the frame) and the IP id.
-        let host = 1 + (i % self.hosts as u64) as u8;
-        if let Some(b) = self.frame.get_mut(29) {
-            *b = host;
+        // Vary the source host (last octet, byte 29 of the frame) and the IP id; or, for
+        // distinct flows, the whole source address (bytes 26..30) and port (34..36).
+        if self.distinct_flows {
+            let src = 0x0a00_0000u32 | ((i >> 16) as u32 & 0x00ff_ffff);
+            if let Some(b) = self.frame.get_mut(26..30) {
+                b.copy_from_slice(&src.to_be_bytes());
+            }
+            if let Some(b) = self.frame.get_mut(34..36) {
+                b.copy_from_slice(&(i as u16).to_be_bytes());
+            }
+        } else {
+            let host = 1 + (i % self.hosts as u64) as u8;
+            if let Some(b) = self.frame.get_mut(29) {
+                *b = host;
+            }
         }
         if let Some(b) = self.frame.get_mut(18..20) {
             b.copy_from_slice(&(i as u16).to_be_bytes());

@@ -31,8 +31,12 @@ pub struct UtilConfig {
     /// Bins past the first beyond which packets are not counted but reported as out of range
     /// (a corrupt timestamp must not ask for a huge series: 16 bytes per bin are kept).
     pub max_bins: u64,
-    /// Distinct hosts tracked for the talker table before new ones are lumped together.
+    /// Distinct hosts tracked for the talker table before new ones are lumped together
+    /// (`--max-hosts`; what is left out is `hosts_untracked_bytes`).
     pub max_hosts: usize,
+    /// IP datagrams whose first fragment's ports are remembered for their later fragments
+    /// (`--max-fragments`; what is left out is in `mix.fragment_table`).
+    pub max_fragments: usize,
 }
 
 impl UtilConfig {
@@ -48,6 +52,7 @@ impl UtilConfig {
             // 4M bins: 64 MiB at most; 463 days of 10 s bins, 46 days of 1 s bins.
             max_bins: 4_000_000,
             max_hosts: 1 << 20,
+            max_fragments: crate::mix::FRAG_TABLE_MAX,
         }
     }
 }
@@ -85,11 +90,12 @@ pub struct UtilAnalyzer {
 impl UtilAnalyzer {
     /// A fresh analysis.
     pub fn new(cfg: UtilConfig) -> Self {
+        let max_fragments = cfg.max_fragments;
         UtilAnalyzer {
             cfg,
             first_bin: None,
             bins: Vec::new(),
-            mix: MixAcc::new(),
+            mix: MixAcc::new(max_fragments),
             hosts: FxHashMap::default(),
             hosts_untracked_bytes: 0,
             packets: 0,

@@ -82,6 +82,7 @@ pub fn recv_doc(r: &SessionReport) -> ResultDoc {
         "packets_lost": s.packets_lost,
         "packets_nacked": s.packets_nacked,
         "hash_failures": s.hash_failures,
+        "hashes_not_kept": r.hashes_not_kept,
         "error": r.error,
     });
     doc.samples = r

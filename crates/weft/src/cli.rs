@@ -11,6 +11,13 @@ use crate::cmd::Command;
 #[derive(Debug, Parser)]
 #[command(name = "weft", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
+    /// No progress bars, and `weft serve` logs no connections; errors are still printed.
+    #[arg(short, long, global = true, help_heading = "Global options")]
+    pub quiet: bool,
+    /// Log what weft does on stderr: -v connections and tests, -vv every step (without -v,
+    /// RUST_LOG if set).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, help_heading = "Global options")]
+    pub verbose: u8,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -3,6 +3,9 @@
 
 mod cli;
 mod cmd;
+mod logging;
+mod output;
+mod progress;
 
 use std::process::ExitCode;
 
@@ -10,6 +13,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    progress::set_quiet(args.quiet);
+    logging::init(args.verbose);
     match cmd::run(args.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

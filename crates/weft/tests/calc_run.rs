@@ -165,3 +165,41 @@ fn run_bad_scenario_names_file_line_and_key() {
     assert!(err.contains("bad.toml:5:"), "{err}");
     assert!(err.contains("workload[0].load"), "{err}");
 }
+
+#[test]
+fn figures_are_built_in_so_run_and_calc_work_from_any_directory() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let scenario = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/gigaswitch-contention.toml")
+        .canonicalize()
+        .unwrap();
+    let run_in = |dir: &std::path::Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    };
+    let scenario = scenario.to_str().unwrap();
+    let v = json(&run_in(elsewhere.path(), &["run", scenario, "--json"]));
+    let rows = v["summary"]["expect"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    assert!(rows.iter().all(|r| r["paper"].is_number()), "{rows:?}");
+    let v = json(&run_in(
+        elsewhere.path(),
+        &[
+            "calc", "window", "--rtt", "17ms", "--rate", "26Mbps", "--ebn", "--json",
+        ],
+    ));
+    assert_eq!(v["summary"]["ebn_runs"].as_array().unwrap().len(), 5);
+    // --figures still reads the file named, and says so when it cannot.
+    let out = run_in(
+        elsewhere.path(),
+        &["run", scenario, "--figures", "no-such-figures.toml"],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("cannot read the figures file no-such-figures.toml"),
+        "{out:?}"
+    );
+}

@@ -1,10 +1,13 @@
 //! `weft emu` end to end: exit code without root, run with commands, up/list/exec/down, signal
-//! and crash clean-up, captures read back by tshark. Tests that need root say so and return.
+//! and crash clean-up, captures read back by tshark. Tests that need root say so and return
+//! (and fail under WEFT_TEST_STRICT=1: see weft-testutil).
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use weft_testutil::{is_root, missing_root, missing_tool, skip_if};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -35,21 +38,6 @@ proto = "tcp"
 window = 65536
 time = "1s"
 "#;
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
-}
-
-fn skip() -> bool {
-    if !is_root() {
-        println!("skipped: needs root (network namespaces)");
-        return true;
-    }
-    false
-}
 
 fn weft(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run weft")
@@ -127,10 +115,7 @@ fn without_root_it_says_so_and_exits_2() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = write_scenario(dir.path());
     let out = if is_root() {
-        if Command::new("setpriv").arg("--version").output().is_err() {
-            println!("skipped: running as root and setpriv is missing");
-            return;
-        }
+        skip_if!(missing_tool("setpriv").map(|m| format!("running as root: {m}")));
         let _ = Command::new("chmod")
             .args(["755", &dir.path().display().to_string()])
             .status();
@@ -159,9 +144,7 @@ fn without_root_it_says_so_and_exits_2() {
 
 #[test]
 fn run_with_commands_and_capture() {
-    if skip() {
-        return;
-    }
+    skip_if!(missing_root("the emulator (network namespaces)"));
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = emu_namespaces();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -197,10 +180,7 @@ fn run_with_commands_and_capture() {
         times[1]
     );
     assert_eq!(emu_namespaces(), before, "namespaces leaked");
-    if Command::new("tshark").arg("--version").output().is_err() {
-        println!("tshark missing: capture not decoded");
-        return;
-    }
+    skip_if!(missing_tool("tshark").map(|m| format!("capture not decoded: {m}")));
     let pcap = cap.join("b.pcap");
     let t = Command::new("tshark")
         .args([
@@ -232,9 +212,7 @@ fn run_with_commands_and_capture() {
 
 #[test]
 fn up_list_exec_down_and_signals_leave_nothing() {
-    if skip() {
-        return;
-    }
+    skip_if!(missing_root("the emulator (network namespaces)"));
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = emu_namespaces();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -291,18 +269,54 @@ fn up_list_exec_down_and_signals_leave_nothing() {
 
 #[test]
 fn weft_run_engine_emu_reports_goodput() {
-    if skip() {
-        return;
-    }
+    skip_if!(missing_root("the emulator (network namespaces)"));
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("tempdir");
     let file = write_scenario(dir.path());
-    let out = weft(&["run", &file, "--engine", "emu", "--json"]);
-    assert!(out.status.success(), "{out:?}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let doc = if v.is_array() { v[0].clone() } else { v };
-    let g = doc["samples"][0]["goodput_mbps"].as_f64().expect("goodput");
-    println!("64 KiB window over 17 ms on OC-3c: {g:.2} Mbit/s");
-    // 65536 B per 17.x ms is about 30 Mbit/s: window-bound, far below the line.
-    assert!((20.0..32.0).contains(&g), "{g}");
+    // The emulator reports how many frames left its switch late (`late_frames`, past the lag
+    // warning threshold): on a machine busy with other work a run can fall behind the clock and
+    // then measures the machine, not the fabric. Such a run is repeated (at most three times);
+    // a run that kept up is compared with the model.
+    let mut degraded = Vec::new();
+    for _ in 0..3 {
+        let out = weft(&["run", &file, "--engine", "model,emu", "--json"]);
+        assert!(out.status.success(), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let docs = v.as_array().expect("one document per engine");
+        let sample = |engine: &str| {
+            docs.iter()
+                .find(|d| d["engine"] == engine)
+                .map(|d| d["samples"][0].clone())
+                .unwrap_or_else(|| panic!("no {engine} result in {v}"))
+        };
+        let (model, emu) = (sample("model"), sample("emu"));
+        let goodput = |s: &serde_json::Value| s["goodput_mbps"].as_f64().expect("goodput_mbps");
+        let (late, frames) = (
+            emu["switch"]["late_frames"].as_u64().expect("late_frames"),
+            emu["switch"]["frames_in"].as_u64().expect("frames_in"),
+        );
+        let (model, emu) = (goodput(&model), goodput(&emu));
+        println!(
+            "64 KiB window over 17 ms on OC-3c: model {model:.2}, emulated {emu:.2} Mbit/s \
+             ({late} of {frames} frames late)"
+        );
+        if late * 10 > frames {
+            degraded.push(format!(
+                "{emu:.2} Mbit/s with {late} of {frames} frames late"
+            ));
+            continue;
+        }
+        // Window-bound, far below the line: the emulated TCP must reach the model's window/RTT
+        // within 10% (slow start costs a few round trips of the 1 s run).
+        assert!(
+            (emu - model).abs() <= 0.10 * model,
+            "emulated {emu:.2} Mbit/s is not within 10% of the model's {model:.2}"
+        );
+        return;
+    }
+    weft_testutil::skip(&format!(
+        "the switch fell behind the clock in every run (the machine is too busy to emulate \
+         in real time): {}",
+        degraded.join("; ")
+    ));
 }

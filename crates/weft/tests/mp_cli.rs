@@ -2,6 +2,8 @@
 //! result), the daemon route's extra hop, a rank killed mid-run, requests that disagree refused
 //! at the start, and usage errors.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use std::net::TcpStream;
@@ -130,16 +132,27 @@ fn daemon_route_shows_its_extra_hop() {
             route,
         ])
     };
-    let direct = run("direct");
-    let daemon = run("daemon");
-    assert_eq!(daemon["params"]["route"], "daemon");
+    // The routes run in turns and each keeps its fastest of three runs: the other tests of this
+    // file start ranks of their own at the same time, and one unlucky run of the direct route
+    // on a crowded CPU is slower than the daemon route's when the CPU is free.
+    let mut direct = Vec::new();
+    let mut daemon = Vec::new();
+    for _ in 0..3 {
+        direct.push(run("direct"));
+        daemon.push(run("daemon"));
+    }
+    let fastest = |runs: &[Value], size: u64| {
+        runs.iter()
+            .map(|r| {
+                sample(r, "pingpong", Some(size))["p50_us"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
     for size in [8u64, 16384] {
-        let d = sample(&direct, "pingpong", Some(size))["p50_us"]
-            .as_f64()
-            .unwrap();
-        let v = sample(&daemon, "pingpong", Some(size))["p50_us"]
-            .as_f64()
-            .unwrap();
+        let d = fastest(&direct, size);
+        let v = fastest(&daemon, size);
         println!(
             "pingpong {size} B p50: direct {d:.1} us, daemon {v:.1} us ({:.2}x)",
             v / d
@@ -148,6 +161,8 @@ fn daemon_route_shows_its_extra_hop() {
     }
     // Every message crossed the daemons: at least one UDP packet per message (16 KiB messages
     // take five 4080-byte datagrams), and none on the direct route.
+    let (direct, daemon) = (&direct[0], &daemon[0]);
+    assert_eq!(daemon["params"]["route"], "daemon");
     let packets = daemon["summary"]["daemon_packets"].as_u64().unwrap();
     let messages = daemon["summary"]["messages_sent"].as_u64().unwrap();
     assert!(
@@ -347,4 +362,49 @@ fn bad_arguments_are_usage_errors() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("square"));
+}
+
+#[test]
+fn keyed_agents_run_ranks_only_for_a_coordinator_with_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    std::fs::write(&key, "lab secret\n").unwrap();
+    let key = key.to_str().unwrap();
+    let agents = [
+        Agent::start(&["--key-file", key]),
+        Agent::start(&["--key-file", key]),
+    ];
+    let hosts = format!("127.0.0.1:{},127.0.0.1:{}", agents[0].port, agents[1].port);
+    let base = ["--hosts", &hosts, "--pattern", "pingpong", "--sizes", "8"];
+    let base = [&base[..], &["--iterations", "20"]].concat();
+    // Without the key: refused at the start, saying why.
+    let out = weft().arg("mp").args(&base).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("rank 0") && err.contains("key"), "{err}");
+    // With it: the run completes (the ranks' own connections present the run's cookie).
+    let doc = mp_json(&[&base[..], &["--key-file", key]].concat());
+    assert!(
+        sample(&doc, "pingpong", Some(8))["p50_us"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    // --local with --key-file starts keyed agents and proves the key to them.
+    let doc = mp_json(&[
+        "--local",
+        "2",
+        "--sizes",
+        "8",
+        "--iterations",
+        "20",
+        "--key-file",
+        key,
+    ]);
+    assert!(
+        sample(&doc, "pingpong", Some(8))["p50_us"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }

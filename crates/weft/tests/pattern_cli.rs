@@ -108,10 +108,9 @@ fn usage_errors_exit_2_and_failed_sessions_exit_1() {
         let out = weft().args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.starts_with("weft: error:") || err.contains("error:"),
-            "{err}"
-        );
+        // weft's own usage errors (not clap's): one line saying what to change.
+        assert!(err.starts_with("weft: error: "), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

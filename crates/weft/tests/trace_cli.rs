@@ -23,15 +23,6 @@ fn json_of(o: &Output) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
 #[test]
 fn util_on_a_synthetic_capture_and_its_json() {
     let dir = tempfile::tempdir().unwrap();
@@ -264,7 +255,9 @@ fn check_capture(f: &Path, sizes: &[usize], port: u16) {
         s["mix"]["udp"]["packets"].as_u64().unwrap() >= sizes.len() as u64,
         "{s}"
     );
-    if have("tshark") {
+    if let Some(why) = weft_testutil::missing_tool("tshark") {
+        weft_testutil::skip(&format!("the cross-check against tshark: {why}"));
+    } else {
         let (n, bytes) = tshark_totals(f);
         assert_eq!(
             s["packets"], n,
@@ -290,10 +283,7 @@ fn check_capture(f: &Path, sizes: &[usize], port: u16) {
 
 #[test]
 fn tcpdump_captures_of_loopback_traffic() {
-    if !have("tcpdump") {
-        eprintln!("skipped: tcpdump is not installed (apt-get install tcpdump)");
-        return;
-    }
+    weft_testutil::skip_if!(weft_testutil::missing_tool("tcpdump"));
     let dir = tempfile::tempdir().unwrap();
     // Nanosecond pcap on lo (Ethernet), and Linux cooked v1 and v2 on "any".
     let variants: [(&str, &[&str]); 3] = [
@@ -327,10 +317,7 @@ fn tcpdump_captures_of_loopback_traffic() {
 
 #[test]
 fn tshark_pcapng_capture_of_loopback_traffic_plain_and_gzipped() {
-    if !have("tshark") {
-        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
-        return;
-    }
+    weft_testutil::skip_if!(weft_testutil::missing_tool("tshark"));
     let dir = tempfile::tempdir().unwrap();
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -500,10 +487,7 @@ fn flows_as_csv_and_sorted_json() {
 
 #[test]
 fn latency_of_real_udp_echo_captured_twice_by_tcpdump() {
-    if !have("tcpdump") {
-        eprintln!("skipped: tcpdump is not installed (apt-get install tcpdump)");
-        return;
-    }
+    weft_testutil::skip_if!(weft_testutil::missing_tool("tcpdump"));
     let dir = tempfile::tempdir().unwrap();
     let server = UdpSocket::bind("127.0.0.1:0").unwrap();
     let probe = UdpSocket::bind("127.0.0.1:0").unwrap();

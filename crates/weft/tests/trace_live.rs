@@ -58,7 +58,7 @@ fn live_sampling_of_lo_with_duration_and_capture() {
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() && err.contains("ermission") {
-        eprintln!("skipped: AF_PACKET needs CAP_NET_RAW: {err}");
+        weft_testutil::skip(&format!("AF_PACKET needs CAP_NET_RAW: {err}"));
         return;
     }
     assert!(o.status.success(), "{err}");

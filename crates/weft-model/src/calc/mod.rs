@@ -1,18 +1,23 @@
 //! Closed-form answers (`weft calc` and the `model` engine of `weft run`): rate chains, windows,
-//! head-of-line blocking, queueing and the TCP loss bound. Pure arithmetic, no I/O.
+//! head-of-line blocking, queueing, the TCP loss bound, host-limited transfers and request/response
+//! round trips. Pure arithmetic, no I/O.
 
 pub mod alpha_beta;
 pub mod engine;
 pub mod hol;
+pub mod host;
 pub mod mathis;
 pub mod overhead;
 pub mod queue;
+pub mod rtt;
 pub mod window;
 
 pub use alpha_beta::AlphaBeta;
 pub use engine::{ModelPoint, evaluate};
 pub use hol::{SATURATION_LIMIT, gigaswitch_efficiency, saturation_throughput};
+pub use host::{BulkBound, BulkLimit, BulkShape, host_rate};
 pub use mathis::Mathis;
 pub use overhead::{Chain, Layer, SandiaNote};
 pub use queue::{Md1, output_queued_wait};
+pub use rtt::{Hop, RttBreakdown, request_response};
 pub use window::{TransferBound, bdp, window_rate};

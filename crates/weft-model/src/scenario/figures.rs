@@ -45,7 +45,20 @@ pub struct Figures {
     root: Table,
 }
 
+/// The text of the figures file that ships with weft (`data/figures.toml` in the repository),
+/// compiled in so that `weft run` and `weft calc` need no file at run time.
+pub const BUNDLED_TEXT: &str = include_str!("../../../../data/figures.toml");
+
+/// How the bundled figures are named in errors.
+pub const BUNDLED_NAME: &str = "figures.toml (built into weft)";
+
 impl Figures {
+    /// The figures that ship with weft ([`BUNDLED_TEXT`]). A test parses them, so the error
+    /// is for a build from an edited copy.
+    pub fn bundled() -> Result<Figures, FigureError> {
+        Figures::parse(BUNDLED_TEXT, BUNDLED_NAME)
+    }
+
     /// Parses the text of a figures file; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Figures, FigureError> {
         let root: Table = toml::from_str(text).map_err(|e| FigureError::Syntax {

@@ -61,7 +61,7 @@ use crate::time::Duration;
 use crate::units::{Rate, Size};
 
 pub use compare::{Cell, Comparison, EngineSamples, NO_SOURCE, Row};
-pub use figures::{FigureError, Figures};
+pub use figures::{BUNDLED_NAME, BUNDLED_TEXT, FigureError, Figures};
 
 /// A scenario file, parsed and validated.
 #[derive(Clone, Debug, PartialEq, Serialize)]

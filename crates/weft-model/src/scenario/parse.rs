@@ -14,7 +14,43 @@ use crate::tech::{Encap, Framing, Tech, Transport};
 use crate::time::Duration;
 use crate::units::{Rate, Size};
 
-use super::reader::{Cx, DURATION, Given, Kind, RATE, Result, SIZE, Tbl};
+use super::reader::{Cx, Given, Range, Result, Tbl};
+
+// The values the scenario's numbers may take (inclusive): wide enough for the studies' fabrics
+// and far beyond, narrow enough that no engine's arithmetic overflows on them. A value outside
+// is refused with its range, at its line and column.
+/// Ports of a switch; inputs and outputs of a workload.
+const PORTS: (u32, u32) = (1, 4096);
+/// iSLIP iterations per slot.
+const ITERATIONS: (u32, u32) = (1, 64);
+/// Timed iterations (NPB: time steps) of a message-passing workload (`weft mp`'s bound).
+const MP_ITERATIONS: (u64, u64) = (1, 1_000_000);
+/// A buffer counted in cells or frames.
+const BUFFER_ITEMS: (u64, u64) = (1, 1 << 32);
+/// A buffer counted in bytes.
+const BUFFER_BYTES: (Size, Size) = (Size(1), Size(1 << 40));
+/// Link rates, line rates, contract rates and workload rates.
+const RATES: (Rate, Rate) = (Rate(1), Rate(10_000_000_000_000));
+/// Propagation delays, switch latencies, CDV tolerances and assumed round trips.
+const DELAYS: (Duration, Duration) = (Duration::ZERO, Duration::from_secs(3600));
+/// MTUs (IPv4's largest datagram).
+const MTUS: (Size, Size) = (Size(41), Size(65_535));
+/// Framing fields of a technology (preamble, header, trailer, gap, minimum frame), bytes.
+const FRAME_BYTES: (u64, u64) = (0, 65_535);
+/// A VC contract's maximum burst, cells.
+const MBS: (u64, u64) = (1, 1 << 32);
+/// Slots to simulate, and to warm up.
+const SLOTS: (u64, u64) = (1, 1_000_000_000_000);
+/// Mean burst of an on-off source, cells or frames.
+const BURSTS: (f64, f64) = (1.0, 1e9);
+/// A TCP window (TCP's largest, with window scaling).
+const WINDOWS: (Size, Size) = (Size(1), Size(1 << 30));
+/// A frame or message size.
+const MESSAGES: (Size, Size) = (Size(1), Size(1 << 30));
+/// How long a workload runs.
+const RUN_TIMES: (Duration, Duration) = (Duration(1), Duration::from_secs(30 * 86_400));
+/// A relative tolerance (10 = 1000%).
+const TOLERANCES: (f64, f64) = (0.0, 10.0);
 
 pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let cx = Cx { text, file };
@@ -46,7 +82,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         return Err(root.err("name", "must not be empty"));
     }
     let description = root.string("description")?.unwrap_or_default();
-    let seed = root.count("seed")?.unwrap_or(1);
+    let seed = root.count("seed", 0, u64::MAX)?.unwrap_or(1);
 
     let mut hosts = Vec::new();
     let mut names: Vec<String> = Vec::new();
@@ -111,11 +147,23 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
             return Err(s.err("fabric", "expected output-queued, input-fifo or voq-islip"));
         }
     };
-    let ports = s.count("ports")?.map(|n| s.small(n, "ports")).transpose()?;
-    if ports == Some(0) {
-        return Err(s.err("ports", "a switch needs at least one port"));
-    }
+    let ports = s.count32("ports", PORTS.0, PORTS.1)?;
     let buffer = s.parse_with("buffer", BUFFER_EXPECTED, parse_buffer)?;
+    if let Some(b) = buffer {
+        let ok = match b.unit {
+            BufferUnit::Bytes => (BUFFER_BYTES.0.0..=BUFFER_BYTES.1.0).contains(&b.amount),
+            _ => (BUFFER_ITEMS.0..=BUFFER_ITEMS.1).contains(&b.amount),
+        };
+        if !ok {
+            return Err(s.err(
+                "buffer",
+                format!(
+                    "expected between {} and {} cells or frames, or between {} and {}",
+                    BUFFER_ITEMS.0, BUFFER_ITEMS.1, BUFFER_BYTES.0, BUFFER_BYTES.1
+                ),
+            ));
+        }
+    }
     let drop = match s.string("drop")?.as_deref() {
         None | Some("tail") => DropPolicy::Tail,
         Some("ppd") => DropPolicy::Ppd,
@@ -133,14 +181,9 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
         Some("round-robin" | "rr") => Contention::RoundRobin,
         Some(_) => return Err(s.err("contention", "expected random or round-robin")),
     };
-    let speedup = s
-        .count("speedup")?
-        .map(|n| s.small(n, "speedup"))
-        .transpose()?;
+    let speedup = s.count32("speedup", PORTS.0, PORTS.1)?;
     let iterations = s
-        .count("iterations")?
-        .map(|n| s.small(n, "iterations"))
-        .transpose()?
+        .count32("iterations", ITERATIONS.0, ITERATIONS.1)?
         .unwrap_or(1);
     Ok(Switch {
         name,
@@ -151,7 +194,9 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
         speedup,
         iterations,
         contention,
-        latency: s.unit::<Duration>("latency", DURATION)?.unwrap_or_default(),
+        latency: s
+            .duration("latency", DELAYS.0, DELAYS.1)?
+            .unwrap_or_default(),
     })
 }
 
@@ -195,16 +240,13 @@ fn epd_threshold(s: &Tbl<'_, '_>, buffer: Option<Buffer>) -> Result<Buffer> {
                 )
             }),
         _ => {
-            let frac = s.number("epd_threshold")?.unwrap_or(0.0);
+            let frac = s.number("epd_threshold", 0.0, 1.0)?.unwrap_or(0.0);
             let Some(buf) = buffer else {
                 return Err(s.err(
                     "epd_threshold",
                     "a fractional threshold needs a `buffer` size to be a fraction of",
                 ));
             };
-            if !(0.0..=1.0).contains(&frac) {
-                return Err(s.err("epd_threshold", "expected a fraction between 0 and 1"));
-            }
             Ok(Buffer {
                 amount: (buf.amount as f64 * frac).floor() as u64,
                 unit: buf.unit,
@@ -268,14 +310,11 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
     };
     // Link-level shorthands override the preset too.
     override_tech(l, &mut tech)?;
-    let loss = l.number("loss")?.unwrap_or(0.0);
-    if !(0.0..=1.0).contains(&loss) {
-        return Err(l.err("loss", "expected a probability between 0 and 1"));
-    }
+    let loss = l.number("loss", 0.0, 1.0)?.unwrap_or(0.0);
     Ok(Link {
         ends,
         tech,
-        delay: l.unit::<Duration>("delay", DURATION)?.unwrap_or_default(),
+        delay: l.duration("delay", DELAYS.0, DELAYS.1)?.unwrap_or_default(),
         loss,
         contract: contract(l)?,
     })
@@ -283,10 +322,10 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
 
 /// The VC contract keys of a link: `pcr` is required once any of them is given.
 fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
-    let pcr = l.unit::<Rate>("pcr", RATE)?;
-    let scr = l.unit::<Rate>("scr", RATE)?;
-    let mbs = l.count("mbs")?;
-    let cdvt = l.unit::<Duration>("cdvt", DURATION)?;
+    let pcr = l.rate("pcr", RATES.0, RATES.1)?;
+    let scr = l.rate("scr", RATES.0, RATES.1)?;
+    let mbs = l.count("mbs", MBS.0, MBS.1)?;
+    let cdvt = l.duration("cdvt", DELAYS.0, DELAYS.1)?;
     let police = match l.get("police").map(|v| v.get_ref()) {
         None => None,
         Some(DeValue::Boolean(b)) => Some(*b),
@@ -348,7 +387,7 @@ fn tech_table(t: &Tbl<'_, '_>) -> Result<Tech> {
             &mut f.min_frame,
         ];
         for (key, field) in frame_keys.iter().zip(fields) {
-            if let Some(n) = t.count(key)? {
+            if let Some(n) = t.count(key, FRAME_BYTES.0, FRAME_BYTES.1)? {
                 *field = n;
             }
         }
@@ -362,10 +401,10 @@ fn tech_table(t: &Tbl<'_, '_>) -> Result<Tech> {
 }
 
 fn override_tech(t: &Tbl<'_, '_>, tech: &mut Tech) -> Result<()> {
-    if let Some(r) = t.unit::<Rate>("rate", RATE)? {
+    if let Some(r) = t.rate("rate", RATES.0, RATES.1)? {
         tech.rate = r;
     }
-    if let Some(r) = t.unit::<Rate>("line_rate", RATE)? {
+    if let Some(r) = t.rate("line_rate", RATES.0, RATES.1)? {
         tech.line_rate = r;
     }
     if tech.rate.0 == 0 || tech.rate > tech.line_rate {
@@ -379,7 +418,7 @@ fn override_tech(t: &Tbl<'_, '_>, tech: &mut Tech) -> Result<()> {
     if let Some(e) = t.string("encap")? {
         tech.encap = Encap::from_str(&e).map_err(|err| t.err("encap", err.to_string()))?;
     }
-    if let Some(m) = t.unit::<Size>("mtu", SIZE)? {
+    if let Some(m) = t.size("mtu", MTUS.0, MTUS.1)? {
         if m.0 <= 40 || (tech.is_cells() && tech.sdu_bytes(m.0) > crate::tech::AAL5_MAX_SDU_BYTES) {
             return Err(t.err("mtu", "expected an MTU above 40 bytes that fits one frame"));
         }
@@ -389,20 +428,20 @@ fn override_tech(t: &Tbl<'_, '_>, tech: &mut Tech) -> Result<()> {
 }
 
 /// The fields of a workload that may be given as an array to sweep them.
-const SWEEPABLE: &[(&str, Kind)] = &[
-    ("inputs", Kind::Count),
-    ("outputs", Kind::Count),
-    ("ports", Kind::Count),
-    ("slots", Kind::Count),
-    ("load", Kind::Number),
-    ("burst", Kind::Number),
-    ("hotspot", Kind::Number),
-    ("window", Kind::Size),
-    ("mtu", Kind::Size),
-    ("size", Kind::Size),
-    ("rate", Kind::Rate),
-    ("time", Kind::Duration),
-    ("rtt", Kind::Duration),
+const SWEEPABLE: &[(&str, Range)] = &[
+    ("inputs", Range::Count(PORTS.0 as u64, PORTS.1 as u64)),
+    ("outputs", Range::Count(PORTS.0 as u64, PORTS.1 as u64)),
+    ("ports", Range::Count(PORTS.0 as u64, PORTS.1 as u64)),
+    ("slots", Range::Count(SLOTS.0, SLOTS.1)),
+    ("load", Range::Number(0.0, 1.0)),
+    ("burst", Range::Number(BURSTS.0, BURSTS.1)),
+    ("hotspot", Range::Number(0.0, 1.0)),
+    ("window", Range::Size(WINDOWS.0, WINDOWS.1)),
+    ("mtu", Range::Size(MTUS.0, MTUS.1)),
+    ("size", Range::Size(MESSAGES.0, MESSAGES.1)),
+    ("rate", Range::Rate(RATES.0, RATES.1)),
+    ("time", Range::Duration(RUN_TIMES.0, RUN_TIMES.1)),
+    ("rtt", Range::Duration(DELAYS.0, DELAYS.1)),
 ];
 
 fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Workload> {
@@ -450,7 +489,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         burst: None,
         hotspot: None,
         slots: None,
-        warmup: w.count("warmup")?,
+        warmup: w.count("warmup", 0, SLOTS.1)?,
         proto,
         window: None,
         mtu: None,
@@ -461,8 +500,8 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         sweep: None,
         mp: mp_workload(w, kind, hosts)?,
     };
-    for (key, kind) in SWEEPABLE {
-        match w.param(key, *kind)? {
+    for (key, range) in SWEEPABLE {
+        match w.param(key, *range)? {
             None => {}
             Some(Given::One(v)) => out.set(key, v),
             Some(Given::Many(values)) => {
@@ -514,10 +553,7 @@ fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Op
         Some(r) => r.parse().map_err(|e: String| w.err("route", e))?,
         None => crate::mp::Route::Direct,
     };
-    let iterations = w.count("iterations")?;
-    if iterations == Some(0) {
-        return Err(w.err("iterations", "expected at least 1"));
-    }
+    let iterations = w.count("iterations", MP_ITERATIONS.0, MP_ITERATIONS.1)?;
     Ok(Some(MpWorkload {
         ranks,
         pattern,
@@ -533,28 +569,10 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
         None => switches.first().filter(|_| switches.len() == 1),
     };
     for (_, p) in &points {
-        if p.inputs == Some(0) || p.outputs == Some(0) || p.ports == Some(0) {
-            return Err(w.err_table("inputs, outputs and ports must be at least 1"));
-        }
         if let (Some(ports), Some(n)) = (sw.and_then(|s| s.ports), p.input_count())
             && n > ports
         {
             return Err(w.err_table(format!("{n} inputs do not fit a switch of {ports} ports")));
-        }
-        if let Some(load) = p.load
-            && !(0.0..=1.0).contains(&load)
-        {
-            return Err(w.err("load", "expected a load between 0 and 1"));
-        }
-        if let Some(h) = p.hotspot
-            && !(0.0..=1.0).contains(&h)
-        {
-            return Err(w.err("hotspot", "expected a fraction between 0 and 1"));
-        }
-        if let Some(b) = p.burst
-            && b < 1.0
-        {
-            return Err(w.err("burst", "expected a mean burst of at least 1"));
         }
     }
     let Some((_, first)) = points.first() else {
@@ -617,7 +635,7 @@ fn expectation(e: &Tbl<'_, '_>, workloads: &[Workload]) -> Result<Expect> {
             "expected a dotted key such as \"gigaswitch.contention_observed_mbps\"",
         ));
     }
-    let workload = e.count("workload")?.unwrap_or(0) as usize;
+    let workload = e.count("workload", 0, u32::MAX.into())?.unwrap_or(0) as usize;
     let Some(w) = workloads.get(workload) else {
         return Err(e.err(
             "workload",
@@ -627,10 +645,9 @@ fn expectation(e: &Tbl<'_, '_>, workloads: &[Workload]) -> Result<Expect> {
             ),
         ));
     };
-    let tolerance = e.number("tolerance")?.unwrap_or(0.1);
-    if tolerance.is_nan() || tolerance < 0.0 {
-        return Err(e.err("tolerance", "expected a relative tolerance >= 0"));
-    }
+    let tolerance = e
+        .number("tolerance", TOLERANCES.0, TOLERANCES.1)?
+        .unwrap_or(0.1);
     let select = match e.get("select") {
         None => None,
         Some(v) => match v.get_ref() {

@@ -1,7 +1,9 @@
 //! A typed reader over a `toml::de::DeTable` that remembers where every key is, so that each
 //! error names the file, line, column and key path (`link[2].delay`) and what was expected.
+//! Every number is read with the range it may take ([`Range`]); a value outside it, or a
+//! fraction where a count is meant, is refused with the range in the message.
 
-use std::ops::Range;
+use std::ops::Range as Span;
 use std::str::FromStr;
 
 use toml::Spanned;
@@ -13,17 +15,98 @@ use crate::units::{Rate, Size};
 
 pub(super) type Result<T> = std::result::Result<T, ScenarioError>;
 
-pub(super) const DURATION: &str = "a duration such as \"17ms\"";
-pub(super) const RATE: &str = "a rate such as \"26Mbps\"";
-pub(super) const SIZE: &str = "a size such as \"9180\" or \"64KiB\"";
-
+/// What a numeric field holds and the values it may take (inclusive).
 #[derive(Clone, Copy)]
-pub(super) enum Kind {
-    Count,
-    Number,
-    Size,
-    Rate,
-    Duration,
+pub(super) enum Range {
+    /// A whole number.
+    Count(u64, u64),
+    /// Any number (a fraction, a mean).
+    Number(f64, f64),
+    /// A size in bytes, written with units.
+    Size(Size, Size),
+    /// A rate in bits per second, written with units.
+    Rate(Rate, Rate),
+    /// A duration, written with units.
+    Duration(Duration, Duration),
+}
+
+impl Range {
+    /// "a whole number between 1 and 4096", "a size between 1B and 1GiB", ...
+    pub(super) fn expected(&self) -> String {
+        match self {
+            Range::Count(lo, hi) => format!("a whole number between {lo} and {hi}"),
+            Range::Number(lo, hi) => format!("a number between {lo} and {hi}"),
+            Range::Size(lo, hi) => format!("a size such as \"64KiB\" between {lo} and {hi}"),
+            Range::Rate(lo, hi) => format!("a rate such as \"26Mbps\" between {lo} and {hi}"),
+            Range::Duration(lo, hi) => {
+                format!("a duration such as \"17ms\" between {lo} and {hi}")
+            }
+        }
+    }
+
+    /// The value of `v` if it is of this kind and in range; else what is wrong with it. With
+    /// `list`, the message says that a list of such values would do too (a sweep).
+    pub(super) fn read(&self, v: &DeValue<'_>, list: bool) -> std::result::Result<Param, String> {
+        let or_list = if list { " (or a list of them)" } else { "" };
+        let wrong = |why: &str| {
+            format!(
+                "expected {}{or_list}, found {}{why}",
+                self.expected(),
+                text_of(v)
+            )
+        };
+        let out = |ok: bool, p: Param| {
+            if ok {
+                Ok(p)
+            } else {
+                Err(wrong(": out of range"))
+            }
+        };
+        match *self {
+            Range::Count(lo, hi) => match count_of(v) {
+                Some(n) => out((lo..=hi).contains(&n), Param::Count(n)),
+                None if number_of(v).is_some_and(|x| x.fract() != 0.0) => {
+                    Err(wrong(": a count cannot be a fraction"))
+                }
+                None => Err(wrong("")),
+            },
+            Range::Number(lo, hi) => match number_of(v) {
+                Some(x) => out((lo..=hi).contains(&x), Param::Number(x)),
+                None => Err(wrong("")),
+            },
+            Range::Size(lo, hi) => match unit_of::<Size>(v) {
+                Ok(x) => out((lo..=hi).contains(&x), Param::Size(x)),
+                Err(e) => Err(wrong(&unit_why(e))),
+            },
+            Range::Rate(lo, hi) => match unit_of::<Rate>(v) {
+                Ok(x) => out((lo..=hi).contains(&x), Param::Rate(x)),
+                Err(e) => Err(wrong(&unit_why(e))),
+            },
+            Range::Duration(lo, hi) => match unit_of::<Duration>(v) {
+                Ok(x) => out((lo..=hi).contains(&x), Param::Duration(x)),
+                Err(e) => Err(wrong(&unit_why(e))),
+            },
+        }
+    }
+}
+
+/// The reason a unit parser gave, when it says more than "expected ...": a value past what the
+/// type can hold says so ("between 0 and 584 years").
+fn unit_why(e: Option<crate::units::UnitError>) -> String {
+    match e {
+        Some(e) if e.expected.contains("between") => format!(" ({})", e.expected),
+        _ => String::new(),
+    }
+}
+
+/// A value as written, for messages.
+fn text_of(v: &DeValue<'_>) -> String {
+    match v {
+        DeValue::Integer(i) => i.as_str().to_string(),
+        DeValue::Float(f) => f.as_str().to_string(),
+        DeValue::String(s) => format!("{:?}", s.as_ref()),
+        other => other.type_str().to_string(),
+    }
 }
 
 pub(super) enum Given {
@@ -39,7 +122,7 @@ pub(super) struct Cx<'a> {
 impl Cx<'_> {
     pub(super) fn err(
         &self,
-        span: Range<usize>,
+        span: Span<usize>,
         key: &str,
         message: impl Into<String>,
     ) -> ScenarioError {
@@ -64,7 +147,7 @@ pub(super) struct Tbl<'a, 'i> {
     pub(super) cx: &'a Cx<'a>,
     pub(super) path: String,
     pub(super) t: &'a DeTable<'i>,
-    pub(super) span: Range<usize>,
+    pub(super) span: Span<usize>,
 }
 
 impl<'a, 'i> Tbl<'a, 'i> {
@@ -96,7 +179,7 @@ impl<'a, 'i> Tbl<'a, 'i> {
 
     pub(super) fn err_at(
         &self,
-        span: Range<usize>,
+        span: Span<usize>,
         k: &str,
         msg: impl Into<String>,
     ) -> ScenarioError {
@@ -112,7 +195,7 @@ impl<'a, 'i> Tbl<'a, 'i> {
         self.cx.err(self.span.clone(), &key, msg)
     }
 
-    pub(super) fn child(&self, k: &str, t: &'a DeTable<'i>, span: Range<usize>) -> Tbl<'a, 'i> {
+    pub(super) fn child(&self, k: &str, t: &'a DeTable<'i>, span: Span<usize>) -> Tbl<'a, 'i> {
         Tbl {
             cx: self.cx,
             path: self.key(k),
@@ -205,31 +288,58 @@ impl<'a, 'i> Tbl<'a, 'i> {
             .collect()
     }
 
-    pub(super) fn count(&self, k: &str) -> Result<Option<u64>> {
+    /// The value of `k`, checked against `range`.
+    fn ranged(&self, k: &str, range: Range) -> Result<Option<Param>> {
         self.get(k)
-            .map(|v| {
-                count_of(v.get_ref()).ok_or_else(|| self.err(k, "expected a whole number >= 0"))
-            })
+            .map(|v| range.read(v.get_ref(), false).map_err(|m| self.err(k, m)))
             .transpose()
     }
 
-    pub(super) fn small(&self, n: u64, k: &str) -> Result<u32> {
-        u32::try_from(n).map_err(|_| self.err(k, "expected a number below 2^32"))
+    /// A whole number in `lo..=hi`.
+    pub(super) fn count(&self, k: &str, lo: u64, hi: u64) -> Result<Option<u64>> {
+        Ok(match self.ranged(k, Range::Count(lo, hi))? {
+            Some(Param::Count(n)) => Some(n),
+            _ => None,
+        })
     }
 
-    pub(super) fn number(&self, k: &str) -> Result<Option<f64>> {
-        self.get(k)
-            .map(|v| number_of(v.get_ref()).ok_or_else(|| self.err(k, "expected a number")))
-            .transpose()
+    /// A whole number in `lo..=hi` that fits 32 bits.
+    pub(super) fn count32(&self, k: &str, lo: u32, hi: u32) -> Result<Option<u32>> {
+        Ok(self
+            .count(k, u64::from(lo), u64::from(hi))?
+            .and_then(|n| u32::try_from(n).ok()))
     }
 
-    /// A value with a unit: a string parsed by `T::from_str`, or a bare number in the base unit.
-    pub(super) fn unit<T: FromStr>(&self, k: &str, expected: &str) -> Result<Option<T>> {
-        self.get(k)
-            .map(|v| {
-                unit_of::<T>(v.get_ref()).ok_or_else(|| self.err(k, format!("expected {expected}")))
-            })
-            .transpose()
+    /// A number in `lo..=hi`.
+    pub(super) fn number(&self, k: &str, lo: f64, hi: f64) -> Result<Option<f64>> {
+        Ok(match self.ranged(k, Range::Number(lo, hi))? {
+            Some(Param::Number(x)) => Some(x),
+            _ => None,
+        })
+    }
+
+    /// A size with units in `lo..=hi`.
+    pub(super) fn size(&self, k: &str, lo: Size, hi: Size) -> Result<Option<Size>> {
+        Ok(match self.ranged(k, Range::Size(lo, hi))? {
+            Some(Param::Size(x)) => Some(x),
+            _ => None,
+        })
+    }
+
+    /// A rate with units in `lo..=hi`.
+    pub(super) fn rate(&self, k: &str, lo: Rate, hi: Rate) -> Result<Option<Rate>> {
+        Ok(match self.ranged(k, Range::Rate(lo, hi))? {
+            Some(Param::Rate(x)) => Some(x),
+            _ => None,
+        })
+    }
+
+    /// A duration with units in `lo..=hi`.
+    pub(super) fn duration(&self, k: &str, lo: Duration, hi: Duration) -> Result<Option<Duration>> {
+        Ok(match self.ranged(k, Range::Duration(lo, hi))? {
+            Some(Param::Duration(x)) => Some(x),
+            _ => None,
+        })
     }
 
     pub(super) fn parse_with<T>(
@@ -247,33 +357,15 @@ impl<'a, 'i> Tbl<'a, 'i> {
         }
     }
 
-    pub(super) fn param(&self, k: &str, kind: Kind) -> Result<Option<Given>> {
+    /// A workload field that may be one value or a list of them (a sweep), each in `range`.
+    pub(super) fn param(&self, k: &str, range: Range) -> Result<Option<Given>> {
         let Some(v) = self.get(k) else {
             return Ok(None);
         };
-        let expected = match kind {
-            Kind::Count => "a whole number",
-            Kind::Number => "a number",
-            Kind::Size => SIZE,
-            Kind::Rate => RATE,
-            Kind::Duration => DURATION,
-        };
         let one = |v: &Spanned<DeValue<'_>>| -> Result<Param> {
-            let value = v.get_ref();
-            let p = match kind {
-                Kind::Count => count_of(value).map(Param::Count),
-                Kind::Number => number_of(value).map(Param::Number),
-                Kind::Size => unit_of::<Size>(value).map(Param::Size),
-                Kind::Rate => unit_of::<Rate>(value).map(Param::Rate),
-                Kind::Duration => unit_of::<Duration>(value).map(Param::Duration),
-            };
-            p.ok_or_else(|| {
-                self.err_at(
-                    v.span(),
-                    k,
-                    format!("expected {expected} or a list of them"),
-                )
-            })
+            range
+                .read(v.get_ref(), true)
+                .map_err(|m| self.err_at(v.span(), k, m))
         };
         match v.get_ref() {
             DeValue::Array(a) if a.is_empty() => {
@@ -315,11 +407,15 @@ pub(super) fn number_of(v: &DeValue<'_>) -> Option<f64> {
     }
 }
 
-pub(super) fn unit_of<T: FromStr>(v: &DeValue<'_>) -> Option<T> {
+/// A value with a unit: a string parsed by `T::from_str`, or a bare number in the base unit.
+/// The error is the parser's (`None` for a value of another TOML type).
+pub(super) fn unit_of<T: FromStr<Err = crate::units::UnitError>>(
+    v: &DeValue<'_>,
+) -> std::result::Result<T, Option<crate::units::UnitError>> {
     match v {
-        DeValue::String(s) => s.parse().ok(),
-        DeValue::Integer(i) => i.as_str().replace('_', "").parse().ok(),
-        DeValue::Float(f) => f.as_str().replace('_', "").parse().ok(),
-        _ => None,
+        DeValue::String(s) => s.parse().map_err(Some),
+        DeValue::Integer(i) => i.as_str().replace('_', "").parse().map_err(Some),
+        DeValue::Float(f) => f.as_str().replace('_', "").parse().map_err(Some),
+        _ => Err(None),
     }
 }

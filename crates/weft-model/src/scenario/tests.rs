@@ -224,3 +224,145 @@ fn vc_contracts_parse_and_bad_ones_are_named() {
     let e = error(&with("mbs = 4"));
     assert!(e.message.contains("pcr"), "{e}");
 }
+
+#[test]
+fn numbers_out_of_range_are_refused_with_the_range_at_their_line() {
+    // (what is replaced, by what, the key named, what the message says)
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "window = \"64KiB\"",
+            "window = 1e18",
+            "workload[1].window",
+            "between 1B and 1GiB (or a list of them), found 1e18: out of range",
+        ),
+        (
+            "delay = \"1us\"",
+            "delay = \"1e30s\"",
+            "link[0].delay",
+            "584 years",
+        ),
+        (
+            "delay = \"1us\"",
+            "delay = \"2h\"",
+            "link[0].delay",
+            "between 0ns and 3600s",
+        ),
+        (
+            "ports = 5",
+            "ports = 2.5",
+            "switch[0].ports",
+            "a count cannot be a fraction",
+        ),
+        (
+            "ports = 5",
+            "ports = 5000",
+            "switch[0].ports",
+            "between 1 and 4096",
+        ),
+        (
+            "ports = 5",
+            "ports = 0",
+            "switch[0].ports",
+            "between 1 and 4096",
+        ),
+        (
+            "outputs = 5",
+            "outputs = -1",
+            "workload[0].outputs",
+            "between 1 and 4096",
+        ),
+        (
+            "slots = 1e6",
+            "slots = 12.5",
+            "workload[0].slots",
+            "cannot be a fraction",
+        ),
+        (
+            "slots = 1e6",
+            "slots = 1e30",
+            "workload[0].slots",
+            "between 1 and",
+        ),
+        (
+            "inputs = [1, 2, 3]",
+            "inputs = [1, 2.5]",
+            "workload[0].inputs",
+            "fraction",
+        ),
+        (
+            "rate = \"95Mbps\"",
+            "rate = \"20Tbps\"",
+            "workload[0].rate",
+            "between 1bps",
+        ),
+        (
+            "mtu = 4490",
+            "mtu = 100000",
+            "link[1].mtu",
+            "between 41B and",
+        ),
+        (
+            "loss = 0.001",
+            "loss = 1.5",
+            "link[1].loss",
+            "between 0 and 1",
+        ),
+        ("seed = 7", "seed = 7.5", "seed", "fraction"),
+        (
+            "tolerance = 0.01",
+            "tolerance = -1",
+            "expect.tolerance",
+            "between 0 and 10",
+        ),
+        (
+            "epd_threshold = 0.5",
+            "epd_threshold = 2",
+            "switch[0].epd_threshold",
+            "between 0 and 1",
+        ),
+        (
+            "buffer = \"512 frames\"",
+            "buffer = \"0 frames\"",
+            "switch[0].buffer",
+            "between 1",
+        ),
+        (
+            "rate = \"26Mbps\"",
+            "rate = \"0\"",
+            "link[1].tech.rate",
+            "between 1bps",
+        ),
+    ];
+    for (from, to, key, says) in cases {
+        assert!(GOOD.contains(from), "{from}");
+        let text = GOOD.replacen(from, to, 1);
+        let e = error(&text);
+        assert_eq!(e.key, *key, "{to}: {e}");
+        assert!(e.message.contains(says), "{to}: {e}");
+        let line = text.lines().position(|l| l.contains(to)).map(|i| i + 1);
+        assert_eq!(Some(e.line), line, "{to}: {e}");
+        assert!(e.column > 1, "{to}: {e}");
+        assert!(e.to_string().starts_with("bad.toml:"), "{e}");
+    }
+}
+
+#[test]
+fn every_workload_number_has_a_range() {
+    for (key, value) in [
+        ("hotspot", "1.5"),
+        ("burst", "0.5"),
+        ("load", "-0.1"),
+        ("warmup", "0.5"),
+        ("size", "\"2GiB\""),
+        ("time", "\"0s\""),
+        ("rtt", "\"1d\""),
+    ] {
+        let text = format!(
+            "name = \"x\"\n[[workload]]\nkind = \"saturated\"\nports = 2\n{key} = {value}\n"
+        );
+        let e = error(&text);
+        assert_eq!(e.key, format!("workload[0].{key}"), "{e}");
+        assert!(e.message.contains("between"), "{e}");
+        assert_eq!(e.line, 5, "{e}");
+    }
+}

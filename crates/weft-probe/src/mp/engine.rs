@@ -818,6 +818,7 @@ mod tests {
     };
 
     /// A full mesh of `n` loopback connections, one `Vec` of peers per rank.
+    #[allow(clippy::needless_range_loop)] // each pair fills peers[i][j] and peers[j][i]
     fn mesh(n: usize) -> Vec<Vec<Option<Conn>>> {
         let mut peers: Vec<Vec<Option<Conn>>> =
             (0..n).map(|_| (0..n).map(|_| None).collect()).collect();

@@ -102,11 +102,11 @@ impl MpError {
             MpError::Mismatch(m) => ProbeError::Unsupported(format!("rank {rank}: {m}")),
             MpError::Io { context, source } => ProbeError::Io {
                 context: format!("rank {rank}: {context}"),
-                source,
+                error: source,
             },
             other => ProbeError::Io {
                 context: format!("rank {rank}"),
-                source: std::io::Error::other(other.to_string()),
+                error: std::io::Error::other(other.to_string()),
             },
         }
     }

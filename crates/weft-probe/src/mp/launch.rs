@@ -28,6 +28,9 @@ pub struct Launch {
     pub spec: MpSpec,
     /// Time-out for connecting to an agent and for each set-up step.
     pub connect_timeout: Duration,
+    /// The agents' pre-shared key (`weft serve --key-file`), proven to each before its request;
+    /// `None` for agents without one (an agent with a key then refuses the run at once).
+    pub key: Option<crate::auth::Key>,
 }
 
 /// Runs the ranks and gathers the result; `progress` sees each sample as it completes.
@@ -43,6 +46,9 @@ pub fn run(l: &Launch, progress: &mut dyn FnMut(&MpSample)) -> Result<MpResult, 
             .map_err(|e| MpError::io(format!("rank {r}: connecting to the agent at {addr}"), e))?;
         let mut c = Control::new(stream, DEFAULT_MAX_MESSAGE.max(MAX_REPORT));
         c.set_read_timeout(Some(l.connect_timeout))?;
+        if let Some(key) = &l.key {
+            crate::auth::client_hello(&mut c, key).map_err(|e| remote(r, e))?;
+        }
         let mut s = spec.clone();
         s.rank = r as u32;
         c.send(&Message::Request(TestSpec::Mp(s)))

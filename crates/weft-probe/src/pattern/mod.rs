@@ -57,6 +57,8 @@ pub struct PatternConfig {
     pub connect_timeout: Duration,
     /// How long probes wait after the start so that they measure the load in steady state.
     pub probe_delay: Duration,
+    /// The pre-shared key to prove to every agent (`--key-file`).
+    pub key: Option<crate::auth::Key>,
 }
 
 impl PatternConfig {
@@ -68,6 +70,7 @@ impl PatternConfig {
             line_rate_bps: None,
             connect_timeout: Duration::from_secs(5),
             probe_delay: Duration::from_millis(300),
+            key: None,
         }
     }
 

@@ -89,6 +89,7 @@ fn run_session(s: &Session, cfg: &PatternConfig) -> Outcome {
                 server: agent,
                 spec,
                 connect_timeout: cfg.connect_timeout,
+                key: cfg.key.clone(),
             };
             tput_outcome(tput::run(&tc, &mut |_| {}))
         }
@@ -102,6 +103,7 @@ fn run_session(s: &Session, cfg: &PatternConfig) -> Outcome {
             let mut rc = RrConfig::new(Peer::Agent(agent), vec![st.size]);
             rc.proto = st.proto;
             rc.warmup = st.warmup;
+            rc.key = cfg.key.clone();
             rc.stop = match st.time_ns {
                 Some(duration_ns) => StopRule::Time { duration_ns },
                 None => StopRule::Count { count: st.count },
@@ -130,6 +132,7 @@ fn relay_config(from: SocketAddr, to: SocketAddr, cfg: &PatternConfig) -> RelayC
         relay: from,
         target: to,
         connect_timeout: cfg.connect_timeout,
+        key: cfg.key.clone(),
     }
 }
 

@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::ProtoError;
+use super::auth::{AuthChallenge, AuthHello, AuthProof};
 use super::frame::{Frame, HEADER_LEN, emit_header};
 use super::relay::{RelayReport, RelaySpec};
 use super::spec::TestSpec;
@@ -52,6 +53,12 @@ pub enum MessageType {
     Relay = 10,
     /// [`Message::Relayed`].
     Relayed = 11,
+    /// [`Message::AuthHello`].
+    AuthHello = 12,
+    /// [`Message::AuthChallenge`].
+    AuthChallenge = 13,
+    /// [`Message::AuthProof`].
+    AuthProof = 14,
 }
 
 impl MessageType {
@@ -69,6 +76,9 @@ impl MessageType {
             9 => MessageType::Ext,
             10 => MessageType::Relay,
             11 => MessageType::Relayed,
+            12 => MessageType::AuthHello,
+            13 => MessageType::AuthChallenge,
+            14 => MessageType::AuthProof,
             _ => return None,
         })
     }
@@ -203,6 +213,11 @@ pub struct Finished {
     /// stream order of `Ready`.
     #[serde(default)]
     pub sockets_end: Vec<SockInfo>,
+    /// Request/response tests: where the agent's serving thread ran and how it waited
+    /// (`{"cpus": CpuTrace, "busy_poll": BusyPoll}` of `rr::place` and `rr::busy`); absent
+    /// from older agents and other tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<serde_json::Value>,
 }
 
 /// A failure, sent before the sender drops the connection.
@@ -240,6 +255,12 @@ pub enum Message {
     Relay(RelaySpec),
     /// Relay: what the relayed test measured (boxed: it is the largest message by far).
     Relayed(Box<RelayReport>),
+    /// Client with a key: its challenge (first message, before `Request` or `Relay`).
+    AuthHello(AuthHello),
+    /// Agent with a key: its challenge and its proof of the key.
+    AuthChallenge(AuthChallenge),
+    /// Client: its proof of the key.
+    AuthProof(AuthProof),
 }
 
 impl Message {
@@ -257,6 +278,9 @@ impl Message {
             Message::Ext(_) => MessageType::Ext,
             Message::Relay(_) => MessageType::Relay,
             Message::Relayed(_) => MessageType::Relayed,
+            Message::AuthHello(_) => MessageType::AuthHello,
+            Message::AuthChallenge(_) => MessageType::AuthChallenge,
+            Message::AuthProof(_) => MessageType::AuthProof,
         }
     }
 
@@ -297,6 +321,9 @@ impl Message {
             MessageType::Ext => Message::Ext(json(ty, body)?),
             MessageType::Relay => Message::Relay(json(ty, body)?),
             MessageType::Relayed => Message::Relayed(json(ty, body)?),
+            MessageType::AuthHello => Message::AuthHello(json(ty, body)?),
+            MessageType::AuthChallenge => Message::AuthChallenge(json(ty, body)?),
+            MessageType::AuthProof => Message::AuthProof(json(ty, body)?),
         })
     }
 
@@ -320,6 +347,9 @@ impl Message {
             Message::Ext(b) => serde_json::to_vec(b),
             Message::Relay(b) => serde_json::to_vec(b),
             Message::Relayed(b) => serde_json::to_vec(b),
+            Message::AuthHello(b) => serde_json::to_vec(b),
+            Message::AuthChallenge(b) => serde_json::to_vec(b),
+            Message::AuthProof(b) => serde_json::to_vec(b),
         };
         // Our bodies are plain structs of numbers and strings; a non-finite float would be
         // written as null and refused by the reader, and none is produced (jitter starts at 0
@@ -353,6 +383,7 @@ fn json<D: DeserializeOwned>(ty: MessageType, body: &[u8]) -> Result<D, ProtoErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::auth::Hex;
     use crate::proto::spec::{Amount, Direction, TputSpec, Transport};
 
     #[test]
@@ -399,10 +430,10 @@ mod tests {
             Message::parse_bytes(&b, 10).unwrap_err(),
             ProtoError::UnknownType(0)
         );
-        b[5] = 12;
+        b[5] = 15;
         assert_eq!(
             Message::parse_bytes(&b, 10).unwrap_err(),
-            ProtoError::UnknownType(12)
+            ProtoError::UnknownType(15)
         );
         let mut b = emit_header(MessageType::Accept as u8, 3).to_vec();
         b.extend_from_slice(b"{x}");
@@ -474,11 +505,41 @@ mod tests {
                     wall_ns: 3,
                 },
                 sockets_end: vec![SockInfo::default()],
+                placement: Some(serde_json::json!({"cpus": {"seen": [1]}})),
             }),
             Message::Ext(serde_json::json!({"rr": 1})),
+            Message::AuthHello(AuthHello {
+                nonce: Hex([7; 16]),
+            }),
+            Message::AuthChallenge(AuthChallenge {
+                nonce: Hex([0xa5; 16]),
+                mac: Hex([1; 32]),
+            }),
+            Message::AuthProof(AuthProof { mac: Hex([0; 32]) }),
         ];
         for m in msgs {
             assert_eq!(Message::parse_bytes(&m.to_bytes(), 4096).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn auth_messages_carry_hex_and_refuse_anything_else() {
+        let b = Message::AuthProof(AuthProof {
+            mac: Hex([0xab; 32]),
+        })
+        .to_bytes();
+        assert!(String::from_utf8_lossy(&b[12..]).contains(&"ab".repeat(32)));
+        for body in [
+            r#"{"mac":"ab"}"#.to_string(),
+            format!(r#"{{"mac":"{}"}}"#, "zz".repeat(32)),
+            r#"{"mac":7}"#.to_string(),
+        ] {
+            let mut b = emit_header(MessageType::AuthProof as u8, body.len() as u32).to_vec();
+            b.extend_from_slice(body.as_bytes());
+            assert!(matches!(
+                Message::parse_bytes(&b, 1000),
+                Err(ProtoError::BadBody { msg_type: 14, .. })
+            ));
         }
     }
 }

@@ -6,11 +6,13 @@
 //! - [`spec`]: the test request (`TestSpec::Tput`, `TestSpec::Rr`);
 //! - [`rr_spec`]: the request/response test's parameters (owned by the rr module);
 //! - [`relay`]: asking an agent to run a test toward another agent, and its report;
+//! - [`auth`]: the hello of a client that proves a pre-shared key;
 //! - [`data`]: the data-path hello and the UDP datagram header;
 //! - [`io`]: reading and writing messages on a stream with a size bound.
 //!
 //! Nothing here panics on any input; `fuzz/fuzz_targets/control_message.rs` checks that.
 
+pub mod auth;
 pub mod data;
 pub mod frame;
 pub mod io;
@@ -19,6 +21,7 @@ pub mod relay;
 pub mod rr_spec;
 pub mod spec;
 
+pub use auth::{AuthChallenge, AuthHello, AuthProof, Hex};
 pub use data::{Cookie, Hello};
 pub use frame::{DEFAULT_MAX_MESSAGE, Frame, HEADER_LEN, MAGIC, VERSION};
 pub use io::{read_message, write_message};
@@ -74,9 +77,16 @@ pub enum ProtoError {
     /// The peer closed the connection between messages.
     #[error("connection closed by peer")]
     Closed,
-    /// An I/O error (including read time-outs).
+    /// An I/O error (including read time-outs). Its message includes the I/O error's, which is
+    /// therefore not also its `source` (a report of the chain would say it twice).
     #[error("control connection: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for ProtoError {
+    fn from(e: std::io::Error) -> Self {
+        ProtoError::Io(e)
+    }
 }
 
 impl PartialEq for ProtoError {

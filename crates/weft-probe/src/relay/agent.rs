@@ -4,6 +4,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
+use crate::auth::Key;
 use crate::error::ProbeError;
 use crate::proto::{
     Accept, DirCounts, Message, RELAY_VERSION, RelayReport, RelayRr, RelaySpec, RelayTest,
@@ -23,7 +24,7 @@ pub fn serve(ctx: &mut TestContext, spec: &RelaySpec) -> Result<(), ProbeError> 
         cookie: ctx.cookie_hex(),
         udp_ports: Vec::new(),
     }))?;
-    let report = run(spec, &ctx.limits).map_err(|message| ProbeError::Relay {
+    let report = run(spec, &ctx.limits, ctx.agent_key()).map_err(|message| ProbeError::Relay {
         target: spec.target,
         message,
     })?;
@@ -102,13 +103,16 @@ fn check_rr(r: &RelayRr, ipv6: bool, limits: &Limits) -> Result<(), ProbeError> 
 
 /// Runs the test toward the target. Every set-up step may take the idle time-out; a
 /// request/response test stops at `--max-duration` whatever its count.
-fn run(spec: &RelaySpec, limits: &Limits) -> Result<RelayReport, String> {
+/// The relay proves its own key to the target, if it has one (relayed tests are authenticated
+/// at both agents: the client proved the key to the relay).
+fn run(spec: &RelaySpec, limits: &Limits, key: Option<&Key>) -> Result<RelayReport, String> {
     match &spec.test {
         RelayTest::Tput(t) => {
             let cfg = TputConfig {
                 server: spec.target,
                 spec: t.clone(),
                 connect_timeout: limits.idle_timeout,
+                key: key.cloned(),
             };
             let r = tput::run(&cfg, &mut |_| {}).map_err(|e| e.to_string())?;
             Ok(RelayReport::Tput(tput_report(&r)))
@@ -116,6 +120,7 @@ fn run(spec: &RelaySpec, limits: &Limits) -> Result<RelayReport, String> {
         RelayTest::Rr(r) => {
             let mut rc = super::rr_config(spec.target, r);
             rc.time_limit = Some(limits.max_duration);
+            rc.key = key.cloned();
             let res = rr::run(&rc).map_err(|e| e.to_string())?;
             let size = res
                 .sizes

@@ -4,6 +4,7 @@
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use crate::auth::Key;
 use crate::control::Control;
 use crate::error::ProbeError;
 use crate::proto::{
@@ -30,6 +31,8 @@ pub struct RelayConfig {
     pub target: SocketAddr,
     /// Time-out for connecting to the relay and for its first answer.
     pub connect_timeout: Duration,
+    /// The pre-shared key to prove to the relay (which proves its own to the target).
+    pub key: Option<Key>,
 }
 
 /// Runs a throughput test from the relay to the target (`forward`), or the other way
@@ -77,6 +80,9 @@ fn exchange(cfg: &RelayConfig, test: RelayTest, run: Duration) -> Result<RelayRe
     })?;
     let mut control = Control::new(stream, DEFAULT_MAX_MESSAGE.max(1 << 20));
     control.set_read_timeout(Some(cfg.connect_timeout))?;
+    if let Some(k) = &cfg.key {
+        crate::auth::client_hello(&mut control, k)?;
+    }
     control.send(&Message::Relay(RelaySpec {
         version: RELAY_VERSION,
         target: cfg.target,
@@ -163,6 +169,7 @@ mod tests {
             relay: "127.0.0.1:1".parse().unwrap(),
             target: "127.0.0.1:2".parse().unwrap(),
             connect_timeout: Duration::from_secs(1),
+            key: None,
         }
     }
 

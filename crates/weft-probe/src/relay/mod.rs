@@ -18,6 +18,7 @@
 //!     relay: "10.0.0.1:5301".parse().unwrap(),
 //!     target: "10.0.0.2:5301".parse().unwrap(),
 //!     connect_timeout: Duration::from_secs(5),
+//!     key: None,
 //! };
 //! let r = relay::client::tput(&cfg, &spec()).unwrap(); // data flows 10.0.0.1 -> 10.0.0.2
 //! println!("{}", r.to_table());

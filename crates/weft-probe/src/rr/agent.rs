@@ -21,8 +21,21 @@ use crate::proto::rr_spec::RR_PORT_KEY;
 use crate::proto::{Accept, CpuUse, Finished, Message, RrSpec, StreamEnd, Transport};
 use crate::server::TestContext;
 
+use super::busy::{self, BusyPoll, Spinner};
 use super::config::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6};
+use super::place::{CpuTrace, pin_current_thread};
 use super::wire;
+
+/// Key of the request's `params` asking the agent to pin its serving thread to a CPU (a
+/// number; `weft rr --affinity N,M`).
+pub const AGENT_CPU_KEY: &str = "agent_cpu";
+
+/// Key of the request's `params` asking the agent to busy-poll its data socket (`true`;
+/// `weft rr --busy-poll`).
+pub const BUSY_POLL_KEY: &str = "busy_poll";
+
+/// While spinning, how often the bounds (client done, deadlines) are looked at.
+const SPIN_CHECK: Duration = Duration::from_millis(1);
 
 /// How often a blocked data-path wait looks at the control state and the clocks.
 const SLICE: Duration = Duration::from_millis(20);
@@ -41,6 +54,8 @@ struct Counts {
     response_bytes: u64,
     /// Connections or datagrams refused: wrong address, wrong size.
     refused: u64,
+    /// The CPUs the serving thread answered on.
+    cpus: CpuTrace,
 }
 
 /// Runs the agent side of one request/response test on an accepted control connection.
@@ -49,6 +64,23 @@ struct Counts {
 /// sent to the client as an `Error` message by the caller.
 pub fn serve(ctx: &mut TestContext, spec: &RrSpec) -> Result<(), ProbeError> {
     check(ctx, spec)?;
+    let agent_cpu = spec
+        .params
+        .get(AGENT_CPU_KEY)
+        .and_then(serde_json::Value::as_u64);
+    if let Some(c) = agent_cpu {
+        let c = u32::try_from(c).unwrap_or(u32::MAX);
+        // This thread serves this one test and ends with it: the pin goes with it.
+        pin_current_thread(c).map_err(ProbeError::Limit)?;
+    }
+    let spin = spec
+        .params
+        .get(BUSY_POLL_KEY)
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    tracing::info!(transport = ?spec.transport, request = spec.request_size,
+                   response = spec.response_size, cpu = ?agent_cpu, busy_poll = spin,
+                   "rr test starts");
     let client_ip = ctx
         .control
         .stream()
@@ -85,10 +117,26 @@ pub fn serve(ctx: &mut TestContext, spec: &RrSpec) -> Result<(), ProbeError> {
         state,
     };
     let mut counts = Counts::default();
+    let mut busy_poll = BusyPoll::default();
     let ended = match &endpoint {
-        Endpoint::Tcp(l) => serve_tcp(l, spec, &bounds, &mut counts),
-        Endpoint::Udp(s) => serve_udp(s, spec, &bounds, &mut counts),
+        Endpoint::Tcp(l) => serve_tcp(
+            l,
+            spec,
+            &bounds,
+            &mut counts,
+            spin.then_some(&mut busy_poll),
+        ),
+        Endpoint::Udp(s) => {
+            if spin {
+                s.set_nonblocking(true)
+                    .map_err(|e| ProbeError::io("non-blocking socket for --busy-poll", e))?;
+                busy_poll = BusyPoll::enable(s);
+            }
+            serve_udp(s, spec, &bounds, &mut counts, spin)
+        }
     };
+    tracing::info!(requests = counts.requests, cpus = %counts.cpus.label(),
+                   busy_poll = %busy_poll.label(), ok = ended.is_ok(), "rr test ends");
     if counts.refused > 0 {
         ctx.log(&format!(
             "refused {} connections or datagrams on the data path",
@@ -117,6 +165,7 @@ pub fn serve(ctx: &mut TestContext, spec: &RrSpec) -> Result<(), ProbeError> {
             wall_ns,
         },
         sockets_end: Vec::new(),
+        placement: Some(serde_json::json!({ "cpus": counts.cpus, "busy_poll": busy_poll })),
     }))?;
     Ok(())
 }
@@ -253,6 +302,7 @@ fn serve_tcp(
     spec: &RrSpec,
     b: &Bounds,
     counts: &mut Counts,
+    mut spin: Option<&mut BusyPoll>,
 ) -> Result<(), ProbeError> {
     let mut last = Instant::now();
     let mut req = vec![0u8; spec.request_size as usize];
@@ -273,7 +323,15 @@ fn serve_tcp(
             continue;
         }
         last = Instant::now();
-        serve_tcp_conn(s, b, &mut req, &mut resp, counts, &mut last)?;
+        if let Some(bp) = spin.as_deref_mut() {
+            if s.set_nonblocking(true).is_err() {
+                continue;
+            }
+            *bp = BusyPoll::enable(&s);
+            serve_tcp_conn_spin(s, b, &mut req, &mut resp, counts, &mut last)?;
+        } else {
+            serve_tcp_conn(s, b, &mut req, &mut resp, counts, &mut last)?;
+        }
     }
 }
 
@@ -315,6 +373,7 @@ fn serve_tcp_conn(
                     }
                     counts.responses += 1;
                     counts.response_bytes += resp.len() as u64;
+                    counts.cpus.sample();
                 }
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
@@ -328,14 +387,68 @@ fn serve_tcp_conn(
     }
 }
 
+/// As [`serve_tcp_conn`] on a non-blocking socket, spinning between requests (`--busy-poll`).
+fn serve_tcp_conn_spin(
+    mut s: TcpStream,
+    b: &Bounds,
+    req: &mut [u8],
+    resp: &mut [u8],
+    counts: &mut Counts,
+    last: &mut Instant,
+) -> Result<(), ProbeError> {
+    let _ = s.set_nodelay(true);
+    let mut got = 0;
+    let mut spinner = Spinner::default();
+    let mut checked = Instant::now();
+    loop {
+        let Some(rest) = req.get_mut(got..) else {
+            return Ok(());
+        };
+        match s.read(rest) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                got += n;
+                counts.request_bytes += n as u64;
+                *last = Instant::now();
+                if got == req.len() {
+                    got = 0;
+                    counts.requests += 1;
+                    wire::answer_into(req, resp);
+                    if busy::write_all(&mut s, resp, *last + b.idle).is_err() {
+                        return Ok(());
+                    }
+                    counts.responses += 1;
+                    counts.response_bytes += resp.len() as u64;
+                    counts.cpus.sample();
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => spinner.spin(),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return Ok(()),
+        }
+        // A spinning loop never times out on its own: look at the bounds every millisecond.
+        if checked.elapsed() >= SPIN_CHECK {
+            checked = Instant::now();
+            if b.check(*last)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
 fn serve_udp(
     s: &UdpSocket,
     spec: &RrSpec,
     b: &Bounds,
     counts: &mut Counts,
+    spin: bool,
 ) -> Result<(), ProbeError> {
-    s.set_read_timeout(Some(SLICE))
-        .map_err(|e| ProbeError::io("UDP read time-out", e))?;
+    if !spin {
+        s.set_read_timeout(Some(SLICE))
+            .map_err(|e| ProbeError::io("UDP read time-out", e))?;
+    }
+    let mut spinner = Spinner::default();
+    let mut checked = Instant::now();
     let want = spec.request_size as usize;
     // One byte more than a request, so that an oversized datagram is seen as such.
     let mut buf = vec![0u8; want + 1];
@@ -356,8 +469,16 @@ fn serve_udp(
                     if s.send_to(&resp, from).is_ok() {
                         counts.responses += 1;
                         counts.response_bytes += resp.len() as u64;
+                        counts.cpus.sample();
                     }
                 }
+            }
+            Err(e) if spin && e.kind() == ErrorKind::WouldBlock => {
+                spinner.spin();
+                if checked.elapsed() < SPIN_CHECK {
+                    continue;
+                }
+                checked = Instant::now();
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
             Err(e) if e.kind() == ErrorKind::Interrupted => {}

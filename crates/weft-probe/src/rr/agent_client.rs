@@ -37,6 +37,9 @@ pub(super) fn run_size(
     control
         .set_read_timeout(Some(CONTROL_TIMEOUT))
         .map_err(|e| agent_err(addr, e))?;
+    if let Some(k) = &cfg.key {
+        crate::auth::client_hello(&mut control, k).map_err(|e| agent_err(addr, e))?;
+    }
     let spec = RrSpec {
         transport: match cfg.proto {
             Proto::Tcp => Transport::Tcp,
@@ -45,7 +48,7 @@ pub(super) fn run_size(
         cold: cfg.cold,
         request_size: req,
         response_size: resp,
-        params: Default::default(),
+        params: placement_params(cfg),
     };
     control
         .send(&Message::Request(TestSpec::Rr(spec)))
@@ -104,9 +107,11 @@ pub(super) fn run_size(
         packets: vec![issued],
     });
     let mut agent_requests = None;
+    let mut placement = None;
     match control.send(&done).and_then(|()| control.recv()) {
         Ok(Message::Finished(f)) => {
             agent_requests = f.rx.first().map(|s| s.packets);
+            placement = f.placement;
             let _ = control.send(&Message::Bye);
         }
         Ok(other) => {
@@ -125,5 +130,26 @@ pub(super) fn run_size(
     }
     let mut r = SizeResult::from_meter(req, resp, &meter, cfg.cold, aborted);
     r.agent_requests = agent_requests;
+    if let Some(p) = placement {
+        r.agent_cpus = p
+            .get("cpus")
+            .and_then(|c| serde_json::from_value(c.clone()).ok());
+        r.agent_busy_poll = p
+            .get("busy_poll")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .filter(|b: &super::busy::BusyPoll| b.spin);
+    }
     Ok(r)
+}
+
+/// The request's placement keys: the agent's CPU (`--affinity N,M`) and busy-polling.
+fn placement_params(cfg: &RrConfig) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    if let Some(c) = cfg.agent_cpu {
+        m.insert(super::agent::AGENT_CPU_KEY.into(), c.into());
+    }
+    if cfg.busy_poll {
+        m.insert(super::agent::BUSY_POLL_KEY.into(), true.into());
+    }
+    m
 }

@@ -111,6 +111,16 @@ pub struct RrConfig {
     /// Stop each size after this long, whatever its stop rule asks, and mark it aborted (an
     /// agent relaying the test bounds it by its `--max-duration` this way); `None`: no limit.
     pub time_limit: Option<Duration>,
+    /// Wait for messages by spinning on a non-blocking socket (and `SO_BUSY_POLL`) instead of
+    /// sleeping, at the client and, through the request, at the agent (`--busy-poll`; warm
+    /// tests with one transaction in flight). See [`super::busy`].
+    pub busy_poll: bool,
+    /// Pin the client's thread to this CPU for the run (`--affinity N`).
+    pub client_cpu: Option<u32>,
+    /// Ask the agent to pin its serving thread to this CPU (`--affinity N,M`; agents only).
+    pub agent_cpu: Option<u32>,
+    /// The pre-shared key to prove to an agent (`--key-file`); unused for an echo service.
+    pub key: Option<crate::auth::Key>,
 }
 
 impl RrConfig {
@@ -129,6 +139,10 @@ impl RrConfig {
             timeout: Duration::from_secs(1),
             abort_after_losses: 32,
             time_limit: None,
+            busy_poll: false,
+            client_cpu: None,
+            agent_cpu: None,
+            key: None,
         }
     }
 
@@ -200,6 +214,20 @@ impl RrConfig {
         }
         if self.timeout.is_zero() {
             return bad("--timeout must be longer than 0".into());
+        }
+        if self.busy_poll && (self.cold || self.burst > 1) {
+            return bad(
+                "--busy-poll spins on one warm connection with one transaction in flight: \
+                 not with --cold or --burst"
+                    .into(),
+            );
+        }
+        if self.agent_cpu.is_some() && matches!(self.peer, Peer::Echo(_)) {
+            return bad(
+                "--affinity N,M places the agent's thread on CPU M: an echo service cannot be \
+                 asked; give only N"
+                    .into(),
+            );
         }
         Ok(())
     }

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
+use super::busy::BusyPoll;
 use super::config::StopRule;
+use super::place::CpuTrace;
 use super::stats::LatencyStats;
 
 /// Sequence numbers of transactions are their issue order, starting at 0; the first `warmup` of
@@ -27,6 +29,10 @@ pub struct Meter {
     pub late: u64,
     /// Replies that matched no transaction in flight and were discarded.
     pub stray: u64,
+    /// The CPUs the client's loop ran on, sampled at every answer.
+    pub cpus: CpuTrace,
+    /// How the client waited for answers, when it busy-polled.
+    pub busy_poll: Option<BusyPoll>,
     first_measured: Option<Instant>,
     last_resolved: Option<Instant>,
     deadline: Option<Instant>,
@@ -47,6 +53,8 @@ impl Meter {
             lost: 0,
             late: 0,
             stray: 0,
+            cpus: CpuTrace::default(),
+            busy_poll: None,
             first_measured: None,
             last_resolved: None,
             deadline: None,
@@ -112,6 +120,7 @@ impl Meter {
         self.resolved += 1;
         self.consecutive_losses = 0;
         self.last_resolved = Some(now);
+        self.cpus.sample();
         if seq >= self.warmup {
             self.rtt.record(rtt_ns);
             if let Some(c) = connect_ns {

@@ -20,8 +20,11 @@
 
 pub mod agent;
 mod agent_client;
+pub mod busy;
 pub mod config;
+pub mod floor;
 pub mod meter;
+pub mod place;
 pub mod result;
 pub mod stats;
 pub mod tcp;
@@ -62,6 +65,13 @@ pub fn run_with_progress(
     mut progress: impl FnMut(&SizeResult),
 ) -> Result<RrResult, RrError> {
     cfg.validate()?;
+    let _pinned = match cfg.client_cpu {
+        Some(c) => Some(place::Pinned::to(c).map_err(RrError::Config)?),
+        None => None,
+    };
+    tracing::info!(peer = ?cfg.peer, proto = %cfg.proto, sizes = cfg.sizes.len(),
+                   busy_poll = cfg.busy_poll, client_cpu = ?cfg.client_cpu,
+                   agent_cpu = ?cfg.agent_cpu, "rr run starts");
     let mut out = RrResult::new(cfg);
     for &req in &cfg.sizes {
         let resp = cfg.response_for(req);
@@ -76,6 +86,8 @@ pub fn run_with_progress(
             }
             Peer::Agent(addr) => agent_client::run_size(cfg, addr, req, resp)?,
         };
+        tracing::debug!(size = req, answered = r.count, lost = r.lost,
+                        p50_ns = r.rtt.p50_ns, aborted = ?r.aborted, "rr size done");
         progress(&r);
         out.sizes.push(r);
     }
@@ -107,6 +119,7 @@ pub(crate) fn run_leg(
         resp: resp as usize,
         burst: cfg.burst,
         timeout: cfg.timeout,
+        spin: cfg.busy_poll,
     };
     match (cfg.proto, cfg.cold) {
         (Proto::Tcp, false) => tcp::run_warm(&leg, meter),

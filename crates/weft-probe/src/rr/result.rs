@@ -5,8 +5,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use weft_report::{Engine, ResultDoc};
 
+use super::busy::BusyPoll;
 use super::config::{Peer, Proto, RrConfig, StopRule};
+use super::floor::Floor;
 use super::meter::Meter;
+use super::place::CpuTrace;
 use super::stats::LatencySummary;
 
 /// What one size measured (also the body of a relayed request/response report).
@@ -47,6 +50,18 @@ pub struct SizeResult {
     pub converged: bool,
     /// Why the size stopped early, if it did.
     pub aborted: Option<String>,
+    /// The CPUs the client's loop ran on.
+    #[serde(default)]
+    pub client_cpus: CpuTrace,
+    /// The CPUs the agent's serving thread ran on (agents that report it).
+    #[serde(default)]
+    pub agent_cpus: Option<CpuTrace>,
+    /// How the client waited (`--busy-poll`); `None`: it slept in the kernel.
+    #[serde(default)]
+    pub busy_poll: Option<BusyPoll>,
+    /// How the agent waited (`--busy-poll`); `None`: it slept, or did not say.
+    #[serde(default)]
+    pub agent_busy_poll: Option<BusyPoll>,
 }
 
 impl SizeResult {
@@ -83,6 +98,10 @@ impl SizeResult {
             agent_requests: None,
             converged: m.converged(),
             aborted,
+            client_cpus: m.cpus.clone(),
+            agent_cpus: None,
+            busy_poll: m.busy_poll.clone(),
+            agent_busy_poll: None,
         }
     }
 }
@@ -111,6 +130,14 @@ pub struct RrResult {
     /// The agent that ran the client side, when the test was relayed (`weft pattern A:B`);
     /// `None` when this host was the client.
     pub relay: Option<String>,
+    /// The host's own wake-up latency, measured before the sizes (`--floor`).
+    pub floor: Option<Floor>,
+    /// The client CPU asked for (`--affinity N`).
+    pub client_cpu: Option<u32>,
+    /// The agent CPU asked for (`--affinity N,M`).
+    pub agent_cpu: Option<u32>,
+    /// Whether both ends were asked to busy-poll (`--busy-poll`).
+    pub busy_poll: bool,
 }
 
 impl RrResult {
@@ -131,6 +158,10 @@ impl RrResult {
             timeout_ns: u64::try_from(cfg.timeout.as_nanos()).unwrap_or(u64::MAX),
             sizes: Vec::new(),
             relay: None,
+            floor: None,
+            client_cpu: cfg.client_cpu,
+            agent_cpu: cfg.agent_cpu,
+            busy_poll: cfg.busy_poll,
         }
     }
 
@@ -153,6 +184,8 @@ impl RrResult {
             "timeout_ns": self.timeout_ns,
             "sizes": self.sizes.iter().map(|s| s.request_bytes).collect::<Vec<_>>(),
             "relay": self.relay,
+            "affinity": { "client_cpu": self.client_cpu, "agent_cpu": self.agent_cpu },
+            "busy_poll": self.busy_poll,
         });
         doc.samples = self.sizes.iter().map(|s| self.sample(s)).collect();
         let lost: u64 = self.sizes.iter().map(|s| s.lost).sum();
@@ -173,6 +206,8 @@ impl RrResult {
             "smallest_size_mean_ns": self.sizes.first().map(|s| s.rtt.mean_ns),
             "max_throughput_bps": self.sizes.iter().map(|s| s.throughput_bps).fold(0.0, f64::max),
             "aborted": self.sizes.iter().filter(|s| s.aborted.is_some()).count(),
+            "host_floor": self.floor,
+            "host_share_of_smallest_p50": self.host_share(),
         });
         doc
     }
@@ -200,6 +235,20 @@ impl RrResult {
             }
         }
         v
+    }
+
+    /// The host's wake-up round trip as a fraction of the smallest size's median round trip:
+    /// how much of it is the machine rather than the network (`--floor` without
+    /// `--busy-poll`; with it, the spinning round trip is the floor).
+    pub fn host_share(&self) -> Option<f64> {
+        let f = self.floor.as_ref()?;
+        let p50 = self.sizes.iter().find(|s| s.count > 0)?.rtt.p50_ns;
+        let floor = if self.busy_poll {
+            f.spin_rtt.p50_ns
+        } else {
+            f.wakeup_rtt.p50_ns
+        };
+        (p50 > 0).then(|| (floor as f64 / p50 as f64).min(1.0))
     }
 
     /// A compact table, one line per size, latencies in microseconds.
@@ -277,6 +326,40 @@ impl RrResult {
             }
             if let Some(a) = &s.aborted {
                 let _ = writeln!(out, "{:>8} ABORTED: {a}", "");
+            }
+        }
+        if let Some(s) = self.sizes.first() {
+            let agent = s
+                .agent_cpus
+                .as_ref()
+                .map_or_else(|| "-".into(), CpuTrace::label);
+            let moved = self.sizes.iter().any(|s| {
+                s.client_cpus.migrated() || s.agent_cpus.as_ref().is_some_and(CpuTrace::migrated)
+            });
+            let wait = s
+                .busy_poll
+                .as_ref()
+                .map_or_else(|| "sleep".into(), BusyPoll::label);
+            let _ = writeln!(
+                out,
+                "placement: client CPU {}, agent CPU {agent}{}; waiting: {wait}",
+                s.client_cpus.label(),
+                if moved {
+                    " (a thread moved between CPUs during the run)"
+                } else {
+                    ""
+                }
+            );
+        }
+        if let Some(f) = &self.floor {
+            out.push_str(&f.table());
+            if let Some(share) = self.host_share() {
+                let _ = writeln!(
+                    out,
+                    "  the host's {} round trip is {:.0}% of the smallest size's p50",
+                    if self.busy_poll { "spin" } else { "wake-up" },
+                    share * 100.0
+                );
             }
         }
         let _ = writeln!(

@@ -7,6 +7,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::busy::{self, BusyPoll};
 use super::meter::Meter;
 use super::wire;
 
@@ -23,6 +24,8 @@ pub struct Leg {
     pub burst: u32,
     /// Longest a connect, read or write may block.
     pub timeout: Duration,
+    /// Spin on a non-blocking socket instead of sleeping (`--busy-poll`).
+    pub spin: bool,
 }
 
 /// Requests above this many bytes are written from a thread of their own (see `transact`).
@@ -71,10 +74,25 @@ fn transact(
 ) -> Result<(), Abort> {
     let k = wire::seq_len(leg.req, leg.resp);
     wire::put_seq(req, k, seq);
+    // Spinning: the socket is non-blocking and the time-out is a deadline checked while spinning.
+    let (spin, deadline) = (leg.spin, Instant::now() + leg.timeout);
+    let write = move |w: &mut TcpStream, b: &[u8]| {
+        if spin {
+            busy::write_all(w, b, deadline)
+        } else {
+            w.write_all(b)
+        }
+    };
+    let read = move |r: &mut TcpStream, b: &mut [u8]| {
+        if spin {
+            busy::read_exact(r, b, deadline)
+        } else {
+            r.read_exact(b)
+        }
+    };
     if req.len() <= LARGE {
-        s.write_all(req).map_err(|e| io_abort("send", leg, e))?;
-        s.read_exact(resp)
-            .map_err(|e| io_abort("response", leg, e))?;
+        write(s, req).map_err(|e| io_abort("send", leg, e))?;
+        read(s, resp).map_err(|e| io_abort("response", leg, e))?;
     } else {
         // An echo service starts answering before the request is complete: write from a
         // second thread so that neither end blocks on a full buffer.
@@ -83,8 +101,8 @@ fn transact(
             .map_err(|e| format!("cloning the socket: {e}"))?;
         let req: &[u8] = req;
         std::thread::scope(|scope| {
-            let writer = scope.spawn(move || w.write_all(req));
-            let read = s.read_exact(resp).map_err(|e| io_abort("response", leg, e));
+            let writer = scope.spawn(move || write(&mut w, req));
+            let read = read(s, resp).map_err(|e| io_abort("response", leg, e));
             let wrote = writer
                 .join()
                 .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")))
@@ -105,6 +123,11 @@ fn transact(
 /// One persistent connection; `burst` transactions in flight.
 pub fn run_warm(leg: &Leg, meter: &mut Meter) -> Result<(), Abort> {
     let mut s = connect(leg)?;
+    if leg.spin {
+        s.set_nonblocking(true)
+            .map_err(|e| format!("non-blocking socket for --busy-poll: {e}"))?;
+        meter.busy_poll = Some(BusyPoll::enable(&s));
+    }
     if leg.burst > 1 {
         return run_burst(s, leg, meter);
     }

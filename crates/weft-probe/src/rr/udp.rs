@@ -8,6 +8,7 @@ use std::io::ErrorKind;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use super::busy::{BusyPoll, Spinner};
 use super::meter::Meter;
 use super::tcp::{Abort, Leg};
 use super::wire;
@@ -133,6 +134,12 @@ fn recv_abort(addr: SocketAddr, e: &std::io::Error) -> Abort {
 /// Warm UDP: one socket; up to `burst` requests in flight.
 pub fn run_warm(leg: &Leg, meter: &mut Meter) -> Result<(), Abort> {
     let sock = open(leg.addr)?;
+    if leg.spin {
+        sock.set_nonblocking(true)
+            .map_err(|e| format!("non-blocking socket for --busy-poll: {e}"))?;
+        meter.busy_poll = Some(BusyPoll::enable(&sock));
+    }
+    let mut spinner = Spinner::default();
     let mut req = wire::request_buffer(leg.req);
     // One byte more than expected, so that an oversized reply is seen as such.
     let mut buf = vec![0u8; leg.resp + 1];
@@ -160,6 +167,19 @@ pub fn run_warm(leg: &Leg, meter: &mut Meter) -> Result<(), Abort> {
         let now = Instant::now();
         if now >= deadline {
             flight.expire(now, meter, leg.addr)?;
+            continue;
+        }
+        if leg.spin {
+            match sock.recv(&mut buf) {
+                Ok(n) => {
+                    let now = Instant::now();
+                    flight.expire(now, meter, leg.addr)?;
+                    flight.answer(buf.get(..n).unwrap_or(&[]), leg.resp, now, meter)?;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => spinner.spin(),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(recv_abort(leg.addr, &e)),
+            }
             continue;
         }
         // Setting the time-out costs a system call: keep the one set while it is within an

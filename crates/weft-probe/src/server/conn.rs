@@ -5,6 +5,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 
+use weft_gate::Pass;
+
 use super::context::TestContext;
 use super::{Pending, Shared};
 use crate::control::Control;
@@ -22,10 +24,14 @@ enum Job {
     Relay(RelaySpec),
 }
 
-/// Handles one connection to the end. Never panics on anything the peer sends.
-pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
+/// Handles one connection to the end. Never panics on anything the peer sends. `pass` is the
+/// connection's place in the lobby, given up once it has identified itself.
+pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, pass: Pass) {
     let limits = &shared.config.limits;
-    if stream.set_read_timeout(Some(limits.idle_timeout)).is_err() {
+    // The lobby closes the connection at its hello deadline; the read time-out is a second
+    // bound on each read in case the accept loop is late.
+    let hello = std::time::Duration::from(limits.lobby.hello_timeout);
+    if stream.set_read_timeout(Some(hello)).is_err() {
         return;
     }
     let mut magic = [0u8; 4];
@@ -34,7 +40,7 @@ pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAd
         return;
     }
     if magic == DATA_MAGIC {
-        attach_data(shared, stream, peer, magic);
+        attach_data(shared, stream, peer, magic, pass);
         return;
     }
     if magic != MAGIC {
@@ -47,6 +53,26 @@ pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAd
     let mut first = std::io::Read::chain(&magic[..], &stream);
     let msg = read_message(&mut first, &mut Vec::new(), limits.max_message);
     let mut control = Control::new(stream, limits.max_message);
+    let msg = match (msg, &shared.config.key) {
+        (Ok(Message::AuthHello(h)), Some(key)) => {
+            match crate::auth::agent_hello(&mut control, key, &h).and_then(|()| control.recv()) {
+                Ok(m) => Ok(m),
+                Err(e) => {
+                    refuse_auth(shared, &mut control, peer, &e);
+                    return;
+                }
+            }
+        }
+        (Ok(Message::AuthHello(_)), None) => {
+            refuse_auth(shared, &mut control, peer, &crate::auth::no_key_here());
+            return;
+        }
+        (Ok(Message::Request(_) | Message::Relay(_)), Some(_)) => {
+            refuse_auth(shared, &mut control, peer, &crate::auth::key_required());
+            return;
+        }
+        (m, _) => m.map_err(ProbeError::Proto),
+    };
     let job = match msg {
         Ok(Message::Request(spec)) => Job::Test(spec),
         Ok(Message::Relay(spec)) if shared.config.relay => Job::Relay(spec),
@@ -70,14 +96,32 @@ pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAd
             drop_conn(shared, peer, &err.to_string());
             return;
         }
-        Err(e) => {
-            let err = ProbeError::Proto(e);
+        Err(err) => {
             control.send_error_best_effort(&err);
             drop_conn(shared, peer, &err.to_string());
             return;
         }
     };
+    if !pass.identified() {
+        drop_conn(
+            shared,
+            peer,
+            "closed by the lobby before its request was read",
+        );
+        return;
+    }
+    // From here on the connection is a test's: silence is bounded by the idle time-out.
+    if control.set_read_timeout(Some(limits.idle_timeout)).is_err() {
+        return;
+    }
     run_test(shared, control, peer, job);
+}
+
+/// Refuses a client that did not prove the key (or wanted to prove one to an agent without).
+fn refuse_auth(shared: &Shared, control: &mut Control, peer: SocketAddr, err: &ProbeError) {
+    control.send_error_best_effort(err);
+    shared.auth_failures.fetch_add(1, Ordering::SeqCst);
+    drop_conn(shared, peer, &err.to_string());
 }
 
 fn drop_conn(shared: &Shared, peer: SocketAddr, why: &str) {
@@ -86,7 +130,13 @@ fn drop_conn(shared: &Shared, peer: SocketAddr, why: &str) {
 }
 
 /// A data connection: read the rest of its hello and hand it to the test with that cookie.
-fn attach_data(shared: &Shared, mut stream: TcpStream, peer: SocketAddr, magic: [u8; 4]) {
+fn attach_data(
+    shared: &Shared,
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    magic: [u8; 4],
+    pass: Pass,
+) {
     let mut hello = [0u8; HELLO_LEN];
     hello[..4].copy_from_slice(&magic);
     if let Err(e) = stream.read_exact(&mut hello[4..]) {
@@ -109,7 +159,16 @@ fn attach_data(shared: &Shared, mut stream: TcpStream, peer: SocketAddr, magic: 
         Err(_) => None,
     };
     match tx {
+        Some(_) if !pass.identified() => {
+            drop_conn(
+                shared,
+                peer,
+                "closed by the lobby before its hello was read",
+            );
+        }
         Some(tx) => {
+            // A test's data stream: silence is now bounded by the idle time-out.
+            let _ = stream.set_read_timeout(Some(shared.config.limits.idle_timeout));
             if tx.send((h.stream, stream)).is_err() {
                 drop_conn(shared, peer, "data connection for a test that has ended");
             }

@@ -58,6 +58,11 @@ impl TestContext {
         self.shared.log(&format!("test {}: {line}", self.test_id));
     }
 
+    /// The agent's pre-shared key, which it also proves to agents it relays tests toward.
+    pub fn agent_key(&self) -> Option<&crate::auth::Key> {
+        self.shared.config.key.as_ref()
+    }
+
     /// Whether the agent is shutting down.
     pub fn stopping(&self) -> bool {
         self.shared.stopping()

@@ -5,9 +5,17 @@
 //! connections (starting with a `WEFD` hello and the test's cookie), so an agent needs one open
 //! TCP port; UDP data uses one ephemeral UDP port per stream, announced in `Accept`.
 //!
-//! Every accepted connection gets a thread; a connection that has not identified itself within
-//! the idle time-out, sends anything but a valid message, or exceeds a limit gets an `Error`
-//! message (control connections) and is closed. Tests are bounded by [`Limits`].
+//! Every accepted connection gets a thread. Until it has identified itself (a control
+//! connection's first message, with the proof of the agent's key if it has one; a data
+//! connection's hello) it waits in a bounded lobby ([`weft_gate::Door`]): it has
+//! [`Limits::lobby`]`.hello_timeout` (2 s) to do so, and when too many wait, in total or from
+//! one address, the oldest waiting one is closed to make room. Idle connections therefore
+//! cannot keep real clients out, and never take the place of a running test. A connection that
+//! sends anything but a valid message, or exceeds a limit, gets an `Error` message (control
+//! connections) and is closed. Tests are bounded by [`Limits`].
+//!
+//! With [`ServerConfig::key`] the agent serves only clients that prove the key (see
+//! [`crate::auth`]).
 //!
 //! A control connection may also ask the agent to run a test toward another agent as its client
 //! (a `Relay` message; see [`crate::relay`]). Such a test takes a slot and is bounded like any
@@ -36,6 +44,9 @@ use std::time::Duration;
 
 pub use context::TestContext;
 
+use weft_gate::{Arrival, Door, LobbyLimits};
+
+use crate::auth::Key;
 use crate::error::ProbeError;
 use crate::proto::{Cookie, DEFAULT_MAX_MESSAGE};
 
@@ -57,11 +68,15 @@ pub struct Limits {
     pub max_streams: u16,
     /// Largest control-message body in bytes (`--max-message`).
     pub max_message: u32,
-    /// How long a connection may stay silent: before its first message, between control messages
-    /// outside a test, and on a data stream during a test (`--idle-timeout`).
+    /// How long a connection may stay silent between control messages outside a test, and on a
+    /// data stream during a test (`--idle-timeout`); before its first message the (shorter)
+    /// hello time-out of [`Limits::lobby`] applies.
     pub idle_timeout: Duration,
     /// Largest `--len` accepted, in bytes.
     pub max_len: u32,
+    /// Bounds on connections that have not yet identified themselves (`--hello-timeout`,
+    /// `--max-unidentified`, `--max-unidentified-per-source`).
+    pub lobby: LobbyLimits,
 }
 
 impl Default for Limits {
@@ -73,18 +88,18 @@ impl Default for Limits {
             max_message: DEFAULT_MAX_MESSAGE,
             idle_timeout: Duration::from_secs(10),
             max_len: 16 * 1024 * 1024,
+            lobby: LobbyLimits::default(),
         }
     }
 }
 
 impl Limits {
-    /// Connections handled at once (control and data together): enough for every test slot
-    /// with all its streams in both directions, plus a few connections that are still saying
-    /// hello. More are closed at once.
+    /// Connections open at most (control and data together): every test slot with all its
+    /// streams in both directions, plus the lobby of connections still saying hello.
     pub fn max_connections(&self) -> usize {
         self.max_tests
             .saturating_mul(2 * self.max_streams as usize + 1)
-            .saturating_add(16)
+            .saturating_add(self.lobby.max_waiting)
     }
 }
 
@@ -102,6 +117,8 @@ pub struct ServerConfig {
     pub relay: bool,
     /// Where log lines go; `None` = silent.
     pub log: Option<LogFn>,
+    /// The pre-shared key clients must prove (`--key-file`); `None` serves anyone.
+    pub key: Option<Key>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -111,6 +128,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("limits", &self.limits)
             .field("once", &self.once)
             .field("relay", &self.relay)
+            .field("key", &self.key.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -125,6 +143,7 @@ impl ServerConfig {
             once: false,
             relay: true,
             log: None,
+            key: None,
         }
     }
 }
@@ -136,8 +155,14 @@ pub struct ServeSummary {
     pub tests_ok: u64,
     /// Tests that failed or were refused after a valid request.
     pub tests_failed: u64,
-    /// Connections dropped for garbage, time-outs or limits before a test started.
+    /// Connections dropped for garbage, time-outs or limits before a test started (including
+    /// those counted in `unidentified_closed`).
     pub connections_dropped: u64,
+    /// Connections closed because they did not identify themselves within the hello time-out, or
+    /// were the oldest waiting when a newer one needed room.
+    pub unidentified_closed: u64,
+    /// Clients refused for a missing or wrong key.
+    pub auth_failures: u64,
 }
 
 /// A registered test waiting for its data connections.
@@ -151,16 +176,19 @@ pub(crate) struct Shared {
     pub(crate) local_addr: SocketAddr,
     pub(crate) registry: Mutex<HashMap<Cookie, Pending>>,
     pub(crate) active_tests: AtomicUsize,
-    pub(crate) connections: AtomicUsize,
+    pub(crate) door: Arc<Door>,
     pub(crate) next_test_id: AtomicU64,
     pub(crate) shutdown: AtomicBool,
     pub(crate) tests_ok: AtomicU64,
     pub(crate) tests_failed: AtomicU64,
     pub(crate) dropped: AtomicU64,
+    pub(crate) auth_failures: AtomicU64,
 }
 
 impl Shared {
     pub(crate) fn log(&self, line: &str) {
+        // The same lines as `tracing` events, for `-vv` and for library users without a LogFn.
+        tracing::debug!(target: "weft_probe::server", "{line}");
         if let Some(log) = &self.config.log {
             log(line);
         }
@@ -186,12 +214,29 @@ impl Shared {
     }
 
     fn summary(&self) -> ServeSummary {
+        let lobby = self.door.stats();
+        let unidentified_closed = lobby.timed_out + lobby.evicted;
         ServeSummary {
             tests_ok: self.tests_ok.load(Ordering::SeqCst),
             tests_failed: self.tests_failed.load(Ordering::SeqCst),
-            connections_dropped: self.dropped.load(Ordering::SeqCst),
+            connections_dropped: self.dropped.load(Ordering::SeqCst) + unidentified_closed,
+            unidentified_closed,
+            auth_failures: self.auth_failures.load(Ordering::SeqCst),
         }
     }
+}
+
+/// Binds a listening socket with a backlog of 1024 (a burst of connections waits for `accept`
+/// instead of being refused by the kernel).
+fn listen(addr: SocketAddr) -> Result<TcpListener, ProbeError> {
+    use socket2::{Domain, Socket, Type};
+    let err = |e| ProbeError::io(format!("binding {addr}"), e);
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None).map_err(err)?;
+    // As std's TcpListener::bind does.
+    s.set_reuse_address(true).map_err(err)?;
+    s.bind(&addr.into()).map_err(err)?;
+    s.listen(1024).map_err(err)?;
+    Ok(s.into())
 }
 
 /// A bound agent, not yet serving.
@@ -243,13 +288,19 @@ impl ServerHandle {
 }
 
 impl Server {
-    /// Binds the listening socket.
+    /// Binds the listening socket, and raises the process's open-files limit to its hard limit
+    /// (the agent's descriptors are its capacity for connections).
     pub fn bind(config: ServerConfig) -> Result<Server, ProbeError> {
-        let listener = TcpListener::bind(config.bind)
-            .map_err(|e| ProbeError::io(format!("binding {}", config.bind), e))?;
+        let listener = listen(config.bind)?;
+        if let Err(e) = weft_gate::raise_open_files_limit()
+            && let Some(log) = &config.log
+        {
+            log(&format!("cannot raise the open-files limit: {e}"));
+        }
         let local_addr = listener
             .local_addr()
             .map_err(|e| ProbeError::io("reading the bound address", e))?;
+        let door = Door::new(config.limits.lobby);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -257,12 +308,13 @@ impl Server {
                 local_addr,
                 registry: Mutex::new(HashMap::new()),
                 active_tests: AtomicUsize::new(0),
-                connections: AtomicUsize::new(0),
+                door,
                 next_test_id: AtomicU64::new(1),
                 shutdown: AtomicBool::new(false),
                 tests_ok: AtomicU64::new(0),
                 tests_failed: AtomicU64::new(0),
                 dropped: AtomicU64::new(0),
+                auth_failures: AtomicU64::new(0),
             }),
         })
     }
@@ -280,51 +332,56 @@ impl Server {
     }
 
     /// Serves until shut down (or, with `once`, until the first test has finished). Waits for
-    /// running tests to finish before returning.
+    /// running tests to finish before returning. Nothing a client does stops the accept loop:
+    /// failed accepts are logged and the loop goes on.
     pub fn run(self) -> Result<ServeSummary, ProbeError> {
         let shared = self.shared;
         shared.log(&format!("listening on {}", shared.local_addr));
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        let mut closed_logged = 0u64;
+        let mut last_log = std::time::Instant::now();
         loop {
-            let accepted = self.listener.accept();
+            let arrival = shared
+                .door
+                .accept(&self.listener, Duration::from_millis(500));
             if shared.stopping() {
                 break;
             }
             threads.retain(|t| !t.is_finished());
-            let (stream, peer) = match accepted {
-                Ok(x) => x,
-                Err(e) => {
-                    // EMFILE and friends: back off instead of spinning.
+            // Idle connections are closed in bulk under attack: one line a second says how many.
+            let closed = shared.door.stats();
+            let closed = closed.timed_out + closed.evicted;
+            if closed > closed_logged && last_log.elapsed() >= Duration::from_secs(1) {
+                shared.log(&format!(
+                    "closed {} connection(s) that did not say hello within {} or made room for \
+                     newer ones ({} waiting now)",
+                    closed - closed_logged,
+                    shared.config.limits.lobby.hello_timeout,
+                    shared.door.stats().waiting
+                ));
+                closed_logged = closed;
+                last_log = std::time::Instant::now();
+            }
+            let (stream, peer, pass) = match arrival {
+                Arrival::Connection(s, p, pass) => (s, p, pass),
+                Arrival::Nothing => continue,
+                Arrival::Failed(e) => {
                     shared.log(&format!("accept failed: {e}"));
-                    std::thread::sleep(Duration::from_millis(50));
                     continue;
                 }
             };
-            let max = shared.config.limits.max_connections();
-            if shared.connections.fetch_add(1, Ordering::SeqCst) >= max {
-                shared.connections.fetch_sub(1, Ordering::SeqCst);
-                shared.dropped.fetch_add(1, Ordering::SeqCst);
-                shared.log(&format!("{peer}: too many connections ({max}); closed"));
-                continue;
-            }
             let sh = shared.clone();
             let spawned = std::thread::Builder::new()
                 .name("weft-conn".into())
-                .spawn(move || {
-                    conn::handle(&sh, stream, peer);
-                    sh.connections.fetch_sub(1, Ordering::SeqCst);
-                });
+                .spawn(move || conn::handle(&sh, stream, peer, pass));
             match spawned {
                 Ok(t) => threads.push(t),
-                Err(e) => {
-                    shared.connections.fetch_sub(1, Ordering::SeqCst);
-                    shared.log(&format!("cannot start a thread: {e}"));
-                }
+                Err(e) => shared.log(&format!("cannot start a thread: {e}")),
             }
         }
         // Running tests finish on their own threads, bounded by the duration limit; waiting for
         // them keeps `--once` from exiting before its test has reported. Connections that never
-        // started a test are left to their idle time-outs.
+        // started a test are left to their hello time-outs.
         while shared.active_tests.load(Ordering::SeqCst) > 0 {
             std::thread::sleep(Duration::from_millis(10));
         }

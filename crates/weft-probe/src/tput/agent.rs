@@ -192,6 +192,7 @@ fn run(
         rx: sess.rx_ends(),
         cpu: sess.cpu(wall),
         sockets_end: [sess.rx_infos(), sess.tx_infos()].concat(),
+        placement: None,
     }))?;
     // Wait for the client's Bye so that closing does not reset a connection with unread data.
     let until = Instant::now() + ctx.limits.idle_timeout;

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::opts;
 use super::result::{DirResult, IntervalSample, TputResult};
 use super::session::{DataSock, Session};
+use crate::auth::Key;
 use crate::control::Control;
 use crate::error::ProbeError;
 use crate::proto::data::cookie_from_hex;
@@ -22,6 +23,8 @@ pub struct TputConfig {
     pub spec: TputSpec,
     /// Time-out for connecting and for each step of the set-up.
     pub connect_timeout: Duration,
+    /// The pre-shared key to prove to the agent (`--key-file`); `None` for a keyless agent.
+    pub key: Option<Key>,
 }
 
 /// Progress of a running test, for `--json-stream`, interval tables and plots.
@@ -45,15 +48,21 @@ pub fn run(
 ) -> Result<TputResult, ProbeError> {
     let spec = &cfg.spec;
     let t = cfg.connect_timeout;
+    tracing::info!(agent = %cfg.server, transport = ?spec.transport, streams = spec.streams,
+                   direction = ?spec.direction, "tput: connecting to the agent");
     let stream = TcpStream::connect_timeout(&cfg.server, t)
         .map_err(|e| ProbeError::io(format!("connecting to the agent at {}", cfg.server), e))?;
     let mut control = Control::new(stream, DEFAULT_MAX_MESSAGE.max(1 << 20));
     control.set_read_timeout(Some(t))?;
+    if let Some(k) = &cfg.key {
+        crate::auth::client_hello(&mut control, k)?;
+    }
     control.send(&Message::Request(TestSpec::Tput(spec.clone())))?;
     let accept = match control.recv()? {
         Message::Accept(a) => a,
         other => return Err(unexpected("Accept", &other)),
     };
+    tracing::info!(test_id = accept.test_id, udp_ports = ?accept.udp_ports, "tput: accepted");
     observe(&TputEvent::Accepted {
         test_id: accept.test_id,
     });
@@ -251,6 +260,10 @@ fn attach(
 }
 
 fn resend_udp_hellos(socks: &[DataSock], accept: &Accept) -> Result<(), ProbeError> {
+    tracing::debug!(
+        test_id = accept.test_id,
+        "tput: sending the UDP hellos again (retry)"
+    );
     let cookie = cookie_from_hex(&accept.cookie)
         .ok_or_else(|| ProbeError::Protocol("the agent sent a malformed cookie".into()))?;
     for (i, s) in socks.iter().enumerate() {

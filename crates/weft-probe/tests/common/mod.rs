@@ -38,6 +38,7 @@ pub fn run(h: &ServerHandle, spec: TputSpec) -> Result<TputResult, weft_probe::P
         server: h.local_addr(),
         spec,
         connect_timeout: Duration::from_secs(5),
+        key: None,
     };
     weft_probe::tput::run(&cfg, &mut |_| {})
 }

@@ -20,6 +20,7 @@ pub mod kinds;
 pub mod png;
 pub mod scale;
 pub mod svg;
+pub mod sweep;
 
 pub use figure::{Axis, BarGroup, Bars, Body, Figure, Panel, Quantity, Scale, Series};
 pub use kinds::{FIGURES, FigureKind, figure_for};

@@ -159,7 +159,8 @@ fn draw_panel(out: &mut String, p: &Panel, index: usize, top: f64) {
                 .flat_map(|(i, s)| {
                     let c = PALETTE[i % PALETTE.len()];
                     let mut v = vec![(s.name.clone(), c, if s.dashed { "dash" } else { "line" })];
-                    if !s.band.is_empty() {
+                    // A band without a name is explained elsewhere (a sweep's subtitle).
+                    if !s.band.is_empty() && !s.band_name.is_empty() {
                         v.push((s.band_name.clone(), c, "band"));
                     }
                     v

@@ -238,7 +238,7 @@ fn png_has_signature_and_the_svg_size() {
     let png = match render_png(&svg, 1.0) {
         Ok(p) => p,
         Err(PlotError::NoFonts) => {
-            eprintln!("skipped: no fonts installed (fonts-dejavu-core)");
+            weft_testutil::skip("no fonts installed (apt-get install fonts-dejavu-core)");
             return;
         }
         Err(e) => panic!("{e}"),

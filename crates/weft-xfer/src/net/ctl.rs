@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn tampered_and_replayed_frames_are_refused() {
         let k = Key::from_secret(b"k");
-        let mut tx = k.frames(Role::Sender, &[3; 16], &[4; 16], 5);
+        let mut tx = k.frames(Role::Client, &[3; 16], &[4; 16], 5);
         let mut f1 = Vec::new();
         Control::Ready { buf: 2 }.emit(&mut f1);
         tx.seal(&mut f1, 0);
@@ -202,7 +202,7 @@ mod tests {
 
         // In order and intact: accepted.
         let (mut c, mut raw) = pair();
-        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        c.authenticate(k.frames(Role::Server, &[3; 16], &[4; 16], 5));
         raw.write_all(&f1).unwrap();
         raw.write_all(&f2).unwrap();
         assert_eq!(c.recv_wait(2000).unwrap(), Control::Ready { buf: 2 });
@@ -210,7 +210,7 @@ mod tests {
 
         // Replayed: the first frame again after it was accepted.
         let (mut c, mut raw) = pair();
-        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        c.authenticate(k.frames(Role::Server, &[3; 16], &[4; 16], 5));
         raw.write_all(&f1).unwrap();
         raw.write_all(&f1).unwrap();
         assert_eq!(c.recv_wait(2000).unwrap(), Control::Ready { buf: 2 });
@@ -218,7 +218,7 @@ mod tests {
 
         // Tampered: a changed buffer number.
         let (mut c, mut raw) = pair();
-        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        c.authenticate(k.frames(Role::Server, &[3; 16], &[4; 16], 5));
         let mut t = f1.clone();
         t[FRAME_HEADER_LEN + 4] ^= 0x40;
         raw.write_all(&t).unwrap();
@@ -226,7 +226,7 @@ mod tests {
 
         // Unauthenticated frame on an authenticated channel.
         let (mut c, mut raw) = pair();
-        c.authenticate(k.frames(Role::Receiver, &[3; 16], &[4; 16], 5));
+        c.authenticate(k.frames(Role::Server, &[3; 16], &[4; 16], 5));
         let mut plain = Vec::new();
         Control::Ready { buf: 2 }.emit(&mut plain);
         raw.write_all(&plain).unwrap();

@@ -2,6 +2,7 @@
 //! disk. [`send`] is the sending side, [`recv`] the receiving side, [`store`] keeps the receiver's
 //! writes inside its directory and makes them atomic and resumable.
 
+pub mod accept;
 pub mod ctl;
 pub mod recv;
 pub mod send;
@@ -21,20 +22,22 @@ pub const HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
 /// What can go wrong in a transfer.
 #[derive(Debug, thiserror::Error)]
 pub enum XferError {
+    // The messages include their cause's, so no variant names a `source`: a report of the
+    // error chain (`{:#}` in the CLI) would print the cause twice.
     /// A system call failed.
-    #[error("{what}: {source}")]
+    #[error("{what}: {error}")]
     Io {
         /// What was being done.
         what: String,
         /// The error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The peer sent bytes that are not a valid message.
     #[error("malformed control message: {0}")]
-    Wire(#[from] WireError),
+    Wire(WireError),
     /// The peer broke the protocol.
     #[error("protocol error: {0}")]
-    Proto(#[from] ProtoError),
+    Proto(ProtoError),
     /// The peer refused.
     #[error("refused by the receiver ({code:?}): {msg}")]
     Refused {
@@ -43,6 +46,9 @@ pub enum XferError {
         /// The receiver's reason.
         msg: String,
     },
+    /// The receiver's session failed after it had started; its message says why.
+    #[error("the receiver failed: {0}")]
+    ReceiverFailed(String),
     /// Authentication failed.
     #[error("authentication failed: {0}")]
     Auth(String),
@@ -61,8 +67,44 @@ impl XferError {
     pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
         XferError::Io {
             what: what.into(),
-            source,
+            error: source,
         }
+    }
+}
+
+impl XferError {
+    /// The error a receiver's `Refuse` stands for: a failure of its session (code `Failed`), or
+    /// a refusal.
+    pub fn refusal(code: RefuseCode, msg: String) -> Self {
+        match code {
+            RefuseCode::Failed => XferError::ReceiverFailed(msg),
+            code => XferError::Refused { code, msg },
+        }
+    }
+}
+
+/// When the control connection broke with `e`: the receiver's own account of why, if it sent
+/// one before closing (a `Refuse` already in the read buffer), else `e`.
+pub fn cause_of_close(conn: &mut CtlConn, e: XferError) -> XferError {
+    if conn.read_available().is_ok() {
+        while let Ok(Some(m)) = conn.next_msg() {
+            if let Control::Refuse { code, msg } = m {
+                return XferError::refusal(code, msg);
+            }
+        }
+    }
+    e
+}
+
+impl From<WireError> for XferError {
+    fn from(e: WireError) -> Self {
+        XferError::Wire(e)
+    }
+}
+
+impl From<ProtoError> for XferError {
+    fn from(e: ProtoError) -> Self {
+        XferError::Proto(e)
     }
 }
 
@@ -130,7 +172,7 @@ pub fn client_handshake(
             "the receiver requires a pre-shared key: pass the same --key to weft send".into(),
         ));
     }
-    let mac = key.map_or([0; 32], |k| k.mac(Role::Sender, &cn, &sn, session));
+    let mac = key.map_or([0; 32], |k| k.mac(Role::Client, &cn, &sn, session));
     conn.queue(&Control::Auth { mac });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
     if key.is_none() {
@@ -144,14 +186,14 @@ pub fn client_handshake(
     match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
         Control::Welcome { mac } => {
             if let Some(k) = key
-                && !k.verify(Role::Receiver, &cn, &sn, session, &mac)
+                && !k.verify(Role::Server, &cn, &sn, session, &mac)
             {
                 return Err(XferError::Auth(
                     "the receiver could not prove the key (is its --key the same?)".into(),
                 ));
             }
             if let Some(k) = key {
-                conn.authenticate(k.frames(Role::Sender, &cn, &sn, session));
+                conn.authenticate(k.frames(Role::Client, &cn, &sn, session));
             }
         }
         Control::Refuse { code, msg } => return Err(XferError::Refused { code, msg }),
@@ -166,11 +208,13 @@ pub fn client_handshake(
 }
 
 /// The receiver's side of the handshake: returns the mode and the session parameters, or
-/// refuses the sender (and returns the error).
+/// refuses the sender (and returns the error). `bind` makes the session's UDP sockets and
+/// returns their ports; it is called once the sender's hello has arrived, so that a connection
+/// that never says hello holds no UDP sockets.
 pub fn server_handshake(
     conn: &mut CtlConn,
     key: Option<&Key>,
-    ports: &[u16],
+    bind: impl FnOnce() -> Result<Vec<u16>, XferError>,
     max_window: u16,
 ) -> Result<(Mode, SessionParams), XferError> {
     let (mode, want, cn) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
@@ -194,6 +238,7 @@ pub fn server_handshake(
         }
         _ => return Err(ProtoError::Unexpected("message instead of ClientHello").into()),
     };
+    let ports = bind()?;
     let session = random_u64()?;
     let sn = nonce()?;
     let window = if mode.is_reliable() {
@@ -215,14 +260,14 @@ pub fn server_handshake(
         _ => return Err(ProtoError::Unexpected("message instead of Auth").into()),
     };
     if let Some(k) = key {
-        if !k.verify(Role::Sender, &cn, &sn, session, &mac) {
+        if !k.verify(Role::Client, &cn, &sn, session, &mac) {
             refuse(conn, RefuseCode::Auth, "wrong or missing key".into());
             return Err(XferError::Auth("the sender did not prove the key".into()));
         }
         conn.queue(&Control::Welcome {
-            mac: k.mac(Role::Receiver, &cn, &sn, session),
+            mac: k.mac(Role::Server, &cn, &sn, session),
         });
-        conn.authenticate(k.frames(Role::Receiver, &cn, &sn, session));
+        conn.authenticate(k.frames(Role::Server, &cn, &sn, session));
     } else {
         conn.queue(&Control::Welcome { mac: [0; 32] });
     }

@@ -1,13 +1,12 @@
-//! The receiving driver: accepts control connections, binds K UDP sockets per session to stripe
-//! data over, runs the [`Receiver`] core, and writes buffers on a writer thread so the network
-//! side keeps receiving while the disk works.
+//! The receiving driver: completes a sender's handshake, binds K UDP sockets per session to
+//! stripe data over, runs the [`Receiver`] core, and writes buffers on a writer thread so the
+//! network side keeps receiving while the disk works. The accept loop is in [`super::accept`].
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant as StdInstant;
 
@@ -15,7 +14,7 @@ use weft_model::{Duration, Instant};
 
 use super::ctl::CtlConn;
 use super::store::{self, Entry, Opened, Store};
-use super::{XferError, server_handshake, sys};
+use super::{SessionParams, XferError, server_handshake, sys};
 use crate::auth::Key;
 use crate::proto::{Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
 use crate::wire::data::MAX_DATAGRAM;
@@ -47,6 +46,17 @@ pub struct RecvOptions {
     pub max_sessions: Option<u64>,
     /// Sessions served at once; more are refused.
     pub max_concurrent: usize,
+    /// Files a session may have open at once (each holds a part file and a journal open);
+    /// further offers are refused until one ends (`--max-open-files`).
+    pub max_open_files: usize,
+    /// BLAKE3s of verified buffers kept per session for the whole-file digests (about 50 bytes
+    /// each); past it the buffers are read back from disk at the end instead (with `--discard`,
+    /// such a file fails), and [`SessionReport::hashes_not_kept`] counts them
+    /// (`--max-known-hashes`).
+    pub max_known_hashes: usize,
+    /// Bounds on connections that have not completed their handshake (`--hello-timeout`,
+    /// `--max-unidentified`, `--max-unidentified-per-source`).
+    pub lobby: weft_gate::LobbyLimits,
     /// Check the whole-file digest by reading the whole file back from disk. Without it the
     /// digest is computed from the hashes of the buffers as verified in memory before they were
     /// written, and only buffers resumed from a journal are read back.
@@ -87,48 +97,11 @@ pub struct SessionReport {
     pub elapsed: Duration,
     /// Why the session ended early, if it did.
     pub error: Option<String>,
+    /// Verified buffers whose BLAKE3 was not kept (past `max_known_hashes`).
+    pub hashes_not_kept: u64,
 }
 
-/// Serves senders on `listener`, writing into `store`, calling `on_session` after each session.
-pub fn serve(
-    listener: TcpListener,
-    store: Store,
-    opts: RecvOptions,
-    on_session: &(dyn Fn(SessionReport) + Sync),
-) -> Result<(), XferError> {
-    let active = AtomicUsize::new(0);
-    let mut served = 0u64;
-    std::thread::scope(|s| {
-        for stream in listener.incoming() {
-            let stream = match stream {
-                Ok(st) => st,
-                Err(e) => return Err(XferError::io("accepting a connection", e)),
-            };
-            if active.load(Ordering::SeqCst) >= opts.max_concurrent.max(1) {
-                if let Ok(mut c) = CtlConn::new(stream) {
-                    c.queue(&Control::Refuse {
-                        code: RefuseCode::Other,
-                        msg: "receiver busy: too many sessions at once".into(),
-                    });
-                    let _ = c.flush_all(1000);
-                }
-                continue;
-            }
-            active.fetch_add(1, Ordering::SeqCst);
-            let (store, sopts, active) = (store.clone(), opts.clone(), &active);
-            s.spawn(move || {
-                let report = handle_session(stream, &store, &sopts);
-                active.fetch_sub(1, Ordering::SeqCst);
-                on_session(report);
-            });
-            served += 1;
-            if opts.max_sessions.is_some_and(|m| served >= m) {
-                break;
-            }
-        }
-        Ok(())
-    })
-}
+pub use super::accept::{ServeSummary, serve};
 
 /// A buffer for the pipeline thread: check its BLAKE3 (reliable mode), then write it.
 struct Job {
@@ -154,10 +127,6 @@ enum JobDone {
 
 /// Threads checking and writing buffers per session.
 const PIPELINE_THREADS: usize = 2;
-
-/// Most buffer hashes remembered per file for the whole-file digest; past that, buffers are
-/// read back from disk at the end (bounds memory against a sender of tiny buffers).
-const MAX_KNOWN_HASHES: usize = 1 << 20;
 
 struct FileSlot {
     /// The file being written; `None` with `--discard`.
@@ -208,19 +177,78 @@ fn pipeline(
     }
 }
 
-/// Runs one session to its end.
-pub fn handle_session(stream: TcpStream, store: &Store, opts: &RecvOptions) -> SessionReport {
-    let start = StdInstant::now();
+/// A sender that has completed its handshake: its control connection, the UDP sockets it
+/// stripes data over, and what the handshake settled.
+pub struct Admitted {
+    /// The control connection (authenticated if the receiver has a key).
+    pub conn: CtlConn,
+    socks: Vec<UdpSocket>,
+    mode: Mode,
+    params: SessionParams,
+    started: StdInstant,
+}
+
+/// Reads a sender's hello, binds the session's UDP sockets and completes the handshake (the
+/// caller bounds how long that may take: see [`super::accept`]).
+pub fn handshake(stream: TcpStream, opts: &RecvOptions) -> Result<Admitted, XferError> {
+    let started = StdInstant::now();
+    let mut conn =
+        CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
+    let local_ip = conn
+        .local()
+        .map_err(|e| XferError::io("local address", e))?
+        .ip();
+    let mut socks = Vec::new();
+    let bind = || {
+        for _ in 0..opts
+            .sockets
+            .clamp(1, crate::wire::control::MAX_PORTS as u16)
+        {
+            let u = UdpSocket::bind(SocketAddr::new(local_ip, 0))
+                .map_err(|e| XferError::io("binding a UDP socket", e))?;
+            sys::set_buffers(&u, 32 << 20);
+            u.set_nonblocking(true)
+                .map_err(|e| XferError::io("UDP socket", e))?;
+            socks.push(u);
+        }
+        Ok(socks
+            .iter()
+            .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+            .collect())
+    };
+    let (mode, params) = server_handshake(&mut conn, opts.key.as_ref(), bind, opts.max_window)?;
+    Ok(Admitted {
+        conn,
+        socks,
+        mode,
+        params,
+        started,
+    })
+}
+
+/// Runs an admitted sender's session to its end. If it fails at this end, the sender is told
+/// why (a `Refuse` of code `Failed`) before the connection closes.
+pub fn run_session(a: Admitted, store: &Store, opts: &RecvOptions) -> SessionReport {
+    let Admitted {
+        mut conn,
+        socks,
+        mode,
+        params,
+        started,
+    } = a;
     let mut rep = SessionReport {
-        peer: stream.peer_addr().ok(),
-        mode: None,
+        peer: conn.peer().ok(),
+        mode: Some(mode),
         files: Vec::new(),
         stats: ReceiverStats::default(),
         elapsed: Duration::ZERO,
         error: None,
+        hashes_not_kept: 0,
     };
     let mut open: HashMap<u32, FileSlot> = HashMap::new();
-    let r = session_loop(stream, store, opts, &mut rep, &mut open);
+    let r = session_loop(
+        &mut conn, socks, mode, &params, store, opts, &mut rep, &mut open,
+    );
     // Whatever is still open stays as part file + journal for --resume.
     for (_, f) in open.drain() {
         let msg = match &f.opened {
@@ -235,43 +263,35 @@ pub fn handle_session(stream: TcpStream, store: &Store, opts: &RecvOptions) -> S
         }
     }
     if let Err(e) = r {
+        if !matches!(e, XferError::PeerClosed) {
+            tell_sender(&mut conn, &e);
+        }
         rep.error = Some(e.to_string());
     }
-    rep.elapsed = Duration::from(start.elapsed());
+    rep.elapsed = Duration::from(started.elapsed());
     rep
 }
 
+/// Sends the cause of a failed session to the sender, if it still listens.
+fn tell_sender(conn: &mut CtlConn, e: &XferError) {
+    conn.queue(&Control::Refuse {
+        code: RefuseCode::Failed,
+        msg: e.to_string(),
+    });
+    let _ = conn.flush_all(1000);
+}
+
+#[allow(clippy::too_many_arguments)] // the session's parts, each used throughout the loop
 fn session_loop(
-    stream: TcpStream,
+    conn: &mut CtlConn,
+    socks: Vec<UdpSocket>,
+    mode: Mode,
+    params: &SessionParams,
     store: &Store,
     opts: &RecvOptions,
     rep: &mut SessionReport,
     open: &mut HashMap<u32, FileSlot>,
 ) -> Result<(), XferError> {
-    let mut conn =
-        CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
-    let local_ip = conn
-        .local()
-        .map_err(|e| XferError::io("local address", e))?
-        .ip();
-    let mut socks = Vec::new();
-    for _ in 0..opts
-        .sockets
-        .clamp(1, crate::wire::control::MAX_PORTS as u16)
-    {
-        let u = UdpSocket::bind(SocketAddr::new(local_ip, 0))
-            .map_err(|e| XferError::io("binding a UDP socket", e))?;
-        sys::set_buffers(&u, 32 << 20);
-        u.set_nonblocking(true)
-            .map_err(|e| XferError::io("UDP socket", e))?;
-        socks.push(u);
-    }
-    let ports: Vec<u16> = socks
-        .iter()
-        .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
-        .collect();
-    let (mode, params) = server_handshake(&mut conn, opts.key.as_ref(), &ports, opts.max_window)?;
-    rep.mode = Some(mode);
     let mut rx = Receiver::new(ReceiverConfig {
         mode,
         session: params.session,
@@ -315,6 +335,8 @@ fn session_loop(
     let mut last_heard = StdInstant::now();
     let mut finished = false;
     let mut first_pass = true;
+    // Buffer hashes kept over all the session's open files (bounded by max_known_hashes).
+    let mut known_hashes = 0usize;
     let result = (|| -> Result<(), XferError> {
         loop {
             // The handshake may have read the first messages already (a sender without a key
@@ -363,7 +385,13 @@ fn session_loop(
             while let Ok((seq, file, index, outcome, data)) = done_rx.try_recv() {
                 match outcome {
                     JobDone::Failed(e) => {
-                        return Err(XferError::Local(format!("writing a buffer: {e}")));
+                        let name = open
+                            .get(&file)
+                            .and_then(|f| rep.files.get(f.report))
+                            .map_or("a file".to_string(), |r| format!("{:?}", r.name));
+                        return Err(XferError::Local(format!(
+                            "{e} writing {name}; the part file and journal are kept for --resume"
+                        )));
                     }
                     JobDone::Corrupt => {
                         rx.buffer_corrupt(seq, data);
@@ -372,9 +400,12 @@ fn session_loop(
                     JobDone::Written(hash) => {
                         if let Some(h) = hash
                             && let Some(f) = open.get_mut(&file)
-                            && f.hashes.len() < MAX_KNOWN_HASHES
                         {
-                            f.hashes.insert(index, h);
+                            if known_hashes < opts.max_known_hashes {
+                                known_hashes += usize::from(f.hashes.insert(index, h).is_none());
+                            } else {
+                                rep.hashes_not_kept += 1;
+                            }
                         }
                     }
                 }
@@ -413,6 +444,16 @@ fn session_loop(
                             gaps: Vec::new(),
                         });
                         let report = rep.files.len() - 1;
+                        if open.len() >= opts.max_open_files.max(1) {
+                            let msg = format!(
+                                "this receiver takes at most {} files open at once in a session \
+                                 (its --max-open-files); offer it when another has ended",
+                                opts.max_open_files.max(1)
+                            );
+                            rep.files[report].msg = msg.clone();
+                            rx.reject_file(file, RefuseCode::TooLarge, msg);
+                            continue;
+                        }
                         if buffer_size as u64 * params.window as u64 > opts.max_memory {
                             let msg = format!(
                                 "{} buffers of {buffer_size} bytes exceed this receiver's memory limit of {} bytes",
@@ -500,6 +541,7 @@ fn session_loop(
                         let f = open
                             .remove(&file)
                             .ok_or(XferError::Local("end of a file not open".into()))?;
+                        known_hashes -= f.hashes.len().min(known_hashes);
                         let (ok, msg) = end_file(store, opts, mode, &f, &digest);
                         if let Some(r) = rep.files.get_mut(f.report) {
                             r.ok = ok;
@@ -583,9 +625,9 @@ fn end_discarded(mode: Mode, f: &FileSlot, digest: &[u8; 32]) -> (bool, String) 
         ),
         None => (
             false,
-            format!(
-                "hashes of buffers missing at the end of the file (--discard checks at most {MAX_KNOWN_HASHES} buffers a file)"
-            ),
+            "hashes of buffers missing at the end of the file (--discard checks only the buffers \
+             whose hashes it kept: raise --max-known-hashes)"
+                .into(),
         ),
     }
 }

@@ -454,7 +454,7 @@ fn run_session(
         loop {
             match conn.next_msg() {
                 Ok(Some(Control::Refuse { code, msg })) => {
-                    return Err(XferError::Refused { code, msg });
+                    return Err(XferError::refusal(code, msg));
                 }
                 Ok(Some(Control::Welcome { .. })) if welcome_pending => welcome_pending = false,
                 Ok(Some(_)) if welcome_pending => {
@@ -613,7 +613,9 @@ fn run_session(
         while let Some(c) = sender.poll_control() {
             conn.queue(&c);
         }
-        conn.flush()?;
+        // A receiver that failed says why before it closes: that, not the broken pipe.
+        conn.flush()
+            .map_err(|e| super::cause_of_close(&mut conn, e))?;
         if finished && !conn.has_pending_writes() {
             break;
         }

@@ -9,6 +9,8 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use weft_model::Size;
+
 use crate::proto::buffers_in;
 use crate::wire::RefuseCode;
 
@@ -235,6 +237,16 @@ impl Store {
             None
         };
         let fresh = have.is_none();
+        let present = have.as_ref().map_or(0, |h| {
+            h.iter()
+                .map(|&i| crate::proto::buffer_len(size, buffer_size, i) as u64)
+                .sum()
+        });
+        let promised = open
+            .values()
+            .filter_map(|e| e.lock().ok().map(|g| g.size.saturating_sub(g.written)))
+            .sum();
+        check_space(&dir, name, size.saturating_sub(present), promised)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -311,6 +323,52 @@ impl Store {
             g.journal = None;
         }
     }
+}
+
+/// Refuses a file that cannot fit: `need` bytes are still to be written under `dir`, which has
+/// `promised` bytes of its free space already spoken for by files being received. (Part files
+/// are sparse: they take space only as data arrives, so the check is of what will be written.)
+fn check_space(dir: &Path, name: &str, need: u64, promised: u64) -> Result<(), Refusal> {
+    let free = match free_bytes(dir) {
+        Ok(f) => f,
+        // A file system that cannot say lets the write itself tell.
+        Err(_) => return Ok(()),
+    };
+    let left = free.saturating_sub(promised);
+    if need <= left {
+        return Ok(());
+    }
+    let promised = if promised > 0 {
+        format!(
+            " ({} of its {} free are promised to files being received)",
+            Size(promised),
+            Size(free)
+        )
+    } else {
+        String::new()
+    };
+    Err((
+        RefuseCode::NoSpace,
+        format!(
+            "no space for {name:?}: it needs {} ({need} bytes) but the receiving file system has {} ({left} bytes) free{promised}",
+            Size(need),
+            Size(left)
+        ),
+    ))
+}
+
+/// Bytes an unprivileged writer may still write on the file system of `dir` (statvfs).
+pub fn free_bytes(dir: &Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::other("path contains NUL"))?;
+    // SAFETY: statvfs is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path; `st` is a valid out-pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 fn other(msg: String) -> Refusal {

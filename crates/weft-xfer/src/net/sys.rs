@@ -358,22 +358,7 @@ pub fn is_tty(fd: RawFd) -> bool {
 }
 
 /// Fills `out` with random bytes from the kernel (`getrandom`).
-pub fn random_bytes(out: &mut [u8]) -> io::Result<()> {
-    let mut done = 0;
-    while done < out.len() {
-        // SAFETY: writes at most `out.len() - done` bytes into the live slice.
-        let n = unsafe { libc::getrandom(out[done..].as_mut_ptr().cast(), out.len() - done, 0) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        done += n as usize;
-    }
-    Ok(())
-}
+pub use weft_gate::auth::random_bytes;
 
 /// `SOL_UDP` and `UDP_SEGMENT` from the Linux UAPI (`linux/udp.h`), for UDP GSO (Linux >= 4.18).
 const SOL_UDP: i32 = 17;

@@ -70,6 +70,10 @@ pub enum RefuseCode {
     TooLarge,
     /// A protocol violation or local failure.
     Other,
+    /// The receiving file system has not room for the file.
+    NoSpace,
+    /// The session failed at the receiver (after it had started); the message says why.
+    Failed,
 }
 
 impl RefuseCode {
@@ -81,6 +85,8 @@ impl RefuseCode {
             RefuseCode::Exists => 4,
             RefuseCode::TooLarge => 5,
             RefuseCode::Other => 6,
+            RefuseCode::NoSpace => 7,
+            RefuseCode::Failed => 8,
         }
     }
     fn from_u16(v: u16) -> Self {
@@ -90,6 +96,9 @@ impl RefuseCode {
             3 => RefuseCode::Path,
             4 => RefuseCode::Exists,
             5 => RefuseCode::TooLarge,
+            7 => RefuseCode::NoSpace,
+            8 => RefuseCode::Failed,
+            // Codes of newer peers read as the general one (their message says more).
             _ => RefuseCode::Other,
         }
     }
@@ -134,7 +143,8 @@ pub enum Control {
         /// Keyed BLAKE3 MAC.
         mac: [u8; 32],
     },
-    /// Receiver refuses the session; the connection closes.
+    /// Receiver refuses the session, or (code [`RefuseCode::Failed`], at any time after the
+    /// handshake) says why the session failed at its end; the connection closes.
     Refuse {
         /// Why.
         code: RefuseCode,

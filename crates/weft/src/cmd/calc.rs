@@ -24,6 +24,9 @@ pub struct Args {
     /// Write the result document to this file.
     #[arg(short = 'o', long = "output", global = true)]
     pub output: Option<PathBuf>,
+    /// CSV export of the rows (the summary for a single answer).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub csv: Option<PathBuf>,
 }
 
 /// The calculations.
@@ -53,49 +56,50 @@ pub struct OverheadArgs {
     #[arg(long)]
     pub encap: Option<String>,
     /// IP MTU (default: the preset's).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub mtu: Option<Size>,
     /// IP datagram size to compute the chain for (default: the MTU).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub size: Option<Size>,
     /// Rate available to frames or cells, overriding the preset (a shaped VP: `26Mbps`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Option<Rate>,
     /// Transport: tcp, tcp-ts, udp or ip.
     #[arg(long, default_value = "tcp")]
     pub transport: String,
-    /// The published figures, for the Sandia note on OC-3c.
-    #[arg(long, default_value = crate::cmd::run::DEFAULT_FIGURES)]
-    pub figures: PathBuf,
+    /// A figures file to read instead of the published figures built into weft, for the Sandia
+    /// note on OC-3c.
+    #[arg(long, value_name = "FILE")]
+    pub figures: Option<PathBuf>,
 }
 
 /// `weft calc window`.
 #[derive(Debug, clap::Args)]
 pub struct WindowArgs {
     /// Round-trip time.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::duration("1ns", "1h"))]
     pub rtt: Duration,
     /// Rate to fill (payload bits/s), for the window it needs.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Option<Rate>,
     /// Windows to evaluate (repeatable or comma-separated): `35600,64KiB,128KiB`.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::cmd::bounds::size("1", "1TiB"))]
     pub window: Vec<Size>,
     /// A bottleneck technology: also bound each window by its goodput.
     #[arg(long)]
     pub tech: Option<String>,
     /// Bottleneck rate override (a shaped VP, e.g. `26Mbps`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Option<Rate>,
     /// Path MTU (default: the technology's).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub mtu: Option<Size>,
     /// Also set the runs of the EBN study (002) from figures.toml beside the model.
     #[arg(long)]
     pub ebn: bool,
-    /// The published figures (for --ebn).
-    #[arg(long, default_value = crate::cmd::run::DEFAULT_FIGURES)]
-    pub figures: PathBuf,
+    /// A figures file to read instead of the published figures built into weft (for --ebn).
+    #[arg(long, value_name = "FILE")]
+    pub figures: Option<PathBuf>,
 }
 
 /// `weft calc hol`.
@@ -108,7 +112,7 @@ pub struct HolArgs {
     #[arg(long, default_value = "1-5")]
     pub inputs: String,
     /// The rate of an uncontended port (the GIGAswitch study: 95 Mbit/s).
-    #[arg(long, default_value = "95Mbps")]
+    #[arg(long, default_value = "95Mbps", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Rate,
     /// Also run the simulator (weft-sim) beside the formula.
     #[arg(long)]
@@ -140,10 +144,10 @@ pub struct QueueArgs {
 #[derive(Debug, clap::Args)]
 pub struct MathisArgs {
     /// Segment payload (MSS).
-    #[arg(long, default_value = "1460")]
+    #[arg(long, default_value = "1460", value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub mss: Size,
     /// Round-trip time.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::duration("1ns", "1h"))]
     pub rtt: Duration,
     /// Loss probability per segment (0 < p <= 1).
     #[arg(long)]
@@ -163,6 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         What::Mathis(a) => mathis(a)?,
         What::Techs => techs(),
     };
+    crate::output::write_csv(args.csv.as_deref(), &doc)?;
     emit(&doc, &text, args.json, args.output.as_deref())
 }
 
@@ -237,7 +242,7 @@ fn overhead(a: &OverheadArgs) -> anyhow::Result<(ResultDoc, String)> {
         );
         text.push('\n');
         text.push_str(&note.text());
-        if let Some(n) = read_figures(&a.figures)
+        if let Some(n) = read_figures(a.figures.as_deref())
             .ok()
             .and_then(|f| f.text("rates.note"))
         {
@@ -248,15 +253,13 @@ fn overhead(a: &OverheadArgs) -> anyhow::Result<(ResultDoc, String)> {
     Ok((doc, text))
 }
 
-/// Reads and parses the figures file.
-pub(crate) fn read_figures(path: &Path) -> anyhow::Result<Figures> {
-    let path = &crate::cmd::run::resolve_figures(path);
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read the figures file {}: {e} (give --figures PATH)",
-            path.display()
-        )
-    })?;
+/// The published figures: those built into weft (`data/figures.toml`), or the file given.
+pub(crate) fn read_figures(path: Option<&Path>) -> anyhow::Result<Figures> {
+    let Some(path) = path else {
+        return Ok(Figures::bundled()?);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the figures file {}: {e}", path.display()))?;
     Ok(Figures::parse(&text, &path.display().to_string())?)
 }
 
@@ -312,7 +315,7 @@ fn window_cmd(a: &WindowArgs) -> anyhow::Result<(ResultDoc, String)> {
         doc.samples.push(sample);
     }
     if a.ebn {
-        let figures = read_figures(&a.figures)?;
+        let figures = read_figures(a.figures.as_deref())?;
         let (t, rows) = ebn_runs(&figures)?;
         text.push_str(&t);
         doc.summary["ebn_runs"] = Value::Array(rows);

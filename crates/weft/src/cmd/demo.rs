@@ -16,16 +16,20 @@ use weft_report::{Engine, ResultDoc, plot, write_atomic};
 /// Starts an agent on 127.0.0.1 (a free port) inside this process, runs a TCP throughput test
 /// and a request/response latency sweep against it, and writes `demo.json` (a `demo` document
 /// holding both results) and `demo.svg` (their figures) into the output directory.
+///
+/// The latency sweep places the client and the agent on two different CPUs and busy-polls at
+/// both ends (`weft rr --affinity 0,1 --busy-poll`), so that a virtual machine's late wake-ups
+/// do not turn the curve into a saw-tooth; `--no-busy-poll` measures as a plain `weft rr`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Directory to write demo.json and demo.svg into (created if missing).
     #[arg(long, default_value = "weft-out", value_name = "DIR")]
     pub out: PathBuf,
     /// Length of the throughput test.
-    #[arg(long, default_value = "2s")]
+    #[arg(long, default_value = "2s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub time: weft_model::Duration,
     /// Largest message of the latency sweep (powers of two from 1 byte).
-    #[arg(long, default_value = "64KiB")]
+    #[arg(long, default_value = "64KiB", value_parser = crate::cmd::bounds::size("1", "16MiB"))]
     pub max_size: Size,
     /// Measured transactions per message size.
     #[arg(long, default_value_t = 500)]
@@ -33,6 +37,12 @@ pub struct Args {
     /// Also write demo.png.
     #[arg(long)]
     pub png: bool,
+    /// Sweep with both ends sleeping between messages, unpinned (as a plain `weft rr`).
+    #[arg(long)]
+    pub no_busy_poll: bool,
+    /// CSV export of the demo's two results (flattened, one row each).
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
 }
 
 /// Runs `weft demo`.
@@ -74,8 +84,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 interval_ns: Some((time_ns / 10).max(1_000_000)),
             },
             connect_timeout: std::time::Duration::from_secs(5),
+            key: None,
         };
-        let t = tput::run(&cfg, &mut |_| {}).context("throughput test")?;
+        let bar =
+            crate::progress::Progress::timed("demo tput", std::time::Duration::from_nanos(time_ns));
+        let t = tput::run(&cfg, &mut |_| {}).context("throughput test");
+        bar.finish();
+        let t = t?;
         println!("throughput: {}", Rate(t.goodput_bps().round() as u64));
         eprintln!(
             "demo: request/response sweep, {} sizes from 1 byte to {}",
@@ -85,7 +100,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let mut rc = RrConfig::new(Peer::Agent(addr), sizes.clone());
         rc.stop = StopRule::Count { count: args.count };
         rc.warmup = 50;
-        let r = rr::run(&rc).context("latency sweep")?;
+        if !args.no_busy_poll {
+            rc.busy_poll = true;
+            if rr::place::online_cpus() >= 2 {
+                rc.client_cpu = Some(0);
+                rc.agent_cpu = Some(1);
+            }
+        }
+        let bar = crate::progress::Progress::bar("demo rr", sizes.len() as u64, "sizes");
+        let r = rr::run_with_progress(&rc, |_| bar.inc(1)).context("latency sweep");
+        bar.finish();
+        let r = r?;
         if r.failed() {
             anyhow::bail!("the latency sweep aborted a size:\n{}", r.table());
         }
@@ -98,7 +123,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let mut doc = ResultDoc::new("demo", Engine::Real);
     doc.params = serde_json::json!({ "agent": addr.to_string(), "tput_time_ns": time_ns,
-                                     "rr_sizes": sizes, "rr_count": args.count });
+                                     "rr_sizes": sizes, "rr_count": args.count,
+                                     "rr_busy_poll": !args.no_busy_poll });
     doc.summary = serde_json::json!({
         "goodput_bps": tput_doc.summary.get("goodput_bps"),
         "rr_min_rtt_ns": rr_doc.summary.get("min_rtt_ns"),
@@ -110,6 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         serde_json::to_value(&rr_doc)?,
     ];
 
+    args.csv.write(&doc)?;
     let json_path = args.out.join("demo.json");
     write_atomic(&json_path, (doc.to_json_pretty() + "\n").as_bytes())
         .with_context(|| format!("cannot write {}", json_path.display()))?;

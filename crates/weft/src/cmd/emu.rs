@@ -53,7 +53,7 @@ pub enum Action {
         /// Scenario file (TOML).
         file: PathBuf,
         /// Cap every workload at this duration (e.g. "3s"); real time is spent.
-        #[arg(long)]
+        #[arg(long, value_parser = crate::cmd::bounds::duration("1ms", "30d"))]
         time: Option<weft_model::Duration>,
         /// Instead of the scenario's workloads, run `HOST:COMMAND` (repeatable, in order; a
         /// command ending in `&` runs in the background until the others finish).
@@ -68,6 +68,9 @@ pub enum Action {
         /// Write the result document to this file.
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
+        /// CSV export of the workloads' samples.
+        #[command(flatten)]
+        csv: crate::output::CsvArg,
     },
     /// Stop a running emulation, or with --all remove the leftovers of crashed runs.
     Down {
@@ -108,7 +111,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     capture,
                     json,
                     output,
-                } => run_file(&file, time, &exec, capture, json, output.as_deref()),
+                    csv,
+                } => {
+                    let doc = run_file(&file, time, &exec, capture, json, output.as_deref())?;
+                    csv.write(&doc)
+                }
                 Action::Down { run, all } => down(run.as_deref(), all),
                 Action::List { .. } => Ok(()),
             }
@@ -203,9 +210,11 @@ fn run_file(
     capture: Option<PathBuf>,
     json_out: bool,
     output: Option<&Path>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<ResultDoc> {
     let s = load(file)?;
     signals::install();
+    let progress = crate::progress::Progress::spinner("emu run");
+    progress.message(s.name.clone());
     let doc = if exec.is_empty() {
         let opts = ScenarioOptions {
             seed: None,
@@ -216,6 +225,7 @@ fn run_file(
     } else {
         run_commands(&s, file, exec, capture)?
     };
+    progress.finish();
     if let Some(p) = output {
         write_atomic(p, doc.to_json_pretty().as_bytes())
             .with_context(|| format!("writing {}", p.display()))?;
@@ -225,7 +235,7 @@ fn run_file(
     } else {
         println!("{}", human(&doc));
     }
-    Ok(())
+    Ok(doc)
 }
 
 fn run_commands(

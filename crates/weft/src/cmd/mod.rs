@@ -2,9 +2,13 @@
 
 use clap::Subcommand;
 
+mod bounds;
 mod calc;
+mod completions;
 mod demo;
 mod emu;
+mod gate;
+mod man;
 mod mp;
 mod pattern;
 mod plot;
@@ -14,6 +18,7 @@ mod run;
 mod send;
 mod serve;
 mod sim;
+mod sweep;
 mod tput;
 mod trace;
 
@@ -48,6 +53,12 @@ pub enum Command {
     Send(send::Args),
     /// Receive files sent by `weft send` into a directory.
     Recv(recv::Args),
+    /// Run a grid of scenario or simulator runs on all cores or as a Slurm job array, resumably.
+    Sweep(sweep::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Write the manual page (roff) to stdout, or one page per command into a directory.
+    Man(man::Args),
 }
 
 /// Runs one subcommand.
@@ -67,5 +78,20 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Trace(a) => trace::run(a),
         Command::Send(a) => send::run(a),
         Command::Recv(a) => recv::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
+    }
+}
+
+/// Writes bytes to stdout; a reader that went away (`| head`) is not an error.
+pub(crate) fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::anyhow!("writing to stdout: {e}"))
+        }
+        _ => Ok(()),
     }
 }

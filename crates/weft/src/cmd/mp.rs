@@ -1,6 +1,5 @@
 //! `weft mp`: message passing among N ranks (local processes or `weft serve` agents).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use weft_model::mp::Pattern;
@@ -12,6 +11,7 @@ use weft_probe::server::DEFAULT_PORT;
 use weft_report::{Engine, write_atomic};
 
 use crate::cli::usage;
+use crate::progress::Progress;
 
 /// Arguments of `weft mp`.
 ///
@@ -37,7 +37,8 @@ Examples:
     weft mp --local 2 --pattern pingpong --sizes 1,64,1K,64K,1M,4M --json
     weft mp --local 4 --pattern pingpong --route daemon --sizes 8,64K
     weft mp --local 9 --pattern bt.S,lu.S,sp.S --steps 20
-    weft mp --hosts node1,node2,node3,node4 --pattern all --sizes 8,64K,1M -o mp.json"
+    weft mp --hosts node1,node2,node3,node4 --pattern all --sizes 8,64K,1M -o mp.json
+    weft mp --hosts node1,node2 -p 5400 --key-file weft.key --csv mp.csv"
 )]
 pub struct Args {
     /// Start N ranks on this host (agents of this binary on loopback).
@@ -78,14 +79,17 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub daemon_window: u32,
     /// A rank that sees nothing move for this long fails the run.
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub timeout: Duration,
     /// How long a waiting rank polls before it sleeps [default: 20ms when every rank (and
     /// daemon) of a host has a CPU to itself, 50us when they outnumber its CPUs].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::duration("0", "1h"))]
     pub spin: Option<Duration>,
+    /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
+    #[arg(short, long)]
+    pub port: Option<u16>,
     /// Time-out for connecting to an agent and each set-up step.
-    #[arg(long, default_value = "5s")]
+    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub connect_timeout: Duration,
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long)]
@@ -93,6 +97,12 @@ pub struct Args {
     /// Also write the result document to FILE.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// CSV export of the samples.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
+    /// With --local, the agents started here take this key too.
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Runs `weft mp`.
@@ -114,12 +124,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             let exe = std::env::current_exe()
                 .map_err(|e| anyhow::anyhow!("cannot find the weft binary to start ranks: {e}"))?;
-            let extra = vec![
+            let mut extra = vec![
                 "--max-duration".to_string(),
                 "24h".to_string(),
                 "--idle-timeout".to_string(),
                 format!("{}ms", args.connect_timeout.as_nanos() / 1_000_000 + 10_000),
             ];
+            if let Some(f) = &args.key.key_file {
+                extra.extend(["--key-file".to_string(), f.display().to_string()]);
+            }
             local = LocalAgents::spawn(&exe, n, &extra).map_err(|e| anyhow::anyhow!("{e}"))?;
             local.addrs.clone()
         }
@@ -127,7 +140,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .hosts
             .iter()
             .map(|h| {
-                weft_probe::rr::config::resolve(h, DEFAULT_PORT).map_err(|e| usage(e.to_string()))
+                weft_probe::rr::config::resolve(h, args.port.unwrap_or(DEFAULT_PORT))
+                    .map_err(|e| usage(e.to_string()))
             })
             .collect::<anyhow::Result<Vec<_>>>()?,
         (None, true) => {
@@ -152,21 +166,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         agents,
         spec,
         connect_timeout: args.connect_timeout.into(),
+        key: args.key.load()?,
     };
-    let chatty = !args.json && std::io::stderr().is_terminal();
+    let progress = Progress::spinner("mp");
+    let mut samples = 0;
     let result = mp::run(&launch, &mut |s| {
-        if chatty {
-            eprintln!(
-                "weft mp: {} at {} bytes: p50 {:.2} µs",
-                s.pattern, s.size, s.p50_us
-            );
-        }
-    })
-    .map_err(|e| match e {
+        samples += 1;
+        progress.message(format!(
+            "{samples} done; {} at {} B: p50 {:.2} us",
+            s.pattern, s.size, s.p50_us
+        ));
+        tracing::info!(
+            pattern = %s.pattern,
+            size = s.size,
+            p50_us = s.p50_us,
+            "mp sample done"
+        );
+    });
+    progress.finish();
+    let result = result.map_err(|e| match e {
         MpError::Config(m) => usage(m),
         other => anyhow::anyhow!("{other}"),
     })?;
     let doc = result.to_result_doc(Engine::Real);
+    args.csv.write(&doc)?;
     if let Some(path) = &args.output {
         write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;

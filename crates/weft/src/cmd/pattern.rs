@@ -63,35 +63,38 @@ pub struct Args {
     #[arg(short, long)]
     pub udp: bool,
     /// tput: how long each session sends.
-    #[arg(short, long, default_value = "5s")]
+    #[arg(short, long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "7d"))]
     pub time: Duration,
     /// tput: bytes per write or datagram [default: 128KiB TCP, 1400 UDP].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub len: Option<Size>,
     /// tput: parallel streams per session.
     #[arg(short = 'P', long, default_value_t = 1)]
     pub parallel: u16,
     /// tput: socket buffer size at both ends.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub window: Option<Size>,
     /// tput --udp: send rate per session [default: 100Mbps].
-    #[arg(short = 'b', long)]
+    #[arg(short = 'b', long, value_parser = crate::cmd::bounds::rate("0", "10Tbps"))]
     pub rate: Option<Rate>,
     /// rr (sessions and probes): message size.
-    #[arg(long, default_value = "64")]
+    #[arg(long, default_value = "64", value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub size: Size,
     /// rr: measured transactions per session [default: 2000]. Probes without --count measure
     /// for the load's --time less twice --probe-delay, so that they run inside the load.
     #[arg(long)]
     pub count: Option<u64>,
     /// How long probes wait after the start, so that they measure the load in steady state.
-    #[arg(long, default_value = "300ms")]
+    #[arg(long, default_value = "300ms", value_parser = crate::cmd::bounds::duration("0", "1h"))]
     pub probe_delay: Duration,
     /// Line rate for line efficiency = aggregate / line rate (e.g. `100Mbps`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub line_rate: Option<Rate>,
+    /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
+    #[arg(short, long)]
+    pub port: Option<u16>,
     /// Time-out for connecting to an agent and each set-up step.
-    #[arg(long, default_value = "5s")]
+    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub connect_timeout: Duration,
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long)]
@@ -99,13 +102,26 @@ pub struct Args {
     /// Also write the result document to FILE.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// CSV export of the sessions.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Runs `weft pattern`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config_from(&args)?;
-    let result = pattern::run(&cfg).map_err(pattern_error)?;
+    let progress = if args.test == "tput" {
+        crate::progress::Progress::timed("pattern", args.time.into())
+    } else {
+        crate::progress::Progress::spinner("pattern")
+    };
+    let result = pattern::run(&cfg).map_err(pattern_error);
+    progress.finish();
+    let result = result?;
     let doc = result.to_result_doc();
+    args.csv.write(&doc)?;
     if let Some(path) = &args.output {
         write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
@@ -126,18 +142,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
+    let port = a.port.unwrap_or(DEFAULT_PORT);
     let test = session_test(a)?;
     let (name, sessions) = if let Some(p) = &a.pairs {
-        let pairs = pattern::parse_pairs(p, DEFAULT_PORT).map_err(pattern_error)?;
+        let pairs = pattern::parse_pairs(p, port).map_err(pattern_error)?;
         ("pairs", pattern::from_pairs(&pairs, &test))
     } else if !a.one_to_many.is_empty() {
         (
             "one-to-many",
-            pattern::one_to_many(&agents(&a.one_to_many)?, &test),
+            pattern::one_to_many(&agents(&a.one_to_many, port)?, &test),
         )
     } else if !a.many_to_one.is_empty() {
         if let Some(to) = &a.to {
-            if Endpoint::parse(to, DEFAULT_PORT).map_err(pattern_error)? != Endpoint::Local {
+            if Endpoint::parse(to, port).map_err(pattern_error)? != Endpoint::Local {
                 return Err(crate::cli::usage(
                     "--to: the receiver of --many-to-one is this host (`local`); run weft \
                      pattern on the receiving host",
@@ -146,7 +163,7 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
         }
         (
             "many-to-one",
-            pattern::many_to_one(&agents(&a.many_to_one)?, &test),
+            pattern::many_to_one(&agents(&a.many_to_one, port)?, &test),
         )
     } else {
         return Err(crate::cli::usage(
@@ -176,21 +193,20 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
     let mut cfg = PatternConfig::new(name, sessions);
     cfg.line_rate_bps = a.line_rate.map(|r| r.as_bps() as f64);
     cfg.connect_timeout = a.connect_timeout.into();
+    cfg.key = a.key.load()?;
     cfg.probe_delay = a.probe_delay.into();
     cfg.validate().map_err(pattern_error)?;
     Ok(cfg)
 }
 
-fn agents(list: &[String]) -> anyhow::Result<Vec<SocketAddr>> {
+fn agents(list: &[String], port: u16) -> anyhow::Result<Vec<SocketAddr>> {
     list.iter()
-        .map(
-            |h| match Endpoint::parse(h, DEFAULT_PORT).map_err(pattern_error)? {
-                Endpoint::Agent(a) => Ok(a),
-                Endpoint::Local => Err(crate::cli::usage(
-                    "list agents here; this host is the other side of every session",
-                )),
-            },
-        )
+        .map(|h| match Endpoint::parse(h, port).map_err(pattern_error)? {
+            Endpoint::Agent(a) => Ok(a),
+            Endpoint::Local => Err(crate::cli::usage(
+                "list agents here; this host is the other side of every session",
+            )),
+        })
         .collect()
 }
 

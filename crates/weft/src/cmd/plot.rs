@@ -10,7 +10,8 @@ use weft_report::{ResultDoc, write_atomic};
 #[derive(Debug, clap::Args)]
 #[command(after_help = after_help())]
 pub struct Args {
-    /// A weft result file (JSON written with --json or -o by any command).
+    /// A weft result file (JSON written with --json or -o by any command), or a sweep directory
+    /// (or its results.jsonl) written by `weft sweep`.
     pub file: PathBuf,
     /// Where to write the figure. Defaults to FILE with the extension .svg; a name ending in .png
     /// writes only a PNG.
@@ -22,6 +23,16 @@ pub struct Args {
     /// PNG pixels per SVG pixel.
     #[arg(long, default_value_t = 1.5, value_name = "FACTOR")]
     pub png_scale: f32,
+    /// Sweeps: the parameter along the x axis (default: the first numeric one that varies).
+    #[arg(long, value_name = "PARAM")]
+    pub x: Option<String>,
+    /// Sweeps: the metric along the y axis (default: the first that varies between seeds).
+    #[arg(long, value_name = "METRIC")]
+    pub y: Option<String>,
+    /// Sweeps: parameters whose values make one line each, comma-separated (default: the other
+    /// parameters that vary; `--by ""` pools them all into one line).
+    #[arg(long, value_name = "PARAMS", value_delimiter = ',')]
+    pub by: Option<Vec<String>>,
 }
 
 fn after_help() -> String {
@@ -38,16 +49,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !(args.png_scale > 0.0 && args.png_scale <= 8.0) {
         return Err(crate::cli::usage("--png-scale must be in (0, 8]"));
     }
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let doc = ResultDoc::from_json(&text).map_err(|e| {
-        anyhow::anyhow!("{} is not a weft result document: {e}", args.file.display())
-    })?;
-    let svg = plot::svg_for(&doc).map_err(|e| plot_error(&args.file, e))?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| args.file.with_extension("svg"));
+    let (svg, default_out) = if let Some(sweep) = super::sweep::sweep_source(&args.file) {
+        let spec = weft_sweep::chart::ChartSpec {
+            x: args.x.clone(),
+            y: args.y.clone(),
+            by: args
+                .by
+                .clone()
+                .map(|b| b.into_iter().filter(|s| !s.is_empty()).collect()),
+        };
+        super::sweep::chart_svg(&sweep, &spec)?
+    } else {
+        if args.x.is_some() || args.y.is_some() || args.by.is_some() {
+            return Err(crate::cli::usage(
+                "--x, --y and --by are for sweeps: give a `weft sweep` directory",
+            ));
+        }
+        let text = std::fs::read_to_string(&args.file)
+            .with_context(|| format!("cannot read {}", args.file.display()))?;
+        let doc = ResultDoc::from_json(&text).map_err(|e| {
+            anyhow::anyhow!("{} is not a weft result document: {e}", args.file.display())
+        })?;
+        let svg = plot::svg_for(&doc).map_err(|e| plot_error(&args.file, e))?;
+        (svg, args.file.with_extension("svg"))
+    };
+    let out = args.out.clone().unwrap_or(default_out);
     let png_only = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));

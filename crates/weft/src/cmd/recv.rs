@@ -8,15 +8,22 @@ use weft_model::{Duration, Size};
 use weft_xfer::net::recv::{RecvOptions, serve};
 use weft_xfer::net::store::Store;
 
+/// The default control port of `weft recv`.
+const RECV_PORT: u16 = 7140;
+
 /// Arguments of `weft recv`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Directory to receive into (created if missing). Nothing is written outside it.
     #[arg(long)]
     dir: PathBuf,
-    /// Address to listen on for control connections (port 0: any free port, printed on stderr).
-    #[arg(long, default_value = "0.0.0.0:7140")]
-    listen: String,
+    /// Address to listen on for control connections: HOST:PORT, HOST (port 7140) or :PORT
+    /// (port 0: any free port, printed on stderr). `--listen` is the older name.
+    #[arg(long, alias = "listen", default_value = "0.0.0.0:7140")]
+    bind: String,
+    /// Port to listen on (overrides the port of --bind).
+    #[arg(short, long)]
+    port: Option<u16>,
     /// UDP sockets per session to stripe data over (the study's K).
     #[arg(long, default_value_t = 4)]
     sockets: u16,
@@ -30,22 +37,22 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// Largest file accepted.
-    #[arg(long, default_value = "64GiB")]
+    #[arg(long, default_value = "64GiB", value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
     max_size: Size,
     /// Largest buffer accepted.
-    #[arg(long, default_value = "256MiB")]
+    #[arg(long, default_value = "256MiB", value_parser = crate::cmd::bounds::size("1", "2GiB"))]
     max_buffer: Size,
     /// Most buffers in flight granted to a sender (reliable mode).
     #[arg(long, default_value_t = 8)]
     max_window: u16,
     /// Buffer memory per session (window times buffer size).
-    #[arg(long, default_value = "1GiB")]
+    #[arg(long, default_value = "1GiB", value_parser = crate::cmd::bounds::size("1", "1024GiB"))]
     max_memory: Size,
     /// How long to wait after a round's end for datagrams still in flight.
-    #[arg(long, default_value = "2ms")]
+    #[arg(long, default_value = "2ms", value_parser = crate::cmd::bounds::duration("0", "10s"))]
     settle: Duration,
     /// Give up on a sender silent for this long.
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
     /// Exit after this many sessions (default: serve until killed).
     #[arg(long)]
@@ -67,6 +74,20 @@ pub struct Args {
     /// --dir.
     #[arg(long, conflicts_with = "read_back")]
     discard: bool,
+    /// Keep a CSV of the sessions served in FILE, one row per session (its summary), rewritten
+    /// after each session.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Files one session may have open at once (each holds a part file and a journal open);
+    /// further offers are refused until one ends.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    max_open_files: u32,
+    /// Buffer hashes kept per session for the whole-file digests (about 50 bytes each); past it
+    /// buffers are read back from disk at the end (`hashes_not_kept` in --json).
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(0..=1 << 32))]
+    max_known_hashes: u64,
+    #[command(flatten)]
+    lobby: super::gate::LobbyArgs,
 }
 
 /// Runs `weft recv`.
@@ -82,8 +103,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let key = super::send::load_key(&a.key, &a.key_file)?;
     let store = Store::new(&a.dir, a.force)
         .with_context(|| format!("using {} as the receiving directory", a.dir.display()))?;
-    let listener =
-        TcpListener::bind(&a.listen).with_context(|| format!("listening on {}", a.listen))?;
+    let mut bind = super::serve::parse_bind_with(&a.bind, RECV_PORT)?;
+    if let Some(p) = a.port {
+        bind.set_port(p);
+    }
+    let listener = TcpListener::bind(bind).with_context(|| format!("listening on {bind}"))?;
     let local = listener.local_addr()?;
     if a.discard {
         eprintln!("weft recv: listening on {local}, verifying and discarding what arrives");
@@ -104,13 +128,28 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         timeout: a.timeout,
         max_sessions: a.sessions,
         max_concurrent: a.max_concurrent,
+        lobby: a.lobby.limits(),
+        max_open_files: a.max_open_files as usize,
+        max_known_hashes: a.max_known_hashes as usize,
         read_back: a.read_back,
         discard: a.discard,
     };
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
-    serve(listener, store, opts, &|r| {
+    let sessions = std::sync::Mutex::new(Vec::new());
+    let summary = serve(listener, store, opts, &|r| {
         let doc = weft_xfer::report::recv_doc(&r);
+        if let Some(path) = &a.csv {
+            let mut rows = sessions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            rows.push(doc.summary.clone());
+            let written = weft_report::csv::rows_to_csv(&rows, &[])
+                .and_then(|b| weft_report::csv::write_csv(path, &b));
+            if let Err(e) = written {
+                eprintln!("weft recv: {e}");
+            }
+        }
         if r.error.is_some() || r.files.iter().any(|f| !f.ok) {
             failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -135,6 +174,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     })
     .context("serving senders")?;
+    if summary.unidentified_closed > 0 || summary.busy > 0 {
+        eprintln!(
+            "weft recv: {} session(s); {} refused as busy; {} connection(s) closed before \
+             completing a handshake",
+            summary.sessions, summary.busy, summary.unidentified_closed
+        );
+    }
     let n = failures.load(std::sync::atomic::Ordering::Relaxed);
     if n > 0 {
         anyhow::bail!("{n} session(s) failed or refused files");

@@ -1,11 +1,12 @@
 //! `weft rr HOST`: request/response latency to a weft agent or an RFC 862 echo service.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use weft_model::{Duration as WDuration, Size};
 use weft_probe::rr::{self, Peer, Proto, RrConfig, RrError, StopRule, config};
 use weft_probe::server::DEFAULT_PORT;
+
+use crate::progress::Progress;
 
 /// Arguments of `weft rr`.
 ///
@@ -19,7 +20,15 @@ use weft_probe::server::DEFAULT_PORT;
 #[command(after_help = "Examples:\n  \
     weft rr agent.example --sweep 1..65536 --converge 1%\n  \
     weft rr host --echo --udp --sizes 64,128,256,512,1024 --count 10000 --timeout 10ms\n  \
-    weft rr agent.example --cold --size 1 --count 2000 --json")]
+    weft rr agent.example --cold --size 1 --count 2000 --json\n  \
+    weft rr agent.example --sweep 1..64K --affinity 0,1 --busy-poll --floor\n  \
+    weft rr --floor --affinity 0,1     # the host alone: what waking a thread costs here\n\n\
+On a virtual machine a thread that sleeps between messages lets its virtual CPU halt, and waking \
+it costs tens to hundreds of microseconds that belong to the host, not to the network: the \
+round trips then jump from run to run and from one size to the next. --busy-poll spins on the \
+socket at both ends instead (one busy CPU per end while the test runs), --affinity places the \
+two ends on CPUs of your choosing, and --floor measures the host's own wake-up round trip so \
+that the result says how much of the RTT is the machine.")]
 pub struct Args {
     /// The options, boxed so that the command enum stays small.
     #[command(flatten)]
@@ -30,8 +39,13 @@ pub struct Args {
 #[derive(Debug, clap::Args)]
 pub struct Opts {
     /// HOST[:PORT] of a weft agent (default port 5301) or, with --echo, of an echo service
-    /// (default port 7). IPv6 as [ADDR]:PORT.
-    pub host: String,
+    /// (default port 7). IPv6 as [ADDR]:PORT. Optional with --floor.
+    #[arg(required_unless_present = "floor")]
+    pub host: Option<String>,
+
+    /// The port when HOST names none (iperf3 -p) [default: 5301, or 7 with --echo].
+    #[arg(short, long)]
+    pub port: Option<u16>,
 
     /// Talk to a standard RFC 862 echo service instead of a weft agent.
     #[arg(long)]
@@ -99,6 +113,21 @@ pub struct Opts {
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub abort_after: u64,
 
+    /// Pin the client to CPU N and ask the agent to serve from CPU M (iperf3 -A N,M).
+    #[arg(short = 'A', long, value_name = "N[,M]")]
+    pub affinity: Option<String>,
+
+    /// Spin on non-blocking sockets at both ends instead of sleeping between messages (and set
+    /// SO_BUSY_POLL where the kernel takes it); warm tests with --burst 1.
+    #[arg(long)]
+    pub busy_poll: bool,
+
+    /// Measure the host's own wake-up latency first (two threads ping-ponging over eventfds,
+    /// blocking and spinning, and a 50 us sleep's overshoot), placed as --affinity says; alone
+    /// (no HOST), only that.
+    #[arg(long)]
+    pub floor: bool,
+
     /// Print the result document as JSON on stdout (and nothing else).
     #[arg(long)]
     pub json: bool,
@@ -106,26 +135,67 @@ pub struct Opts {
     /// Also write the result document to FILE.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// CSV export of the sizes.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Runs `weft rr`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let args = *args.opts;
-    let cfg = config_from(&args).map_err(to_anyhow)?;
-    let progress = std::io::stderr().is_terminal() && !args.json;
+    let affinity = args
+        .affinity
+        .as_deref()
+        .map(rr::place::parse_affinity)
+        .transpose()
+        .map_err(crate::cli::usage)?;
+    let floor = if args.floor {
+        let cpus = affinity.map_or((None, None), |(c, a)| (Some(c), a));
+        let f = rr::floor::measure(FLOOR_ROUNDS, cpus).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Some(f)
+    } else {
+        None
+    };
+    let Some(host) = args.host.as_deref() else {
+        return floor_only(&args, floor);
+    };
+    let mut cfg = config_from(&args, host).map_err(to_anyhow)?;
+    if let Some((client, agent)) = affinity {
+        cfg.client_cpu = Some(client);
+        cfg.agent_cpu = agent;
+    }
+    cfg.busy_poll = args.busy_poll;
+    cfg.key = args.key.load()?;
+    if cfg.key.is_some() && args.echo {
+        return Err(crate::cli::usage(
+            "--key-file proves a key to a weft agent; an echo service (--echo) takes none",
+        ));
+    }
+    cfg.validate().map_err(to_anyhow)?;
+    let bar = Progress::bar("rr", cfg.sizes.len() as u64, "sizes");
     let result = rr::run_with_progress(&cfg, |s| {
-        if progress {
-            eprintln!(
-                "rr: {} bytes: {} answered, {} lost, p50 {:.1} us",
-                s.request_bytes,
-                s.count,
-                s.lost,
-                s.rtt.p50_ns as f64 / 1e3
-            );
-        }
-    })
-    .map_err(to_anyhow)?;
+        bar.inc(1);
+        bar.message(format!(
+            "{} B: p50 {:.1} us",
+            s.request_bytes,
+            s.rtt.p50_ns as f64 / 1e3
+        ));
+        tracing::info!(
+            size = s.request_bytes,
+            answered = s.count,
+            lost = s.lost,
+            p50_ns = s.rtt.p50_ns,
+            "rr size done"
+        );
+    });
+    bar.finish();
+    let mut result = result.map_err(to_anyhow)?;
+    result.floor = floor;
     let doc = result.to_result_doc();
+    args.csv.write(&doc)?;
     if let Some(path) = &args.output {
         let text = doc.to_json_pretty() + "\n";
         weft_report::write_atomic(path, text.as_bytes())
@@ -180,13 +250,44 @@ fn to_anyhow(e: RrError) -> anyhow::Error {
     }
 }
 
-fn config_from(a: &Opts) -> Result<RrConfig, RrError> {
-    let port = if a.echo {
+/// Samples of each figure of `--floor`.
+const FLOOR_ROUNDS: u64 = 2000;
+
+/// `weft rr --floor` without a HOST: the host's figures alone, as an `rr.floor` document.
+fn floor_only(args: &Opts, floor: Option<rr::floor::Floor>) -> anyhow::Result<()> {
+    let Some(f) = floor else {
+        return Err(crate::cli::usage(
+            "give HOST, or --floor to measure the host alone",
+        ));
+    };
+    let mut doc = weft_report::ResultDoc::new("rr.floor", weft_report::Engine::Real);
+    doc.params = serde_json::json!({ "rounds": FLOOR_ROUNDS, "affinity": args.affinity,
+                                     "timer_sleep_ns": rr::floor::TIMER_SLEEP.as_nanos() as u64 });
+    doc.samples = ["wakeup_rtt", "spin_rtt", "timer_overshoot"]
+        .iter()
+        .zip([&f.wakeup_rtt, &f.spin_rtt, &f.timer_overshoot])
+        .map(|(name, s)| serde_json::json!({ "figure": name, "stats": s }))
+        .collect();
+    doc.summary = serde_json::to_value(&f)?;
+    args.csv.write(&doc)?;
+    if let Some(path) = &args.output {
+        weft_report::write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    }
+    if args.json {
+        print_stdout(&(doc.to_json_pretty() + "\n"))
+    } else {
+        print_stdout(&f.table())
+    }
+}
+
+fn config_from(a: &Opts, host: &str) -> Result<RrConfig, RrError> {
+    let port = a.port.unwrap_or(if a.echo {
         config::ECHO_PORT
     } else {
         DEFAULT_PORT
-    };
-    let addr = config::resolve(&a.host, port)?;
+    });
+    let addr = config::resolve(host, port)?;
     let peer = if a.echo {
         Peer::Echo(addr)
     } else {

@@ -13,9 +13,6 @@ use weft_report::{Engine, ResultDoc};
 
 use crate::cli::usage;
 
-/// Where the published figures are, relative to the repository root.
-pub const DEFAULT_FIGURES: &str = "../shared/reference/figures.toml";
-
 /// Arguments of `weft run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,9 +21,9 @@ pub struct Args {
     /// Engines to run, comma-separated: model, sim (emu where built).
     #[arg(long, value_delimiter = ',', default_value = "model")]
     pub engine: Vec<String>,
-    /// The published figures file.
-    #[arg(long, default_value = DEFAULT_FIGURES)]
-    pub figures: PathBuf,
+    /// A figures file to compare with instead of the published figures built into weft.
+    #[arg(long, value_name = "FILE")]
+    pub figures: Option<PathBuf>,
     /// Seed for engines that draw random numbers (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -36,6 +33,10 @@ pub struct Args {
     /// Write the result document to this file (`name.ENGINE.json` beside it when several).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
+    /// Also write each result's samples as CSV to FILE (`name.ENGINE.csv` beside it when
+    /// several engines).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     /// Exit with status 1 if any engine misses a published figure by more than its tolerance.
     #[arg(long)]
     pub strict: bool,
@@ -85,17 +86,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let mut docs: Vec<(&str, ResultDoc)> = Vec::new();
     let mut unavailable: Vec<(&str, String)> = Vec::new();
+    let progress = crate::progress::Progress::spinner("run");
     for (name, f) in engines {
+        progress.message(format!("engine {name}"));
+        tracing::info!(engine = name, scenario = %args.file.display(), "engine starts");
         match f(&ctx) {
             Ok(doc) => docs.push((name, doc)),
             Err(e) => unavailable.push((name, format!("{e:#}"))),
         }
     }
-    let figures_path = resolve_figures(&args.figures);
+    progress.finish();
     let figures = if scenario.expect.is_empty() {
         None
     } else {
-        match super::calc::read_figures(&figures_path) {
+        match super::calc::read_figures(args.figures.as_deref()) {
             Ok(f) => Some(f),
             Err(e) => {
                 unavailable.push(("figures", format!("{e:#}")));
@@ -188,46 +192,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn write_outputs(args: &Args, docs: &[(&str, ResultDoc)]) -> anyhow::Result<()> {
-    let Some(out) = &args.output else {
-        return Ok(());
-    };
-    for (name, doc) in docs {
-        let path = if docs.len() == 1 {
-            out.clone()
+    // One engine: the file as named; several: `stem.ENGINE.ext` beside it.
+    let path_for = |out: &Path, name: &str, ext: &str| {
+        if docs.len() == 1 || out.as_os_str() == "-" {
+            out.to_path_buf()
         } else {
             let stem = out
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            out.with_file_name(format!("{stem}.{name}.json"))
-        };
-        weft_report::write_atomic(&path, doc.to_json_pretty().as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Finds the figures file: the path as given, else `shared/reference/figures.toml` in an
-/// ancestor of the working directory or of this crate's source (worktrees sit one level deeper
-/// than the repository root, so `../shared` alone is not enough).
-pub fn resolve_figures(given: &Path) -> PathBuf {
-    if given.exists() || given.is_absolute() {
-        return given.to_path_buf();
-    }
-    let tail = Path::new("shared/reference/figures.toml");
-    let starts = [
-        std::env::current_dir().ok(),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
-    ];
-    for start in starts.into_iter().flatten() {
-        for dir in start.ancestors() {
-            let candidate = dir.join(tail);
-            if candidate.exists() {
-                return candidate;
-            }
+            out.with_file_name(format!("{stem}.{name}.{ext}"))
+        }
+    };
+    for (name, doc) in docs {
+        if let Some(out) = &args.output {
+            let path = path_for(out, name, "json");
+            weft_report::write_atomic(&path, doc.to_json_pretty().as_bytes())
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
+        if let Some(out) = &args.csv {
+            crate::output::write_csv(Some(&path_for(out, name, "csv")), doc)?;
         }
     }
-    given.to_path_buf()
+    Ok(())
 }
 
 fn model_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {

@@ -1,7 +1,6 @@
 //! `weft send`: send files and directories over UDP to a `weft recv` (SBTP, MBTP or the reliable
 //! mode), with a progress bar and a JSON summary.
 
-use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,16 +17,17 @@ use weft_xfer::wire::Mode;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Files or directories to send, then the receiver as HOST[:DIR] (DIR is relative to the
-    /// receiver's --dir; IPv6 hosts in brackets: [::1]:DIR). With --mem, only HOST[:DIR].
+    /// receiver's --dir, and `HOST:.` is --dir itself, as with scp; IPv6 hosts in brackets:
+    /// [::1]:DIR). With --mem, only HOST[:DIR].
     #[arg(required = true, num_args = 1.., value_name = "FILE... HOST[:DIR]")]
     args: Vec<String>,
     /// Send this many bytes generated in memory instead of files (the ttcp -s source, iperf3's
     /// default): measures the network and the protocol without the file system. The receiver
     /// names it weft-memory (or drops it with `weft recv --discard`).
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long, conflicts_with = "resume", value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
     mem: Option<Size>,
     /// The receiver's control (TCP) port.
-    #[arg(long, default_value_t = 7140)]
+    #[arg(short, long, default_value_t = 7140)]
     port: u16,
     /// reliable (rate-controlled, retransmits, BLAKE3-verified), sbtp (one buffer at a time,
     /// unreliable, as published) or mbtp (one sender, --receivers sessions, unreliable).
@@ -35,23 +35,23 @@ pub struct Args {
     mode: Mode,
     /// Fixed sending rate (e.g. 500Mbps). Default: adaptive in reliable mode, unlimited in
     /// sbtp/mbtp as published.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::rate("1kbps", "10Tbps"))]
     rate: Option<Rate>,
     /// Adaptive mode: starting rate.
-    #[arg(long, default_value = "1Gbps")]
+    #[arg(long, default_value = "1Gbps", value_parser = crate::cmd::bounds::rate("1kbps", "10Tbps"))]
     initial_rate: Rate,
     /// Adaptive mode: highest rate.
-    #[arg(long, default_value = "40Gbps")]
+    #[arg(long, default_value = "40Gbps", value_parser = crate::cmd::bounds::rate("1kbps", "10Tbps"))]
     max_rate: Rate,
     /// Adaptive mode: loss fraction of a round that counts as congestion.
     #[arg(long, default_value_t = 0.02)]
     loss_threshold: f64,
     /// Payload bytes per datagram. Default: fit the path MTU (about 64 KiB on loopback, 8952
     /// on a 9000-byte jumbo path, 1452 on Ethernet).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "64KiB"))]
     packet_size: Option<Size>,
     /// Buffer size. Default: 8MiB in reliable mode, 1MiB in sbtp/mbtp (the study's MBTP).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::size("1", "2GiB"))]
     buffer_size: Option<Size>,
     /// Buffers in flight in reliable mode (the receiver may grant fewer).
     #[arg(long, default_value_t = 4)]
@@ -69,7 +69,7 @@ pub struct Args {
     #[arg(long)]
     resume: bool,
     /// Give up after this long without hearing from the receiver.
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
     /// No progress bar.
     #[arg(long)]
@@ -80,6 +80,9 @@ pub struct Args {
     /// Write the JSON summary to this file.
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
+    /// CSV export of the files sent.
+    #[command(flatten)]
+    csv: crate::output::CsvArg,
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -106,6 +109,15 @@ fn split_target(t: &str) -> (String, String) {
     match t.split_once(':') {
         Some((h, d)) => (h.to_string(), d.to_string()),
         None => (t.to_string(), String::new()),
+    }
+}
+
+/// The receive directory itself for `.` and `./` (scp's `HOST:.`), else `dir` unchanged.
+fn remote_dir(dir: String) -> String {
+    if dir.trim_end_matches('/') == "." || dir == "./" {
+        String::new()
+    } else {
+        dir
     }
 }
 
@@ -141,6 +153,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .split_last()
         .ok_or_else(|| crate::cli::usage("give FILE... HOST[:DIR]"))?;
     let (host, dir) = split_target(target);
+    let dir = remote_dir(dir);
     if host.is_empty() {
         return Err(crate::cli::usage(format!(
             "no host in {target:?}: expected HOST[:DIR]"
@@ -232,15 +245,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         timeout: a.timeout,
     };
     let progress = Arc::new(Progress::default());
-    let bar = (!a.no_progress && !a.json && weft_xfer::net::sys::is_tty(2)).then(|| {
-        let p = progress.clone();
-        std::thread::spawn(move || progress_bar(&p))
+    let bar = if a.no_progress || a.json {
+        None
+    } else {
+        Some(crate::progress::Progress::bytes("send", 0))
+    };
+    let result = std::thread::scope(|scope| {
+        if let Some(bar) = &bar {
+            let p = &*progress;
+            scope.spawn(move || follow(p, bar));
+        }
+        let r = send(addr, &items, &opts, progress.clone());
+        progress.done.store(true, Ordering::Relaxed);
+        r
     });
-    let result = send(addr, &items, &opts, progress.clone());
-    progress.done.store(true, Ordering::Relaxed);
-    if let Some(b) = bar {
-        let _ = b.join();
-    }
+    drop(bar);
     let report = result.with_context(|| format!("sending to {addr}"))?;
     let params = serde_json::json!({
         "mode": format!("{:?}", a.mode).to_lowercase(),
@@ -254,6 +273,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "authenticated": opts.key.is_some(),
     });
     let doc = weft_xfer::report::send_doc(&report, params);
+    a.csv.write(&doc)?;
     if let Some(o) = &a.output {
         weft_report::write_atomic(o, doc.to_json_pretty().as_bytes())
             .with_context(|| format!("writing {}", o.display()))?;
@@ -308,35 +328,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn progress_bar(p: &Progress) {
-    let start = std::time::Instant::now();
-    let mut err = std::io::stderr();
+/// Moves `bar` with the sender's counters until the transfer is done.
+fn follow(p: &Progress, bar: &crate::progress::Progress) {
     while !p.done.load(Ordering::Relaxed) {
-        std::thread::sleep(std::time::Duration::from_millis(250));
-        let done = p.bytes_done.load(Ordering::Relaxed);
-        let total = p.bytes_total.load(Ordering::Relaxed).max(1);
         let sent = p.packets_sent.load(Ordering::Relaxed).max(1);
         let miss = p.packets_missing.load(Ordering::Relaxed);
-        let el = start.elapsed().as_secs_f64().max(1e-3);
-        let rate = done as f64 * 8.0 / el / 1e6;
-        let eta = if done > 0 {
-            (total - done.min(total)) as f64 / (done as f64 / el)
-        } else {
-            f64::NAN
-        };
-        let width = 30usize;
-        let fill = (done as f64 / total as f64 * width as f64) as usize;
-        let _ = write!(
-            err,
-            "\r[{}{}] {:>5.1}% {:>9.1} Mbit/s loss {:>5.2}% ETA {:>5.0}s ",
-            "#".repeat(fill.min(width)),
-            " ".repeat(width - fill.min(width)),
-            done as f64 * 100.0 / total as f64,
-            rate,
-            miss as f64 * 100.0 / sent as f64,
-            eta
-        );
-        let _ = err.flush();
+        bar.set_total(p.bytes_total.load(Ordering::Relaxed));
+        bar.set(p.bytes_done.load(Ordering::Relaxed));
+        bar.message(format!("loss {:.2}%", miss as f64 * 100.0 / sent as f64));
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let _ = writeln!(err);
 }

@@ -24,20 +24,23 @@ pub struct Args {
     /// Address to listen on: `HOST:PORT`, `HOST` (port 5301) or `:PORT`; `[::]:5301` for IPv6.
     #[arg(long, default_value = "0.0.0.0:5301")]
     pub bind: String,
+    /// Port to listen on (overrides the port of --bind), as iperf3 -p.
+    #[arg(short, long)]
+    pub port: Option<u16>,
     /// Most tests running at once; more are refused as busy.
     #[arg(long, default_value_t = 8)]
     pub max_tests: usize,
     /// Longest test allowed (e.g. `60s`); running tests are cut off shortly after it.
-    #[arg(long, default_value = "60s")]
+    #[arg(long, default_value = "60s", value_parser = crate::cmd::bounds::duration("1ms", "30d"))]
     pub max_duration: Duration,
     /// Most data streams per direction in one test.
     #[arg(long, default_value_t = 16)]
     pub max_streams: u16,
     /// Largest control message body (e.g. `64KiB`).
-    #[arg(long, default_value = "64KiB")]
+    #[arg(long, default_value = "64KiB", value_parser = crate::cmd::bounds::size("1KiB", "1GiB"))]
     pub max_message: Size,
     /// How long a connection may stay silent before it is dropped (e.g. `10s`).
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     pub idle_timeout: Duration,
     /// Serve one test, then exit (exit code 1 if that test failed).
     #[arg(long)]
@@ -45,13 +48,19 @@ pub struct Args {
     /// Refuse to run tests toward other agents on a client's request (`weft pattern A:B`).
     #[arg(long)]
     pub no_relay: bool,
-    /// Do not log connections and tests to stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub key: super::gate::AgentKey,
+    #[command(flatten)]
+    pub lobby: super::gate::LobbyArgs,
 }
 
-/// Parses `HOST:PORT`, `HOST`, `:PORT` or `PORT` into a socket address.
+/// Parses `HOST:PORT`, `HOST`, `:PORT` or `PORT` into a socket address (port 5301 if none).
 pub fn parse_bind(s: &str) -> anyhow::Result<SocketAddr> {
+    parse_bind_with(s, DEFAULT_PORT)
+}
+
+/// As [`parse_bind`], with `default_port` for a bare `HOST`.
+pub fn parse_bind_with(s: &str, default_port: u16) -> anyhow::Result<SocketAddr> {
     if let Ok(a) = s.parse::<SocketAddr>() {
         return Ok(a);
     }
@@ -64,16 +73,21 @@ pub fn parse_bind(s: &str) -> anyhow::Result<SocketAddr> {
         return Ok(SocketAddr::from(([0, 0, 0, 0], port)));
     }
     if let Ok(ip) = s.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+        return Ok(SocketAddr::new(ip, default_port));
     }
     Err(crate::cli::usage(format!(
-        "--bind {s:?}: expected HOST:PORT, an IP address, or :PORT (e.g. 0.0.0.0:{DEFAULT_PORT})"
+        "--bind {s:?}: expected HOST:PORT, an IP address, or :PORT (e.g. 0.0.0.0:{default_port})"
     )))
 }
 
 /// Runs `weft serve`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bind = parse_bind(&args.bind)?;
+    let mut bind = parse_bind(&args.bind)?;
+    if let Some(p) = args.port {
+        bind.set_port(p);
+    }
+    // The global -q/--quiet: no log of connections and tests.
+    let quiet = crate::progress::quiet();
     if args.max_tests == 0 || args.max_streams == 0 {
         return Err(crate::cli::usage(
             "--max-tests and --max-streams must be at least 1",
@@ -88,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .ok()
         .filter(|&m| m >= 1024)
         .ok_or_else(|| crate::cli::usage("--max-message must be between 1KiB and 4GiB"))?;
-    let log: Option<weft_probe::server::LogFn> = if args.quiet {
+    let log: Option<weft_probe::server::LogFn> = if quiet {
         None
     } else {
         Some(Arc::new(|line: &str| eprintln!("weft serve: {line}")))
@@ -101,16 +115,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             max_streams: args.max_streams,
             max_message,
             idle_timeout: args.idle_timeout.into(),
+            lobby: args.lobby.limits(),
             ..Limits::default()
         },
         once: args.once,
         relay: !args.no_relay,
         log,
+        key: args.key.load()?,
     };
     let server = Server::bind(config)?;
     // Always say where we listen (scripts binding port 0 read this line); the logger says it
     // itself when on.
-    if args.quiet {
+    if quiet {
         eprintln!("weft serve: listening on {}", server.local_addr());
     }
     let summary = server.run()?;

@@ -1,8 +1,6 @@
 //! `weft sim`: discrete-event simulation of switch fabrics, from a scenario file or a quick form.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Instant as WallClock;
 
 use weft_model::fabric::Contention;
 use weft_model::queue::{Capacity, DropPolicy};
@@ -11,6 +9,7 @@ use weft_report::ResultDoc;
 use weft_sim::event::{Host, ManyToOne, Unit};
 use weft_sim::experiments::{self, FrameOverload};
 
+use super::bounds;
 use crate::cli::usage;
 
 /// Arguments of `weft sim`.
@@ -39,9 +38,9 @@ pub struct Common {
     /// Write the result document to this file.
     #[arg(short = 'o', long = "output", global = true)]
     pub output: Option<PathBuf>,
-    /// Never draw a progress bar.
-    #[arg(long, global = true)]
-    pub quiet: bool,
+    /// CSV export of the samples.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub csv: Option<PathBuf>,
 }
 
 /// Quick forms of `weft sim`.
@@ -108,16 +107,16 @@ pub enum Form {
         #[arg(long, default_value_t = 4)]
         inputs: usize,
         /// Cells per frame (192 is a 9180-byte Classical IP frame).
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=65_536))]
         frame_cells: u32,
         /// Cells per slot offered by each input.
         #[arg(long, default_value_t = 0.4)]
         load: f64,
         /// Output buffer in cells.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
         buffer: u64,
         /// EPD threshold in cells (default: 60% of the buffer).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1 << 32))]
         threshold: Option<u64>,
         /// Slots to run.
         #[arg(long, default_value = "1e6")]
@@ -145,7 +144,7 @@ pub enum Form {
         #[arg(long)]
         frames: bool,
         /// Output buffer in cells (or frames with --frames).
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
         buffer: u64,
         /// Drop policy: tail, ppd or epd:THRESHOLD.
         #[arg(long, default_value = "tail")]
@@ -193,7 +192,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let contention = parse_contention(&contention)?;
             let warm = |s: u64| s + (s / 20).min(10_000);
             let total = ports.len() as u64 * warm(slots);
-            let mut bar = Progress::new("hol", total, c);
+            let bar = progress("hol", total);
             let doc = experiments::hol(&ports, slots, contention, c.seed(), |d| bar.set(d));
             bar.finish();
             doc
@@ -208,9 +207,10 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 return Err(usage("--inputs and --outputs must be at least 1"));
             }
             let slots = parse_count(&slots, "--slots")?;
-            let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
+            let rate: Rate =
+                bounds::rate("1", "10Tbps")(&rate).map_err(|e| usage(format!("--rate: {e}")))?;
             let total = 2 * inputs as u64 * (slots + (slots / 20).min(10_000));
-            let mut bar = Progress::new("contention", total, c);
+            let bar = progress("contention", total);
             let doc = experiments::contention(
                 inputs,
                 outputs,
@@ -230,7 +230,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             check_ports(ports, 1 << 16)?;
             let loads = parse_loads(&loads)?;
             let slots = parse_count(&slots, "--slots")?;
-            let mut bar = Progress::new("oq", loads.len() as u64, c);
+            let bar = progress("oq", loads.len() as u64);
             let doc = experiments::oq(ports, &loads, slots, c.seed(), |d| bar.set(d));
             bar.finish();
             doc
@@ -247,7 +247,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             }
             let loads = parse_loads(&loads)?;
             let slots = parse_count(&slots, "--slots")?;
-            let mut bar = Progress::new("islip", loads.len() as u64, c);
+            let bar = progress("islip", loads.len() as u64);
             let doc =
                 experiments::islip(ports, iterations, &loads, slots, c.seed(), |d| bar.set(d));
             bar.finish();
@@ -276,6 +276,9 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 seed: c.seed(),
             };
             let threshold = threshold.unwrap_or(buffer * 6 / 10);
+            if threshold > buffer {
+                return Err(usage("--threshold cannot exceed --buffer"));
+            }
             experiments::frame_overload(
                 &f,
                 &[
@@ -297,13 +300,12 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             duration,
         } => {
             check_ports(hosts, 1 << 16)?;
-            let rate: Rate = rate.parse().map_err(|e| usage(format!("--rate: {e}")))?;
-            let out_rate: Rate = out_rate
-                .parse()
+            let rate: Rate =
+                bounds::rate("1", "10Tbps")(&rate).map_err(|e| usage(format!("--rate: {e}")))?;
+            let out_rate: Rate = bounds::rate("1", "10Tbps")(&out_rate)
                 .map_err(|e| usage(format!("--out-rate: {e}")))?;
             let frame: Size = frame.parse().map_err(|e| usage(format!("--frame: {e}")))?;
-            let duration: Duration = duration
-                .parse()
+            let duration: Duration = bounds::duration("1ns", "30d")(&duration)
                 .map_err(|e| usage(format!("--duration: {e}")))?;
             if rate.as_bps() == 0 || out_rate.as_bps() == 0 || !(load > 0.0 && load <= 1.0) {
                 return Err(usage("rates must be above zero and --load in (0, 1]"));
@@ -327,7 +329,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 sample_every: Duration((duration.as_nanos() / 500).max(1)),
                 seed: c.seed(),
             };
-            let mut bar = Progress::new("many-to-one", duration.as_nanos(), c);
+            let bar = progress("many-to-one", duration.as_nanos());
             let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()));
             bar.finish();
             doc
@@ -342,6 +344,7 @@ impl Common {
 }
 
 fn emit(doc: &ResultDoc, c: &Common) -> anyhow::Result<()> {
+    crate::output::write_csv(c.csv.as_deref(), doc)?;
     if let Some(path) = &c.output {
         weft_report::write_atomic(path, doc.to_json_pretty().as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
@@ -492,67 +495,10 @@ fn parse_policy(s: &str) -> anyhow::Result<DropPolicy> {
     }
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal, after the first second.
-struct Progress {
-    label: &'static str,
-    total: u64,
-    start: WallClock,
-    last: WallClock,
-    on: bool,
-    drawn: bool,
-}
-
-impl Progress {
-    fn new(label: &'static str, total: u64, c: &Common) -> Self {
-        let now = WallClock::now();
-        Progress {
-            label,
-            total: total.max(1),
-            start: now,
-            last: now,
-            on: !c.quiet && std::io::stderr().is_terminal(),
-            drawn: false,
-        }
-    }
-
-    fn set(&mut self, done: u64) {
-        if !self.on {
-            return;
-        }
-        let now = WallClock::now();
-        if now.duration_since(self.start).as_secs_f64() < 1.0
-            || now.duration_since(self.last).as_millis() < 100
-        {
-            return;
-        }
-        self.last = now;
-        let frac = (done as f64 / self.total as f64).clamp(0.0, 1.0);
-        let elapsed = now.duration_since(self.start).as_secs_f64();
-        let eta = if frac > 0.0 {
-            elapsed * (1.0 - frac) / frac
-        } else {
-            0.0
-        };
-        let filled = (frac * 30.0) as usize;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r{} [{}{}] {:>3.0}%  eta {:.0}s ",
-            self.label,
-            "#".repeat(filled),
-            ".".repeat(30 - filled),
-            frac * 100.0,
-            eta
-        );
-        let _ = err.flush();
-        self.drawn = true;
-    }
-
-    fn finish(&mut self) {
-        if self.drawn {
-            let _ = write!(std::io::stderr(), "\r{}\r", " ".repeat(60));
-        }
-    }
+/// The shared progress bar (see `crate::progress`: stderr, terminals only, not with -q) over
+/// `total` steps of a simulation.
+fn progress(label: &str, total: u64) -> crate::progress::Progress {
+    crate::progress::Progress::bar(label, total, "")
 }
 
 #[cfg(test)]

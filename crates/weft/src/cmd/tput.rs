@@ -21,23 +21,26 @@ use weft_probe::tput::{TputConfig, TputEvent};
 pub struct Args {
     /// The agent: `HOST`, `HOST:PORT` or `[IPv6]:PORT` (default port 5301).
     pub host: String,
+    /// The agent's port when HOST names none (iperf3 -p) [default: 5301].
+    #[arg(short, long)]
+    pub port: Option<u16>,
     /// Use UDP (paced by --rate) instead of TCP.
     #[arg(short, long)]
     pub udp: bool,
     /// Bytes per write, or per datagram with --udp (ttcp -l) [default: 128KiB TCP, 1400 UDP].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub len: Option<Size>,
     /// Send this many bytes in total (over all streams), then stop.
-    #[arg(short = 'n', long, conflicts_with_all = ["count", "time"])]
+    #[arg(short = 'n', long, conflicts_with_all = ["count", "time"], value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
     pub bytes: Option<Size>,
     /// Send this many buffers of --len in total (ttcp -n), then stop.
     #[arg(short = 'k', long, conflicts_with = "time")]
     pub count: Option<u64>,
     /// Send for this long [default: 10s].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::duration("1ms", "7d"))]
     pub time: Option<Duration>,
     /// SO_SNDBUF/SO_RCVBUF on every data socket at both ends (the kernel reports double).
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::size("1", "1GiB"))]
     pub window: Option<Size>,
     /// TCP maximum segment size (TCP_MAXSEG), set before connecting.
     #[arg(short = 'M', long)]
@@ -58,13 +61,13 @@ pub struct Args {
     #[arg(long)]
     pub bidir: bool,
     /// UDP send rate over all streams of a direction (e.g. `100Mbps`; 0 = unpaced) [default: 1Mbps].
-    #[arg(short = 'b', long)]
+    #[arg(short = 'b', long, value_parser = crate::cmd::bounds::rate("0", "10Tbps"))]
     pub rate: Option<Rate>,
     /// Report receiver-side throughput every interval (e.g. `1s`).
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub interval: Option<Duration>,
     /// Time-out for connecting and each set-up step.
-    #[arg(long, default_value = "5s")]
+    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub connect_timeout: Duration,
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long, conflicts_with = "json_stream")]
@@ -75,6 +78,11 @@ pub struct Args {
     /// Also write the result document to FILE.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// CSV export of the intervals.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
 }
 
 /// Resolves `HOST`, `HOST:PORT` or `[V6]:PORT` with `default_port`.
@@ -168,11 +176,12 @@ fn spec_from(args: &Args) -> anyhow::Result<TputSpec> {
 /// Runs `weft tput`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let spec = spec_from(&args)?;
-    let server = resolve(&args.host, DEFAULT_PORT)?;
+    let server = resolve(&args.host, args.port.unwrap_or(DEFAULT_PORT))?;
     let cfg = TputConfig {
         server,
         spec,
         connect_timeout: args.connect_timeout.into(),
+        key: args.key.load()?,
     };
     let stream = args.json_stream;
     let table = !args.json && !args.json_stream;
@@ -205,7 +214,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let _ = out.flush();
         }
     };
-    let progress = Progress::start(&cfg.spec);
+    // Interval lines on stdout already show progress; a bar would only repeat them.
+    let progress = match cfg.spec.amount {
+        _ if !table || args.interval.is_some() => None,
+        Amount::TimeNs(t) => Some(crate::progress::Progress::timed(
+            "tput",
+            std::time::Duration::from_nanos(t),
+        )),
+        _ => Some(crate::progress::Progress::spinner("tput")),
+    };
     let result = weft_probe::tput::run(&cfg, &mut observe);
     drop(progress);
     let result = match result {
@@ -214,6 +231,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     let doc = result.to_result_doc();
+    args.csv.write(&doc)?;
     if let Some(path) = &args.output {
         weft_report::write_atomic(path, doc.to_json_pretty().as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
@@ -227,55 +245,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         write!(out, "{}", result.to_table())?;
     }
     Ok(())
-}
-
-/// Elapsed time on stderr, once a second, for timed tests of 2 s or more when stderr is a
-/// terminal; erased when the test ends.
-struct Progress {
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Progress {
-    fn start(spec: &TputSpec) -> Progress {
-        use std::io::IsTerminal;
-        let total = match spec.amount {
-            Amount::TimeNs(t) if t >= 2_000_000_000 && std::io::stderr().is_terminal() => t,
-            _ => {
-                return Progress {
-                    stop: None,
-                    thread: None,
-                };
-            }
-        };
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let t0 = std::time::Instant::now();
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                rx.recv_timeout(std::time::Duration::from_secs(1))
-            {
-                eprint!(
-                    "\rweft tput: {:.0}s / {}",
-                    t0.elapsed().as_secs_f64(),
-                    Duration(total)
-                );
-            }
-            eprint!("\r{:40}\r", "");
-        });
-        Progress {
-            stop: Some(tx),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 #[cfg(test)]

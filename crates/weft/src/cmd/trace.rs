@@ -19,13 +19,15 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde_json::{Value, json};
 use weft_model::{Duration, Rate};
-use weft_report::{Engine, ResultDoc, write_atomic};
-use weft_trace::flows::{FlowTable, SortBy};
+use weft_report::{Engine, ResultDoc, write_atomic, write_atomic_with};
+use weft_trace::flows::{FlowLimits, FlowTable, SortBy};
 use weft_trace::latency;
 use weft_trace::live::{self, Direction, LiveConfig};
 use weft_trace::tech::Framing;
 use weft_trace::util::{UtilConfig, UtilReport};
 use weft_trace::{CaptureError, CaptureReader, Outcome};
+
+use crate::progress::Progress;
 
 /// Prints a line to stdout, ignoring a closed pipe (`weft trace util f | head`) rather than
 /// panicking.
@@ -77,17 +79,17 @@ pub struct UtilArgs {
     /// Capture file (pcap or pcapng, optionally gzipped); "-" reads standard input.
     pub file: PathBuf,
     /// Link rate the utilisation is relative to (e.g. 10Mbps); defaults to the --tech rate.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Option<Rate>,
     /// Technology preset of `weft calc techs` whose framing is charged per packet (ethernet10,
     /// fddi, oc3c, ...); without it the recorded lengths are used.
     #[arg(long, value_name = "TECH")]
     pub tech: Option<String>,
     /// Sample bin.
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("1us", "1d"))]
     pub bin: Duration,
     /// Smoothing window (trailing moving average), rounded to whole bins.
-    #[arg(long, default_value = "5m")]
+    #[arg(long, default_value = "5m", value_parser = crate::cmd::bounds::duration("0", "30d"))]
     pub smooth: Duration,
     /// Thresholds in percent, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "30,50")]
@@ -104,8 +106,23 @@ pub struct UtilArgs {
     /// Also write the series as CSV (t_s, util, util_smooth, wire_bytes, packets).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Hosts tracked for the talker table at most; the bytes of the others are counted apart
+    /// (`hosts_untracked_bytes`).
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    pub max_hosts: u64,
+    #[command(flatten)]
+    pub frags: FragArgs,
     #[command(flatten)]
     pub out: Output,
+}
+
+/// The bound of the IP fragment table (its key comes from the capture).
+#[derive(Debug, clap::Args)]
+pub struct FragArgs {
+    /// IP datagrams whose first fragment's ports are remembered for their later fragments; past
+    /// it the table is emptied, and what that forgot is counted (`fragment_table`).
+    #[arg(long, default_value_t = weft_trace::mix::FRAG_TABLE_MAX as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    pub max_fragments: u64,
 }
 
 /// Arguments of `weft trace live`.
@@ -114,16 +131,16 @@ pub struct LiveArgs {
     /// Interface (e.g. eth0, lo).
     pub iface: String,
     /// Link rate; defaults to the interface's reported speed.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Option<Rate>,
     /// Sample bin.
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("1us", "1d"))]
     pub bin: Duration,
     /// Smoothing window.
-    #[arg(long, default_value = "5m")]
+    #[arg(long, default_value = "5m", value_parser = crate::cmd::bounds::duration("0", "30d"))]
     pub smooth: Duration,
     /// Stop after this long (default: until Ctrl-C).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::bounds::duration("1ms", "366d"))]
     pub duration: Option<Duration>,
     /// Directions counted: rx, tx or both.
     #[arg(long, default_value = "both", value_parser = ["rx", "tx", "both"])]
@@ -152,6 +169,16 @@ pub struct LatencyArgs {
     /// Leave the per-exchange samples out of the JSON document.
     #[arg(long)]
     pub no_samples: bool,
+    /// CSV export of the exchanges.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
+    /// Requests waiting for their reply at once, per capture; past it they are given up as
+    /// unanswered.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    pub max_pending: u64,
+    /// Exchanges kept per capture for the breakdown; later ones are counted as left out.
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    pub max_exchanges: u64,
     #[command(flatten)]
     pub out: Output,
 }
@@ -170,9 +197,12 @@ pub struct FlowsArgs {
     /// Write the flows as CSV to this file ("-" for stdout).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Flows tracked at most (memory bound).
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Flows tracked at most (some 130 bytes each, 450 for TCP); the packets and bytes of the
+    /// others are counted apart (`untracked_packets`, `untracked_bytes`).
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 32))]
     pub max_flows: usize,
+    #[command(flatten)]
+    pub frags: FragArgs,
     #[command(flatten)]
     pub out: Output,
 }
@@ -183,7 +213,7 @@ pub struct SynthArgs {
     /// Output file ("-" for stdout).
     pub file: PathBuf,
     /// Approximate size of the capture (e.g. 1GB, as bytes with units).
-    #[arg(long, default_value = "100MB")]
+    #[arg(long, default_value = "100MB", value_parser = crate::cmd::bounds::size("0", "1024TiB"))]
     pub size: weft_model::Size,
     /// Frame length in bytes.
     #[arg(long, default_value_t = 1000)]
@@ -192,11 +222,15 @@ pub struct SynthArgs {
     #[arg(long, default_value_t = 40.0)]
     pub load: f64,
     /// Link rate the load refers to.
-    #[arg(long, default_value = "10Mbps")]
+    #[arg(long, default_value = "10Mbps", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Rate,
     /// Distinct source hosts.
     #[arg(long, default_value_t = 16)]
     pub hosts: u8,
+    /// Give every packet a UDP flow of its own (distinct source address and port), for the flow
+    /// table's benchmark: a capture of N one-packet flows.
+    #[arg(long)]
+    pub flows: bool,
 }
 
 /// Runs `weft trace`.
@@ -210,12 +244,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Opens a capture file, or standard input for "-".
-fn open(path: &Path) -> anyhow::Result<CaptureReader> {
+/// Opens a capture file, or standard input for "-". A file large enough to take a while
+/// (64 MiB and more) gets a progress bar over its bytes, kept as long as the second value lives.
+fn open(path: &Path) -> anyhow::Result<(CaptureReader, Option<Progress>)> {
     if path.as_os_str() == "-" {
-        return CaptureReader::new(std::io::stdin()).context("reading standard input");
+        let r = CaptureReader::new(std::io::stdin()).context("reading standard input")?;
+        return Ok((r, None));
     }
-    CaptureReader::open(path).with_context(|| format!("reading {}", path.display()))
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    if crate::progress::enabled() && len >= 64 << 20 {
+        let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into());
+        let bar = Progress::bytes("trace", len);
+        bar.message(name);
+        let r = CaptureReader::new(bar.wrap_read(f))
+            .with_context(|| format!("reading {}", path.display()))?;
+        return Ok((r, Some(bar)));
+    }
+    let r = CaptureReader::open(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok((r, None))
 }
 
 /// Emits the document as asked, then turns a read error into the command's error (exit 1)
@@ -285,9 +334,11 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         smooth: a.smooth,
         above: a.above.clone(),
         top: a.top,
+        max_hosts: a.max_hosts as usize,
+        max_fragments: a.frags.max_fragments as usize,
         ..UtilConfig::sandia(link_rate, Framing::Captured)
     };
-    let mut reader = open(&a.file)?;
+    let (mut reader, _bar) = open(&a.file)?;
     let o = match a.iface {
         None => weft_trace::analyse_util(&mut reader, cfg),
         Some(n) => {
@@ -306,18 +357,18 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         }
     };
     if let Some(p) = &a.csv {
-        let mut text = String::from("t_s,util,util_smooth,wire_bytes,packets\n");
-        for x in &o.result.samples {
-            text.push_str(&format!(
-                "{},{},{},{},{}\n",
-                x.t_ns as f64 / 1e9,
-                x.util,
-                x.util_smooth,
-                x.wire_bytes,
-                x.packets
-            ));
-        }
-        write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+        let rows: Vec<Value> = o
+            .result
+            .samples
+            .iter()
+            .map(|x| {
+                json!({"t_s": x.t_ns as f64 / 1e9, "util": x.util, "util_smooth": x.util_smooth,
+                       "wire_bytes": x.wire_bytes, "packets": x.packets})
+            })
+            .collect();
+        let cols = ["t_s", "util", "util_smooth", "wire_bytes", "packets"];
+        let text = weft_report::csv::rows_to_csv(&rows, &cols)?;
+        weft_report::csv::write_csv(p, &text)?;
     }
     let r = &o.result;
     let mut doc = ResultDoc::new("trace.util", Engine::Real);
@@ -519,10 +570,14 @@ fn live_cmd(a: LiveArgs) -> anyhow::Result<()> {
 }
 
 fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
-    let mut ra = open(&a.a)?;
-    let mut rb = open(&a.b)?;
-    let (pa, ea) = latency::pairs_from(&mut ra, a.port);
-    let (pb, eb) = latency::pairs_from(&mut rb, a.port);
+    let (mut ra, _bar_a) = open(&a.a)?;
+    let (mut rb, _bar_b) = open(&a.b)?;
+    let limits = latency::LatencyLimits {
+        max_pending: a.max_pending as usize,
+        max_exchanges: a.max_exchanges as usize,
+    };
+    let (pa, ea) = latency::pairs_within(&mut ra, a.port, limits);
+    let (pb, eb) = latency::pairs_within(&mut rb, a.port, limits);
     let r = latency::breakdown(pa, pb);
     let mut doc = ResultDoc::new("trace.latency", Engine::Real);
     doc.params =
@@ -542,6 +597,7 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
         m.insert("error_b".into(), json!(eb.as_ref().map(|e| e.to_string())));
     }
     doc.summary = summary;
+    a.csv.write(&doc)?;
     let err = ea
         .as_ref()
         .map(|e| (e, &a.a))
@@ -604,12 +660,27 @@ fn flows(a: FlowsArgs) -> anyhow::Result<()> {
         "rate" => SortBy::Rate,
         _ => SortBy::Bytes,
     };
-    let mut reader = open(&a.file)?;
-    let mut t = FlowTable::new(a.max_flows);
+    let (mut reader, _bar) = open(&a.file)?;
+    let mut t = FlowTable::with_limits(FlowLimits {
+        max_flows: a.max_flows,
+        max_fragments: a.frags.max_fragments as usize,
+    });
+    if let Some(n) = plain_file_len(&a.file) {
+        t.reserve(weft_trace::flows::max_flows_in(n));
+    }
     let error =
         weft_trace::for_each_packet(&mut reader, |p, info| t.add(p.ts_ns, p.orig_len, info));
-    let (untracked, non_ip) = (t.untracked_packets, t.non_ip_packets);
-    let flows = t.finish(sort);
+    let mut summary = json!({
+        "untracked_packets": t.untracked_packets,
+        "untracked_bytes": t.untracked_bytes,
+        "non_ip_packets": t.non_ip_packets,
+        "fragment_table": t.fragments(),
+    });
+    // A million flows are never expanded at once: they stay compact, are sorted (only the
+    // table's rows when nothing else is asked for) and summarised one at a time as written.
+    let mut flows = t.into_flows();
+    let everything = a.csv.is_some() || a.out.json || a.out.output.is_some();
+    flows.sort(sort, (!everything).then_some(a.top));
     let o = Outcome {
         result: (),
         packets: reader.packets(),
@@ -617,69 +688,106 @@ fn flows(a: FlowsArgs) -> anyhow::Result<()> {
         error,
     };
     if let Some(p) = &a.csv {
-        let text = weft_trace::flows::to_csv(&flows);
+        let write = |w: &mut dyn Write| -> std::io::Result<()> {
+            w.write_all(weft_trace::flows::csv_header().as_bytes())?;
+            for f in flows.iter() {
+                w.write_all(weft_trace::flows::csv_row(&f).as_bytes())?;
+            }
+            w.flush()
+        };
         if p.as_os_str() == "-" {
-            out!("{}", text.trim_end());
+            quiet_pipe(write(&mut std::io::BufWriter::new(
+                std::io::stdout().lock(),
+            )))?;
         } else {
-            write_atomic(p, text.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+            write_atomic_with(p, write).with_context(|| format!("writing {}", p.display()))?;
         }
     }
     let mut doc = ResultDoc::new("trace.flows", Engine::Real);
-    doc.params =
-        json!({"file": a.file.display().to_string(), "sort": a.sort, "max_flows": a.max_flows});
-    doc.samples = flows
-        .iter()
-        .map(|f| serde_json::to_value(f).unwrap_or(Value::Null))
-        .collect();
-    let mut summary =
-        json!({"flows": flows.len(), "untracked_packets": untracked, "non_ip_packets": non_ip});
+    doc.params = json!({"file": a.file.display().to_string(), "sort": a.sort, "max_flows": a.max_flows, "max_fragments": a.frags.max_fragments});
+    merge(&mut summary, json!({"flows": flows.len()}));
     merge(&mut summary, partial_fields(&o));
     doc.summary = summary;
+    if let Some(p) = &a.out.output {
+        write_atomic_with(p, |w| doc.write_pretty_with(w, flows.iter()))
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
     let csv_to_stdout = a.csv.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    emit(
-        &doc,
-        &a.out,
-        || {
-            if csv_to_stdout {
-                return;
-            }
-            out!(
-                "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10} {:>12} {:>6} {:>10} {:>10}",
-                "proto",
-                "src",
-                "dst",
-                "packets",
-                "bytes",
-                "dur s",
-                "rate bps",
-                "retx",
-                "rtt hs us",
-                "rtt ts us"
-            );
-            let us =
-                |v: Option<u64>| v.map_or("-".to_string(), |x| format!("{:.1}", x as f64 / 1e3));
-            for f in flows.iter().take(a.top) {
-                out!(
-                    "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10.3} {:>12.0} {:>6} {:>10} {:>10}",
-                    f.proto,
-                    format!("{}:{}", f.src, f.sport),
-                    format!("{}:{}", f.dst, f.dport),
-                    f.packets,
-                    f.bytes,
-                    f.duration_ns as f64 / 1e9,
-                    f.mean_rate_bps,
-                    f.retransmissions,
-                    us(f.rtt_handshake_ns),
-                    us(f.rtt_ts_ns)
-                );
-            }
-            if flows.len() > a.top {
-                out!("... {} flows in all", flows.len());
-            }
-        },
-        o.error.as_ref(),
-        &a.file,
-    )
+    if a.out.json {
+        let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+        quiet_pipe(
+            doc.write_pretty_with(&mut w, flows.iter())
+                .and_then(|()| writeln!(w))
+                .and_then(|()| w.flush()),
+        )?;
+    } else if !csv_to_stdout {
+        print_flows(&flows, a.top);
+    }
+    match o.error {
+        Some(e) => Err(anyhow::anyhow!(
+            "{}: {e} (the results above cover the packets before it and are partial)",
+            a.file.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The length of `path` if it is a regular file whose content is the capture itself (not
+/// standard input, not gzip).
+fn plain_file_len(path: &Path) -> Option<u64> {
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    let mut magic = [0u8; 2];
+    let mut f = std::fs::File::open(path).ok()?;
+    std::io::Read::read_exact(&mut f, &mut magic).ok()?;
+    if magic == [0x1f, 0x8b] {
+        return None;
+    }
+    f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len())
+}
+
+/// A closed pipe (`weft trace flows f --csv - | head`) ends the output, not the command.
+fn quiet_pipe(r: std::io::Result<()>) -> anyhow::Result<()> {
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+fn print_flows(flows: &weft_trace::flows::Flows, top: usize) {
+    out!(
+        "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10} {:>12} {:>6} {:>10} {:>10}",
+        "proto",
+        "src",
+        "dst",
+        "packets",
+        "bytes",
+        "dur s",
+        "rate bps",
+        "retx",
+        "rtt hs us",
+        "rtt ts us"
+    );
+    let us = |v: Option<u64>| v.map_or("-".to_string(), |x| format!("{:.1}", x as f64 / 1e3));
+    for f in flows.iter().take(top) {
+        out!(
+            "{:<5} {:>21} {:>21} {:>8} {:>12} {:>10.3} {:>12.0} {:>6} {:>10} {:>10}",
+            f.proto,
+            format!("{}:{}", f.src, f.sport),
+            format!("{}:{}", f.dst, f.dport),
+            f.packets,
+            f.bytes,
+            f.duration_ns as f64 / 1e9,
+            f.mean_rate_bps,
+            f.retransmissions,
+            us(f.rtt_handshake_ns),
+            us(f.rtt_ts_ns)
+        );
+    }
+    if flows.len() > top {
+        out!("... {} flows in all", flows.len());
+    }
 }
 
 fn synth(a: SynthArgs) -> anyhow::Result<()> {
@@ -692,13 +800,14 @@ fn synth(a: SynthArgs) -> anyhow::Result<()> {
     let packets = a.size.as_bytes().saturating_sub(24) / per;
     let gap_ns =
         ((a.frame as f64 * 8.0) / (a.link_rate.0 as f64 * a.load / 100.0) * 1e9).round() as u64;
-    let mut g = weft_trace::synth::SyntheticPcap::new(
+    let g = weft_trace::synth::SyntheticPcap::new(
         packets,
         a.frame,
         1_700_000_000_000_000_000,
         gap_ns.max(1),
         a.hosts,
     );
+    let mut g = if a.flows { g.distinct_flows() } else { g };
     if a.file.as_os_str() == "-" {
         std::io::copy(&mut g, &mut std::io::stdout().lock())?;
     } else {

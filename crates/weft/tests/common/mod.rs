@@ -4,11 +4,16 @@
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// The path of the `weft` binary under test.
+pub const WEFT: &str = env!("CARGO_BIN_EXE_weft");
 
 /// The `weft` binary under test.
 pub fn weft() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
+    Command::new(WEFT)
 }
 
 /// A `weft serve --bind 127.0.0.1:0 EXTRA...` process and the port it took; killed when
@@ -18,6 +23,8 @@ pub struct Agent {
     pub child: Child,
     /// Its control port on 127.0.0.1.
     pub port: u16,
+    /// Its stderr after the "listening on" line, collected until it exits.
+    log: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Agent {
@@ -38,12 +45,84 @@ impl Agent {
             }
         };
         // Keep draining stderr so the agent never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Agent { child, port }
+        let log = std::thread::spawn(move || {
+            lines
+                .map_while(Result::ok)
+                .fold(String::new(), |acc, l| acc + &l + "\n")
+        });
+        Agent {
+            child,
+            port,
+            log: Some(log),
+        }
+    }
+
+    /// Stops the agent and returns what it wrote on stderr after where it listens.
+    pub fn stop(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.log
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
     }
 }
 
 impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A running `weft recv --listen 127.0.0.1:0 --dir DIR EXTRA...`, its port, and what it has
+/// printed on stderr so far; killed when dropped.
+pub struct Recv {
+    /// The process.
+    pub child: Child,
+    /// Its control port on 127.0.0.1.
+    pub port: u16,
+    log: Arc<Mutex<String>>,
+}
+
+impl Recv {
+    /// Starts a receiver into `dir` and waits for it to say where it listens.
+    pub fn start(dir: &Path, extra: &[&str]) -> Recv {
+        let mut child = Command::new(WEFT)
+            .args(["recv", "--listen", "127.0.0.1:0", "--dir"])
+            .arg(dir)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn weft recv");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().expect("recv printed nothing").unwrap();
+        let port: u16 = first
+            .split("127.0.0.1:")
+            .nth(1)
+            .and_then(|r| r.split(',').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {first:?}"));
+        let log = Arc::new(Mutex::new(String::new()));
+        let l2 = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let mut g = l2.lock().unwrap();
+                g.push_str(&line);
+                g.push('\n');
+            }
+        });
+        Recv { child, port, log }
+    }
+
+    /// Everything it has printed on stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Recv {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

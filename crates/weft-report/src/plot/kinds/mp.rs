@@ -13,11 +13,13 @@ use crate::plot::PlotError;
 use crate::plot::figure::{Axis, BarGroup, Bars, Body, Figure, Panel, Quantity, Scale, Series};
 use crate::schema::ResultDoc;
 
+/// One point of a pattern's line: size (bytes), p50 (ns), p99 (ns) and rate (bits/s).
+type Point = (f64, f64, Option<f64>, Option<f64>);
+
 /// Builds the figure.
 pub fn figure(doc: &ResultDoc) -> Result<Figure, PlotError> {
     let recs = records(doc);
-    // pattern label -> (size, p50 ns, p99 ns, bits/s)
-    let mut lines: BTreeMap<String, Vec<(f64, f64, Option<f64>, Option<f64>)>> = BTreeMap::new();
+    let mut lines: BTreeMap<String, Vec<Point>> = BTreeMap::new();
     let mut npb: Vec<(String, Option<f64>, Option<f64>)> = Vec::new();
     for r in &recs {
         let Some(pattern) = r.text(&["pattern"]) else {

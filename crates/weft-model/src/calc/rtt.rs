@@ -1,0 +1,164 @@
+//! The round trip of a request and its response in closed form: propagation, serialisation on
+//! every hop (store and forward), switch latency, and the hosts' send and receive costs.
+
+use serde::Serialize;
+
+use crate::host::{Direction, HostCosts};
+use crate::tech::{Tech, Transport};
+use crate::time::Duration;
+
+/// One link of a path as the round-trip model sees it.
+#[derive(Clone, Debug)]
+pub struct Hop<'a> {
+    /// The link technology (rate, framing, MTU).
+    pub tech: &'a Tech,
+    /// One-way propagation delay.
+    pub propagation: Duration,
+    /// Latency of the switch the hop leads into (zero for the last hop, which ends at a host):
+    /// the time from the last bit in to the first bit out beyond serialisation.
+    pub switch_latency: Duration,
+}
+
+/// A round trip, split by cause.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RttBreakdown {
+    /// Propagation, both ways.
+    pub propagation: Duration,
+    /// Serialisation on every hop, both ways.
+    pub serialisation: Duration,
+    /// Switch latency, both ways.
+    pub switching: Duration,
+    /// Host costs: the client's send and receive, the server's receive and send.
+    pub hosts: Duration,
+    /// The sum.
+    pub total: Duration,
+}
+
+/// One direction: a message of `payload` bytes over `hops`, from `from` to `to`.
+fn one_way(
+    hops: &[Hop],
+    transport: Transport,
+    payload: u64,
+    from: &HostCosts,
+    to: &HostCosts,
+) -> RttBreakdown {
+    // The path MTU decides the packets; each hop is store and forward, so the first packet
+    // crosses every hop and the rest follow at the pace of the slowest.
+    let mtu = hops.iter().map(|h| h.tech.mtu.0).min().unwrap_or(1500);
+    let headers = transport.header_bytes();
+    let per_packet = mtu.saturating_sub(headers).max(1);
+    let packets = payload.div_ceil(per_packet).max(1);
+    let first = payload.min(per_packet) + headers;
+    let full = per_packet + headers;
+    let last = payload - per_packet * (packets - 1) + headers;
+    let mut serialisation = Duration::ZERO;
+    let mut slowest = Duration::ZERO;
+    for h in hops {
+        serialisation += h.tech.wire_time(first);
+        slowest = slowest.max(h.tech.wire_time(if packets > 1 { full } else { first }));
+    }
+    if packets > 1 {
+        let slowest_last = hops
+            .iter()
+            .map(|h| h.tech.wire_time(last))
+            .max()
+            .unwrap_or_default();
+        serialisation += slowest * (packets - 2) + slowest_last;
+    }
+    let hosts = from.cost(Direction::Send, payload, packets, 1)
+        + to.cost(Direction::Receive, payload, packets, 1);
+    let propagation = hops.iter().fold(Duration::ZERO, |a, h| a + h.propagation);
+    let switching = hops
+        .iter()
+        .fold(Duration::ZERO, |a, h| a + h.switch_latency);
+    RttBreakdown {
+        propagation,
+        serialisation,
+        switching,
+        hosts,
+        total: propagation + serialisation + switching + hosts,
+    }
+}
+
+/// The round trip of a `request` of payload bytes from `client` to `server` over `hops` and a
+/// `response` back the same way, on an established connection (TCP) or over UDP: no handshake,
+/// no loss, no queueing. Each message is written with one call and read with one.
+pub fn request_response(
+    hops: &[Hop],
+    transport: Transport,
+    request: u64,
+    response: u64,
+    client: &HostCosts,
+    server: &HostCosts,
+) -> RttBreakdown {
+    let there = one_way(hops, transport, request, client, server);
+    let back: Vec<Hop> = hops.iter().rev().cloned().collect();
+    let back = one_way(&back, transport, response, server, client);
+    RttBreakdown {
+        propagation: there.propagation + back.propagation,
+        serialisation: there.serialisation + back.serialisation,
+        switching: there.switching + back.switching,
+        hosts: there.hosts + back.hosts,
+        total: there.total + back.total,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_switch_adds_its_latency_and_a_second_serialisation_each_way() {
+        let fddi = Tech::preset("fddi").unwrap();
+        let udp = Transport::Udp;
+        let direct = [Hop {
+            tech: &fddi,
+            propagation: Duration(40),
+            switch_latency: Duration::ZERO,
+        }];
+        let via = [
+            Hop {
+                tech: &fddi,
+                propagation: Duration(20),
+                switch_latency: Duration::from_nanos(16_500),
+            },
+            Hop {
+                tech: &fddi,
+                propagation: Duration(20),
+                switch_latency: Duration::ZERO,
+            },
+        ];
+        let free = HostCosts::FREE;
+        let a = request_response(&direct, udp, 64, 64, &free, &free);
+        let b = request_response(&via, udp, 64, 64, &free, &free);
+        let frame = fddi.wire_time(64 + 8 + 20);
+        assert_eq!(a.serialisation, frame * 2);
+        assert_eq!(b.serialisation, frame * 4);
+        assert_eq!(b.switching, Duration(33_000));
+        assert_eq!(a.propagation, b.propagation);
+        assert_eq!(b.total - a.total, Duration(33_000) + frame * 2);
+    }
+
+    #[test]
+    fn hosts_pay_a_call_a_packet_and_the_bytes_each_way() {
+        let eth = Tech::preset("ethernet10").unwrap();
+        let hop = [Hop {
+            tech: &eth,
+            propagation: Duration::ZERO,
+            switch_latency: Duration::ZERO,
+        }];
+        let h = HostCosts {
+            send_call_ns: 100_000.0,
+            recv_call_ns: 200_000.0,
+            send_other_ns_per_byte: 100.0,
+            ..HostCosts::FREE
+        };
+        let r = request_response(&hop, Transport::Tcp { options: 0 }, 1000, 1000, &h, &h);
+        // Each way: 100 us + 1000 * 100 ns to send, 200 us to receive.
+        assert_eq!(r.hosts, Duration::from_micros(2 * 400));
+        // 4000 bytes in three 1460-byte packets: serialisation pipelines.
+        let big = request_response(&hop, Transport::Tcp { options: 0 }, 4000, 0, &h, &h);
+        let t = |d: u64| eth.wire_time(d);
+        assert_eq!(big.serialisation, t(1500) + t(1120) + t(1500) + t(40));
+    }
+}

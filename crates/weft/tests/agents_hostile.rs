@@ -1,0 +1,347 @@
+//! The agents (`weft serve`, `weft recv`) as an unfriendly neighbour finds them: hundreds of
+//! connections that never say hello, clients without the key, more clients than test slots.
+//! Real processes on loopback; each check is what a user would see.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Agent, Recv, weft};
+
+/// Connections that are held open and never send a byte.
+const IDLE: usize = 300;
+
+/// File descriptors `pid` has open now.
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+/// Waits (at most 10 s) until `pid` has `want` descriptors open again; returns how many it has.
+fn settle_fds(pid: u32, want: usize) -> usize {
+    let t = Instant::now();
+    loop {
+        let n = fds(pid);
+        if n == want || t.elapsed() > Duration::from_secs(10) {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (at most 10 s) until `pid` has at most `max` descriptors open (the threads of closed
+/// connections let theirs go when they next run); returns how many it has.
+fn settle_at_most(pid: u32, max: usize) -> usize {
+    let t = Instant::now();
+    loop {
+        let n = fds(pid);
+        if n <= max || t.elapsed() > Duration::from_secs(10) {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Opens `n` connections to `port` that send nothing (some may be closed by the agent at once:
+/// the client side still holds them).
+fn idle_connections(port: u16, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The descriptors of an agent once it has settled after start-up.
+fn baseline(pid: u32) -> usize {
+    std::thread::sleep(Duration::from_millis(200));
+    fds(pid)
+}
+
+#[test]
+fn serve_runs_a_test_while_300_idle_connections_are_held_and_gives_their_descriptors_back() {
+    let agent = Agent::start(&["-q"]);
+    let pid = agent.child.id();
+    let before = baseline(pid);
+    let idle = idle_connections(agent.port, IDLE);
+    // Bounded by the lobby: at most 64 waiting from one address (each with a duplicate held by
+    // the lobby), not 300.
+    let during = settle_at_most(pid, before + 2 * 64 + 8);
+    assert!(
+        during <= before + 2 * 64 + 8,
+        "{before} -> {during} descriptors"
+    );
+    let t = Instant::now();
+    let out = weft()
+        .args([
+            "tput",
+            &format!("127.0.0.1:{}", agent.port),
+            "-t",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["summary"]["goodput_bps"].as_f64().unwrap_or(0.0) > 0.0,
+        "{doc}"
+    );
+    // The test ran while the idle connections were still within their hello time-out, or
+    // were being replaced by newer ones: they did not stop it.
+    assert!(t.elapsed() < Duration::from_secs(15));
+    drop(idle);
+    assert_eq!(
+        settle_fds(pid, before),
+        before,
+        "descriptors did not come back"
+    );
+}
+
+#[test]
+fn recv_takes_a_file_while_300_idle_connections_are_held_and_gives_their_descriptors_back() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..5_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let f = src.path().join("five.bin");
+    std::fs::write(&f, &data).unwrap();
+    let recv = Recv::start(dst.path(), &[]);
+    let pid = recv.child.id();
+    let before = baseline(pid);
+    let idle = idle_connections(recv.port, IDLE);
+    let during = settle_at_most(pid, before + 2 * 64 + 8);
+    assert!(
+        during <= before + 2 * 64 + 8,
+        "{before} -> {during} descriptors"
+    );
+    let out = weft()
+        .arg("send")
+        .arg(&f)
+        .args([
+            "127.0.0.1",
+            "--port",
+            &recv.port.to_string(),
+            "--no-progress",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stderr(&out), recv.log());
+    assert!(std::fs::read(dst.path().join("five.bin")).unwrap() == data);
+    drop(idle);
+    assert_eq!(
+        settle_fds(pid, before),
+        before,
+        "descriptors did not come back"
+    );
+    // The idle ones were not sessions: nothing reported them as failed.
+    assert!(!recv.log().contains("session failed"), "{}", recv.log());
+}
+
+fn write_key(dir: &Path, name: &str, secret: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, secret).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn tput(port: u16, extra: &[&str]) -> Output {
+    weft()
+        .args(["tput", &format!("127.0.0.1:{port}"), "-n", "1M"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_keyed_agent_serves_only_clients_that_prove_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = write_key(dir.path(), "key", "lab secret\n");
+    let wrong = write_key(dir.path(), "wrong", "guess");
+    let agent = Agent::start(&["--key-file", &key]);
+    // Without a key, with the wrong key: refused, saying why.
+    for extra in [&[][..], &["--key-file", &wrong][..]] {
+        let out = tput(agent.port, extra);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("authentication failed"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // With it: served, by tput and by rr.
+    let out = tput(agent.port, &["--key-file", &key]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = weft()
+        .args(["rr", &format!("127.0.0.1:{}", agent.port), "--count", "50"])
+        .args(["--key-file", &key])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A keyless agent tells a client with a key what is wrong.
+    let open = Agent::start(&[]);
+    let out = tput(open.port, &["--key-file", &key]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("has no key"), "{}", stderr(&out));
+    // --key works as --key-file does.
+    let by_value = Agent::start(&["--key", "lab secret"]);
+    assert!(tput(by_value.port, &["--key-file", &key]).status.success());
+}
+
+#[test]
+fn a_relayed_pattern_authenticates_at_both_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = write_key(dir.path(), "key", "shared");
+    let other = write_key(dir.path(), "other", "not shared");
+    let a = Agent::start(&["--key-file", &key]);
+    let b = Agent::start(&["--key-file", &key]);
+    let c = Agent::start(&["--key-file", &other]);
+    let pair = |from: &Agent, to: &Agent, key: &str| {
+        weft()
+            .args(["pattern", "--pairs"])
+            .arg(format!("127.0.0.1:{}:127.0.0.1:{}", from.port, to.port))
+            .args(["-t", "300ms", "--key-file", key])
+            .output()
+            .unwrap()
+    };
+    let out = pair(&a, &b, &key);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A proves its key to C, whose key differs: the relayed test fails, saying why.
+    let out = pair(&a, &c, &key);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &stderr(&out);
+    assert!(text.contains("authentication failed"), "{text}");
+    // The client's own key must be A's.
+    let out = pair(&a, &b, &other);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &stderr(&out);
+    assert!(text.contains("authentication failed"), "{text}");
+}
+
+#[test]
+fn twelve_clients_against_eight_test_slots_eight_served_four_told_busy() {
+    let agent = Agent::start(&["--max-tests", "8", "-q"]);
+    let clients: Vec<Child> = (0..12)
+        .map(|_| {
+            weft()
+                .args(["tput", &format!("127.0.0.1:{}", agent.port), "-t", "4"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<Output> = clients
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let served = outs.iter().filter(|o| o.status.success()).count();
+    let busy = outs
+        .iter()
+        .filter(|o| !o.status.success() && stderr(o).contains("busy"))
+        .count();
+    let all: Vec<String> = outs.iter().map(stderr).collect();
+    assert_eq!((served, busy), (8, 4), "{all:#?}");
+}
+
+#[test]
+fn a_sender_is_bounded_in_the_files_it_holds_open_and_the_hashes_kept_for_it() {
+    use weft_xfer::net::client_handshake;
+    use weft_xfer::net::ctl::CtlConn;
+    use weft_xfer::wire::{Control, Mode, RefuseCode};
+    let dst = tempfile::tempdir().unwrap();
+    let recv = Recv::start(dst.path(), &["--max-open-files", "2"]);
+    let mut conn = CtlConn::new(TcpStream::connect(("127.0.0.1", recv.port)).unwrap()).unwrap();
+    client_handshake(&mut conn, Mode::Reliable, 1, None).unwrap();
+    // Without a key the receiver's Welcome comes after the handshake.
+    assert!(matches!(conn.recv_wait(5000), Ok(Control::Welcome { .. })));
+    // Offers files and never sends them: the third waits for one of the first two to end.
+    for file in 0..3u32 {
+        conn.queue(&Control::FileOffer {
+            file,
+            size: 1000,
+            buffer_size: 1000,
+            packet_size: 1000,
+            resume: false,
+            hash: [0; 32],
+            name: format!("f{file}"),
+        });
+        conn.flush_all(2000).unwrap();
+        match (file, conn.recv_wait(5000).unwrap()) {
+            (0 | 1, Control::FileAccept { .. }) => {}
+            (2, Control::FileReject { code, msg, .. }) => {
+                assert_eq!(code, RefuseCode::TooLarge);
+                assert!(msg.contains("--max-open-files"), "{msg}");
+            }
+            (f, m) => panic!("file {f}: {m:?}"),
+        }
+    }
+    drop(conn);
+    // With --discard, a file whose buffer hashes were not all kept cannot be verified: it
+    // fails, saying which bound to raise.
+    let sink = tempfile::tempdir().unwrap();
+    let recv = Recv::start(sink.path(), &["--discard", "--max-known-hashes", "2"]);
+    let out = weft()
+        .args([
+            "send",
+            "--mem",
+            "64KiB",
+            "--buffer-size",
+            "4KiB",
+            "127.0.0.1",
+        ])
+        .args(["--port", &recv.port.to_string(), "--no-progress"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &stderr(&out);
+    assert!(text.contains("--max-known-hashes"), "{text}");
+}
+
+#[test]
+fn a_broken_control_connection_is_reported_once() {
+    use std::os::fd::AsRawFd;
+    // A "server" that resets every connection as soon as it has accepted it.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let resetter = std::thread::spawn(move || {
+        if let Ok((s, _)) = l.accept() {
+            let lin = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            // SAFETY: a valid socket and a linger struct of the size given.
+            unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&lin as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            drop(s);
+        }
+    });
+    let out = tput(port, &[]);
+    resetter.join().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("reset by peer").count(), 1, "{err}");
+    // Nobody listening at all.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let err = stderr(&tput(port, &[]));
+    assert_eq!(err.matches("Connection refused").count(), 1, "{err}");
+}
