@@ -6,8 +6,8 @@
 
 use std::time::Duration as StdDuration;
 
-use weft_emu::framing::aal5_payload_bound;
 use weft_emu::{Emulation, HostSpec, LinkSpec, Topology, UpOptions, workload};
+use weft_model::net::aal5_payload_bound;
 use weft_model::{Duration, Rate};
 
 fn main() {
@@ -23,17 +23,18 @@ fn main() {
     let mut n = 2;
     while n <= max {
         let link = LinkSpec::atm(Some(cells), Duration::ZERO, 0, 100);
-        let topo = Topology {
-            hosts: (0..n)
+        let topo = Topology::star(
+            (0..n)
                 .map(|i| HostSpec {
                     name: format!("h{i}"),
                     addr: None,
                     link: link.clone(),
+                    switch: 0,
                 })
                 .collect(),
-            seed: 1,
-            fabric: Default::default(),
-        };
+            Default::default(),
+            1,
+        );
         let emu = match Emulation::up(&topo, &UpOptions::default()) {
             Ok(e) => e,
             Err(e) => {

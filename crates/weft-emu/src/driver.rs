@@ -1,26 +1,29 @@
-//! The real-time driver: runs a [`SwitchCore`] against CLOCK_MONOTONIC, moving frames between
-//! AF_PACKET sockets. Each turn it reads what arrived (stamped with `now`) and sends what is due.
-//! While the switch holds frames, or saw one recently, it busy-polls: a virtual CPU that halts in
-//! `ppoll` wakes up 0.1-1 ms late on a hypervisor now and then, which would show as jitter on the
-//! emulated links. Only when idle does it sleep in `ppoll` until new input. It records how late
-//! each frame left compared with its due time (lag) and warns on stderr when it cannot keep up.
+//! The emulator's side of the one event engine ([`weft_model::engine::run`]): the network of
+//! switches runs against CLOCK_MONOTONIC ([`WallClock`]) between the hosts' AF_PACKET sockets
+//! ([`SocketHosts`]). Each turn it reads what arrived (stamped with the kernel's receive time),
+//! sends what is due, and records how late each frame left against its due time (lag).
+//!
+//! While the network holds frames, or saw one recently, the clock busy-polls: a virtual CPU that
+//! halts in `ppoll` wakes up 0.1-1 ms late on a hypervisor now and then, which would show as
+//! jitter on the emulated links. Only when idle does it sleep in `ppoll` until new input.
 //!
 //! The thread stays under normal scheduling by default: a SCHED_FIFO thread that never sleeps is
 //! throttled by the kernel for 50 ms of every second (`sched_rt_runtime_us`). Nice -20 was tried
 //! and dropped: with unlimited link rates it starved the hosts' own processes (bench/emu.sh TCP
 //! 2.0-2.2 Gbit/s against 2.4-3.0 at nice 0).
+//!
+//! Falling behind is reported once per episode (a run of seconds in each of which more than 1%
+//! of frames left over `warn_lag_ns` late), with its length and counts, and the report carries
+//! the fraction of late frames and a `degraded` flag.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 use weft_model::Instant;
+use weft_model::engine::{self, Clock, Hosts};
+use weft_model::net::{FabricStats, Network, PortStats, TrunkStats};
 
-use crate::fabric_stage::FabricStats;
 use crate::lag::{LagHistogram, LagSummary};
-use crate::pcap::{Direction, PcapWriter};
-use crate::switch::{PortStats, SwitchCore};
 use crate::sys::{PacketSocket, monotonic_now, ppoll_readable};
 
 /// Tuning of the driver loop.
@@ -33,7 +36,7 @@ pub struct DriverConfig {
     pub spin_ns: u64,
     /// Frames read from one socket per turn before serving the others.
     pub batch: usize,
-    /// A frame later than this (ns) counts towards the falling-behind warning.
+    /// A frame later than this (ns) counts as late.
     pub warn_lag_ns: u64,
     /// Print warnings to stderr.
     pub warn: bool,
@@ -57,6 +60,9 @@ impl Default for DriverConfig {
     }
 }
 
+/// Fraction of late frames above which a run is marked degraded.
+pub const DEGRADED_FRACTION: f64 = 0.01;
+
 /// What the driver saw over a run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DriverReport {
@@ -64,9 +70,18 @@ pub struct DriverReport {
     pub lag: LagSummary,
     /// Frames more than `warn_lag_ns` late.
     pub late_frames: u64,
-    /// Counters per port, in host order.
+    /// `late_frames` over all frames sent.
+    pub late_fraction: f64,
+    /// More than 1% of frames were late: the emulated timing did not hold.
+    pub degraded: bool,
+    /// Episodes of falling behind (runs of seconds with over 1% late frames).
+    pub lag_episodes: u64,
+    /// Counters per host port, in host order.
     pub ports: Vec<PortStats>,
-    /// Counters of the input-queued fabric, if the switch has one.
+    /// Counters per trunk between switches, in trunk order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trunks: Vec<TrunkStats>,
+    /// Counters of the input-queued fabric, if a switch has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<FabricStats>,
     /// Frames the kernel refused to take (peer backlog full).
@@ -77,165 +92,324 @@ pub struct DriverReport {
     pub elapsed_ns: u64,
     /// Whether the switch thread ran under SCHED_FIFO.
     pub realtime: bool,
+    /// A capture file that could not be written completely.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_error: Option<String>,
 }
 
-/// A capture tap on one port.
-pub type Tap = Option<PcapWriter<BufWriter<File>>>;
+/// CLOCK_MONOTONIC as the engine's clock: busy-polls while there is work or was recently,
+/// otherwise sleeps in `ppoll` on the sockets until the deadline.
+pub struct WallClock {
+    fds: Vec<libc::pollfd>,
+    busy_poll_ns: u64,
+    spin_ns: u64,
+    last_activity: Instant,
+    sleeps: u64,
+    error: Option<std::io::Error>,
+}
 
-/// Runs the switch until `stop` is set. `sockets[i]` and `taps[i]` belong to port `i`.
+impl WallClock {
+    /// A clock that watches `sockets` while it sleeps.
+    pub fn new(sockets: &[PacketSocket], cfg: &DriverConfig) -> Self {
+        WallClock {
+            fds: sockets
+                .iter()
+                .map(|s| libc::pollfd {
+                    fd: s.raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect(),
+            busy_poll_ns: cfg.busy_poll_ns,
+            spin_ns: cfg.spin_ns,
+            last_activity: monotonic_now(),
+            sleeps: 0,
+            error: None,
+        }
+    }
+}
+
+impl Clock for WallClock {
+    fn now(&self) -> Instant {
+        monotonic_now()
+    }
+
+    fn wait_until(&mut self, deadline: Option<Instant>, active: bool) -> Instant {
+        let now = monotonic_now();
+        if active {
+            self.last_activity = now;
+        }
+        let recent = now.0.saturating_sub(self.last_activity.0) < self.busy_poll_ns;
+        if self.busy_poll_ns > 0 && (deadline.is_some() || recent) {
+            std::hint::spin_loop();
+            return monotonic_now();
+        }
+        let timeout = match deadline {
+            Some(d) if d <= now => return now,
+            Some(d) => (d.0 - now.0).saturating_sub(self.spin_ns),
+            None => 50_000_000,
+        };
+        if timeout > 0 {
+            self.sleeps += 1;
+        }
+        for f in self.fds.iter_mut() {
+            f.revents = 0;
+        }
+        if let Err(e) = ppoll_readable(&mut self.fds, Some(timeout)) {
+            self.error.get_or_insert(e);
+        }
+        monotonic_now()
+    }
+}
+
+/// The namespaced hosts as the engine sees them: frames read from and written to the switch
+/// ends of their veth pairs.
+pub struct SocketHosts<'a> {
+    sockets: &'a [PacketSocket],
+    buf: Vec<u8>,
+    batch: usize,
+    /// Frames read from each socket in the current turn.
+    read: Vec<usize>,
+    next_socket: usize,
+    turn: Instant,
+    driven: Instant,
+    more: bool,
+    real_offset: u64,
+    lag: LagHistogram,
+    warn_lag_ns: u64,
+    sent: u64,
+    late: u64,
+    send_errors: u64,
+    error: Option<std::io::Error>,
+}
+
+impl<'a> SocketHosts<'a> {
+    /// The hosts behind `sockets` (one per host port, in host order).
+    pub fn new(sockets: &'a [PacketSocket], cfg: &DriverConfig) -> Self {
+        let now = monotonic_now();
+        SocketHosts {
+            sockets,
+            buf: vec![0u8; 1 << 17],
+            batch: cfg.batch.max(1),
+            read: vec![0; sockets.len()],
+            next_socket: 0,
+            turn: now,
+            driven: now,
+            more: false,
+            real_offset: realtime_offset(),
+            lag: LagHistogram::new(),
+            warn_lag_ns: cfg.warn_lag_ns,
+            sent: 0,
+            late: 0,
+            send_errors: 0,
+            error: None,
+        }
+    }
+
+    /// Frames sent to hosts so far, and how many of them were late.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.sent, self.late)
+    }
+
+    /// Re-reads the offset from CLOCK_MONOTONIC to CLOCK_REALTIME (kernel receive stamps are
+    /// CLOCK_REALTIME); call now and then to follow clock adjustments.
+    pub fn refresh_clock(&mut self) {
+        self.real_offset = realtime_offset();
+    }
+}
+
+impl Hosts<Vec<u8>> for SocketHosts<'_> {
+    fn poll_send(&mut self, now: Instant) -> Option<(usize, Instant, Vec<u8>)> {
+        if now != self.turn {
+            self.driven = self.turn;
+            self.turn = now;
+            self.read.iter_mut().for_each(|r| *r = 0);
+            self.more = false;
+        }
+        let n = self.sockets.len();
+        for k in 0..n {
+            let port = (self.next_socket + k) % n;
+            if self.read[port] >= self.batch {
+                self.more = true;
+                continue;
+            }
+            match self.sockets[port].recv(&mut self.buf) {
+                Ok(Some((len, stamp))) => {
+                    self.read[port] += 1;
+                    self.next_socket = (port + 1) % n;
+                    // A frame arrived when the kernel queued it, not when this thread woke up
+                    // to read it: backdate it to the kernel's stamp, but never before the last
+                    // instant the network has already been driven to.
+                    let at = if stamp > self.real_offset {
+                        Instant((stamp - self.real_offset).clamp(self.driven.0, now.0))
+                    } else {
+                        now
+                    };
+                    return Some((port, at, self.buf[..len].to_vec()));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                }
+            }
+        }
+        None
+    }
+
+    fn deliver(&mut self, now: Instant, port: usize, due: Instant, frame: Vec<u8>) {
+        let late = now.0.saturating_sub(due.0);
+        self.lag.record(late);
+        self.sent += 1;
+        if late > self.warn_lag_ns {
+            self.late += 1;
+        }
+        if let Some(s) = self.sockets.get(port) {
+            if s.send(&frame).is_err() {
+                self.send_errors += 1;
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        // A socket that filled its batch has more to read at once.
+        self.more.then_some(self.turn)
+    }
+}
+
+/// Tells when the switch falls behind: once per episode, with its length and counts.
+struct LagWatch {
+    warn: bool,
+    warn_lag_ns: u64,
+    second_start: Instant,
+    base: (u64, u64),
+    episode: Option<(Instant, u64, u64)>,
+    episodes: u64,
+}
+
+impl LagWatch {
+    fn tick(&mut self, now: Instant, (sent, late): (u64, u64)) {
+        if now.0 - self.second_start.0 < 1_000_000_000 {
+            return;
+        }
+        let (frames, lates) = (sent - self.base.0, late - self.base.1);
+        let behind = frames > 0 && lates as f64 > DEGRADED_FRACTION * frames as f64;
+        match (&mut self.episode, behind) {
+            (None, true) => {
+                self.episodes += 1;
+                self.episode = Some((self.second_start, frames, lates));
+                if self.warn {
+                    eprintln!(
+                        "weft emu: the switch is falling behind the clock: {lates} of {frames} frames more than {} us late in the last second (reported again when it catches up)",
+                        self.warn_lag_ns / 1000
+                    );
+                }
+            }
+            (Some((_, f, l)), true) => {
+                *f += frames;
+                *l += lates;
+            }
+            (Some(_), false) => self.end(now),
+            (None, false) => {}
+        }
+        self.second_start = now;
+        self.base = (sent, late);
+    }
+
+    fn end(&mut self, now: Instant) {
+        if let Some((start, f, l)) = self.episode.take() {
+            if self.warn {
+                eprintln!(
+                    "weft emu: the switch caught up after {:.0} s behind the clock: {l} of {f} frames were more than {} us late",
+                    (now.0 - start.0) as f64 / 1e9,
+                    self.warn_lag_ns / 1000
+                );
+            }
+        }
+    }
+}
+
+/// Runs `net` between the hosts behind `sockets` until `stop` is set; `sockets[i]` is host
+/// `i`'s port.
 pub fn run(
-    core: SwitchCore,
+    mut net: Network<Vec<u8>>,
     sockets: &[PacketSocket],
-    taps: &mut [Tap],
     cfg: &DriverConfig,
     stop: &AtomicBool,
 ) -> std::io::Result<DriverReport> {
     if !cfg.keep_awake {
-        return serve(core, sockets, taps, cfg, stop);
+        return serve(&mut net, sockets, cfg, stop);
     }
     let awake = crate::keep_awake::KeepAwake::new();
     std::thread::scope(|scope| {
         awake.start(scope);
-        let report = serve(core, sockets, taps, cfg, stop);
+        let report = serve(&mut net, sockets, cfg, stop);
         awake.stop();
         report
     })
 }
 
 fn serve(
-    mut core: SwitchCore,
+    net: &mut Network<Vec<u8>>,
     sockets: &[PacketSocket],
-    taps: &mut [Tap],
     cfg: &DriverConfig,
     stop: &AtomicBool,
 ) -> std::io::Result<DriverReport> {
-    let mut fds: Vec<libc::pollfd> = sockets
-        .iter()
-        .map(|s| libc::pollfd {
-            fd: s.raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let mut real_offset = realtime_offset();
-    let mut driven = monotonic_now();
-    let mut lag = LagHistogram::new();
-    let mut report = DriverReport {
-        realtime: cfg.realtime.is_some_and(crate::sys::set_realtime),
-        ..Default::default()
-    };
-    let mut buf = vec![0u8; 1 << 17];
+    let realtime = cfg.realtime.is_some_and(crate::sys::set_realtime);
+    let mut clock = WallClock::new(sockets, cfg);
+    let mut hosts = SocketHosts::new(sockets, cfg);
     let start = monotonic_now();
-    let mut window = (start.as_nanos(), 0u64, 0u64, 0u64); // start, frames, late, max lag
-    let mut last_activity = start;
-    while !stop.load(Ordering::Relaxed) {
-        let now = monotonic_now();
-        let mut full = false;
-        let mut moved = false;
-        for (port, sock) in sockets.iter().enumerate() {
-            let mut n = 0;
-            while n < cfg.batch {
-                let Some((len, stamp)) = sock.recv(&mut buf)? else {
-                    break;
-                };
-                // A frame arrived when the kernel queued it, not when this thread woke up to
-                // read it: backdate it to the kernel's stamp, but never before the last instant
-                // the switch has already been driven to.
-                let at = if stamp > real_offset {
-                    Instant((stamp - real_offset).clamp(driven.as_nanos(), now.as_nanos()))
-                } else {
-                    now
-                };
-                let frame = buf[..len].to_vec();
-                if let Some(Some(tap)) = taps.get_mut(port) {
-                    let _ = tap.write(real_offset + at.as_nanos(), Direction::FromHost, &frame);
-                }
-                core.handle_frame(at, port, frame);
-                n += 1;
+    let mut watch = LagWatch {
+        warn: cfg.warn,
+        warn_lag_ns: cfg.warn_lag_ns,
+        second_start: start,
+        base: (0, 0),
+        episode: None,
+        episodes: 0,
+    };
+    engine::run(
+        net,
+        &mut hosts,
+        &mut clock,
+        |now, _, hosts: &mut SocketHosts<'_>| {
+            if now.0 - watch.second_start.0 >= 1_000_000_000 {
+                watch.tick(now, hosts.counts());
+                hosts.refresh_clock();
             }
-            full |= n == cfg.batch;
-            moved |= n > 0;
-        }
-        let now = monotonic_now();
-        driven = now;
-        while let Some(tx) = core.poll_transmit(now) {
-            moved = true;
-            let late = now.as_nanos().saturating_sub(tx.due.as_nanos());
-            lag.record(late);
-            window.1 += 1;
-            window.3 = window.3.max(late);
-            if late > cfg.warn_lag_ns {
-                report.late_frames += 1;
-                window.2 += 1;
-            }
-            if let Some(Some(tap)) = taps.get_mut(tx.port) {
-                let _ = tap.write(
-                    real_offset + tx.due.as_nanos(),
-                    Direction::ToHost,
-                    &tx.frame,
-                );
-            }
-            if let Some(s) = sockets.get(tx.port) {
-                if s.send(&tx.frame).is_err() {
-                    report.send_errors += 1;
-                }
-            }
-        }
-        if now.as_nanos() - window.0 >= 1_000_000_000 {
-            if cfg.warn && window.2 * 100 > window.1 && window.1 > 0 {
-                eprintln!(
-                    "weft emu: the switch is falling behind the clock: {} of {} frames more than {} us late in the last second (worst {} us)",
-                    window.2,
-                    window.1,
-                    cfg.warn_lag_ns / 1000,
-                    window.3 / 1000
-                );
-            }
-            window = (now.as_nanos(), 0, 0, 0);
-            // Follow any adjustment of the real-time clock (kernel stamps are CLOCK_REALTIME).
-            real_offset = realtime_offset();
-        }
-        if moved {
-            last_activity = now;
-        }
-        if full {
-            continue;
-        }
-        let after = monotonic_now();
-        let next = core.poll_timeout();
-        let recent = after.as_nanos() - last_activity.as_nanos() < cfg.busy_poll_ns;
-        if cfg.busy_poll_ns > 0 && (next.is_some() || recent) {
-            std::hint::spin_loop();
-            continue;
-        }
-        let timeout = match next {
-            Some(d) if d <= after => continue,
-            Some(d) => {
-                let left = d.as_nanos() - after.as_nanos();
-                left.saturating_sub(cfg.spin_ns)
-            }
-            None => 50_000_000,
-        };
-        if timeout > 0 {
-            report.sleeps += 1;
-        }
-        for f in fds.iter_mut() {
-            f.revents = 0;
-        }
-        ppoll_readable(&mut fds, Some(timeout))?;
+            !stop.load(Ordering::Relaxed) && hosts.error.is_none()
+        },
+    );
+    let end = monotonic_now();
+    watch.end(end);
+    if let Some(e) = hosts.error.take().or(clock.error.take()) {
+        return Err(e);
     }
-    for t in taps.iter_mut().flatten() {
-        let _ = t.flush();
-    }
-    report.lag = lag.summary();
-    report.ports = core.stats();
-    report.fabric = core.fabric_stats();
-    report.elapsed_ns = monotonic_now().as_nanos() - start.as_nanos();
-    Ok(report)
+    let (sent, late) = hosts.counts();
+    let late_fraction = if sent > 0 {
+        late as f64 / sent as f64
+    } else {
+        0.0
+    };
+    let capture_error = net.take_tap().and_then(|mut t| t.finish().err());
+    Ok(DriverReport {
+        lag: hosts.lag.summary(),
+        late_frames: late,
+        late_fraction,
+        degraded: late_fraction > DEGRADED_FRACTION,
+        lag_episodes: watch.episodes,
+        ports: net.all_host_stats(),
+        trunks: net.trunk_stats(),
+        fabric: net.fabric_stats(),
+        send_errors: hosts.send_errors,
+        sleeps: clock.sleeps,
+        elapsed_ns: end.0 - start.0,
+        realtime,
+        capture_error,
+    })
 }
 
-/// Nanoseconds to add to a CLOCK_MONOTONIC reading to get Unix time (for capture stamps).
-fn realtime_offset() -> u64 {
+/// Nanoseconds to add to a CLOCK_MONOTONIC reading to get Unix time (capture stamps, kernel
+/// receive stamps).
+pub fn realtime_offset() -> u64 {
     let wall = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

@@ -10,15 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use crate::driver::{self, DriverConfig, DriverReport, Tap};
+use weft_model::net::{Network, Recorder, Tap, Topology, capture_files};
+
+use crate::driver::{self, DriverConfig, DriverReport};
 use crate::error::EmuError;
-use crate::framing::Framing;
 use crate::netns::{self, Registry};
-use crate::pcap::{LinkType, PcapWriter};
 use crate::state::{HostRecord, RunRecord};
-use crate::switch::SwitchCore;
 use crate::sys;
-use crate::topo::Topology;
 
 /// The interface name of a host's link, inside its namespace.
 pub const HOST_IF: &str = "eth0";
@@ -28,6 +26,9 @@ pub const HOST_IF: &str = "eth0";
 pub struct UpOptions {
     /// Write one capture per link here (`<host>.pcap`; SunATM for ATM links).
     pub capture_dir: Option<PathBuf>,
+    /// Keep every frame that crosses a link, with its instant on the switch's clock, in this
+    /// recorder (when there is no `capture_dir`).
+    pub recorder: Option<Recorder<Vec<u8>>>,
     /// Driver tuning.
     pub driver: DriverConfig,
     /// What is being brought up, for `weft emu list`.
@@ -205,25 +206,15 @@ impl Emulation {
                 mtu: h.link.mtu,
             });
         }
-        let mut taps: Vec<Tap> = Vec::new();
-        for h in &topo.hosts {
-            let tap = match &opts.capture_dir {
-                None => None,
-                Some(dir) => {
-                    let (lt, vpi, vci) = match h.link.framing {
-                        Framing::Atm { vpi, vci } => (LinkType::SunAtm, vpi, vci),
-                        Framing::Frame { .. } => (LinkType::Ethernet, 0, 0),
-                    };
-                    let p = dir.join(format!("{}.pcap", h.name));
-                    Some(
-                        PcapWriter::create(&p, lt, vpi, vci)
-                            .map_err(EmuError::io(format!("creating {}", p.display())))?,
-                    )
-                }
-            };
-            taps.push(tap);
-        }
-        emu.start_switch(topo, taps, opts.driver.clone())?;
+        let tap: Option<Box<dyn Tap<Vec<u8>> + Send>> = match (&opts.capture_dir, &opts.recorder) {
+            (Some(dir), _) => Some(Box::new(
+                capture_files(topo, dir, driver::realtime_offset())
+                    .map_err(EmuError::io(format!("capturing into {}", dir.display())))?,
+            )),
+            (None, Some(r)) => Some(Box::new(r.clone())),
+            (None, None) => None,
+        };
+        emu.start_switch(topo, tap, opts.driver.clone())?;
         RunRecord {
             run_id: run_id.clone(),
             pid: std::process::id(),
@@ -246,10 +237,13 @@ impl Emulation {
     fn start_switch(
         &mut self,
         topo: &Topology,
-        mut taps: Vec<Tap>,
+        tap: Option<Box<dyn Tap<Vec<u8>> + Send>>,
         cfg: DriverConfig,
     ) -> Result<(), EmuError> {
-        let core = SwitchCore::new(topo).map_err(|e| EmuError::Switch(e.to_string()))?;
+        let mut net = Network::new(topo).map_err(|e| EmuError::Switch(e.to_string()))?;
+        if let Some(tap) = tap {
+            net.set_tap(tap);
+        }
         let ports = topo.hosts.len();
         let ns = self.switch_ns.clone();
         let stop = self.stop.clone();
@@ -274,7 +268,7 @@ impl Emulation {
                         return Err(e.to_string());
                     }
                 };
-                driver::run(core, &sockets, &mut taps, &cfg, &stop).map_err(|e| e.to_string())
+                driver::run(net, &sockets, &cfg, &stop).map_err(|e| e.to_string())
             })
             .map_err(EmuError::io("starting the switch thread"))?;
         self.switch = Some(handle);

@@ -1,6 +1,6 @@
 //! Errors of the emulator.
 
-use crate::topo::TopologyError;
+use weft_model::net::TopologyError;
 
 /// What can go wrong while building, running or removing an emulation.
 #[derive(Debug, thiserror::Error)]

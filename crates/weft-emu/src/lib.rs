@@ -1,14 +1,15 @@
 //! Emulation: namespaced Linux hosts talking through weft's userspace switch.
 //!
-//! Each host of a [`topo::Topology`] gets a network namespace (`weft-<run>-<host>`) joined by a
-//! veth pair to the switch's namespace (`weft-<run>`). One thread of this process is the switch:
-//! it reads whole Ethernet frames from AF_PACKET sockets on the switch ends, runs them through
-//! per-link models (serialisation at the line rate with the technology's framing — whole cells on
-//! ATM —, propagation delay, finite buffers with tail/PPD/EPD, random loss, GCRA shaping or
-//! policing of a host's VC) and the switch fabric (output-queued, or `weft-model`'s input-queued
-//! FIFO and VOQ/iSLIP fabrics on a cell clock, [`fabric_stage`]) in wall-clock time, and writes
-//! them out when due ([`driver`]). Namespaces are created and removed with `ip`
-//! (iproute2); offloads are turned off with `ethtool` so that frames are real-sized.
+//! Each host of a [`Topology`] gets a network namespace (`weft-<run>-<host>`) joined by a veth
+//! pair to the switch's namespace (`weft-<run>`). One thread of this process runs the topology's
+//! network of switches — `weft-model`'s [`weft_model::net::Network`], the same sans-IO code the
+//! simulator runs (links with their rate, framing, delay, buffers, drop policies, faults and VC
+//! contracts; output-queued, input-FIFO or VOQ/iSLIP fabrics; trunks between switches) — on the
+//! one event engine ([`weft_model::engine::run`]) against the wall clock, reading whole Ethernet
+//! frames from AF_PACKET sockets on the switch ends and writing them out when due ([`driver`]).
+//! This crate keeps only what touches the system: namespaces, frame I/O, the wall clock and
+//! clean-up. Namespaces are created and removed with `ip` (iproute2); offloads are turned off
+//! with `ethtool` so that frames are real-sized.
 //!
 //! Choices, and why:
 //! - `ip`/`ethtool` rather than netlink: a handful of commands per host at bring-up, the same an
@@ -28,8 +29,6 @@
 //!   a SCHED_FIFO thread that spins is throttled 50 ms in every second; busy-polling under normal
 //!   scheduling with the keep-awake threads: 99% within 0.1 ms, lag p99 2-3 us. Lag (how late a
 //!   frame left against its due time) is recorded as percentiles and reported.
-//! - The output queues and their drop policies are `weft-model`'s `weft_model::queue::Queue`;
-//!   timing (cell interleaving across inputs, serialisation, delay, loss) is in [`port`].
 //! - TCP windows are enforced at the sender (bytes unacknowledged, `SIOCOUTQ`) in
 //!   [`workload::tcp_bulk`]: Linux 6.x ignores `TCP_WINDOW_CLAMP` when choosing the window it
 //!   advertises.
@@ -37,21 +36,15 @@
 pub mod driver;
 pub mod emulation;
 pub mod error;
-pub mod fabric_stage;
-pub mod framing;
 pub mod keep_awake;
 pub mod lag;
 pub mod netns;
-pub mod pcap;
-pub mod port;
 pub mod scenario;
 pub mod signals;
 pub mod state;
-pub mod switch;
 pub mod sys;
-pub mod topo;
 pub mod workload;
 
 pub use emulation::{Emulation, HostInfo, UpOptions};
 pub use error::EmuError;
-pub use topo::{Buffer, DropPolicy, FabricKind, FabricSpec, HostSpec, LinkSpec, Topology};
+pub use weft_model::net::{FabricKind, FabricSpec, HostSpec, LinkSpec, Topology};

@@ -46,18 +46,19 @@ pub fn suspicious_root_links() -> Vec<String> {
 
 /// Hosts named `names`, all with `link`.
 pub fn star(names: &[&str], link: LinkSpec) -> Topology {
-    Topology {
-        hosts: names
+    Topology::star(
+        names
             .iter()
             .map(|n| HostSpec {
                 name: n.to_string(),
                 addr: None,
                 link: link.clone(),
+                switch: 0,
             })
             .collect(),
-        seed: 42,
-        fabric: Default::default(),
-    }
+        Default::default(),
+        42,
+    )
 }
 
 /// Brings `topo` up, runs `f`, takes it down, and checks that the run's namespaces and any

@@ -8,11 +8,11 @@ mod common;
 use std::time::Duration as StdDuration;
 
 use weft_emu::driver::DriverReport;
-use weft_emu::framing::{ETH_HEADER, Framing, aal5_payload_bound};
-use weft_emu::topo::{Buffer, DropPolicy, FabricKind, FabricSpec};
-use weft_emu::{HostSpec, LinkSpec, Topology, workload};
+use weft_emu::{FabricKind, FabricSpec, HostSpec, LinkSpec, Topology, workload};
+use weft_model::net::{ETH_HEADER, aal5_payload_bound};
+use weft_model::queue::{Buffer, DropPolicy};
 use weft_model::shaper::VcContract;
-use weft_model::{Duration, Rate};
+use weft_model::{Duration, Rate, Size};
 
 /// OC-3c: 149.76 Mbit/s of SONET payload carries the cell stream.
 const OC3C_CELLS: Rate = Rate::bps(149_760_000);
@@ -24,23 +24,23 @@ fn atm(rate: Rate, delay_us: u64, mtu: u32, vci: u16) -> LinkSpec {
     l
 }
 
-fn pair(a: LinkSpec, b: LinkSpec) -> Topology {
-    Topology {
-        hosts: vec![
-            HostSpec {
-                name: "a".into(),
-                addr: None,
-                link: a,
-            },
-            HostSpec {
-                name: "b".into(),
-                addr: None,
-                link: b,
-            },
-        ],
-        seed: 7,
-        fabric: Default::default(),
+fn host(name: &str, link: LinkSpec) -> HostSpec {
+    HostSpec {
+        name: name.into(),
+        addr: None,
+        link,
+        switch: 0,
     }
+}
+
+fn pair(a: LinkSpec, b: LinkSpec) -> Topology {
+    Topology::star(vec![host("a", a), host("b", b)], FabricSpec::default(), 7)
+}
+
+/// Time a frame of `frame_len` bytes takes on a CLIP (LLC/SNAP) ATM line of cell rate `rate`.
+fn atm_wire_time(frame_len: usize, rate: Rate) -> u64 {
+    let l = LinkSpec::atm(Some(rate), Duration::ZERO, 0, 100);
+    rate.time_to_send(Size(l.wire_bytes(frame_len))).as_nanos()
 }
 
 /// 30 Mbit/s of UDP datagrams of `payload` bytes from a to b for 1.5 s (the first 0.3 s not
@@ -70,7 +70,9 @@ fn udp_through_26mbps_vp_meets_aal5_payload_bound() {
     // The VP's queue discards whole frames (EPD) once half full, as the ASX-1000 could: with
     // plain cell drop an overloaded VP delivers almost no whole frames (see the two-to-one test).
     let mut vp = atm(VP, 0, 9180, 101);
-    vp.drop = DropPolicy::Epd { threshold: 2048 };
+    vp.drop = DropPolicy::Epd {
+        threshold: Buffer::cells(2048),
+    };
     let topo = pair(atm(OC3C_CELLS, 0, 9180, 100), vp);
     for payload in [1472usize, 8192] {
         let bound = aal5_payload_bound(VP, payload as u64, 28);
@@ -106,11 +108,7 @@ fn rtt_over_17ms_path() {
         workload::udp_rr(emu, "a", "b", size, 100, secs(1000), Some(secs(16)))
     });
     // Each way: the request's cells serialised on both links (store-and-forward by frame).
-    let f = Framing::Atm { vpi: 0, vci: 100 };
-    let one_way = f
-        .wire_time(size + 28 + ETH_HEADER, Some(OC3C_CELLS))
-        .as_nanos()
-        * 2;
+    let one_way = atm_wire_time(size + 28 + ETH_HEADER, OC3C_CELLS) * 2;
     let expected = 17_000_000 + 2 * one_way;
     let p50 = r.quantile(0.5);
     println!(
@@ -132,12 +130,8 @@ fn rtt_over_17ms_path() {
 /// TCP payload per segment and its wire time on `f` at `rate` for an MTU (timestamps on: 52 bytes
 /// of TCP/IP headers).
 fn segment(mtu: u32, rate: Rate) -> (u64, u64) {
-    let f = Framing::Atm { vpi: 0, vci: 100 };
     let payload = mtu as u64 - 52;
-    let wire = f
-        .wire_time(mtu as usize + ETH_HEADER, Some(rate))
-        .as_nanos();
-    (payload, wire)
+    (payload, atm_wire_time(mtu as usize + ETH_HEADER, rate))
 }
 
 #[test]
@@ -155,9 +149,7 @@ fn tcp_window_35600_over_17ms() {
     });
     // One window per round trip: 17 ms plus a segment over both links and an ACK back.
     let (_, seg) = segment(mtu, OC3C_CELLS);
-    let ack = Framing::Atm { vpi: 0, vci: 100 }
-        .wire_time(52 + ETH_HEADER, Some(OC3C_CELLS))
-        .as_nanos();
+    let ack = atm_wire_time(52 + ETH_HEADER, OC3C_CELLS);
     let rtt = 17_000_000 + 2 * seg + 2 * ack;
     let bound = window as f64 * 8.0 / (rtt as f64 / 1e9);
     let ratio = r.steady_bps / bound;
@@ -199,31 +191,19 @@ fn tcp_128k_window_fills_26mbps_vp_at_mtu_4490() {
 fn two_to_one_oc3c_epd_beats_cell_drop() {
     require_root!();
     let _g = common::serial();
-    let run = |drop: DropPolicy| {
+    let run = |drop: DropPolicy<Buffer>| {
         let mut out = atm(OC3C_CELLS, 0, 9180, 102);
-        out.buffer = Buffer::Cells(512);
+        out.buffer = Buffer::cells(512);
         out.drop = drop;
-        let topo = Topology {
-            hosts: vec![
-                HostSpec {
-                    name: "a".into(),
-                    addr: None,
-                    link: atm(OC3C_CELLS, 0, 9180, 100),
-                },
-                HostSpec {
-                    name: "b".into(),
-                    addr: None,
-                    link: atm(OC3C_CELLS, 0, 9180, 101),
-                },
-                HostSpec {
-                    name: "c".into(),
-                    addr: None,
-                    link: out,
-                },
+        let topo = Topology::star(
+            vec![
+                host("a", atm(OC3C_CELLS, 0, 9180, 100)),
+                host("b", atm(OC3C_CELLS, 0, 9180, 101)),
+                host("c", out),
             ],
-            seed: 11,
-            fabric: Default::default(),
-        };
+            FabricSpec::default(),
+            11,
+        );
         let ((ra, rb), rep) = common::with_emulation(&topo, |emu| {
             std::thread::scope(|s| {
                 let a = s.spawn(|| {
@@ -251,7 +231,9 @@ fn two_to_one_oc3c_epd_beats_cell_drop() {
         (goodput, e)
     };
     let (tail, st) = run(DropPolicy::Tail);
-    let (epd, se) = run(DropPolicy::Epd { threshold: 256 });
+    let (epd, se) = run(DropPolicy::Epd {
+        threshold: Buffer::cells(256),
+    });
     assert!(st.cells_dropped > 0 && st.frames_corrupt > 0, "{st:?}");
     assert!(se.frames_epd > 0, "{se:?}");
     assert!(epd > tail, "EPD {epd} vs tail drop {tail}");
@@ -274,7 +256,7 @@ fn tcp_through_input_queued_fabrics() {
             atm(OC3C_CELLS, 0, 9180, 100),
             atm(OC3C_CELLS, 1000, 9180, 101),
         );
-        topo.fabric = FabricSpec {
+        topo.switches[0].fabric = FabricSpec {
             kind,
             rate: OC3C_CELLS,
             buffer_cells: 4096,

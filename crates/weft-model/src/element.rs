@@ -38,4 +38,10 @@ pub trait Element<T> {
 
     /// The earliest instant at which `poll_output` could return something new without new input.
     fn poll_timeout(&self) -> Option<Instant>;
+
+    /// As [`Element::poll_output`], with the instant the item was due (at or before `now`; a
+    /// driver on the wall clock records `now - due` as lag). By default, `now`.
+    fn poll_output_due(&mut self, now: Instant) -> Option<(PortId, Instant, T)> {
+        self.poll_output(now).map(|(p, x)| (p, now, x))
+    }
 }

@@ -8,9 +8,11 @@
 pub mod calc;
 pub mod cell;
 pub mod element;
+pub mod engine;
 pub mod fabric;
 pub mod host;
 pub mod mp;
+pub mod net;
 pub mod queue;
 pub mod scenario;
 pub mod shaper;

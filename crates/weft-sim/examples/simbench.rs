@@ -7,8 +7,8 @@
 
 use weft_model::queue::{Capacity, DropPolicy};
 use weft_model::{Duration, Rate};
-use weft_sim::event::{Host, ManyToOne, Unit, run_many_to_one};
 use weft_sim::experiments::islip_run;
+use weft_sim::many_to_one::{Host, ManyToOne, Unit, run_many_to_one};
 use weft_sim::slotted::SlottedConfig;
 use weft_sim::{HolParams, run_saturated};
 
@@ -81,7 +81,7 @@ fn main() {
                 seed: 1,
             };
             let t = cpu_seconds();
-            let r = run_many_to_one(&p, |_| {});
+            let r = run_many_to_one(&p, |_| {}).expect("a valid many-to-one run");
             let cpu = cpu_seconds() - t;
             println!(
                 "oq_events sim_ms={ms} events={} loss={:.4} cpu_s={cpu:.3} events_per_s={:.0}",
@@ -118,14 +118,12 @@ fn main() {
                 seed: 1,
             };
             let t = cpu_seconds();
-            let r = run_many_to_one(&p, |_| {});
+            let r = run_many_to_one(&p, |_| {}).expect("a valid many-to-one run");
             let cpu = cpu_seconds() - t;
             let sent: u64 = r.per_host_sent.iter().sum();
             println!(
                 "weft sent={sent} received={} dropped={} events={} cpu_s={cpu:.6}",
-                r.delivered,
-                r.counters.dropped(),
-                r.events
+                r.delivered, r.output.frames_dropped, r.events
             );
         }
         other => {

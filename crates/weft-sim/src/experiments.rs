@@ -10,34 +10,20 @@ use weft_model::queue::{Capacity, DropPolicy};
 use weft_report::{Engine, ResultDoc};
 
 use crate::cell::SimCell;
-use crate::event::{ManyToOne, ManyToOneResult, Unit, run_many_to_one};
-use crate::hol::{HolParams, gigaswitch_efficiency, run_saturated};
+use crate::hol::{HolParams, run_saturated};
+use crate::many_to_one::{ManyToOne, ManyToOneResult, Unit, run_many_to_one};
 use crate::slotted::{SlottedConfig, SlottedResult, run_slotted};
 use crate::source::{Dest, Pattern, Source};
+use weft_model::calc::{hol, queue};
+use weft_model::scenario::Figures;
 
-/// Karol, Hluchyj and Morgan (IEEE Trans. Commun. COM-35(12), 1987), Table I: saturation
-/// throughput of an N x N input-queued FIFO switch under uniform traffic, N = 1..8.
-pub const KAROL_SATURATION: [(usize, f64); 8] = [
-    (1, 1.0000),
-    (2, 0.7500),
-    (3, 0.6825),
-    (4, 0.6553),
-    (5, 0.6399),
-    (6, 0.6302),
-    (7, 0.6234),
-    (8, 0.6184),
-];
+/// Key of Karol, Hluchyj and Morgan's saturation table (IEEE Trans. Commun. COM-35(12), 1987,
+/// Table I) in the published-figures file, one entry per N.
+pub const KAROL_FIGURE: &str = "classic_models.karol_hol_saturation";
 
-/// The N -> infinity limit of the saturation throughput, 2 - sqrt(2).
-pub fn hol_limit() -> f64 {
-    2.0 - std::f64::consts::SQRT_2
-}
-
-/// Mean wait in slots of an ideal output-queued N x N switch under uniform Bernoulli load `p`
-/// (Karol et al.): ((N - 1) / N) * p / (2 (1 - p)).
-pub fn oq_mean_wait(n: usize, p: f64) -> f64 {
-    let n = n as f64;
-    ((n - 1.0) / n) * p / (2.0 * (1.0 - p))
+/// The GIGAswitch formula with the simulator's argument order (inputs, outputs).
+fn formula(inputs: usize, outputs: usize) -> f64 {
+    hol::gigaswitch_efficiency(outputs as u32, inputs as u32)
 }
 
 fn contention_name(c: Contention) -> &'static str {
@@ -55,12 +41,14 @@ fn policy_name(p: DropPolicy) -> String {
     }
 }
 
-/// Saturated input-queued FIFO throughput for each size in `ports` (kind `sim.hol`).
+/// Saturated input-queued FIFO throughput for each size in `ports` (kind `sim.hol`), beside
+/// Karol et al.'s published value for N (read from `figures`, when given and it has one).
 pub fn hol(
     ports: &[usize],
     slots: u64,
     contention: Contention,
     seed: u64,
+    figures: Option<&Figures>,
     mut progress: impl FnMut(u64),
 ) -> ResultDoc {
     let mut doc = ResultDoc::new("sim.hol", Engine::Sim);
@@ -73,16 +61,13 @@ pub fn hol(
         };
         let r = run_saturated(&p, |s| progress(done + s));
         done += p.warmup + p.slots;
-        let karol = KAROL_SATURATION
-            .iter()
-            .find(|(k, _)| *k == n)
-            .map(|(_, v)| *v);
+        let karol = figures.and_then(|f| f.number(&format!("{KAROL_FIGURE}.{n}")).ok());
         doc.samples.push(json!({
             "ports": n,
             "throughput": r.input_efficiency(),
             "karol": karol,
-            "limit": hol_limit(),
-            "gigaswitch_formula": gigaswitch_efficiency(n, n),
+            "limit": hol::SATURATION_LIMIT,
+            "gigaswitch_formula": formula(n, n),
         }));
     }
     doc.summary = doc.samples.last().cloned().unwrap_or(Value::Null);
@@ -119,7 +104,7 @@ pub fn contention(
             |s| progress(done + s),
         );
         done += base.warmup + base.slots;
-        let formula = gigaswitch_efficiency(m, outputs);
+        let formula = formula(m, outputs);
         let e = fifo.input_efficiency();
         doc.samples.push(json!({
             "inputs": m,
@@ -227,7 +212,7 @@ pub fn oq(
     for (k, &p) in loads.iter().enumerate() {
         if let Some(r) = oq_run(n, p, SlottedConfig::new(slots), seed) {
             let mut s = load_sample(p, n, &r);
-            s["formula_mean_wait_slots"] = json!(oq_mean_wait(n, p));
+            s["formula_mean_wait_slots"] = json!(queue::output_queued_wait(n as u32, p));
             doc.samples.push(s);
         }
         progress(k as u64 + 1);
@@ -346,8 +331,8 @@ pub fn frame_overload(f: &FrameOverload, policies: &[DropPolicy]) -> ResultDoc {
 pub fn many_to_one(
     p: &ManyToOne,
     progress: impl FnMut(weft_model::Instant),
-) -> (ResultDoc, ManyToOneResult) {
-    let r = run_many_to_one(p, progress);
+) -> Result<(ResultDoc, ManyToOneResult), weft_model::net::NetworkError> {
+    let r = run_many_to_one(p, progress)?;
     let mut doc = ResultDoc::new("sim.many_to_one", Engine::Sim);
     doc.params = json!({
         "hosts": p.hosts.iter().map(|h| json!({ "rate_bps": h.rate.as_bps(), "load": h.load })).collect::<Vec<_>>(),
@@ -368,13 +353,14 @@ pub fn many_to_one(
         "events": r.events,
         "sent": r.per_host_sent.iter().sum::<u64>(),
         "delivered": r.delivered,
-        "dropped": r.counters.dropped(),
+        "dropped": if r.output.cells_in > 0 { r.output.cells_dropped } else { r.output.frames_dropped },
         "loss": r.loss(),
         "frames_sent": r.frames_sent,
-        "frames_good": r.frames.good_frames,
+        "frames_good": r.frames_good,
         "goodput_bps": r.goodput().as_bps(),
         "delay": r.delay.summary("ns"),
-        "max_queue": r.counters.max_items,
+        "max_queue": r.output.max_occupancy,
+        "per_sender": r.output.flows,
     });
-    (doc, r)
+    Ok((doc, r))
 }

@@ -83,13 +83,6 @@ impl HolResult {
     }
 }
 
-/// The GIGAswitch study's expected input efficiency for `inputs` (M) saturated inputs sending to
-/// `outputs` (N) outputs, ignoring memory between slots: E = (N/M)(1 - (1 - 1/N)^M).
-pub fn gigaswitch_efficiency(inputs: usize, outputs: usize) -> f64 {
-    let (m, n) = (inputs as f64, outputs as f64);
-    (n / m) * (1.0 - (1.0 - 1.0 / n).powf(m))
-}
-
 /// Runs a saturated experiment; `progress(done_slots)` is called every 2^20 slots.
 pub fn run_saturated(p: &HolParams, mut progress: impl FnMut(u64)) -> HolResult {
     let (m, n) = (p.inputs.max(1), p.outputs.max(1) as u64);

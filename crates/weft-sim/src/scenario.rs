@@ -5,47 +5,80 @@
 //! and the published figures.
 //!
 //! Slotted kinds (saturated, bernoulli, onoff, hotspot) run the scenario's switch fabric one cell
-//! time per step; `frames` runs the event-driven many-to-one engine over the scenario's links
-//! (their rates may differ). `tput` needs a transport model the simulator does not have; such
-//! points carry a note instead of metrics.
+//! time per step; `frames` runs the scenario's whole topology — every host, switch, link, fault
+//! and VC contract, through the same switch code the emulator runs — on the event engine
+//! ([`crate::net::workload`]). `tput` needs a transport model the simulator does not have yet;
+//! such points carry a note instead of metrics.
 
 use serde_json::{Map, Value, json};
+use weft_model::Rate;
 use weft_model::fabric::{InputFifo, Islip, OutputQueued, Rng};
 use weft_model::queue::{Capacity, DropPolicy};
 use weft_model::scenario::DropPolicy as ScenarioDrop;
 use weft_model::scenario::{
     Buffer, BufferUnit, Fabric, Metric, Param, Scenario, Switch, Workload, WorkloadKind,
 };
-use weft_model::{Duration, Rate};
 use weft_report::{Engine, ResultDoc};
 
+use std::path::PathBuf;
+
+use weft_model::net::Topology;
+
 use crate::cell::SimCell;
-use crate::event::{Host, ManyToOne, Unit, run_many_to_one};
 use crate::hol::{HolParams, run_saturated};
 use crate::slotted::{SlottedConfig, SlottedResult, run_slotted};
 use crate::source::{Dest, Pattern, Source};
 
 /// Slots simulated when a workload gives none.
 pub const DEFAULT_SLOTS: u64 = 200_000;
-/// Simulated time of a frames workload that gives none.
-pub const DEFAULT_TIME: Duration = Duration::from_millis(200);
+pub use crate::net::workload::DEFAULT_TIME;
+
+/// How to simulate a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct SimOptions {
+    /// Write one capture per link, per point, under this directory (`point<k>/<link>.pcap`).
+    pub capture_dir: Option<PathBuf>,
+}
 
 /// Simulates every point of `scenario` with `seed`; kind `sim.scenario`, engine `sim`.
 pub fn run(scenario: &Scenario, seed: u64) -> ResultDoc {
+    run_with(scenario, seed, &SimOptions::default())
+}
+
+/// As [`run`], with options.
+pub fn run_with(scenario: &Scenario, seed: u64, opts: &SimOptions) -> ResultDoc {
     let mut doc = ResultDoc::new("sim.scenario", Engine::Sim);
     doc.params =
         json!({ "scenario": scenario.name, "description": scenario.description, "seed": seed });
+    match Topology::from_scenario(scenario, seed) {
+        Ok((t, notes)) => {
+            doc.params["topology"] = json!(t);
+            doc.params["notes"] = json!(notes);
+        }
+        Err(e) => doc.params["notes"] = json!([e.to_string()]),
+    }
     for (k, point) in scenario.points().iter().enumerate() {
         // Each point has its own streams, so adding a point does not change the others.
         let point_seed = Rng::for_stream(seed, 0x5ce0 + k as u64).next_u64();
         let mut metrics = Map::new();
         let mut notes: Vec<String> = Vec::new();
-        simulate(scenario, &point.spec, point_seed, &mut metrics, &mut notes);
-        if scenario.links.iter().any(|l| l.contract.is_some()) {
-            notes.push(
-                "VC contracts (pcr/scr) are enforced by the emulator only; ignored here".into(),
-            );
+        let capture = opts
+            .capture_dir
+            .as_ref()
+            .map(|d| d.join(format!("point{k}")));
+        if let Some(d) = &capture {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                notes.push(format!("capture: creating {}: {e}", d.display()));
+            }
         }
+        simulate(
+            scenario,
+            &point.spec,
+            point_seed,
+            capture.as_deref(),
+            &mut metrics,
+            &mut notes,
+        );
         let mut sample = json!({
             "workload": point.workload,
             "point": point.value.map(param_json),
@@ -106,6 +139,7 @@ fn simulate(
     s: &Scenario,
     w: &Workload,
     seed: u64,
+    capture: Option<&std::path::Path>,
     m: &mut Map<String, Value>,
     notes: &mut Vec<String>,
 ) {
@@ -117,7 +151,10 @@ fn simulate(
                     .into(),
             );
         }
-        WorkloadKind::Frames => frames(s, w, seed, m, notes),
+        WorkloadKind::Frames => match Topology::from_scenario(s, seed) {
+            Ok((topo, _)) => crate::net::workload::frames(&topo, w, seed, capture, m, notes),
+            Err(e) => notes.push(e.to_string()),
+        },
         WorkloadKind::Mp => notes.push(
             "skipped: the simulator's hosts and transport are not there yet, so it cannot run \
              message passing; use the model or emu engine"
@@ -274,75 +311,4 @@ fn slotted(
             json!(r.frames.good_frames as f64 / r.frames_sent.max(1) as f64),
         );
     }
-}
-
-fn frames(
-    s: &Scenario,
-    w: &Workload,
-    seed: u64,
-    m: &mut Map<String, Value>,
-    notes: &mut Vec<String>,
-) {
-    let Some(size) = w.size else {
-        return notes.push("a frames workload needs `size`".into());
-    };
-    let Some(to) = w.to.first() else {
-        return notes.push("a frames workload needs `to`".into());
-    };
-    if w.to.len() > 1 {
-        notes.push("only the first `to` host is simulated (many-to-one)".into());
-    }
-    let Some(out_link) = s.links_of(to).next() else {
-        return notes.push(format!("host {to:?} has no link"));
-    };
-    let cells = out_link.tech.cells(size.as_bytes());
-    let mut hosts = Vec::new();
-    for h in &w.from {
-        let Some(l) = s.links_of(h).next() else {
-            return notes.push(format!("host {h:?} has no link"));
-        };
-        let load = match (w.rate, w.load) {
-            (Some(r), _) => r.as_bps() as f64 / l.tech.rate.as_bps().max(1) as f64,
-            (None, Some(p)) => p,
-            (None, None) => 1.0,
-        };
-        hosts.push(Host {
-            rate: l.tech.rate,
-            load: load.clamp(1e-9, 1.0),
-        });
-    }
-    if hosts.is_empty() {
-        return notes.push("a frames workload needs `from` hosts".into());
-    }
-    let sw = s.switch_for(w);
-    let p = ManyToOne {
-        hosts,
-        out_rate: out_link.tech.rate,
-        frame_bytes: size.as_bytes() as usize,
-        unit: if cells.is_some() {
-            Unit::Cells
-        } else {
-            Unit::Frames
-        },
-        frame_cells: cells,
-        capacity: capacity(sw.and_then(|x| x.buffer)),
-        policy: sw.map_or(DropPolicy::Tail, |x| policy(x.drop)),
-        duration: w.time.unwrap_or(DEFAULT_TIME),
-        sample_every: Duration::ZERO,
-        seed,
-    };
-    let r = run_many_to_one(&p, |_| {});
-    m.insert(
-        Metric::FRAME_GOODPUT.into(),
-        json!(r.frames.good_frames as f64 / r.frames_sent.max(1) as f64),
-    );
-    m.insert(Metric::CELL_LOSS.into(), json!(r.loss()));
-    m.insert(
-        Metric::GOODPUT_MBPS.into(),
-        json!(r.goodput().as_mbps_f64()),
-    );
-    m.insert("frames_sent".into(), json!(r.frames_sent));
-    m.insert("frames_good".into(), json!(r.frames.good_frames));
-    m.insert("max_queue".into(), json!(r.counters.max_items));
-    m.insert("mean_delay_us".into(), json!(r.delay.mean() / 1e3));
 }

@@ -2,18 +2,27 @@
 //! GIGAswitch formula as an upper bound, output-queued waiting, iSLIP throughput, EPD goodput,
 //! determinism, and conservation of cells.
 
+use weft_model::calc::{hol, queue};
 use weft_model::fabric::{Contention, InputFifo, Islip, OutputQueued, Rng, Slotted};
 use weft_model::queue::{Capacity, DropPolicy};
-use weft_sim::experiments::{
-    FrameOverload, KAROL_SATURATION, frame_overload_run, hol_limit, islip_run, oq_mean_wait, oq_run,
-};
+use weft_model::scenario::Figures;
+use weft_sim::experiments::{FrameOverload, KAROL_FIGURE, frame_overload_run, islip_run, oq_run};
 use weft_sim::slotted::{SlottedConfig, run_slotted};
 use weft_sim::source::{Dest, Pattern, Source};
-use weft_sim::{HolParams, gigaswitch_efficiency, run_saturated};
+use weft_sim::{HolParams, run_saturated};
+
+/// The published figures, as built into weft (data/figures.toml).
+fn figures() -> Figures {
+    Figures::bundled().expect("the bundled figures parse")
+}
 
 #[test]
 fn saturated_fifo_matches_karol_table_for_n_1_to_8() {
-    for (n, published) in KAROL_SATURATION {
+    let f = figures();
+    for n in 1..=8usize {
+        let published = f
+            .number(&format!("{KAROL_FIGURE}.{n}"))
+            .expect("Karol's table");
         let r = run_saturated(&HolParams::square(n, 300_000, 11), |_| {});
         let got = r.input_efficiency();
         assert!(
@@ -27,7 +36,10 @@ fn saturated_fifo_matches_karol_table_for_n_1_to_8() {
 fn saturated_fifo_n64_approaches_two_minus_root_two() {
     let r = run_saturated(&HolParams::square(64, 60_000, 5), |_| {});
     let got = r.input_efficiency();
-    assert!((got - hol_limit()).abs() <= 0.01, "N = 64: {got:.4}");
+    assert!(
+        (got - hol::SATURATION_LIMIT).abs() <= 0.01,
+        "N = 64: {got:.4}"
+    );
 }
 
 #[test]
@@ -59,7 +71,7 @@ fn contention_simulation_is_at_most_the_gigaswitch_formula() {
             |_| {},
         )
         .input_efficiency();
-        let formula = gigaswitch_efficiency(m, 5);
+        let formula = hol::gigaswitch_efficiency(5, m as u32);
         assert!(
             fifo <= formula + 0.002,
             "M = {m}: sim {fifo:.4} > formula {formula:.4}"
@@ -86,7 +98,7 @@ fn output_queued_mean_wait_matches_formula() {
             sample_every: 0,
         };
         let r = oq_run(8, p, cfg, 7).expect("valid fabric");
-        let want = oq_mean_wait(8, p);
+        let want = queue::output_queued_wait(8, p).expect("a load below 1");
         let got = r.delay.mean();
         assert!(
             (got - want).abs() / want <= 0.03,

@@ -39,7 +39,7 @@ fn contention_scenario_reports_efficiency_per_point() {
     assert!((eff[0] - 1.0).abs() < 1e-12);
     assert!(eff.windows(2).all(|w| w[1] < w[0]), "{eff:?}");
     for (m, e) in eff.iter().enumerate() {
-        assert!(*e <= weft_sim::gigaswitch_efficiency(m + 1, 5) + 0.003);
+        assert!(*e <= weft_model::calc::hol::gigaswitch_efficiency(5, m as u32 + 1) + 0.003);
     }
     let mbps = doc.samples[4]["throughput_mbps"].as_f64().expect("mbps");
     assert!((mbps - 95.0 * eff[4]).abs() < 1e-9);

@@ -12,25 +12,11 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::weft;
+use weft_model::fabric::Rng;
 use weft_trace::decode::linktype;
 use weft_trace::synth::{L4, PcapWriter, PcapngWriter, ethernet_frame, ipv4_packet};
 
 const CAPTURES: usize = 400;
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Frames of every kind the decoders look into: UDP, TCP with options, ICMP, IP fragments.
 fn frames() -> Vec<Vec<u8>> {
@@ -72,14 +58,15 @@ fn base_pcapng() -> Vec<u8> {
 /// A copy of `base` with a few bytes changed, and sometimes cut short or with a block repeated.
 fn mutate(base: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut b = base.to_vec();
-    for _ in 0..1 + rng.below(12) {
-        let at = rng.below(b.len());
-        b[at] = rng.next() as u8;
+    let below = |rng: &mut Rng, n: usize| rng.below(n.max(1) as u64) as usize;
+    for _ in 0..1 + below(rng, 12) {
+        let at = below(rng, b.len());
+        b[at] = rng.next_u64() as u8;
     }
-    match rng.below(4) {
-        0 => b.truncate(1 + rng.below(b.len())),
+    match below(rng, 4) {
+        0 => b.truncate(1 + below(rng, b.len())),
         1 => {
-            let at = rng.below(b.len());
+            let at = below(rng, b.len());
             let chunk = b[at..(at + 64).min(b.len())].to_vec();
             b.splice(at..at, chunk);
         }
@@ -124,7 +111,7 @@ fn check(args: &[&str]) {
 }
 
 fn write_all(dir: &Path) -> Vec<PathBuf> {
-    let mut rng = Rng(0x5eed_cafe_f00d_d00d);
+    let mut rng = Rng::new(0x5eed_cafe_f00d_d00d);
     let bases = [base_pcap(), base_pcapng()];
     (0..CAPTURES)
         .map(|i| {

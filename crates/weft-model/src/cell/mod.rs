@@ -8,8 +8,8 @@ pub mod aal5;
 
 pub use aal5::{Aal5Error, Reassembler, aal5_cells, crc32_aal5, segment};
 
-/// Bytes in one cell on the wire.
-pub const CELL_BYTES: usize = 53;
+/// Bytes in one cell on the wire ([`crate::tech::CELL_BYTES`] as a `usize`).
+pub const CELL_BYTES: usize = crate::tech::CELL_BYTES as usize;
 /// Bytes of payload in one cell.
 pub const CELL_PAYLOAD: usize = 48;
 /// Bytes of cell header (UNI format).

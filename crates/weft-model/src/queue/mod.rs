@@ -4,12 +4,18 @@
 //! [`Queue`] is the buffer alone (no time); [`port::Port`] is a buffer drained by a line at a
 //! rate, an [`Element`](crate::Element).
 
+mod buffer;
 pub mod port;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::element::WireLen;
 
+pub use buffer::{Buffer, BufferUnit};
 pub use port::Port;
 
 /// What a queue needs to know about an item: its size, the flow (virtual circuit) it belongs to,
@@ -49,9 +55,12 @@ pub enum Capacity {
     Bytes(u64),
 }
 
-/// What a queue does when a cell arrives that it cannot, or should not, hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropPolicy {
+/// What a queue does when a cell arrives that it cannot, or should not, hold. The EPD threshold
+/// is a `T`: a count in the unit of the queue's [`Capacity`] once resolved (`u64`, the default),
+/// or a [`Buffer`] as a user writes it (scenario files, link specifications).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "policy")]
+pub enum DropPolicy<T = u64> {
     /// Drop whatever does not fit.
     Tail,
     /// Partial Packet Discard: after dropping a cell, drop the rest of its frame too, but keep the
@@ -61,7 +70,7 @@ pub enum DropPolicy {
     /// (in the unit of the [`Capacity`]); falls back to PPD when the buffer fills mid-frame.
     Epd {
         /// Occupancy at which new frames are refused.
-        threshold: u64,
+        threshold: T,
     },
 }
 
@@ -113,8 +122,11 @@ enum Discard {
     Early,
 }
 
+/// The drop-policy state of one flow's frame in progress (whether a frame is under way, and
+/// whether the rest of it is being discarded). A queue keeps one per flow; a caller that knows
+/// which frame an item belongs to may keep it itself ([`Queue::offer_in`]).
 #[derive(Clone, Copy, Debug, Default)]
-struct FlowState {
+pub struct FlowState {
     mid_frame: bool,
     discard: Discard,
 }
@@ -126,7 +138,7 @@ pub struct Queue<T> {
     bytes: u64,
     capacity: Capacity,
     policy: DropPolicy,
-    flows: HashMap<u32, FlowState>,
+    flows: FxHashMap<u32, FlowState>,
     counters: QueueCounters,
 }
 
@@ -138,7 +150,7 @@ impl<T: Queued> Queue<T> {
             bytes: 0,
             capacity,
             policy,
-            flows: HashMap::new(),
+            flows: FxHashMap::default(),
             counters: QueueCounters::default(),
         }
     }
@@ -147,22 +159,36 @@ impl<T: Queued> Queue<T> {
     pub fn offer(&mut self, item: T) -> Result<(), DropReason> {
         self.counters.offered += 1;
         let eof = item.end_of_frame();
-        let flow = item.flow();
-        let mut st = self.flows.get(&flow).copied().unwrap_or_default();
-        let result = self.decide(&item, &mut st);
+        let fits = self.fits(&item);
+        let occupancy = self.occupancy();
+        let policy = self.policy;
+        // One lookup per item: a flow's state stays in the table once seen (flows are few:
+        // the circuits through one queue).
+        let st = self.flows.entry(item.flow()).or_default();
+        let result = decide(policy, st, eof, fits, occupancy);
         if eof {
-            st = FlowState::default();
+            *st = FlowState::default();
         } else if result.is_ok() {
             st.mid_frame = true;
         }
-        match (st.mid_frame, st.discard) {
-            (false, Discard::None) => {
-                self.flows.remove(&flow);
-            }
-            _ => {
-                self.flows.insert(flow, st);
-            }
+        self.admit(item, result)
+    }
+
+    /// As [`Queue::offer`], with the state of the item's frame kept by the caller instead of
+    /// the queue's table (one state per frame in progress; a fresh one for each new frame).
+    pub fn offer_in(&mut self, item: T, st: &mut FlowState) -> Result<(), DropReason> {
+        self.counters.offered += 1;
+        let eof = item.end_of_frame();
+        let result = decide(self.policy, st, eof, self.fits(&item), self.occupancy());
+        if eof {
+            *st = FlowState::default();
+        } else if result.is_ok() {
+            st.mid_frame = true;
         }
+        self.admit(item, result)
+    }
+
+    fn admit(&mut self, item: T, result: Result<(), DropReason>) -> Result<(), DropReason> {
         match result {
             Ok(()) => {
                 self.bytes += item.wire_len() as u64;
@@ -183,36 +209,6 @@ impl<T: Queued> Queue<T> {
                 Err(reason)
             }
         }
-    }
-
-    fn decide(&self, item: &T, st: &mut FlowState) -> Result<(), DropReason> {
-        let eof = item.end_of_frame();
-        match st.discard {
-            Discard::Early => return Err(DropReason::Early),
-            Discard::Partial if !eof => return Err(DropReason::Partial),
-            Discard::Partial => {
-                // The end-of-frame cell of a partly dropped frame goes in if it fits.
-                return if self.fits(item) {
-                    Ok(())
-                } else {
-                    Err(DropReason::Full)
-                };
-            }
-            Discard::None => {}
-        }
-        if let DropPolicy::Epd { threshold } = self.policy {
-            if !st.mid_frame && self.occupancy() >= threshold {
-                st.discard = Discard::Early;
-                return Err(DropReason::Early);
-            }
-        }
-        if self.fits(item) {
-            return Ok(());
-        }
-        if self.policy != DropPolicy::Tail {
-            st.discard = Discard::Partial;
-        }
-        Err(DropReason::Full)
     }
 
     fn fits(&self, item: &T) -> bool {
@@ -276,6 +272,37 @@ impl<T: Queued> Queue<T> {
     pub fn counters(&self) -> &QueueCounters {
         &self.counters
     }
+}
+
+/// Whether an item of a flow in state `st` goes in, updating `st`: `eof` if it ends its frame,
+/// `fits` if the buffer has room for it, `occupancy` the buffer's fill in its unit.
+fn decide(
+    policy: DropPolicy,
+    st: &mut FlowState,
+    eof: bool,
+    fits: bool,
+    occupancy: u64,
+) -> Result<(), DropReason> {
+    match st.discard {
+        Discard::Early => return Err(DropReason::Early),
+        Discard::Partial if !eof => return Err(DropReason::Partial),
+        // The end-of-frame cell of a partly dropped frame goes in if it fits.
+        Discard::Partial => return if fits { Ok(()) } else { Err(DropReason::Full) },
+        Discard::None => {}
+    }
+    if let DropPolicy::Epd { threshold } = policy {
+        if !st.mid_frame && occupancy >= threshold {
+            st.discard = Discard::Early;
+            return Err(DropReason::Early);
+        }
+    }
+    if fits {
+        return Ok(());
+    }
+    if policy != DropPolicy::Tail {
+        st.discard = Discard::Partial;
+    }
+    Err(DropReason::Full)
 }
 
 #[cfg(test)]

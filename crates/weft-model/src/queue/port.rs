@@ -2,22 +2,22 @@
 //! and one output (port 0).
 
 use crate::element::{Element, PortId};
+use crate::net::Serialiser;
 use crate::queue::{Capacity, DropPolicy, Queue, QueueCounters, Queued};
-use crate::time::{Duration, Instant};
+use crate::time::Instant;
 use crate::units::Rate;
 
 /// A buffer in front of a line. Items leave in FIFO order, each when its last bit has been sent.
 ///
-/// Within one busy period the finish time of the n-th item is computed from the total bits sent
-/// since the period began, so rounding to nanoseconds never accumulates over millions of cells.
+/// The line is a [`Serialiser`], so rounding to nanoseconds never accumulates over millions of
+/// cells.
 #[derive(Clone, Debug)]
 pub struct Port<T> {
     queue: Queue<T>,
     rate: Rate,
     /// The item on the line and the instant its last bit leaves.
     sending: Option<(T, Instant)>,
-    busy_since: Instant,
-    busy_bits: u128,
+    line: Serialiser,
 }
 
 impl<T: Queued> Port<T> {
@@ -27,8 +27,7 @@ impl<T: Queued> Port<T> {
             queue: Queue::new(capacity, policy),
             rate,
             sending: None,
-            busy_since: Instant::ZERO,
-            busy_bits: 0,
+            line: Serialiser::new(Some(rate)),
         }
     }
 
@@ -57,43 +56,34 @@ impl<T: Queued> Port<T> {
         self.len() == 0
     }
 
-    fn finish_time(&mut self, item: &T) -> Instant {
-        self.busy_bits += item.wire_len() as u128 * 8;
-        let ns = (self.busy_bits * 1_000_000_000).div_ceil(u128::from(self.rate.as_bps().max(1)));
-        self.busy_since + Duration(ns.min(u128::from(u64::MAX)) as u64)
-    }
-
-    fn start_next(&mut self, now: Instant) {
+    /// Puts the next queued item on the line: at `now` if the line was idle, else right behind
+    /// the item that just left.
+    fn start_next(&mut self, now: Option<Instant>) {
         if self.sending.is_some() {
             return;
         }
         if let Some(item) = self.queue.dequeue() {
-            let done = self.finish_time(&item);
-            self.sending = Some((item, done));
-        } else {
-            // The line goes idle; the next busy period starts afresh.
-            self.busy_since = now;
-            self.busy_bits = 0;
+            let bytes = item.wire_len() as u64;
+            let done = match now {
+                Some(now) => self.line.send(now.0, bytes),
+                None => self.line.send_next(bytes),
+            };
+            self.sending = Some((item, Instant(done)));
         }
     }
 }
 
 impl<T: Queued> Element<T> for Port<T> {
     fn handle_input(&mut self, now: Instant, _port: PortId, item: T) {
-        if self.sending.is_none() && self.queue.is_empty() {
-            self.busy_since = now;
-            self.busy_bits = 0;
-        }
         let _ = self.queue.offer(item);
-        self.start_next(now);
+        self.start_next(Some(now));
     }
 
     fn poll_output(&mut self, now: Instant) -> Option<(PortId, T)> {
         match &self.sending {
             Some((_, done)) if *done <= now => {
-                let done = *done;
                 let (item, _) = self.sending.take()?;
-                self.start_next(done);
+                self.start_next(None);
                 Some((0, item))
             }
             _ => None,

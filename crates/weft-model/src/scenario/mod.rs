@@ -26,7 +26,7 @@
 //! ends = ["a", "sw"]
 //! tech = "fddi"                # a preset, or a table: { preset = "e3", rate = "26Mbps", mtu = 4490 }
 //! delay = "1us"
-//! loss = 0.0
+//! loss = 0.0                   # per frame, each direction; also corrupt, duplicate, reorder (+ reorder_delay)
 //!
 //! [[workload]]
 //! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | mp
@@ -124,41 +124,10 @@ impl From<Contention> for crate::fabric::Contention {
     }
 }
 
-/// What a buffer size counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BufferUnit {
-    /// ATM cells.
-    Cells,
-    /// Frames (packets) of any size.
-    Frames,
-    /// Bytes.
-    Bytes,
-}
+pub use crate::queue::{Buffer, BufferUnit};
 
-/// A buffer size: `amount` of `unit`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Buffer {
-    /// How many cells, frames or bytes.
-    pub amount: u64,
-    /// What is counted.
-    pub unit: BufferUnit,
-}
-
-/// What a full (or filling) queue drops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "policy")]
-pub enum DropPolicy {
-    /// Drop arriving items when the buffer is full.
-    Tail,
-    /// Partial Packet Discard: after dropping a cell, drop the rest of its frame (but its last cell).
-    Ppd,
-    /// Early Packet Discard: refuse whole new frames once occupancy reaches `threshold`.
-    Epd {
-        /// Occupancy at which new frames are refused, in the buffer's unit.
-        threshold: Buffer,
-    },
-}
+/// What a full (or filling) queue drops, its EPD threshold as written: a [`Buffer`].
+pub type DropPolicy = crate::queue::DropPolicy<Buffer>;
 
 /// A switch.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -192,11 +161,33 @@ pub struct Link {
     pub tech: Tech,
     /// One-way propagation delay, ns.
     pub delay: Duration,
-    /// Probability that an item (cell or frame) is lost, 0..=1.
+    /// Probability that a frame is lost, each direction, 0..=1.
     pub loss: f64,
+    /// Probability that a frame is delivered with a bit flipped (the receiver's checksum drops
+    /// it), 0..=1.
+    pub corrupt: f64,
+    /// Probability that a frame is delivered twice, 0..=1.
+    pub duplicate: f64,
+    /// Probability that a frame is held back by `reorder_delay` so later ones overtake it.
+    pub reorder: f64,
+    /// How long a reordered frame is held back (default 1 ms).
+    pub reorder_delay: Duration,
     /// The traffic contract of the VC the link carries, shaped or policed where it enters the
     /// network (keys `pcr`, `scr`, `mbs`, `cdvt`, `police`); `None`: no contract.
     pub contract: Option<crate::shaper::VcContract>,
+}
+
+impl Link {
+    /// The link's faults, as the engines inject them.
+    pub fn faults(&self) -> crate::net::Faults {
+        crate::net::Faults {
+            loss: self.loss,
+            corrupt: self.corrupt,
+            duplicate: self.duplicate,
+            reorder: self.reorder,
+            reorder_delay: self.reorder_delay,
+        }
+    }
 }
 
 /// What traffic a workload generates.

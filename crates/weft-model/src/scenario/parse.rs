@@ -270,6 +270,10 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
         "mbs",
         "cdvt",
         "police",
+        "corrupt",
+        "duplicate",
+        "reorder",
+        "reorder_delay",
     ])?;
     let Some(ends_v) = l.get("ends") else {
         return Err(l.err_table("missing `ends`: the names of the two nodes it joins"));
@@ -310,12 +314,18 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
     };
     // Link-level shorthands override the preset too.
     override_tech(l, &mut tech)?;
-    let loss = l.number("loss", 0.0, 1.0)?.unwrap_or(0.0);
+    let probability = |k: &str| -> Result<f64> { Ok(l.number(k, 0.0, 1.0)?.unwrap_or(0.0)) };
     Ok(Link {
         ends,
         tech,
         delay: l.duration("delay", DELAYS.0, DELAYS.1)?.unwrap_or_default(),
-        loss,
+        loss: probability("loss")?,
+        corrupt: probability("corrupt")?,
+        duplicate: probability("duplicate")?,
+        reorder: probability("reorder")?,
+        reorder_delay: l
+            .duration("reorder_delay", DELAYS.0, DELAYS.1)?
+            .unwrap_or(Duration::from_millis(1)),
         contract: contract(l)?,
     })
 }

@@ -58,6 +58,25 @@ pub const fn aal5_pad(sdu_bytes: u64) -> u64 {
     aal5_cells(sdu_bytes) * CELL_PAYLOAD_BYTES - sdu_bytes - AAL5_TRAILER_BYTES
 }
 
+/// Bytes of link time an IP datagram of `datagram` bytes occupies under `framing` with `encap`:
+/// preamble, header, padding to the minimum frame, trailer and gap; on ATM, whole 53-byte cells
+/// of the AAL5 PDU. [`Tech::wire_bytes`] and the switch's links (`crate::net`) both charge this.
+pub const fn wire_bytes(framing: Framing, encap: Encap, datagram: u64) -> u64 {
+    let sdu = datagram + encap.header_bytes();
+    match framing {
+        Framing::Cells => aal5_cells(sdu) * CELL_BYTES,
+        Framing::Frame(f) => {
+            let frame = f.header + sdu + f.trailer;
+            let frame = if frame < f.min_frame {
+                f.min_frame
+            } else {
+                frame
+            };
+            f.preamble + frame + f.gap
+        }
+    }
+}
+
 /// How IP datagrams are carried inside a frame or AAL5 PDU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -261,19 +280,7 @@ impl Tech {
     /// Bytes of link time a datagram of `datagram` bytes occupies, everything included:
     /// preamble, header, padding to the minimum frame, trailer and gap; on ATM, whole 53-byte cells.
     pub const fn wire_bytes(&self, datagram: u64) -> u64 {
-        let sdu = self.sdu_bytes(datagram);
-        match self.framing {
-            Framing::Cells => aal5_cells(sdu) * CELL_BYTES,
-            Framing::Frame(f) => {
-                let frame = f.header + sdu + f.trailer;
-                let frame = if frame < f.min_frame {
-                    f.min_frame
-                } else {
-                    frame
-                };
-                f.preamble + frame + f.gap
-            }
-        }
+        wire_bytes(self.framing, self.encap, datagram)
     }
 
     /// Time a datagram of `datagram` bytes occupies the link at [`Tech::rate`], rounded up to the

@@ -81,15 +81,12 @@ pub fn read_block(
     Ok(data)
 }
 
-/// Fills `out` with pseudo-random bytes (xorshift64*, fixed seed): incompressible, and the same
-/// every time for the same length.
+/// Fills `out` with pseudo-random bytes (weft's one generator, fixed seed): incompressible, and
+/// the same every time for the same length.
 pub fn fill_pattern(out: &mut [u8]) {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rng = weft_model::fabric::Rng::new(0x9e37_79b9_7f4a_7c15);
     for chunk in out.chunks_mut(8) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let word = x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
+        let word = rng.next_u64().to_le_bytes();
         chunk.copy_from_slice(&word[..chunk.len()]);
     }
 }

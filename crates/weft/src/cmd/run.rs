@@ -40,6 +40,10 @@ pub struct Args {
     /// Exit with status 1 if any engine misses a published figure by more than its tolerance.
     #[arg(long)]
     pub strict: bool,
+    /// Write one capture per link (pcap; SunATM on ATM links) under DIR/ENGINE/point<k>/, for
+    /// the engines that carry frames (sim, emu).
+    #[arg(long, value_name = "DIR")]
+    pub capture: Option<PathBuf>,
 }
 
 /// What an engine function gets.
@@ -50,6 +54,8 @@ pub struct RunCtx<'a> {
     pub seed: u64,
     /// Whether stderr may carry progress (false in JSON mode).
     pub chatty: bool,
+    /// Where captures go (`DIR/ENGINE/point<k>/`), if asked for.
+    pub capture: Option<PathBuf>,
 }
 
 type EngineFn = fn(&RunCtx<'_>) -> anyhow::Result<ResultDoc>;
@@ -83,6 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         scenario: &scenario,
         seed: args.seed.unwrap_or(scenario.seed),
         chatty: !args.json,
+        capture: args.capture.clone(),
     };
     let mut docs: Vec<(&str, ResultDoc)> = Vec::new();
     let mut unavailable: Vec<(&str, String)> = Vec::new();
@@ -239,7 +246,10 @@ fn sim_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
             ctx.scenario.name
         );
     }
-    Ok(weft_sim::scenario::run(ctx.scenario, ctx.seed))
+    let opts = weft_sim::scenario::SimOptions {
+        capture_dir: ctx.capture.as_ref().map(|d| d.join("sim")),
+    };
+    Ok(weft_sim::scenario::run_with(ctx.scenario, ctx.seed, &opts))
 }
 
 /// The emulator (needs root): each workload capped at 5 s of real time, noted in its samples.
@@ -247,7 +257,7 @@ fn emu_engine(ctx: &RunCtx<'_>) -> anyhow::Result<ResultDoc> {
     let opts = weft_emu::scenario::ScenarioOptions {
         seed: Some(ctx.seed),
         max_time: Some(std::time::Duration::from_secs(5)),
-        capture_dir: None,
+        capture_dir: ctx.capture.as_ref().map(|d| d.join("emu")),
     };
     Ok(weft_emu::scenario::run(ctx.scenario, &opts)?)
 }

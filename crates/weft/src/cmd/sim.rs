@@ -6,8 +6,8 @@ use weft_model::fabric::Contention;
 use weft_model::queue::{Capacity, DropPolicy};
 use weft_model::{Duration, Rate, Size};
 use weft_report::ResultDoc;
-use weft_sim::event::{Host, ManyToOne, Unit};
 use weft_sim::experiments::{self, FrameOverload};
+use weft_sim::many_to_one::{Host, ManyToOne, Unit};
 
 use super::bounds;
 use crate::cli::usage;
@@ -193,7 +193,12 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             let warm = |s: u64| s + (s / 20).min(10_000);
             let total = ports.len() as u64 * warm(slots);
             let bar = progress("hol", total);
-            let doc = experiments::hol(&ports, slots, contention, c.seed(), |d| bar.set(d));
+            // Karol et al.'s column comes from the published figures weft ships.
+            let figures = weft_model::scenario::Figures::bundled().ok();
+            let doc =
+                experiments::hol(&ports, slots, contention, c.seed(), figures.as_ref(), |d| {
+                    bar.set(d)
+                });
             bar.finish();
             doc
         }
@@ -330,7 +335,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 seed: c.seed(),
             };
             let bar = progress("many-to-one", duration.as_nanos());
-            let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()));
+            let (doc, _) = experiments::many_to_one(&p, |t| bar.set(t.as_nanos()))?;
             bar.finish();
             doc
         }

@@ -1,0 +1,500 @@
+//! The switch's output queue onto a link, with the line behind it: buffer and drop policy
+//! ([`Queue`]: tail, PPD, EPD), serialisation, propagation delay and faults. On ATM links the
+//! queue works in cells: frames arrive as trains of cells at the pace of their input line, the
+//! cells of several inputs interleave, a full queue loses single cells (the frame then fails
+//! reassembly), and PPD/EPD discard whole frames.
+//!
+//! Fairness: arrivals are taken one slot of the line at a time (a cell time on ATM, the time of
+//! the smallest frame otherwise, [`LinkSpec::slot`]), and the units of different flows that
+//! arrive within one slot are offered to the queue in a seeded random order, as a shared-bus
+//! switch writes the cells of one cell time. Without it, equal constant-rate senders at fixed
+//! phases lock out: the one whose cells arrive a few nanoseconds earlier in every slot would take
+//! every place the line frees, and the others would lose everything.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use super::faults::{FaultInjector, FaultStats};
+use super::frame::{ETH_HEADER, Frame};
+use super::link::LinkSpec;
+use super::serialiser::Serialiser;
+use super::train::Train;
+use crate::WireLen;
+use crate::engine::EventQueue;
+use crate::fabric::Rng;
+use crate::queue::{DropReason, FlowState, Queue, Queued};
+use crate::tech::CELL_BYTES;
+use crate::time::Instant;
+
+/// What happened to the frames of one flow (one sending host) at an output queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FlowStats {
+    /// Frames offered to the queue.
+    pub frames_in: u64,
+    /// Frames sent on whole.
+    pub frames_out: u64,
+    /// Frames refused whole (full frame queue, or EPD).
+    pub frames_dropped: u64,
+    /// Frames that lost cells and failed reassembly.
+    pub frames_corrupt: u64,
+    /// Cells offered (ATM links).
+    pub cells_in: u64,
+    /// Cells dropped (ATM links).
+    pub cells_dropped: u64,
+}
+
+/// Counters of a switch output queue.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EgressStats {
+    /// Frames offered to the queue.
+    pub frames_in: u64,
+    /// Frames delivered (to the host, or on to the next switch).
+    pub frames_out: u64,
+    /// Bytes delivered (frames, Ethernet header included).
+    pub bytes_out: u64,
+    /// Frames refused whole (full frame queue, or EPD).
+    pub frames_dropped: u64,
+    /// Frames of which EPD refused the first cell.
+    pub frames_epd: u64,
+    /// Frames that lost some cells and failed reassembly (sent partly, then discarded).
+    pub frames_corrupt: u64,
+    /// Frames lost at random on the line.
+    pub frames_lost: u64,
+    /// Frames larger than the link's MTU (dropped).
+    pub frames_oversize: u64,
+    /// Cells offered (ATM links).
+    pub cells_in: u64,
+    /// Cells dropped (ATM links).
+    pub cells_dropped: u64,
+    /// Cells sent on the line (ATM links), including those of frames that then failed.
+    pub cells_out: u64,
+    /// Largest queue occupancy seen (cells on ATM, bytes or frames otherwise).
+    pub max_occupancy: u64,
+    /// Other faults injected on the line.
+    pub faults: FaultStats,
+    /// Per flow (sending host), indexed by the flow number.
+    pub flows: Vec<FlowStats>,
+}
+
+impl EgressStats {
+    fn flow(&mut self, f: u32) -> &mut FlowStats {
+        let i = f as usize;
+        if self.flows.len() <= i {
+            self.flows.resize(i + 1, FlowStats::default());
+        }
+        &mut self.flows[i]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrameState {
+    Ok,
+    Damaged,
+    Refused,
+}
+
+/// What the queue holds: a cell, or a whole frame, of one flow.
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    flow: u32,
+    eof: bool,
+    len: u32,
+}
+
+impl WireLen for Unit {
+    fn wire_len(&self) -> usize {
+        self.len as usize
+    }
+}
+
+impl Queued for Unit {
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+    fn end_of_frame(&self) -> bool {
+        self.eof
+    }
+}
+
+/// A frame whose units are arriving.
+#[derive(Debug)]
+struct Pending<F> {
+    idx: u64,
+    units: u64,
+    spacing: u64,
+    state: FrameState,
+    flow: u32,
+    /// The queue's drop-policy state for this frame.
+    queue_state: FlowState,
+    /// Instant the first unit sent left the line, and units sent.
+    first_dep: u64,
+    sent: u64,
+    frame: Option<F>,
+}
+
+/// A frame's units arriving within one slot: the frame's place in the table of pending
+/// frames, the first unit's arrival and how many arrive in the slot.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    at: u64,
+    count: u64,
+    slot: u32,
+    flow: u32,
+}
+
+/// The switch's output queue onto one link, with the line behind it.
+#[derive(Debug)]
+pub struct Egress<F> {
+    line: Serialiser,
+    link: LinkSpec,
+    queue: Queue<Unit>,
+    slot: u64,
+    rng: Rng,
+    faults: FaultInjector,
+    to_switch: bool,
+    mtu_frame: usize,
+    /// Frames whose units are arriving, by the arrival of their next unit (an index into
+    /// `trains`, so the heap moves small entries).
+    pending: EventQueue<u32>,
+    trains: Vec<Option<Pending<F>>>,
+    free: Vec<u32>,
+    /// Departure times (ns) of what `queue` holds, in order.
+    departures: VecDeque<u64>,
+    out: EventQueue<Train<F>>,
+    /// [`Egress::poll_timeout`], kept up to date (it is asked every turn).
+    deadline: Option<u64>,
+    /// The arrivals of the slot being taken (kept to reuse its allocation).
+    batch: Vec<Arrival>,
+    /// Counters.
+    pub stats: EgressStats,
+}
+
+impl<F: Frame> Egress<F> {
+    /// The output queue onto `link`, towards a host (`to_switch` false: frames are delivered
+    /// when their last bit arrives) or towards another switch (trains handed on as soon as they
+    /// are sent). `rng` orders simultaneous arrivals and draws the link's faults.
+    pub fn new(link: &LinkSpec, mut rng: Rng, to_switch: bool) -> Self {
+        let (capacity, policy) = link.queue();
+        let faults = FaultInjector::new(link.faults, Rng::new(rng.next_u64()));
+        Egress {
+            line: Serialiser::new(link.rate),
+            queue: Queue::new(capacity, policy),
+            slot: link.slot().as_nanos(),
+            rng,
+            faults,
+            to_switch,
+            mtu_frame: link.mtu as usize + ETH_HEADER,
+            link: link.clone(),
+            pending: EventQueue::new(),
+            trains: Vec::new(),
+            free: Vec::new(),
+            departures: VecDeque::new(),
+            out: EventQueue::new(),
+            deadline: None,
+            batch: Vec::new(),
+            stats: EgressStats::default(),
+        }
+    }
+
+    /// The link this queue sends onto.
+    pub fn link(&self) -> &LinkSpec {
+        &self.link
+    }
+
+    /// What the queue holds now, in the unit of its capacity (as of the last slot processed).
+    pub fn occupancy(&self) -> u64 {
+        self.queue.occupancy()
+    }
+
+    /// A train reaches the queue. Frames larger than the link's MTU are dropped.
+    pub fn handle_train(&mut self, t: Train<F>) {
+        self.stats.frames_in += 1;
+        self.stats.flow(t.flow).frames_in += 1;
+        if t.frame.frame_len() > self.mtu_frame {
+            self.stats.frames_oversize += 1;
+            self.stats.flow(t.flow).frames_dropped += 1;
+            return;
+        }
+        let units = self.link.units(t.frame.frame_len());
+        // Cells keep their input pacing when both sides are cells; otherwise the frame is
+        // stored and forwarded, converted at once when its last unit has arrived.
+        let (first, spacing, units) = if !self.link.is_atm() {
+            (t.last(), 0, 1)
+        } else if units == t.units {
+            (t.first, t.spacing, units)
+        } else {
+            (t.last(), 0, units)
+        };
+        let state = if t.damaged {
+            FrameState::Damaged
+        } else {
+            FrameState::Ok
+        };
+        let p = Pending {
+            idx: 0,
+            units,
+            spacing,
+            state,
+            flow: t.flow,
+            queue_state: FlowState::default(),
+            first_dep: 0,
+            sent: 0,
+            frame: Some(t.frame),
+        };
+        let slot = match self.free.pop() {
+            Some(k) => {
+                self.trains[k as usize] = Some(p);
+                k
+            }
+            None => {
+                self.trains.push(Some(p));
+                (self.trains.len() - 1) as u32
+            }
+        };
+        self.pending.push(Instant(first), slot);
+        self.update_deadline();
+    }
+
+    /// The end (exclusive, ns) of the slot that holds instant `t`.
+    fn slot_end(&self, t: u64) -> u64 {
+        match t.checked_div(self.slot) {
+            None => t + 1,
+            Some(k) => (k + 1) * self.slot,
+        }
+    }
+
+    fn update_deadline(&mut self) {
+        let arr = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
+        let due = self.out.peek_time().map(|t| t.0);
+        self.deadline = match (arr, due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Processes every slot of arrivals that has ended by `now` (ns).
+    pub fn advance(&mut self, now: u64) {
+        if self.pending.peek_time().is_none_or(|t| t.0 > now) {
+            return;
+        }
+        self.process(now);
+        self.update_deadline();
+    }
+
+    fn process(&mut self, now: u64) {
+        let mut batch = std::mem::take(&mut self.batch);
+        while let Some(first) = self.pending.peek_time() {
+            // A slot is taken once its last instant has come: every unit arriving in it is
+            // known by then (units are announced before they arrive).
+            let end = self.slot_end(first.0);
+            if end - 1 > now {
+                break;
+            }
+            // Every frame with units in this slot, with how many.
+            while self.pending.peek_time().is_some_and(|t| t.0 < end) {
+                let Some((at, slot)) = self.pending.pop() else {
+                    break;
+                };
+                let Some(p) = self.trains.get(slot as usize).and_then(Option::as_ref) else {
+                    continue;
+                };
+                let left = p.units - p.idx;
+                // Units of a train with no spacing all arrive at once.
+                let count = (end - 1 - at.0)
+                    .checked_div(p.spacing)
+                    .map_or(left, |k| (k + 1).min(left));
+                batch.push(Arrival {
+                    at: at.0,
+                    count,
+                    slot,
+                    flow: p.flow,
+                });
+            }
+            // A fair order among flows; the units of one frame stay in order. The batch is put in
+            // a canonical order first, so that the outcome does not depend on the order in which
+            // the trains were announced (a simulated run and an emulated run of the same
+            // arrivals agree).
+            if batch.len() > 1 {
+                batch.sort_unstable_by_key(|a| (a.at, a.flow, a.slot));
+                for i in (1..batch.len()).rev() {
+                    let j = self.rng.below(i as u64 + 1) as usize;
+                    batch.swap(i, j);
+                }
+            }
+            self.drain_queue(end.saturating_sub(1));
+            for a in batch.drain(..) {
+                let Some(mut p) = self.trains.get_mut(a.slot as usize).and_then(Option::take)
+                else {
+                    continue;
+                };
+                for k in 0..a.count {
+                    let t = a.at + k * p.spacing;
+                    if self.link.is_atm() {
+                        self.cell_arrives(t, &mut p);
+                    } else {
+                        self.frame_arrives(t, &mut p);
+                    }
+                    p.idx += 1;
+                }
+                if p.idx < p.units {
+                    let next = a.at + a.count * p.spacing;
+                    self.trains[a.slot as usize] = Some(p);
+                    self.pending.push(Instant(next), a.slot);
+                } else {
+                    self.free.push(a.slot);
+                }
+            }
+        }
+        self.batch = batch;
+    }
+
+    fn drain_queue(&mut self, t: u64) {
+        while self.departures.front().is_some_and(|&dep| dep <= t) {
+            self.departures.pop_front();
+            self.queue.dequeue();
+        }
+    }
+
+    fn frame_arrives(&mut self, t: u64, p: &mut Pending<F>) {
+        let Some(frame) = p.frame.take() else {
+            return;
+        };
+        let len = frame.frame_len();
+        let unit = Unit {
+            flow: p.flow,
+            eof: true,
+            len: len as u32,
+        };
+        if let Err(reason) = self.queue.offer_in(unit, &mut p.queue_state) {
+            self.stats.frames_dropped += 1;
+            self.stats.flow(p.flow).frames_dropped += 1;
+            if reason == DropReason::Early {
+                self.stats.frames_epd += 1;
+            }
+            return;
+        }
+        let dep = self.line.send(t, self.link.wire_bytes(len));
+        self.departures.push_back(dep);
+        self.stats.max_occupancy = self.stats.max_occupancy.max(self.queue.occupancy());
+        p.first_dep = dep;
+        p.sent = 1;
+        if p.state == FrameState::Ok {
+            self.deliver(p, dep, frame);
+        } else if self.to_switch {
+            self.hand_on(p, dep, frame, true);
+        }
+    }
+
+    fn cell_arrives(&mut self, t: u64, p: &mut Pending<F>) {
+        self.stats.cells_in += 1;
+        self.stats.flow(p.flow).cells_in += 1;
+        let last = p.idx + 1 == p.units;
+        let cell = Unit {
+            flow: p.flow,
+            eof: last,
+            len: CELL_BYTES as u32,
+        };
+        match self.queue.offer_in(cell, &mut p.queue_state) {
+            Ok(()) => {
+                let dep = self.line.send(t, CELL_BYTES);
+                self.departures.push_back(dep);
+                self.stats.max_occupancy = self.stats.max_occupancy.max(self.queue.occupancy());
+                self.stats.cells_out += 1;
+                if p.sent == 0 {
+                    p.first_dep = dep;
+                }
+                p.sent += 1;
+                if last {
+                    if let Some(frame) = p.frame.take() {
+                        if p.state == FrameState::Ok {
+                            self.deliver(p, dep, frame);
+                        } else if self.to_switch {
+                            self.hand_on(p, dep, frame, true);
+                        }
+                    }
+                }
+            }
+            Err(reason) => {
+                self.stats.cells_dropped += 1;
+                self.stats.flow(p.flow).cells_dropped += 1;
+                if p.state == FrameState::Ok {
+                    if reason == DropReason::Early {
+                        p.state = FrameState::Refused;
+                        self.stats.frames_epd += 1;
+                        self.stats.frames_dropped += 1;
+                        self.stats.flow(p.flow).frames_dropped += 1;
+                    } else {
+                        p.state = FrameState::Damaged;
+                        self.stats.frames_corrupt += 1;
+                        self.stats.flow(p.flow).frames_corrupt += 1;
+                    }
+                }
+                if last && self.to_switch && p.sent > 0 {
+                    // The cells that got through still travel on, and fail downstream.
+                    if let Some(frame) = p.frame.take() {
+                        let end = self.line.free_at();
+                        self.hand_on(p, end, frame, true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A frame whose last unit has been sent at `dep` (ns): through the line's faults to the
+    /// host, or on to the next switch.
+    fn deliver(&mut self, p: &Pending<F>, dep: u64, frame: F) {
+        if self.faults.lose() {
+            self.stats.frames_lost += 1;
+            self.stats.faults = self.faults.stats;
+            return;
+        }
+        self.stats.frames_out += 1;
+        self.stats.bytes_out += frame.frame_len() as u64;
+        self.stats.flow(p.flow).frames_out += 1;
+        self.hand_on(p, dep, frame, false);
+    }
+
+    fn hand_on(&mut self, p: &Pending<F>, dep: u64, frame: F, damaged: bool) {
+        let delay = self.link.delay.as_nanos();
+        let (units, first_dep, flow) = (p.sent.max(1), p.first_dep.min(dep), p.flow);
+        let out = &mut self.out;
+        self.faults.pass(dep + delay, frame, &mut |due, f| {
+            let held = due - (dep + delay);
+            let mut t = Train::between(f, first_dep + held, dep + held, units, delay, flow);
+            t.damaged = damaged;
+            out.push(Instant(due), t);
+        });
+        self.stats.faults = self.faults.stats;
+    }
+
+    /// The next frame due at the host at or before `now` (ns), with its due time (an egress
+    /// towards a host).
+    pub fn poll_frame(&mut self, now: u64) -> Option<(u64, F)> {
+        if self.deadline.is_none_or(|d| d > now) {
+            return None;
+        }
+        self.advance(now);
+        let f = self
+            .out
+            .pop_due(Instant(now))
+            .map(|(due, t)| (due.0, t.frame));
+        self.update_deadline();
+        f
+    }
+
+    /// The next train sent towards the next switch (an egress towards a switch); its units
+    /// reach that switch at their own instants, which may be later than `now`.
+    pub fn poll_train(&mut self, now: u64) -> Option<Train<F>> {
+        self.advance(now);
+        let t = self.out.pop().map(|(_, t)| t);
+        self.update_deadline();
+        t
+    }
+
+    /// When this queue next needs attention (ns): the end of the slot of its earliest arrival,
+    /// or its earliest delivery.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.deadline
+    }
+}

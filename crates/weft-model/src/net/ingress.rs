@@ -1,0 +1,220 @@
+//! The host-to-switch direction of a host's link: the host's interface queue, serialisation at
+//! the line rate (whole cells on ATM, paced by the VC's contract when it has one), propagation
+//! delay and faults. A frame becomes the [`Train`] of units that reaches the switch.
+
+use serde::Serialize;
+
+use super::faults::{FaultInjector, FaultStats};
+use super::frame::Frame;
+use super::link::LinkSpec;
+use super::serialiser::Serialiser;
+use super::train::Train;
+use crate::fabric::Rng;
+use crate::shaper::DualGcra;
+use crate::tech::CELL_BYTES;
+use crate::time::{Duration, Instant};
+
+/// Counters of a link's host-to-switch direction.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IngressStats {
+    /// Frames the host sent.
+    pub frames: u64,
+    /// Bytes the host sent (frames, Ethernet header included).
+    pub bytes: u64,
+    /// Frames dropped because the host's queue for the line was full.
+    pub overflow: u64,
+    /// Frames lost at random on the line.
+    pub lost: u64,
+    /// Cells that broke the VC's contract at the policer (dropped).
+    pub cells_policed: u64,
+    /// Frames discarded because a cell of theirs was policed.
+    pub frames_policed: u64,
+    /// Other faults injected on the line.
+    pub faults: FaultStats,
+}
+
+/// The host-to-switch direction of a link.
+#[derive(Debug)]
+pub struct Ingress {
+    line: Serialiser,
+    link: LinkSpec,
+    faults: FaultInjector,
+    contract: Option<(DualGcra, bool)>,
+    /// Counters of this direction.
+    pub stats: IngressStats,
+}
+
+impl Ingress {
+    /// The host-to-switch direction of `link`, its faults drawn from `rng`.
+    pub fn new(link: &LinkSpec, rng: Rng) -> Self {
+        Ingress {
+            line: Serialiser::new(link.rate),
+            faults: FaultInjector::new(link.faults, rng),
+            contract: link
+                .contract
+                .filter(|_| link.is_atm())
+                .map(|c| (c.gcra(), c.police)),
+            link: link.clone(),
+            stats: IngressStats::default(),
+        }
+    }
+
+    /// A frame from the host at `now`: the trains it becomes at the switch (none if dropped,
+    /// two if duplicated), handed to `out`.
+    pub fn handle_frame<F: Frame>(
+        &mut self,
+        now: Instant,
+        frame: F,
+        out: &mut impl FnMut(Train<F>),
+    ) {
+        let now = now.as_nanos();
+        let len = frame.frame_len();
+        self.stats.frames += 1;
+        self.stats.bytes += len as u64;
+        if let Some(rate) = self.link.rate {
+            let waiting = rate.bytes_in(Duration(self.line.free_at().saturating_sub(now)));
+            if waiting.as_bytes() > self.link.ingress_buffer {
+                self.stats.overflow += 1;
+                return;
+            }
+        }
+        let units = self.link.units(len);
+        // When the first and the last unit have left the host (ns).
+        let (first_end, end) = match &mut self.contract {
+            None => {
+                let start = now.max(self.line.free_at());
+                let end = self.line.send(now, self.link.wire_bytes(len));
+                (start + (end - start) / units.max(1), end)
+            }
+            Some((gcra, police)) => {
+                let (first_end, end, broken) =
+                    contract_cells(&mut self.line, gcra, *police, now, units);
+                if broken > 0 {
+                    self.stats.cells_policed += broken;
+                    self.stats.frames_policed += 1;
+                    return;
+                }
+                (first_end, end)
+            }
+        };
+        if self.faults.lose() {
+            self.stats.lost += 1;
+            return;
+        }
+        let delay = self.link.delay.as_nanos();
+        self.faults.pass(end + delay, frame, &mut |last, f| {
+            let held = last - (end + delay);
+            out(Train::between(
+                f,
+                first_end + held,
+                end + held,
+                units,
+                delay,
+                0,
+            ));
+        });
+        self.stats.faults = self.faults.stats;
+    }
+}
+
+/// Sends a frame's `units` cells on `line` from `now` under a VC contract: shaped, each cell
+/// waits until it conforms; policed, cells go back to back and those that break the contract
+/// are counted. Returns when the first and the last cell ended (ns), and how many cells broke
+/// the contract.
+fn contract_cells(
+    line: &mut Serialiser,
+    gcra: &mut DualGcra,
+    police: bool,
+    now: u64,
+    units: u64,
+) -> (u64, u64, u64) {
+    let mut first_end = None;
+    let mut end = now;
+    let mut broken = 0;
+    for _ in 0..units {
+        let free = now.max(line.free_at());
+        let at = if police {
+            free
+        } else {
+            gcra.earliest(Instant(free)).as_nanos()
+        };
+        end = line.send(at, CELL_BYTES);
+        first_end.get_or_insert(end);
+        // The policer sees the cell when it has arrived whole; a shaped cell conforms by
+        // construction at its start.
+        let seen = if police { end } else { at };
+        if !gcra.police(Instant(seen)) {
+            broken += 1;
+        }
+    }
+    (first_end.unwrap_or(end), end, broken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shaper::VcContract;
+    use crate::units::Rate;
+
+    fn trains(i: &mut Ingress, now: u64, len: usize) -> Vec<Train<Vec<u8>>> {
+        let mut v = Vec::new();
+        i.handle_frame(Instant(now), vec![0u8; len], &mut |t| v.push(t));
+        v
+    }
+
+    fn vc(pcr: Rate, police: bool, scr: Option<Rate>, mbs: u64) -> LinkSpec {
+        let mut l = LinkSpec::atm(Some(Rate::bps(149_760_000)), Duration::ZERO, 0, 100);
+        l.contract = Some(VcContract {
+            pcr,
+            scr,
+            mbs,
+            cdvt: Duration::ZERO,
+            police,
+        });
+        l
+    }
+
+    #[test]
+    fn frames_serialise_back_to_back_and_arrive_after_the_delay() {
+        let link = LinkSpec::ethernet(Some(Rate::mbps(8)), Duration::from_millis(5));
+        let mut i = Ingress::new(&link, Rng::new(1));
+        let a = trains(&mut i, 0, 1000);
+        let b = trains(&mut i, 0, 1000);
+        // 1000 bytes at 8 Mbit/s: 1 ms each, then 5 ms of delay.
+        assert_eq!((a[0].first, a[0].units), (6_000_000, 1));
+        assert_eq!(b[0].last(), 7_000_000);
+    }
+
+    #[test]
+    fn a_shaped_vc_spaces_its_cells_at_the_peak_rate() {
+        let mut i = Ingress::new(&vc(Rate::mbps(26), false, None, 1), Rng::new(1));
+        // Two 10-cell frames back to back at t = 0: 20 cells at 26 Mbit/s of cells, one per
+        // 16.308 us, instead of one per 2.83 us on the OC-3c line.
+        let a = trains(&mut i, 0, 10 * 48 - 8 + 14 - 8);
+        let b = trains(&mut i, 0, 10 * 48 - 8 + 14 - 8);
+        assert_eq!((a[0].units, b[0].units), (10, 10));
+        let gap = 1_000_000_000u64.div_ceil(26_000_000 / 424);
+        assert_eq!(b[0].last() - a[0].first, 19 * gap);
+        assert_eq!(i.stats.cells_policed, 0);
+    }
+
+    #[test]
+    fn a_policed_vc_loses_the_frames_that_break_its_contract() {
+        // PCR at the line rate, SCR a tenth of it, bursts of 30 cells: the first three 10-cell
+        // frames sent back to back conform; the burst tolerance is then spent, and each later
+        // frame loses cells and is dropped.
+        let line = Rate::bps(149_760_000);
+        let mut link = vc(line, true, Some(Rate::bps(14_976_000)), 30);
+        // A tolerance of a microsecond absorbs the rounding of the cell times to whole ns.
+        if let Some(c) = link.contract.as_mut() {
+            c.cdvt = Duration(1_000);
+        }
+        let mut i = Ingress::new(&link, Rng::new(1));
+        let passed: Vec<bool> = (0..6)
+            .map(|_| !trains(&mut i, 0, 10 * 48 - 8 + 14 - 8).is_empty())
+            .collect();
+        assert_eq!(passed, [true, true, true, false, false, false]);
+        assert_eq!(i.stats.frames_policed, 3);
+        assert!(i.stats.cells_policed >= 3);
+    }
+}

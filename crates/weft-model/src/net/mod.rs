@@ -1,0 +1,50 @@
+//! The fabric both engines run: links, queues, switches and networks of switches, sans-IO.
+//!
+//! A [`Topology`] (hosts, switches, trunks; from a scenario file with
+//! [`Topology::from_scenario`]) becomes a [`Network`]: one [`SwitchCore`] per switch, each port
+//! an output queue and line ([`Egress`]) and, on a host's port, the host's side of its link
+//! ([`Ingress`]); between ports nothing (output-queued) or an input-queued cell fabric
+//! ([`FabricStage`]). Frames travel between these parts as [`Train`]s of cells or frames with
+//! exact arrival instants. Faults ([`FaultInjector`]) and capture taps ([`Tap`]) are middleware
+//! around the links. The simulator (`weft-sim`) runs a network on virtual time with simulated
+//! hosts; the emulator (`weft-emu`) runs the same network on the wall clock between namespaced
+//! Linux hosts ([`crate::engine`]).
+//!
+//! Frames are generic ([`Frame`]): real Ethernet bytes in the emulator, small descriptors in the
+//! simulator.
+
+mod capture;
+mod egress;
+mod fabric_stage;
+mod faults;
+mod frame;
+mod ingress;
+mod link;
+mod network;
+mod report;
+mod scenario;
+mod serialiser;
+mod switch;
+mod topology;
+mod train;
+
+pub use capture::{
+    Direction, LinkId, LinkType, PcapTap, PcapWriter, Record, Recorder, Tap, capture_files,
+};
+pub use egress::{Egress, EgressStats, FlowStats};
+pub use fabric_stage::{
+    FRAME_CELL_BYTES, FabricKind, FabricSpec, FabricStage, FabricStageError, FabricStats,
+    frame_cells,
+};
+pub use faults::{FaultInjector, FaultStats, Faults};
+pub use frame::{BROADCAST, ETH_HEADER, Frame, Mac, host_mac, host_of_mac, is_group};
+pub use ingress::{Ingress, IngressStats};
+pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
+pub use network::{Network, NetworkError, TrunkStats};
+pub use report::{Delivery, SenderStats, delivery};
+pub use serialiser::Serialiser;
+pub use switch::{MAX_LEARNED, PortKind, PortStats, SwitchCore};
+pub use topology::{HostSpec, SwitchSpec, Topology, TopologyError, TrunkSpec};
+pub use train::Train;
+#[cfg(test)]
+mod tests;

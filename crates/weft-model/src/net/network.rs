@@ -1,0 +1,326 @@
+//! A network of switches built from a [`Topology`]: each host's link ends on a port of its
+//! switch, trunks join switches, and frames are routed on shortest paths (broadcasts along a
+//! spanning tree). The network is the sans-IO element both engines drive
+//! ([`crate::engine::run`]): frames in from hosts, frames out to hosts, the next deadline.
+
+use serde::Serialize;
+
+use super::capture::{Direction, LinkId, Tap};
+use super::egress::EgressStats;
+use super::fabric_stage::{FabricStageError, FabricStats};
+use super::frame::Frame;
+use super::switch::{PortKind, PortStats, SwitchCore};
+use super::topology::{Topology, TopologyError};
+use crate::element::{Element, PortId};
+use crate::fabric::Rng;
+use crate::time::Instant;
+
+/// A network that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkError {
+    /// The topology is not valid.
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    /// A switch's fabric cannot be built.
+    #[error(transparent)]
+    Fabric(#[from] FabricStageError),
+}
+
+/// Counters of a trunk, per direction.
+#[derive(Clone, Debug, Serialize)]
+pub struct TrunkStats {
+    /// The two switches, by name.
+    pub ends: [String; 2],
+    /// The queue from the first end towards the second, and the other way.
+    pub egress: [EgressStats; 2],
+}
+
+/// Where a trunk port leads.
+#[derive(Clone, Copy, Debug)]
+struct TrunkEnd {
+    trunk: usize,
+    peer: usize,
+    peer_port: PortId,
+    forward: bool,
+}
+
+/// The switches and links of a topology, as one element whose ports are the hosts.
+pub struct Network<F> {
+    switches: Vec<SwitchCore<F>>,
+    names: Vec<String>,
+    host_port: Vec<(usize, PortId)>,
+    trunk_end: Vec<Vec<Option<TrunkEnd>>>,
+    next_switch: usize,
+    /// Whether any switch has a trunk.
+    trunked: bool,
+    tap: Option<Box<dyn Tap<F> + Send>>,
+}
+
+impl<F> std::fmt::Debug for Network<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("switches", &self.names)
+            .field("hosts", &self.host_port.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Frame> Network<F> {
+    /// Builds the network of `topo` (validated first).
+    pub fn new(topo: &Topology) -> Result<Self, NetworkError> {
+        topo.validate()?;
+        let ns = topo.switches.len();
+        // Ports of each switch: its hosts in host order, then its trunks in trunk order.
+        let mut ports: Vec<Vec<(PortKind, super::link::LinkSpec)>> = vec![Vec::new(); ns];
+        let mut host_port = Vec::new();
+        for (i, h) in topo.hosts.iter().enumerate() {
+            host_port.push((h.switch, ports[h.switch].len()));
+            ports[h.switch].push((PortKind::Host(i), h.link.clone()));
+        }
+        let mut trunk_port = Vec::new();
+        for t in &topo.trunks {
+            let [a, b] = t.ends;
+            let pa = ports[a].len();
+            ports[a].push((PortKind::Switch(b), t.links[0].clone()));
+            let pb = ports[b].len();
+            ports[b].push((PortKind::Switch(a), t.links[1].clone()));
+            trunk_port.push([pa, pb]);
+        }
+        let mut trunk_end: Vec<Vec<Option<TrunkEnd>>> =
+            ports.iter().map(|p| vec![None; p.len()]).collect();
+        for (k, (t, [pa, pb])) in topo.trunks.iter().zip(&trunk_port).enumerate() {
+            let [a, b] = t.ends;
+            trunk_end[a][*pa] = Some(TrunkEnd {
+                trunk: k,
+                peer: b,
+                peer_port: *pb,
+                forward: true,
+            });
+            trunk_end[b][*pb] = Some(TrunkEnd {
+                trunk: k,
+                peer: a,
+                peer_port: *pa,
+                forward: false,
+            });
+        }
+        let mut switches = Vec::with_capacity(ns);
+        for (s, spec) in topo.switches.iter().enumerate() {
+            let seed = Rng::for_stream(topo.seed, 0x5717c4 + s as u64).next_u64();
+            switches.push(SwitchCore::new(
+                &spec.fabric,
+                &ports[s],
+                spec.latency,
+                seed,
+            )?);
+        }
+        // Routes: from every switch, the port towards every host, on shortest paths.
+        let next = next_hops(topo, &trunk_port);
+        for (h, host) in topo.hosts.iter().enumerate() {
+            for (s, sw) in switches.iter_mut().enumerate() {
+                let port = if s == host.switch {
+                    Some(host_port[h].1)
+                } else {
+                    next[s][host.switch]
+                };
+                if let Some(p) = port {
+                    sw.set_route(h, p);
+                }
+            }
+        }
+        // Broadcasts only along the spanning tree.
+        let tree = topo.switch_tree();
+        for (k, [pa, pb]) in trunk_port.iter().enumerate() {
+            if !tree.contains(&Some(k)) {
+                let [a, b] = topo.trunks[k].ends;
+                switches[a].set_flood(*pa, false);
+                switches[b].set_flood(*pb, false);
+            }
+        }
+        Ok(Network {
+            switches,
+            names: topo.switches.iter().map(|s| s.name.clone()).collect(),
+            host_port,
+            trunked: !topo.trunks.is_empty(),
+            trunk_end,
+            next_switch: 0,
+            tap: None,
+        })
+    }
+
+    /// Reports every frame crossing a link to `tap` from now on.
+    pub fn set_tap(&mut self, tap: Box<dyn Tap<F> + Send>) {
+        self.tap = Some(tap);
+    }
+
+    /// Removes the tap (to finish its files).
+    pub fn take_tap(&mut self) -> Option<Box<dyn Tap<F> + Send>> {
+        self.tap.take()
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> usize {
+        self.host_port.len()
+    }
+
+    /// A frame from host `host` at `now`.
+    pub fn handle_frame(&mut self, now: Instant, host: usize, frame: F) {
+        let Some(&(s, p)) = self.host_port.get(host) else {
+            return;
+        };
+        if let Some(tap) = &mut self.tap {
+            tap.record(LinkId::Host(host), now.0, Direction::FromHost, &frame);
+        }
+        self.switches[s].handle_frame(now, p, frame, host as u32);
+    }
+
+    /// Moves every train sent over a trunk by `now` to the switch at its far end.
+    fn move_trunk_trains(&mut self, now: Instant) {
+        loop {
+            let mut moved = false;
+            for s in 0..self.switches.len() {
+                while let Some((port, t)) = self.switches[s].poll_trunk_train(now) {
+                    let Some(end) = self.trunk_end[s][port] else {
+                        continue;
+                    };
+                    if let Some(tap) = &mut self.tap {
+                        if !t.damaged {
+                            let dir = if end.forward {
+                                Direction::FromHost
+                            } else {
+                                Direction::ToHost
+                            };
+                            tap.record(LinkId::Trunk(end.trunk), t.last(), dir, &t.frame);
+                        }
+                    }
+                    self.switches[end.peer].handle_train(end.peer_port, t);
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+    }
+
+    /// The next frame due at a host at or before `now`: the host, the instant it was due and
+    /// the frame. Hosts are served round-robin.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<(usize, Instant, F)> {
+        if self.trunked {
+            self.move_trunk_trains(now);
+        }
+        let n = self.switches.len();
+        for k in 0..n {
+            let s = (self.next_switch + k) % n;
+            if self.switches[s].poll_timeout().is_none_or(|t| t > now) {
+                continue;
+            }
+            if let Some((port, due, frame)) = self.switches[s].poll_host_frame(now) {
+                let Some(PortKind::Host(to)) = self.switches[s].port_kind(port) else {
+                    continue;
+                };
+                self.next_switch = (s + 1) % n;
+                if let Some(tap) = &mut self.tap {
+                    tap.record(LinkId::Host(to), due, Direction::ToHost, &frame);
+                }
+                return Some((to, Instant(due), frame));
+            }
+        }
+        None
+    }
+
+    /// The earliest instant at which something changes without new input.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.switches
+            .iter()
+            .filter_map(SwitchCore::poll_timeout)
+            .min()
+    }
+
+    /// Counters of host `host`'s port: its link towards the switch, and the switch's queue
+    /// towards it.
+    pub fn host_stats(&self, host: usize) -> Option<PortStats> {
+        let &(s, p) = self.host_port.get(host)?;
+        self.switches[s].port_stats(p)
+    }
+
+    /// What the switch's queue towards host `host` holds now (cells, bytes or frames).
+    pub fn host_queue(&self, host: usize) -> u64 {
+        self.host_port
+            .get(host)
+            .map_or(0, |&(s, p)| self.switches[s].port_occupancy(p))
+    }
+
+    /// Counters of every host's port, in host order.
+    pub fn all_host_stats(&self) -> Vec<PortStats> {
+        (0..self.host_port.len())
+            .filter_map(|h| self.host_stats(h))
+            .collect()
+    }
+
+    /// Counters of every trunk, in trunk order.
+    pub fn trunk_stats(&self) -> Vec<TrunkStats> {
+        let mut out: Vec<TrunkStats> = Vec::new();
+        for (s, ends) in self.trunk_end.iter().enumerate() {
+            for (p, e) in ends.iter().enumerate() {
+                let Some(e) = e.filter(|e| e.forward) else {
+                    continue;
+                };
+                let here = self.switches[s].port_stats(p).unwrap_or_default().egress;
+                let back = self.switches[e.peer]
+                    .port_stats(e.peer_port)
+                    .unwrap_or_default()
+                    .egress;
+                out.push(TrunkStats {
+                    ends: [self.names[s].clone(), self.names[e.peer].clone()],
+                    egress: [here, back],
+                });
+            }
+        }
+        out
+    }
+
+    /// The fabric counters of the first switch with an input-queued fabric.
+    pub fn fabric_stats(&self) -> Option<FabricStats> {
+        self.switches.iter().find_map(SwitchCore::fabric_stats)
+    }
+
+    /// Frames that were too short to switch or had nowhere to go, over all switches.
+    pub fn runts(&self) -> u64 {
+        self.switches.iter().map(|s| s.runts).sum()
+    }
+}
+
+/// For every pair of switches (s, d), the port of `s` on a shortest path to `d`.
+fn next_hops(topo: &Topology, trunk_port: &[[PortId; 2]]) -> Vec<Vec<Option<PortId>>> {
+    let n = topo.switches.len();
+    let mut next = vec![vec![None; n]; n];
+    for (d, row) in (0..n).map(|d| (d, topo.bfs_from(d))) {
+        // `row[s]` is the trunk by which s is reached from d: s's first hop towards d.
+        for s in 0..n {
+            if let Some(k) = row[s] {
+                let t = &topo.trunks[k];
+                next[s][d] = Some(if t.ends[0] == s {
+                    trunk_port[k][0]
+                } else {
+                    trunk_port[k][1]
+                });
+            }
+        }
+    }
+    next
+}
+
+impl<F: Frame> Element<F> for Network<F> {
+    fn handle_input(&mut self, now: Instant, port: PortId, item: F) {
+        self.handle_frame(now, port, item);
+    }
+    fn poll_output(&mut self, now: Instant) -> Option<(PortId, F)> {
+        self.poll_transmit(now).map(|(h, _, f)| (h, f))
+    }
+    fn poll_output_due(&mut self, now: Instant) -> Option<(PortId, Instant, F)> {
+        self.poll_transmit(now)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Network::poll_timeout(self)
+    }
+}

@@ -1,0 +1,299 @@
+//! A scenario file's hosts, switches and links as a [`Topology`], the same for the simulator and
+//! the emulator: every host on its link to its switch, links between switches as trunks, each
+//! switch's buffer and drop policy on the queues it feeds, its fabric at the rate of its fastest
+//! link. A scenario without switches gets one output-queued switch that stands for the wire.
+
+use std::net::Ipv4Addr;
+
+use super::fabric_stage::{FabricKind, FabricSpec, frame_cells};
+use super::frame::ETH_HEADER;
+use super::link::{LinkSpec, Vc};
+use super::topology::{HostSpec, SwitchSpec, Topology, TopologyError, TrunkSpec};
+use crate::queue::{Buffer, Capacity, DropPolicy};
+use crate::scenario::{self, Fabric, Scenario};
+use crate::time::Duration;
+use crate::units::Rate;
+
+/// The output buffer of a switch that gives none: large enough never to fill in a run.
+pub const UNBOUNDED_BUFFER: Buffer = Buffer::bytes(64 << 20);
+
+impl Topology {
+    /// The topology of scenario `s` with random streams seeded by `seed`, and notes on what was
+    /// assumed.
+    pub fn from_scenario(
+        s: &Scenario,
+        seed: u64,
+    ) -> Result<(Topology, Vec<String>), TopologyError> {
+        let mut notes = Vec::new();
+        let switch_of = |name: &str| s.switches.iter().position(|sw| sw.name == name);
+        let host_of = |name: &str| s.hosts.iter().position(|h| h.name == name);
+        let wire = s.switches.is_empty();
+        if wire {
+            notes.push("no switch: the hosts are joined by one output-queued switch that stands for the wire".into());
+        }
+        let mut hosts = Vec::new();
+        for (i, h) in s.hosts.iter().enumerate() {
+            let links: Vec<&scenario::Link> = s.links_of(&h.name).collect();
+            let Some(l) = links.first() else {
+                return Err(TopologyError::Scenario(format!(
+                    "host {} has no link",
+                    h.name
+                )));
+            };
+            if links.len() > 1 {
+                notes.push(format!(
+                    "host {} has {} links; only the first ({} - {}) is used",
+                    h.name,
+                    links.len(),
+                    l.ends[0],
+                    l.ends[1]
+                ));
+            }
+            let other = if l.ends[0] == h.name {
+                &l.ends[1]
+            } else {
+                &l.ends[0]
+            };
+            let (switch, owner) = match switch_of(other) {
+                Some(k) => (k, Some(&s.switches[k])),
+                None if wire && host_of(other).is_some() => (0, None),
+                None => {
+                    return Err(TopologyError::Scenario(format!(
+                        "host {} is linked to host {other}: links between hosts need a switch between them",
+                        h.name
+                    )));
+                }
+            };
+            let mut link = link_spec(l, owner);
+            link.vc = Vc {
+                vpi: 0,
+                vci: 100 + i as u16,
+            };
+            if wire && i == 0 {
+                // The first host is the far end of every wire: its own link is ideal.
+                link = LinkSpec::ethernet(None, Duration::ZERO);
+                link.mtu = l.tech.mtu.0.clamp(68, 65_000) as u32;
+                link.buffer = UNBOUNDED_BUFFER;
+            }
+            hosts.push(HostSpec {
+                name: h.name.clone(),
+                addr: address(h)?,
+                link,
+                switch,
+            });
+        }
+        let mut trunks = Vec::new();
+        for l in &s.links {
+            let (Some(a), Some(b)) = (switch_of(&l.ends[0]), switch_of(&l.ends[1])) else {
+                continue;
+            };
+            let mut links = [
+                link_spec(l, Some(&s.switches[a])),
+                link_spec(l, Some(&s.switches[b])),
+            ];
+            for (k, x) in links.iter_mut().enumerate() {
+                x.vc = Vc {
+                    vpi: 1,
+                    vci: (100 + trunks.len() * 2 + k) as u16,
+                };
+            }
+            trunks.push(TrunkSpec {
+                ends: [a, b],
+                links,
+            });
+        }
+        let mut switches: Vec<SwitchSpec> = s
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(k, sw)| {
+                let links: Vec<&LinkSpec> = hosts
+                    .iter()
+                    .filter(|h| h.switch == k)
+                    .map(|h| &h.link)
+                    .chain(trunks.iter().flat_map(|t| {
+                        t.ends
+                            .iter()
+                            .zip(&t.links)
+                            .filter(|(e, _)| **e == k)
+                            .map(|(_, l)| l)
+                    }))
+                    .collect();
+                SwitchSpec {
+                    name: sw.name.clone(),
+                    fabric: fabric_of(sw, &links),
+                    latency: sw.latency,
+                }
+            })
+            .collect();
+        if wire {
+            switches.push(SwitchSpec {
+                name: "wire".into(),
+                fabric: FabricSpec::default(),
+                latency: Duration::ZERO,
+            });
+        }
+        let topo = Topology {
+            hosts,
+            switches,
+            trunks,
+            seed,
+        };
+        topo.validate()?;
+        Ok((topo, notes))
+    }
+}
+
+/// The link `l` with the output queue of switch `owner` (the one that sends onto it).
+fn link_spec(l: &scenario::Link, owner: Option<&scenario::Switch>) -> LinkSpec {
+    let mut link = LinkSpec::from_tech(&l.tech, l.delay);
+    link.faults = l.faults();
+    link.contract = l.contract;
+    link.buffer = owner.and_then(|sw| sw.buffer).unwrap_or(UNBOUNDED_BUFFER);
+    link.drop = owner.map_or(DropPolicy::Tail, |sw| sw.drop);
+    link
+}
+
+fn address(h: &scenario::Host) -> Result<Option<Ipv4Addr>, TopologyError> {
+    let Some(a) = &h.addr else {
+        return Ok(None);
+    };
+    a.split('/')
+        .next()
+        .unwrap_or(a)
+        .parse::<Ipv4Addr>()
+        .map(Some)
+        .map_err(|_| TopologyError::Scenario(format!("host {}: address {a:?} is not IPv4", h.name)))
+}
+
+/// The fabric of switch `sw` whose ports lead onto `links`: its kind, the fastest link's rate as
+/// the fabric's port rate, and its buffer in cells (frames count as MTU-sized).
+fn fabric_of(sw: &scenario::Switch, links: &[&LinkSpec]) -> FabricSpec {
+    let kind = match sw.fabric {
+        Fabric::OutputQueued => return FabricSpec::default(),
+        Fabric::InputFifo => FabricKind::InputFifo {
+            contention: sw.contention.into(),
+        },
+        Fabric::VoqIslip => FabricKind::VoqIslip {
+            iterations: sw.iterations,
+        },
+    };
+    let rate = links
+        .iter()
+        .filter_map(|l| l.rate)
+        .max()
+        .unwrap_or(Rate::mbps(10_000));
+    let cells_per_frame = links
+        .iter()
+        .map(|l| frame_cells(l, l.mtu as usize + ETH_HEADER))
+        .max()
+        .unwrap_or(1);
+    let cells = Capacity::Cells(0);
+    let buffer_cells = sw
+        .buffer
+        .map_or(1 << 20, |b| b.in_unit_of(cells, cells_per_frame, 0));
+    FabricSpec {
+        kind,
+        rate,
+        buffer_cells,
+        drop: sw.drop.resolve(cells, cells_per_frame, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tech::Framing;
+
+    const EBN: &str = r#"
+name = "ebn"
+[[host]]
+name = "canberra"
+[[host]]
+name = "adelaide"
+addr = "192.168.7.2"
+[[switch]]
+name = "decnis"
+fabric = "output-queued"
+buffer = "300 cells"
+drop = "epd"
+epd_threshold = "200 cells"
+[[switch]]
+name = "asx"
+fabric = "input-fifo"
+[[link]]
+ends = ["canberra", "decnis"]
+tech = "oc3c"
+delay = "10us"
+[[link]]
+ends = ["decnis", "asx"]
+tech = { preset = "e3", rate = "26Mbps" }
+delay = "8.48ms"
+[[link]]
+ends = ["asx", "adelaide"]
+tech = "oc3c"
+delay = "10us"
+loss = 0.01
+"#;
+
+    #[test]
+    fn switches_stay_switches_and_their_links_become_trunks() {
+        let s = Scenario::parse(EBN, "ebn.toml").unwrap();
+        let (t, notes) = Topology::from_scenario(&s, 9).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(t.seed, 9);
+        assert_eq!((t.hosts[0].switch, t.hosts[1].switch), (0, 1));
+        let c = &t.hosts[0].link;
+        assert_eq!(c.rate, Some(Rate::bps(149_760_000)));
+        assert_eq!(c.delay, Duration::from_micros(10));
+        assert!(matches!(c.framing, Framing::Cells));
+        // The queue onto canberra's link is decnis's.
+        assert_eq!(c.buffer, Buffer::cells(300));
+        assert_eq!(
+            c.drop,
+            DropPolicy::Epd {
+                threshold: Buffer::cells(200)
+            }
+        );
+        let a = &t.hosts[1].link;
+        assert_eq!(a.faults.loss, 0.01);
+        assert_eq!(a.buffer, UNBOUNDED_BUFFER);
+        assert_eq!(t.hosts[1].addr, Some(Ipv4Addr::new(192, 168, 7, 2)));
+        // One trunk: the 26 Mbit/s VP, each direction with its sender's queue.
+        assert_eq!(t.trunks.len(), 1);
+        let tr = &t.trunks[0];
+        assert_eq!(tr.ends, [0, 1]);
+        assert_eq!(tr.links[0].rate, Some(Rate::mbps(26)));
+        assert_eq!(tr.links[0].delay, Duration::from_micros(8480));
+        assert_eq!(tr.links[0].buffer, Buffer::cells(300));
+        assert_eq!(tr.links[1].buffer, UNBOUNDED_BUFFER);
+        // asx's input-FIFO fabric runs at its fastest link's rate.
+        assert!(matches!(
+            t.switches[1].fabric.kind,
+            FabricKind::InputFifo { .. }
+        ));
+        assert_eq!(t.switches[1].fabric.rate, Rate::bps(149_760_000));
+    }
+
+    #[test]
+    fn hosts_without_a_switch_share_a_wire() {
+        let text = r#"
+name = "pair"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[link]]
+ends = ["a", "b"]
+tech = "ethernet10"
+delay = "1ms"
+"#;
+        let s = Scenario::parse(text, "pair.toml").unwrap();
+        let (t, notes) = Topology::from_scenario(&s, 1).unwrap();
+        assert_eq!(t.switches.len(), 1);
+        assert!(notes.iter().any(|n| n.contains("wire")));
+        assert_eq!(t.hosts[0].link.rate, None);
+        assert_eq!(t.hosts[1].link.rate, Some(Rate::mbps(10)));
+        assert_eq!(t.hosts[1].link.delay, Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,380 @@
+//! Tests of the network parts together: queues, switches, fabrics and networks of switches.
+
+use super::*;
+use crate::Element;
+use crate::fabric::{Contention, Rng};
+use crate::queue::{Buffer, DropPolicy};
+use crate::time::{Duration, Instant};
+use crate::units::Rate;
+
+const OC3C: Rate = Rate::bps(149_760_000);
+
+fn frame(to: usize, from: usize, len: usize, tag: u8) -> Vec<u8> {
+    let mut f = vec![tag; len];
+    f[0..6].copy_from_slice(&host_mac(to));
+    f[6..12].copy_from_slice(&host_mac(from));
+    f
+}
+
+/// Runs `e` until idle; returns (due, frame length) in order.
+fn drain(e: &mut Egress<Vec<u8>>) -> Vec<(u64, usize)> {
+    let mut v = Vec::new();
+    while let Some(t) = e.poll_timeout() {
+        while let Some((due, f)) = e.poll_frame(t) {
+            v.push((due, f.len()));
+        }
+    }
+    v
+}
+
+fn train(frame: Vec<u8>, first: u64, spacing: u64, units: u64, flow: u32) -> Train<Vec<u8>> {
+    Train {
+        frame,
+        first,
+        spacing,
+        units,
+        flow,
+        damaged: false,
+    }
+}
+
+#[test]
+fn a_frame_link_serialises_and_delays() {
+    let link = LinkSpec::ethernet(Some(Rate::mbps(8)), Duration::from_millis(5));
+    let mut ing = Ingress::new(&link, Rng::new(1));
+    let mut eg = Egress::new(&link, Rng::new(2), false);
+    for _ in 0..3 {
+        ing.handle_frame(Instant(0), vec![0u8; 1000], &mut |t| eg.handle_train(t));
+    }
+    let out = drain(&mut eg);
+    // Each 1000-byte frame: 1 ms per hop; ingress then egress (store and forward), 5 ms each.
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[0].0, 1_000_000 + 5_000_000 + 1_000_000 + 5_000_000);
+    assert_eq!(out[2].0 - out[1].0, 1_000_000);
+}
+
+/// Two inputs at the OC-3c cell rate into one OC-3c output with a 512-cell buffer: each sends
+/// 200 CLIP frames of 192 cells back to back, with the given phase between them (ns).
+fn two_to_one(drop: DropPolicy<Buffer>, phase: u64, seed: u64) -> EgressStats {
+    let mut link = LinkSpec::atm(Some(OC3C), Duration::ZERO, 0, 100);
+    link.buffer = Buffer::cells(512);
+    link.drop = drop;
+    let mut a = Ingress::new(&link, Rng::new(1));
+    let mut b = Ingress::new(&link, Rng::new(2));
+    let mut eg = Egress::new(&link, Rng::new(seed), false);
+    for _ in 0..200 {
+        a.handle_frame(Instant(0), vec![0u8; 9194], &mut |t| eg.handle_train(t));
+        b.handle_frame(Instant(phase), vec![0u8; 9194], &mut |mut t| {
+            t.flow = 1;
+            eg.handle_train(t)
+        });
+    }
+    drain(&mut eg);
+    eg.stats
+}
+
+#[test]
+fn two_to_one_tail_drop_corrupts_frames_and_epd_saves_them() {
+    let tail = two_to_one(DropPolicy::Tail, 500, 3);
+    let epd = two_to_one(
+        DropPolicy::Epd {
+            threshold: Buffer::cells(256),
+        },
+        500,
+        3,
+    );
+    assert_eq!(tail.cells_in, 400 * 192);
+    assert!(tail.cells_dropped > 0 && tail.frames_corrupt > 0);
+    assert_eq!(epd.frames_corrupt, 0, "{epd:?}");
+    assert!(epd.frames_epd > 0);
+    // The output carries one input's worth: EPD delivers about half the frames whole, plain
+    // cell drop almost none.
+    assert!(epd.frames_out >= 190, "epd delivered {}", epd.frames_out);
+    assert!(
+        tail.frames_out < epd.frames_out / 4,
+        "tail {} epd {}",
+        tail.frames_out,
+        epd.frames_out
+    );
+    assert_eq!(tail.frames_out + tail.frames_corrupt, 400);
+}
+
+#[test]
+fn equal_senders_at_fixed_phases_lose_alike() {
+    // Without a fair order among simultaneous arrivals, the sender whose cells reach the
+    // switch a few nanoseconds earlier in every cell time takes every place the line frees,
+    // and the other loses every cell once the buffer is full. With it, both lose alike.
+    for phase in [1, 700, 2000] {
+        let tail = two_to_one(DropPolicy::Tail, phase, 9);
+        let loss = |f: &FlowStats| f.cells_dropped as f64 / f.cells_in as f64;
+        let (a, b) = (loss(&tail.flows[0]), loss(&tail.flows[1]));
+        assert!(
+            (0.35..0.65).contains(&a) && (0.35..0.65).contains(&b),
+            "phase {phase}: cell loss {a:.3} / {b:.3}"
+        );
+    }
+}
+
+#[test]
+fn random_loss_is_seeded() {
+    let mut link = LinkSpec::ethernet(None, Duration::ZERO);
+    link.faults.loss = 0.5;
+    let count = |seed| {
+        let mut e = Egress::new(&link, Rng::new(seed), false);
+        for _ in 0..1000 {
+            e.handle_train(train(vec![0u8; 100], 0, 0, 1, 0));
+        }
+        drain(&mut e).len()
+    };
+    assert_eq!(count(7), count(7));
+    let n = count(7);
+    assert!((400..600).contains(&n), "{n}");
+}
+
+#[test]
+fn oversize_frames_are_dropped() {
+    let link = LinkSpec::ethernet(None, Duration::ZERO);
+    let mut e = Egress::new(&link, Rng::new(1), false);
+    e.handle_train(train(vec![0u8; 1515], 0, 0, 1, 0));
+    e.handle_train(train(vec![0u8; 1514], 0, 0, 1, 0));
+    assert_eq!(drain(&mut e).len(), 1);
+    assert_eq!(e.stats.frames_oversize, 1);
+}
+
+fn star(kind: FabricKind, buffer_cells: u64, hosts: usize) -> Topology {
+    let link = LinkSpec::atm(Some(OC3C), Duration::ZERO, 0, 100);
+    Topology::star(
+        (0..hosts)
+            .map(|i| HostSpec {
+                name: format!("h{i}"),
+                addr: None,
+                link: link.clone(),
+                switch: 0,
+            })
+            .collect(),
+        FabricSpec {
+            kind,
+            rate: OC3C,
+            buffer_cells,
+            drop: DropPolicy::Tail,
+        },
+        7,
+    )
+}
+
+/// Runs the network until idle; returns (host, due ns, frame) in the order delivered.
+fn run(net: &mut Network<Vec<u8>>) -> Vec<(usize, u64, Vec<u8>)> {
+    let mut got = Vec::new();
+    let mut now = Instant(0);
+    while let Some(t) = net.poll_timeout() {
+        now = now.max(t);
+        while let Some((h, due, f)) = net.poll_transmit(now) {
+            assert!(due <= now);
+            got.push((h, due.0, f));
+        }
+    }
+    got
+}
+
+#[test]
+fn forwards_by_mac_and_floods_broadcast() {
+    let link = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(10));
+    let hosts = (0..3)
+        .map(|i| HostSpec {
+            name: format!("h{i}"),
+            addr: None,
+            link: link.clone(),
+            switch: 0,
+        })
+        .collect();
+    let mut net = Network::new(&Topology::star(hosts, FabricSpec::default(), 3)).unwrap();
+    net.handle_frame(Instant(0), 0, frame(2, 0, 1000, 1));
+    let mut bc = frame(0, 1, 100, 2);
+    bc[0..6].copy_from_slice(&BROADCAST);
+    net.handle_frame(Instant(0), 1, bc);
+    let mut got: Vec<(usize, usize)> = run(&mut net)
+        .into_iter()
+        .map(|g| (g.0, g.2.len()))
+        .collect();
+    got.sort();
+    assert_eq!(got, vec![(0, 100), (2, 100), (2, 1000)]);
+}
+
+/// Input 0 and input 1 both send a 40-cell frame to output 2 at once; input 1 then has a frame
+/// for the idle output 0. FIFO: that frame waits behind the head-of-line frame; VOQ/iSLIP: it
+/// crosses at once.
+fn head_of_line(kind: FabricKind) -> (u64, u64) {
+    let mut net = Network::new(&star(kind, 10_000, 3)).unwrap();
+    let len = 40 * 48 - 16 + 14; // 40 cells with LLC/SNAP and the AAL5 trailer
+    net.handle_frame(Instant(0), 0, frame(2, 0, len, 1));
+    net.handle_frame(Instant(0), 1, frame(2, 1, len, 2));
+    net.handle_frame(Instant(0), 1, frame(0, 1, 200, 3));
+    let got = run(&mut net);
+    assert_eq!(got.len(), 3, "every frame delivered");
+    let to0 = got.iter().find(|g| g.0 == 0).map(|g| g.1).unwrap_or(0);
+    let last2 = got
+        .iter()
+        .filter(|g| g.0 == 2)
+        .map(|g| g.1)
+        .max()
+        .unwrap_or(0);
+    (to0, last2)
+}
+
+#[test]
+fn fifo_blocks_behind_head_of_line_and_voq_does_not() {
+    let cell = 2_831; // ns per OC-3c cell time, rounded down
+    let (fifo_to0, fifo_last) = head_of_line(FabricKind::InputFifo {
+        contention: Contention::RoundRobin,
+    });
+    let (voq_to0, voq_last) = head_of_line(FabricKind::VoqIslip { iterations: 1 });
+    assert!(
+        fifo_last >= 80 * cell && voq_last >= 80 * cell,
+        "{fifo_last} {voq_last}"
+    );
+    assert!(fifo_to0 >= 78 * cell, "fifo {fifo_to0}");
+    assert!(voq_to0 <= 55 * cell, "voq {voq_to0}");
+}
+
+#[test]
+fn frames_cross_a_fabric_intact_and_cells_are_conserved() {
+    let mut net = Network::new(&star(FabricKind::VoqIslip { iterations: 2 }, 10_000, 3)).unwrap();
+    let mut sent = Vec::new();
+    for k in 0..30u8 {
+        let (from, to) = ((k % 3) as usize, ((k + 1) % 3) as usize);
+        let f = frame(to, from, 100 + 37 * k as usize, k);
+        sent.push((to, f.clone()));
+        net.handle_frame(Instant(k as u64 * 1_000), from, f);
+    }
+    let mut got: Vec<(usize, Vec<u8>)> = run(&mut net).into_iter().map(|g| (g.0, g.2)).collect();
+    got.sort();
+    sent.sort();
+    assert_eq!(got, sent);
+    let st = net.fabric_stats().unwrap();
+    assert_eq!(st.cells_in, st.cells_out + st.cells_dropped);
+    assert_eq!(
+        (st.frames_out, st.frames_corrupt, st.cells_dropped),
+        (30, 0, 0)
+    );
+}
+
+#[test]
+fn a_full_input_buffer_drops_cells_and_corrupts_exactly_those_frames() {
+    let mut net = Network::new(&star(
+        FabricKind::InputFifo {
+            contention: Contention::Random,
+        },
+        8,
+        3,
+    ))
+    .unwrap();
+    for k in 0..20u64 {
+        net.handle_frame(Instant(k * 10), 0, frame(2, 0, 1000, 1));
+        net.handle_frame(Instant(k * 10), 1, frame(2, 1, 1000, 2));
+    }
+    let got = run(&mut net);
+    let st = net.fabric_stats().unwrap();
+    assert!(st.cells_dropped > 0, "{st:?}");
+    assert_eq!(st.cells_in, st.cells_out + st.cells_dropped);
+    assert_eq!(st.frames_out + st.frames_corrupt, 40, "{st:?}");
+    assert_eq!(got.len() as u64, st.frames_out);
+}
+
+/// a0, a1 on switch 0; b0 on switch 1; a 10 Mbit/s trunk with 1 ms of delay between them.
+fn dumbbell() -> Topology {
+    let fast = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(1));
+    let mut slow = LinkSpec::ethernet(Some(Rate::mbps(10)), Duration::from_millis(1));
+    slow.buffer = Buffer::frames(4);
+    let host = |name: &str, switch| HostSpec {
+        name: name.into(),
+        addr: None,
+        link: fast.clone(),
+        switch,
+    };
+    let mut t = Topology::star(
+        vec![host("a0", 0), host("a1", 0), host("b0", 1)],
+        FabricSpec::default(),
+        5,
+    );
+    t.switches.push(SwitchSpec {
+        name: "right".into(),
+        fabric: FabricSpec::default(),
+        latency: Duration::ZERO,
+    });
+    t.trunks.push(TrunkSpec {
+        ends: [0, 1],
+        links: [slow.clone(), slow],
+    });
+    t
+}
+
+#[test]
+fn frames_cross_a_trunk_with_its_rate_delay_and_queue() {
+    let mut net = Network::new(&dumbbell()).unwrap();
+    // One 1250-byte frame: 100 us on a host link, 1 ms on the trunk, twice 1 us and 1 ms of
+    // delay.
+    net.handle_frame(Instant(0), 0, frame(2, 0, 1250, 1));
+    let got = run(&mut net);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, 2);
+    assert_eq!(
+        got[0].1,
+        100_000 + 1_000 + 1_000_000 + 1_000_000 + 100_000 + 1_000
+    );
+    // Twenty frames at once from both senders: the trunk's 4-frame queue drops most of them,
+    // and the survivors arrive one trunk frame time apart.
+    for k in 0..10 {
+        net.handle_frame(Instant(10_000_000), 0, frame(2, 0, 1250, k));
+        net.handle_frame(Instant(10_000_000), 1, frame(2, 1, 1250, k));
+    }
+    let got = run(&mut net);
+    let trunk = &net.trunk_stats()[0];
+    assert_eq!(trunk.egress[0].frames_in, 21);
+    assert!(
+        trunk.egress[0].frames_dropped >= 10,
+        "{:?}",
+        trunk.egress[0]
+    );
+    assert_eq!(got.len() as u64, 20 - trunk.egress[0].frames_dropped);
+    assert!(got.windows(2).all(|w| w[1].1 - w[0].1 >= 1_000_000));
+    // Back the other way, through the other direction's queue.
+    net.handle_frame(Instant(50_000_000), 2, frame(1, 2, 500, 9));
+    assert_eq!(run(&mut net).first().map(|g| g.0), Some(1));
+}
+
+#[test]
+fn the_engine_runs_a_network_in_virtual_time() {
+    struct Blast {
+        left: u32,
+        got: Vec<(usize, u64)>,
+    }
+    impl crate::engine::Hosts<Vec<u8>> for Blast {
+        fn poll_send(&mut self, now: Instant) -> Option<(usize, Instant, Vec<u8>)> {
+            if self.left == 0 {
+                return None;
+            }
+            self.left -= 1;
+            Some((0, now, frame(2, 0, 1250, 0)))
+        }
+        fn deliver(&mut self, now: Instant, port: usize, due: Instant, _: Vec<u8>) {
+            assert_eq!(now, due);
+            self.got.push((port, now.0));
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            None
+        }
+    }
+    let mut net = Network::new(&dumbbell()).unwrap();
+    let mut hosts = Blast {
+        left: 3,
+        got: Vec::new(),
+    };
+    let mut clock = crate::engine::VirtualClock::until(Instant(1_000_000_000));
+    let end = clock.end();
+    crate::engine::run(&mut net, &mut hosts, &mut clock, |now, _, _| now < end);
+    assert_eq!(hosts.got.len(), 3);
+    assert_eq!(hosts.got[0], (2, 2_202_000));
+    assert_eq!(hosts.got[2].1 - hosts.got[1].1, 1_000_000);
+    // The element view of the network is the same object.
+    assert_eq!(Element::poll_timeout(&net), None);
+}

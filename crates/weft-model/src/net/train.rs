@@ -1,0 +1,56 @@
+//! A frame in flight between two parts of the switch, as the train of units (cells, or the
+//! whole frame) that carries it: when its first unit arrives, how far apart the units are, and
+//! how many there are.
+
+/// A frame on its way into a switch port or queue: its units arrive at `first`,
+/// `first + spacing`, ... (`units` of them), in ns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Train<F> {
+    /// The frame.
+    pub frame: F,
+    /// Arrival of the first unit (ns).
+    pub first: u64,
+    /// Time between units (ns).
+    pub spacing: u64,
+    /// Number of units (cells, or 1 for a frame).
+    pub units: u64,
+    /// The circuit (flow) it belongs to: the host it entered the network from. Queues keep
+    /// their drop-policy state per flow, and count per flow.
+    pub flow: u32,
+    /// Cells of it were lost upstream: it still occupies queues but is not delivered.
+    pub damaged: bool,
+}
+
+impl<F> Train<F> {
+    /// Arrival of the last unit (ns).
+    pub fn last(&self) -> u64 {
+        self.first + self.spacing * self.units.saturating_sub(1)
+    }
+
+    /// A train of `units` units from `first_end` to `last_end` (the instants the first and last
+    /// left a line, ns), spaced evenly, shifted by `delay` (ns).
+    pub fn between(
+        frame: F,
+        first_end: u64,
+        last_end: u64,
+        units: u64,
+        delay: u64,
+        flow: u32,
+    ) -> Self {
+        let units = units.max(1);
+        let spacing = if units > 1 {
+            last_end.saturating_sub(first_end) / (units - 1)
+        } else {
+            0
+        };
+        let last = last_end + delay;
+        Train {
+            frame,
+            first: last - spacing * (units - 1),
+            spacing,
+            units,
+            flow,
+            damaged: false,
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The simulator's frame: a small descriptor the switch carries instead of bytes, with what the
+//! applications and captures need. Its bytes are made up only when a capture asks for them: an
+//! Ethernet frame with an IPv4 header (checksummed) and a UDP header, the payload zero but for
+//! the frame's sequence number, so that tshark reads simulated captures like emulated ones.
+
+use weft_model::fabric::Rng;
+use weft_model::net::{ETH_HEADER, Frame, Mac, Topology, host_mac};
+
+/// Bytes of IPv4 and UDP headers in a simulated datagram.
+pub const UDP_IP_HEADERS: u32 = 28;
+
+/// One simulated Ethernet frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimFrame {
+    /// Sending host (index in the topology).
+    pub src: u16,
+    /// Receiving host.
+    pub dst: u16,
+    /// Bytes of the frame, its 14-byte Ethernet header included.
+    pub len: u32,
+    /// The sender's number for it (per sending application).
+    pub seq: u32,
+    /// When the application handed it to its host (ns).
+    pub born: u64,
+    /// A bit was flipped on the way (fault injection): the receiver's checksum drops it.
+    pub corrupted: bool,
+}
+
+impl SimFrame {
+    /// A UDP datagram of `ip_len` bytes (IP header included) from host `src` to host `dst`.
+    pub fn udp(src: usize, dst: usize, ip_len: u32, seq: u32, born: u64) -> Self {
+        SimFrame {
+            src: src as u16,
+            dst: dst as u16,
+            len: ip_len + ETH_HEADER as u32,
+            seq,
+            born,
+            corrupted: false,
+        }
+    }
+
+    /// Bytes of UDP payload it carries.
+    pub fn payload(&self) -> u32 {
+        self.len.saturating_sub(ETH_HEADER as u32 + UDP_IP_HEADERS)
+    }
+}
+
+impl Frame for SimFrame {
+    fn frame_len(&self) -> usize {
+        self.len as usize
+    }
+    fn dst(&self) -> Mac {
+        host_mac(self.dst as usize)
+    }
+    fn src(&self) -> Mac {
+        host_mac(self.src as usize)
+    }
+    fn corrupt(&mut self, _rng: &mut Rng) {
+        self.corrupted = true;
+    }
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&self.dst());
+        out.extend_from_slice(&self.src());
+        out.extend_from_slice(&0x0800u16.to_be_bytes());
+        let ip_len = self
+            .len
+            .saturating_sub(ETH_HEADER as u32)
+            .max(UDP_IP_HEADERS) as u16;
+        let src = Topology::addr_of_index(self.src as usize).octets();
+        let dst = Topology::addr_of_index(self.dst as usize).octets();
+        let mut ip = [0u8; 20];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
+        ip[4..6].copy_from_slice(&(self.seq as u16).to_be_bytes());
+        ip[8] = 64;
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&src);
+        ip[16..20].copy_from_slice(&dst);
+        let sum = checksum(&ip);
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        out.extend_from_slice(&ip);
+        let udp_len = ip_len - 20;
+        out.extend_from_slice(&5001u16.to_be_bytes());
+        out.extend_from_slice(&5001u16.to_be_bytes());
+        out.extend_from_slice(&udp_len.to_be_bytes());
+        // No UDP checksum (allowed over IPv4); a corrupted frame says so in its payload.
+        out.extend_from_slice(&0u16.to_be_bytes());
+        let payload = udp_len.saturating_sub(8) as usize;
+        let body = out.len();
+        out.resize(body + payload, 0);
+        let seq = self.seq.to_be_bytes();
+        let n = payload.min(4);
+        out[body..body + n].copy_from_slice(&seq[..n]);
+        if self.corrupted && payload > 4 {
+            out[body + 4] = 0xff;
+        }
+        debug_assert_eq!(out.len() - start, ETH_HEADER + ip_len as usize);
+    }
+}
+
+/// The Internet checksum of `bytes` (RFC 1071).
+fn checksum(bytes: &[u8]) -> u16 {
+    let mut sum: u32 = bytes
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_a_valid_udp_datagram_of_the_frame_length() {
+        let f = SimFrame::udp(1, 2, 1500, 7, 0);
+        let mut b = Vec::new();
+        f.write_bytes(&mut b);
+        assert_eq!(b.len(), 1514);
+        assert_eq!(&b[0..6], &host_mac(2));
+        assert_eq!(&b[12..14], &[0x08, 0x00]);
+        // The IP header checksums to zero.
+        assert_eq!(checksum(&b[14..34]), 0);
+        assert_eq!(u16::from_be_bytes([b[16], b[17]]), 1500);
+        assert_eq!(u16::from_be_bytes([b[38], b[39]]), 1480);
+        assert_eq!(&b[42..46], &7u32.to_be_bytes());
+        assert_eq!(f.payload(), 1472);
+    }
+}

@@ -1,0 +1,119 @@
+//! The simulated hosts of a network: applications plugged into the hosts' ports, as the engine's
+//! [`Hosts`] on virtual time. Each application says when it next has a frame to hand over; the
+//! hosts keep one [`EventQueue`] of those instants, so a turn touches only the applications that
+//! are due.
+
+use std::any::Any;
+use std::collections::VecDeque;
+
+use weft_model::Instant;
+use weft_model::engine::{EventQueue, Hosts};
+
+use super::frame::SimFrame;
+
+/// An application on a simulated host (sans-IO, like everything the engine drives).
+pub trait App: Any {
+    /// The next frame the application hands to its host at or before `now`, with the instant
+    /// it did (at or before `now`).
+    fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)>;
+    /// A frame reaches the application's host at `now`.
+    fn deliver(&mut self, now: Instant, frame: SimFrame);
+    /// When it next has something to hand over without new input.
+    fn poll_timeout(&self) -> Option<Instant>;
+    /// The application, for reading its results after a run.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// The applications of every simulated host.
+pub struct SimHosts {
+    apps: Vec<(usize, Box<dyn App>)>,
+    by_host: Vec<Vec<usize>>,
+    wake: EventQueue<usize>,
+    scheduled: Vec<Option<Instant>>,
+    ready: VecDeque<(usize, Instant, SimFrame)>,
+    /// Frames delivered to hosts.
+    pub delivered: u64,
+}
+
+impl SimHosts {
+    /// `apps`, each on the host of the given index, among `hosts` hosts.
+    pub fn new(hosts: usize, apps: Vec<(usize, Box<dyn App>)>) -> Self {
+        let mut by_host = vec![Vec::new(); hosts];
+        for (i, (h, _)) in apps.iter().enumerate() {
+            if let Some(v) = by_host.get_mut(*h) {
+                v.push(i);
+            }
+        }
+        let mut s = SimHosts {
+            scheduled: vec![None; apps.len()],
+            apps,
+            by_host,
+            wake: EventQueue::new(),
+            ready: VecDeque::new(),
+            delivered: 0,
+        };
+        for a in 0..s.apps.len() {
+            s.reschedule(a);
+        }
+        s
+    }
+
+    /// Application `i` (in the order given), as `T` if it is one.
+    pub fn app<T: 'static>(&self, i: usize) -> Option<&T> {
+        self.apps.get(i)?.1.as_any().downcast_ref::<T>()
+    }
+
+    /// Every application of type `T`, with its host.
+    pub fn apps_of<T: 'static>(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.apps
+            .iter()
+            .filter_map(|(h, a)| a.as_any().downcast_ref::<T>().map(|t| (*h, t)))
+    }
+
+    fn reschedule(&mut self, a: usize) {
+        let t = self.apps[a].1.poll_timeout();
+        if t != self.scheduled[a] {
+            self.scheduled[a] = t;
+            if let Some(t) = t {
+                self.wake.push(t, a);
+            }
+        }
+    }
+}
+
+impl Hosts<SimFrame> for SimHosts {
+    fn poll_send(&mut self, now: Instant) -> Option<(usize, Instant, SimFrame)> {
+        while self.ready.is_empty() {
+            let (t, a) = self.wake.pop_due(now)?;
+            if self.scheduled[a] != Some(t) {
+                continue; // stale: the application was rescheduled since
+            }
+            self.scheduled[a] = None;
+            let host = self.apps[a].0;
+            while let Some((at, f)) = self.apps[a].1.poll_send(now) {
+                self.ready.push_back((host, at, f));
+            }
+            self.reschedule(a);
+        }
+        self.ready.pop_front()
+    }
+
+    fn deliver(&mut self, now: Instant, port: usize, _due: Instant, frame: SimFrame) {
+        self.delivered += 1;
+        let Some(apps) = self.by_host.get(port) else {
+            return;
+        };
+        for k in 0..apps.len() {
+            let a = self.by_host[port][k];
+            self.apps[a].1.deliver(now, frame);
+            self.reschedule(a);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if !self.ready.is_empty() {
+            return Some(Instant::ZERO);
+        }
+        self.wake.peek_time()
+    }
+}

@@ -1,0 +1,79 @@
+//! Runs a network with simulated hosts on virtual time: the one event engine
+//! ([`weft_model::engine::run`]) over the same [`Network`] the emulator runs.
+
+use weft_model::engine::{self, RunStats, VirtualClock};
+use weft_model::net::{Network, NetworkError, Tap, Topology};
+use weft_model::{Duration, Instant};
+
+use super::frame::SimFrame;
+use super::hosts::{App, SimHosts};
+
+/// A finished run: the network and hosts as they ended, for their counters.
+pub struct NetRun {
+    /// The network.
+    pub network: Network<SimFrame>,
+    /// The hosts and their applications.
+    pub hosts: SimHosts,
+    /// What the engine did.
+    pub stats: RunStats,
+    /// `(ns, occupancy)` samples of the queue towards the sampled host.
+    pub occupancy: Vec<(u64, u64)>,
+    /// Simulated time.
+    pub duration: Duration,
+    /// A capture file that could not be written completely.
+    pub capture_error: Option<String>,
+}
+
+/// How to run.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Simulated time.
+    pub duration: Duration,
+    /// Sample the queue towards this host every this long.
+    pub sample: Option<(usize, Duration)>,
+    /// Write captures through this tap.
+    pub tap: Option<Box<dyn Tap<SimFrame> + Send>>,
+}
+
+/// Runs `topo` with `apps` (each on a host, by index) for `opts.duration`; `progress(now)` is
+/// called every 2^16 turns.
+pub fn run(
+    topo: &Topology,
+    apps: Vec<(usize, Box<dyn App>)>,
+    opts: RunOptions,
+    mut progress: impl FnMut(Instant),
+) -> Result<NetRun, NetworkError> {
+    let mut network = Network::new(topo)?;
+    if let Some(tap) = opts.tap {
+        network.set_tap(tap);
+    }
+    let mut hosts = SimHosts::new(topo.hosts.len(), apps);
+    let end = Instant(opts.duration.as_nanos());
+    let mut clock = VirtualClock::until(end);
+    let mut occupancy = Vec::new();
+    let mut next_sample = 0u64;
+    let mut turns = 0u64;
+    let sample = opts.sample.filter(|(_, every)| every.as_nanos() > 0);
+    let stats = engine::run(&mut network, &mut hosts, &mut clock, |now, net, _| {
+        turns += 1;
+        if turns & 0xffff == 0 {
+            progress(now);
+        }
+        if let Some((host, every)) = sample {
+            while next_sample <= now.0 && next_sample < end.0 {
+                occupancy.push((next_sample, net.host_queue(host)));
+                next_sample += every.as_nanos();
+            }
+        }
+        now < end
+    });
+    let capture_error = network.take_tap().and_then(|mut tap| tap.finish().err());
+    Ok(NetRun {
+        network,
+        hosts,
+        stats,
+        occupancy,
+        duration: opts.duration,
+        capture_error,
+    })
+}
