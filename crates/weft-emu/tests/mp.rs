@@ -90,76 +90,66 @@ fn collectives_on_four_emulated_hosts_follow_the_alpha_beta_model() {
         driver: workload::mp_driver(),
         ..Default::default()
     };
-    let ((trials, others, daemon), report) = common::with_emulation_opts(&topo, &up, |emu| {
-        let mut s = spec(&timed, &[8, 4096, 16384], Route::Direct);
-        s.iterations = 20;
-        s.iterations_large = 10;
-        s.warmup = 3;
-        let trials = (0..5)
-            .map(|_| workload::mp(emu, &hosts, &s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let others = workload::mp(
-            emu,
-            &hosts,
-            &spec(&["allreduce", "bt.S", "lu.S", "sp.S"], &[8], Route::Direct),
-        )?;
-        let daemon = workload::mp(
-            emu,
-            &hosts,
-            &spec(
-                &["pingpong", "allreduce", "barrier", "bt.S"],
-                &[8],
-                Route::Daemon,
-            ),
-        )?;
-        Ok((trials, others, daemon))
-    });
-    println!("switch lag {:?}", report.lag);
-    let m = fastest(&trials);
-    let points: Vec<(f64, f64)> = m
-        .iter()
-        .filter(|(p, _, _)| p == "pingpong")
-        .map(|(_, size, t)| (*size as f64, *t))
-        .collect();
-    let ab = AlphaBeta::fit(&points).expect("alpha and beta from ping-pong");
-    println!(
-        "fitted from ping-pong: alpha {:.1} us, bandwidth {:.1} Mbit/s",
-        ab.alpha * 1e6,
-        ab.rate_bps() / 1e6
-    );
+    // The model holds only while the switch keeps real time: a run that misses it and whose
+    // switch fell behind the clock (over 1% of frames more than 1 ms late: `degraded`) is run
+    // again, up to three times, as the engines' agreement tests do; a miss in a run that kept
+    // time fails; three degraded runs with misses skip (fail under WEFT_TEST_STRICT=1).
+    let mut seen = Vec::new();
+    let run = || {
+        common::with_emulation_opts(&topo, &up, |emu| {
+            let mut s = spec(&timed, &[8, 4096, 16384], Route::Direct);
+            s.iterations = 20;
+            s.iterations_large = 10;
+            s.warmup = 3;
+            let trials = (0..5)
+                .map(|_| workload::mp(emu, &hosts, &s))
+                .collect::<Result<Vec<_>, _>>()?;
+            let others = workload::mp(
+                emu,
+                &hosts,
+                &spec(&["allreduce", "bt.S", "lu.S", "sp.S"], &[8], Route::Direct),
+            )?;
+            let daemon = workload::mp(
+                emu,
+                &hosts,
+                &spec(
+                    &["pingpong", "allreduce", "barrier", "bt.S"],
+                    &[8],
+                    Route::Daemon,
+                ),
+            )?;
+            Ok((trials, others, daemon))
+        })
+    };
+    let (ab, others, daemon, m) = loop {
+        if seen.len() == 3 {
+            weft_testutil::skip(&format!(
+                "the switch fell behind the clock in every run (the machine is too busy to \
+                 emulate in real time): {}",
+                seen.join("; ")
+            ));
+            return;
+        }
+        let ((trials, others, daemon), report) = run();
+        println!(
+            "switch lag {:?}, {:.2}% of frames late",
+            report.lag,
+            report.late_fraction * 100.0
+        );
+        let (ab, m, misses) = compare(&trials, &collectives, &sizes, &shown);
+        if misses.is_empty() {
+            break (ab, others, daemon, m);
+        }
+        assert!(report.degraded, "beyond 20% of the model: {misses:?}");
+        seen.push(format!(
+            "{:.2}% of frames late, {misses:?}",
+            report.late_fraction * 100.0
+        ));
+    };
     // The fit sees the emulated path: latency above its 2 x 1 ms of propagation, bandwidth
     // below the 50 Mbit/s line.
     assert!(ab.alpha > 2e-3, "{ab:?}");
     assert!(ab.rate_bps() < 50e6 && ab.rate_bps() > 25e6, "{ab:?}");
-    let p = HOSTS.len();
-    let mut misses = Vec::new();
-    for pattern in collectives {
-        for &size in sizes.iter().chain(&shown) {
-            if pattern == "barrier" && size != sizes[0] {
-                continue;
-            }
-            let x = size as f64;
-            let model = match pattern {
-                "exchange" => ab.exchange(x),
-                "alltoall" => ab.alltoall(p, x),
-                "allreduce-ring" => ab.allreduce_ring(p, x),
-                "allreduce-rd" => ab.allreduce_rd(p, x),
-                _ => ab.barrier(p),
-            };
-            let got = find(&m, pattern, size);
-            let miss = (got - model) / model;
-            println!(
-                "{pattern:<15} {size:>6} B: measured {:>9.1} us, model {:>9.1} us, {:+.0}%",
-                got * 1e6,
-                model * 1e6,
-                miss * 100.0
-            );
-            if miss.abs() > 0.20 && !shown.contains(&size) {
-                misses.push(format!("{pattern} at {size} B: {:+.0}%", miss * 100.0));
-            }
-        }
-    }
-    assert!(misses.is_empty(), "beyond 20% of the model: {misses:?}");
     // Every other pattern ran too, on both routes.
     for npb in ["bt.S", "lu.S", "sp.S"] {
         assert!(
@@ -229,4 +219,55 @@ fn nasa_lace_npb_scenario_runs_on_emu_above_the_model_floor() {
             "emu {emu_us} us below the model's floor {floor} us"
         );
     }
+}
+
+/// The alpha-beta model fitted from the trials' ping-pong, the trials' fastest times, and the
+/// collectives at `sizes` beyond 20% of the model (those at `shown` are printed only).
+fn compare(
+    trials: &[MpResult],
+    collectives: &[&str],
+    sizes: &[u64],
+    shown: &[u64],
+) -> (AlphaBeta, Vec<(String, u64, f64)>, Vec<String>) {
+    let m = fastest(trials);
+    let points: Vec<(f64, f64)> = m
+        .iter()
+        .filter(|(p, _, _)| p == "pingpong")
+        .map(|(_, size, t)| (*size as f64, *t))
+        .collect();
+    let ab = AlphaBeta::fit(&points).expect("alpha and beta from ping-pong");
+    println!(
+        "fitted from ping-pong: alpha {:.1} us, bandwidth {:.1} Mbit/s",
+        ab.alpha * 1e6,
+        ab.rate_bps() / 1e6
+    );
+    let p = HOSTS.len();
+    let mut misses = Vec::new();
+    for &pattern in collectives {
+        for &size in sizes.iter().chain(shown) {
+            if pattern == "barrier" && size != sizes[0] {
+                continue;
+            }
+            let x = size as f64;
+            let model = match pattern {
+                "exchange" => ab.exchange(x),
+                "alltoall" => ab.alltoall(p, x),
+                "allreduce-ring" => ab.allreduce_ring(p, x),
+                "allreduce-rd" => ab.allreduce_rd(p, x),
+                _ => ab.barrier(p),
+            };
+            let got = find(&m, pattern, size);
+            let miss = (got - model) / model;
+            println!(
+                "{pattern:<15} {size:>6} B: measured {:>9.1} us, model {:>9.1} us, {:+.0}%",
+                got * 1e6,
+                model * 1e6,
+                miss * 100.0
+            );
+            if miss.abs() > 0.20 && !shown.contains(&size) {
+                misses.push(format!("{pattern} at {size} B: {:+.0}%", miss * 100.0));
+            }
+        }
+    }
+    (ab, m, misses)
 }
