@@ -59,8 +59,14 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
         let mut sample = json!({ "workload": p.workload, "point": p.value });
         let mut pnotes: Vec<String> = Vec::new();
         match p.spec.kind {
-            WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr => {
+            WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp => {
+                let driver = if p.spec.kind == WorkloadKind::Mp {
+                    workload::mp_driver()
+                } else {
+                    Default::default()
+                };
                 let up = UpOptions {
+                    driver,
                     capture_dir: opts
                         .capture_dir
                         .as_ref()
@@ -113,6 +119,9 @@ fn run_point(
         }
     }
     let warmup = (time / 5).min(StdDuration::from_secs(1));
+    if w.kind == WorkloadKind::Mp {
+        return mp_point(emu, w, notes);
+    }
     if w.from.is_empty() || w.to.is_empty() {
         return Err(EmuError::Workload(
             w.kind.name().into(),
@@ -257,6 +266,55 @@ fn run_rr(
         out.push(("rtt_min_us", json!(all[0] as f64 / 1e3)));
         out.push(("rtt_p50_us", json!(q(0.5) as f64 / 1e3)));
         out.push(("rtt_p99_us", json!(q(0.99) as f64 / 1e3)));
+    }
+    Ok(out)
+}
+
+/// Runs an `mp` workload point ([`workload::mp`]) and reports its first sample's metrics
+/// (`mean_us` is the default one) and every sample.
+fn mp_point(
+    emu: &Emulation,
+    w: &Workload,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(&'static str, Value)>, EmuError> {
+    use weft_probe::mp::{DaemonParams, MP_VERSION, MpSpec};
+    let m =
+        w.mp.as_ref()
+            .ok_or_else(|| EmuError::Workload("mp".into(), "no ranks or pattern".into()))?;
+    let iterations = m.iterations.map(|i| i.min(100_000) as u32);
+    let spec = MpSpec {
+        version: MP_VERSION,
+        rank: 0,
+        ranks: m.ranks.len() as u32,
+        route: m.route,
+        patterns: vec![m.pattern.to_string()],
+        sizes: w.size.map(|s| vec![s.as_bytes()]).unwrap_or_default(),
+        iterations: iterations.unwrap_or(200),
+        iterations_large: iterations.unwrap_or(20),
+        warmup: iterations.map_or(10, |i| (i / 10).max(1)),
+        npb_steps: iterations,
+        timeout_ms: 10_000,
+        spin_us: 50,
+        daemon: DaemonParams::default(),
+    };
+    let r = workload::mp(emu, &m.ranks, &spec)?;
+    let doc = r.to_result_doc(weft_report::Engine::Emu);
+    let Some(s) = r.samples.first() else {
+        notes.push("the run produced no sample".into());
+        return Ok(Vec::new());
+    };
+    let mut out = vec![
+        ("mean_us", json!(s.mean_us)),
+        ("p50_us", json!(s.p50_us)),
+        ("p99_us", json!(s.p99_us)),
+        ("mbps", json!(s.mbps)),
+        ("size", json!(s.size)),
+        ("iterations", json!(s.iterations)),
+        ("route", json!(m.route.name())),
+        ("samples", json!(doc.samples)),
+    ];
+    if let Some(t) = s.total_ms {
+        out.push(("total_ms", json!(t)));
     }
     Ok(out)
 }

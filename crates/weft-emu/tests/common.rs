@@ -67,8 +67,17 @@ pub fn with_emulation<R>(
     topo: &Topology,
     f: impl FnOnce(&Emulation) -> Result<R, EmuError>,
 ) -> (R, weft_emu::driver::DriverReport) {
+    with_emulation_opts(topo, &UpOptions::default(), f)
+}
+
+/// [`with_emulation`] with bring-up options of the caller's.
+pub fn with_emulation_opts<R>(
+    topo: &Topology,
+    opts: &UpOptions,
+    f: impl FnOnce(&Emulation) -> Result<R, EmuError>,
+) -> (R, weft_emu::driver::DriverReport) {
     let links_before = suspicious_root_links();
-    let emu = Emulation::up(topo, &UpOptions::default()).expect("emulation comes up");
+    let emu = Emulation::up(topo, opts).expect("emulation comes up");
     let id = emu.run_id().to_string();
     let ns = netns::list_namespaces();
     assert_eq!(

@@ -11,6 +11,7 @@ pub mod element;
 pub mod engine;
 pub mod fabric;
 pub mod host;
+pub mod mp;
 pub mod net;
 pub mod queue;
 pub mod scenario;

@@ -6,12 +6,14 @@
 //! - [`rr`]: request/response latency tests (`weft rr`);
 //! - [`pattern`]: concurrent sessions among several agents (`weft pattern`);
 //! - [`relay`]: tests that one agent runs toward another on a client's request;
+//! - [`mp`]: message passing among N ranks (`weft mp`);
 //! - [`auth`]: agents that serve only clients holding their pre-shared key.
 
 pub mod auth;
 pub mod control;
 pub mod cpu;
 pub mod error;
+pub mod mp;
 pub mod pattern;
 pub mod proto;
 pub mod relay;

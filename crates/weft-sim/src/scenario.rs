@@ -157,6 +157,11 @@ fn simulate(
             Ok((topo, _)) => crate::net::workload::frames(&topo, w, seed, capture, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
+        WorkloadKind::Mp => notes.push(
+            "skipped: the simulator's hosts and transport are not there yet, so it cannot run \
+             message passing; use the model or emu engine"
+                .into(),
+        ),
         _ => {
             let Some(sw) = sw else {
                 notes.push("no switch to drive: name one with `switch =`".into());

@@ -58,6 +58,7 @@ pub fn evaluate(scenario: &Scenario) -> Vec<ModelPoint> {
                 WorkloadKind::Frames => frames(scenario, &p.spec, &mut out),
                 WorkloadKind::Tput => tput(scenario, &p.spec, &mut out),
                 WorkloadKind::Rr => super::rr_point::rr(scenario, &p.spec, &mut out),
+                WorkloadKind::Mp => mp(scenario, &p.spec, &mut out),
             }
             out
         })
@@ -190,6 +191,24 @@ fn frames(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     out.metrics.insert(Metric::FRAME_GOODPUT.into(), keep);
     out.notes
         .push("frame goodput from link loss only; queue drops need the simulator".into());
+}
+
+fn mp(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    match crate::mp::model::predict(s, w) {
+        Ok(p) => {
+            out.metrics
+                .insert(Metric::MEAN_US.into(), p.iteration_s * 1e6);
+            out.metrics.insert("alpha_us".into(), p.machine.alpha * 1e6);
+            out.metrics
+                .insert("rate_mbps".into(), p.machine.rate_bps() / 1e6);
+            out.notes.push(
+                "alpha-beta: alpha = propagation delay between the farthest ranks, beta = the \
+                 slowest link's TCP goodput; host overheads left out (a floor)"
+                    .into(),
+            );
+        }
+        Err(e) => out.notes.push(e),
+    }
 }
 
 fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {

@@ -2,6 +2,7 @@
 //! head-of-line blocking, queueing, the TCP loss bound, host-limited transfers and request/response
 //! round trips. Pure arithmetic, no I/O.
 
+pub mod alpha_beta;
 pub mod engine;
 pub mod hol;
 pub mod host;
@@ -12,6 +13,7 @@ pub mod rr_point;
 pub mod rtt;
 pub mod window;
 
+pub use alpha_beta::AlphaBeta;
 pub use engine::{ModelPoint, evaluate};
 pub use hol::{SATURATION_LIMIT, gigaswitch_efficiency, saturation_throughput};
 pub use host::{BulkBound, BulkLimit, BulkShape, host_rate};

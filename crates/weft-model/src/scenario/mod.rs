@@ -29,7 +29,7 @@
 //! loss = 0.0                   # per frame, each direction; also corrupt, duplicate, reorder (+ reorder_delay)
 //!
 //! [[workload]]
-//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp
 //! switch = "sw"
 //! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
 //! outputs = 5
@@ -214,6 +214,9 @@ pub enum WorkloadKind {
     /// `to`, one at a time, each answered with `size` bytes; one unanswered within `timeout` is
     /// counted as lost.
     Rr,
+    /// Message passing among the hosts `ranks` (in rank order): a `pattern` of `weft mp` at
+    /// `size`, or an NPB skeleton (`bt.S`, `lu.A`, ...), for `iterations`, by `route`.
+    Mp,
 }
 
 /// Which TCP implementation a simulated host runs (the emulator always runs Linux's).
@@ -227,6 +230,19 @@ pub enum TcpStack {
     /// A modern Linux stack ([`crate::tcp::Config::linux`]): initial window 10, SACK, 40 ms
     /// delayed ACKs, 200 ms minimum RTO.
     Linux,
+}
+
+/// The message-passing part of a workload of kind `mp`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MpWorkload {
+    /// The hosts that run the ranks, rank 0 first.
+    pub ranks: Vec<String>,
+    /// What they run.
+    pub pattern: crate::mp::Pattern,
+    /// Timed iterations (NPB: time steps); `None`: the engine's default (NPB: the benchmark's).
+    pub iterations: Option<u64>,
+    /// Direct or through daemons.
+    pub route: crate::mp::Route,
 }
 
 /// One workload. Fields a kind does not use are `None`; [`Scenario::parse`] checks that each
@@ -283,6 +299,8 @@ pub struct Workload {
     pub rtt: Option<Duration>,
     /// The swept field, if any: one point per value.
     pub sweep: Option<Sweep>,
+    /// Kind `mp`: ranks, pattern, iterations and route.
+    pub mp: Option<MpWorkload>,
 }
 
 /// A value of a swept field.
@@ -355,6 +373,9 @@ impl Metric {
     pub const RR_LOSS: &'static str = "rr_loss";
     /// TCP segments the senders sent again.
     pub const RETRANSMITS: &'static str = "retransmits";
+    /// Mean time of one iteration of a message-passing pattern (one NPB time step's
+    /// communication), µs.
+    pub const MEAN_US: &'static str = "mean_us";
 }
 
 impl WorkloadKind {
@@ -368,6 +389,7 @@ impl WorkloadKind {
             WorkloadKind::Frames => Metric::FRAME_GOODPUT,
             WorkloadKind::Tput => Metric::GOODPUT_MBPS,
             WorkloadKind::Rr => Metric::RTT_MEAN_US,
+            WorkloadKind::Mp => Metric::MEAN_US,
         }
     }
 
@@ -381,6 +403,7 @@ impl WorkloadKind {
             WorkloadKind::Frames => "frames",
             WorkloadKind::Tput => "tput",
             WorkloadKind::Rr => "rr",
+            WorkloadKind::Mp => "mp",
         }
     }
 }

@@ -6,8 +6,8 @@ use std::str::FromStr;
 use toml::de::{DeTable, DeValue};
 
 use super::{
-    Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, Scenario, Sweep,
-    Switch, TcpStack, Workload, WorkloadKind,
+    Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, MpWorkload, Scenario,
+    Sweep, Switch, TcpStack, Workload, WorkloadKind,
 };
 use crate::shaper::VcContract;
 use crate::tcp::CcAlgorithm;
@@ -24,6 +24,8 @@ use super::reader::{Cx, Given, Range, Result, Tbl};
 const PORTS: (u32, u32) = (1, 4096);
 /// iSLIP iterations per slot.
 const ITERATIONS: (u32, u32) = (1, 64);
+/// Timed iterations (NPB: time steps) of a message-passing workload (`weft mp`'s bound).
+const MP_ITERATIONS: (u64, u64) = (1, 1_000_000);
 /// A buffer counted in cells or frames.
 const BUFFER_ITEMS: (u64, u64) = (1, 1 << 32);
 /// A buffer counted in bytes.
@@ -481,6 +483,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
     allowed.extend([
         "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack",
     ]);
+    allowed.extend(["ranks", "pattern", "iterations", "route"]);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -490,10 +493,11 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         "frames" => WorkloadKind::Frames,
         "tput" => WorkloadKind::Tput,
         "rr" => WorkloadKind::Rr,
+        "mp" => WorkloadKind::Mp,
         _ => {
             return Err(w.err(
                 "kind",
-                "expected saturated, bernoulli, onoff, hotspot, frames, tput or rr",
+                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr or mp",
             ));
         }
     };
@@ -550,6 +554,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         time: None,
         rtt: None,
         sweep: None,
+        mp: mp_workload(w, kind, hosts)?,
     };
     for (key, range) in SWEEPABLE {
         match w.param(key, *range)? {
@@ -575,6 +580,42 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
     }
     check_workload(w, &out, switches)?;
     Ok(out)
+}
+
+/// The `mp` keys of a workload: `ranks` (hosts, at least two), `pattern` (a `weft mp` pattern or
+/// an NPB skeleton that exists for that many ranks), `iterations`, `route`; refused on other
+/// kinds.
+fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Option<MpWorkload>> {
+    if kind != WorkloadKind::Mp {
+        for k in ["ranks", "pattern", "iterations", "route"] {
+            if w.get(k).is_some() {
+                return Err(w.err(k, "only a workload of kind = \"mp\" takes this key"));
+            }
+        }
+        return Ok(None);
+    }
+    let ranks = w.names("ranks", hosts)?;
+    if ranks.len() < 2 {
+        return Err(w.err_table("kind = \"mp\" needs `ranks`, at least two hosts (rank 0 first)"));
+    }
+    let pattern: crate::mp::Pattern = w
+        .req_string("pattern")?
+        .parse()
+        .map_err(|e: String| w.err("pattern", e))?;
+    pattern
+        .plan(0, ranks.len(), 0)
+        .map_err(|e| w.err("pattern", e))?;
+    let route = match w.string("route")? {
+        Some(r) => r.parse().map_err(|e: String| w.err("route", e))?,
+        None => crate::mp::Route::Direct,
+    };
+    let iterations = w.count("iterations", MP_ITERATIONS.0, MP_ITERATIONS.1)?;
+    Ok(Some(MpWorkload {
+        ranks,
+        pattern,
+        iterations,
+        route,
+    }))
 }
 
 fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Result<()> {
@@ -640,6 +681,10 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
                 first.size.is_some(),
                 "`size`, the bytes of each request and answer",
             )?;
+        }
+        WorkloadKind::Mp => {
+            let sized = out.mp.as_ref().is_some_and(|m| m.pattern.sized());
+            need(!sized || first.size.is_some(), "`size` for this pattern")?;
         }
     }
     Ok(())

@@ -12,6 +12,8 @@ pub enum TestSpec {
     Tput(TputSpec),
     /// A request/response latency test (`weft rr`).
     Rr(RrSpec),
+    /// One rank of a message-passing run (`weft mp`).
+    Mp(crate::mp::MpSpec),
 }
 
 /// The transport a test's data runs over.

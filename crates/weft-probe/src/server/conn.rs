@@ -217,6 +217,7 @@ fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, job: J
     let result = match &job {
         Job::Test(TestSpec::Tput(t)) => crate::tput::agent::serve(&mut ctx, t),
         Job::Test(TestSpec::Rr(r)) => crate::rr::agent::serve(&mut ctx, r),
+        Job::Test(TestSpec::Mp(m)) => crate::mp::agent::serve(&mut ctx, m),
         Job::Relay(r) => crate::relay::agent::serve(&mut ctx, r),
     };
     if let Ok(mut reg) = shared.registry.lock() {
@@ -253,6 +254,7 @@ fn describe(job: &Job) -> String {
     match job {
         Job::Test(TestSpec::Tput(t)) => tput(t),
         Job::Test(TestSpec::Rr(_)) => "rr".to_string(),
+        Job::Test(TestSpec::Mp(m)) => format!("mp rank {} of {}", m.rank, m.ranks),
         Job::Relay(r) => match &r.test {
             RelayTest::Tput(t) => format!("relay to {}: {}", r.target, tput(t)),
             RelayTest::Rr(_) => format!("relay to {}: rr", r.target),

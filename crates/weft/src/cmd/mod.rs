@@ -9,6 +9,7 @@ mod demo;
 mod emu;
 mod gate;
 mod man;
+mod mp;
 mod pattern;
 mod plot;
 mod recv;
@@ -34,6 +35,8 @@ pub enum Command {
     Rr(rr::Args),
     /// Concurrent sessions among several agents: pairs, many-to-one, one-to-many.
     Pattern(pattern::Args),
+    /// Message passing among N ranks: ping-pong, collectives, NPB skeletons; direct or via daemons.
+    Mp(mp::Args),
     /// Draw the figure that fits a result file (SVG, or PNG on request).
     Plot(plot::Args),
     /// Closed-form arithmetic: overheads, windows, head-of-line blocking, queueing, TCP bounds.
@@ -66,6 +69,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Tput(a) => tput::run(a),
         Command::Rr(a) => rr::run(a),
         Command::Pattern(a) => pattern::run(a),
+        Command::Mp(a) => mp::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Calc(a) => calc::run(a),
         Command::Sim(a) => sim::run(a),

@@ -7,6 +7,7 @@
 
 mod composite;
 mod generic;
+mod mp;
 mod pattern;
 mod rr;
 mod sim;
@@ -51,6 +52,11 @@ pub const FIGURES: &[FigureKind] = &[
         kind: "pattern",
         about: "per-session throughput and latency bars, with the line rate",
         build: pattern::figure,
+    },
+    FigureKind {
+        kind: "mp",
+        about: "message passing: time per iteration and rate against size per pattern, NPB bars",
+        build: mp::figure,
     },
     FigureKind {
         kind: "demo",

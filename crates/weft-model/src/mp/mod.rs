@@ -1,0 +1,61 @@
+//! Message passing, sans IO: what each rank of a pattern sends and receives, step by step.
+//!
+//! - [`plan`]: a rank's [`Plan`] for one iteration (steps of sends and receives over regions of
+//!   a working buffer, then local reductions);
+//! - [`pattern`]: the patterns of `weft mp` (OSU ping-pong, ring exchange, all-to-all,
+//!   all-reduce by ring and by recursive doubling, dissemination barrier);
+//! - [`npb`]: the communication skeletons of NPB BT, SP and LU;
+//! - [`replay`]: all ranks' plans run against each other in memory (consistency, deadlock,
+//!   reduction results, alpha-beta timing);
+//! - [`model`]: the model engine's alpha-beta answer for a scenario's `mp` workload.
+//!
+//! The plans live here, below every engine, so that the real executor (`weft-probe`), the
+//! emulator's workload and the simulator all run the same schedules, and the model engine can
+//! time them; the closed forms are in [`crate::calc::alpha_beta`].
+
+pub mod model;
+pub mod npb;
+pub mod pattern;
+pub mod plan;
+pub mod replay;
+
+pub use npb::{Benchmark, Class, Skeleton};
+pub use pattern::{AllReduceAlgo, Pattern};
+pub use plan::{Local, Op, Plan, Region, Step};
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How messages travel between ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Route {
+    /// Rank to rank over one TCP connection per pair (PVM's Direct Route, MPI over TCP).
+    #[default]
+    Direct,
+    /// Rank to its daemon over TCP, daemon to daemon over UDP with fragmentation and
+    /// acknowledgements, daemon to rank over TCP (PVM's default route).
+    Daemon,
+}
+
+impl Route {
+    /// The name used on the command line, in scenarios and in results.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Route::Direct => "direct",
+            Route::Daemon => "daemon",
+        }
+    }
+}
+
+impl FromStr for Route {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "direct" => Ok(Route::Direct),
+            "daemon" => Ok(Route::Daemon),
+            _ => Err(format!("unknown route {s:?}: expected direct or daemon")),
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! Message passing among N processes (`weft mp`): the ranks run the plans of
+//! [`weft_model::mp`] (OSU ping-pong, ring exchange, all-to-all, all-reduce, barrier, NPB
+//! skeletons) over real sockets, directly or through PVM-style daemons, and report per-iteration
+//! times that become HDR-histogram percentiles.
+//!
+//! - [`wire`]: the frames between ranks (24-byte header, chunks), fuzzed;
+//! - [`conn`]: one non-blocking connection (gathered writes, staged reads);
+//! - [`engine`]: the executor of a plan over a rank's connections (an MPI-like progress engine);
+//! - [`mesh`]: the direct route's connections and the hellos that refuse mismatched ranks;
+//! - [`pvmd`]: the daemon route (PVM's default: TCP to a daemon, UDP between daemons);
+//! - [`spec`]: the request each rank gets (control protocol `Request`, kind `mp`);
+//! - [`msg`]: the coordinator's conversation with a rank (`Ext` messages);
+//! - [`rank`]: one rank's run over all patterns and sizes;
+//! - [`agent`]: a rank inside `weft serve`;
+//! - [`launch`]: the coordinator;
+//! - [`local`]: `--local N`, N agents of this binary on loopback;
+//! - [`inproc`]: ranks as threads of this process (the emulator's hosts);
+//! - [`result`]: samples, percentiles, the table and the result document.
+
+pub mod agent;
+pub mod conn;
+pub mod engine;
+pub mod error;
+pub mod inproc;
+pub mod launch;
+pub mod local;
+pub mod mesh;
+pub mod msg;
+pub mod pvmd;
+pub mod rank;
+pub mod result;
+pub mod spec;
+pub mod wire;
+
+pub use engine::{Engine, Waiting};
+pub use error::MpError;
+pub use launch::{Launch, run};
+pub use result::{MpResult, MpSample};
+pub use spec::{DaemonParams, MP_VERSION, MpSpec, Route};

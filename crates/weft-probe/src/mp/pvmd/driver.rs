@@ -1,0 +1,317 @@
+//! The daemon with real sockets: a thread that feeds [`DaemonCore`] from its rank's TCP
+//! connection and its UDP socket, with the clock, and writes what the core says.
+//!
+//! Set-up: [`Daemon::bind`] opens the UDP socket (on the address other daemons reach) and a
+//! loopback listener for the rank; the addresses go into the roster; [`Daemon::start`] gives it
+//! the other daemons' addresses and runs it on a thread until its rank has said goodbye and
+//! everything is acknowledged, or a peer is given up (then the rank gets an `abort` frame from
+//! that peer, naming it).
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration as StdDuration, Instant as StdInstant};
+
+use weft_model::{Duration, Instant};
+
+use super::core::{CoreConfig, DaemonCore, DaemonStats};
+use crate::mp::error::MpError;
+use crate::mp::wire::{self, Header, Kind};
+
+/// Bytes read from the rank per call.
+const TASK_READ: usize = 256 * 1024;
+
+/// UDP socket buffers requested, bytes.
+const UDP_BUFFER: usize = 4 << 20;
+
+/// How long a quiet daemon sleeps in `poll` at most.
+const POLL_SLICE: StdDuration = StdDuration::from_millis(50);
+
+/// How long the daemon lingers for acknowledgements after its rank left.
+const LINGER: StdDuration = StdDuration::from_secs(2);
+
+/// A bound daemon, not yet running.
+#[derive(Debug)]
+pub struct Daemon {
+    cfg: CoreConfig,
+    udp: UdpSocket,
+    task: TcpListener,
+    spin: StdDuration,
+}
+
+/// A running daemon.
+#[derive(Debug)]
+pub struct DaemonHandle {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<DaemonStats, MpError>>>,
+}
+
+impl Daemon {
+    /// Binds the UDP socket on `ip` (port 0) and the rank's listener on loopback.
+    pub fn bind(ip: IpAddr, cfg: CoreConfig, spin: StdDuration) -> Result<Daemon, MpError> {
+        let udp = UdpSocket::bind(SocketAddr::new(ip, 0))
+            .map_err(|e| MpError::io("binding the daemon's UDP socket", e))?;
+        let r = socket2::SockRef::from(&udp);
+        let _ = r.set_recv_buffer_size(UDP_BUFFER);
+        let _ = r.set_send_buffer_size(UDP_BUFFER);
+        let task = TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0))
+            .map_err(|e| MpError::io("binding the daemon's rank listener", e))?;
+        Ok(Daemon {
+            cfg,
+            udp,
+            task,
+            spin,
+        })
+    }
+
+    /// The UDP address other daemons send to.
+    pub fn udp_addr(&self) -> Result<SocketAddr, MpError> {
+        self.udp
+            .local_addr()
+            .map_err(|e| MpError::io("reading the daemon's address", e))
+    }
+
+    /// The address the rank connects to.
+    pub fn task_addr(&self) -> Result<SocketAddr, MpError> {
+        self.task
+            .local_addr()
+            .map_err(|e| MpError::io("reading the daemon's address", e))
+    }
+
+    /// Runs the daemon on a thread, with `peers[r]` the UDP address of rank `r`'s daemon. The
+    /// rank must connect within `accept_within`.
+    pub fn start(
+        self,
+        peers: Vec<SocketAddr>,
+        accept_within: StdDuration,
+    ) -> Result<DaemonHandle, MpError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("weft-pvmd-{}", self.cfg.me))
+            .spawn(move || self.run(&peers, accept_within, &stop2))
+            .map_err(|e| MpError::io("starting the daemon thread", e))?;
+        Ok(DaemonHandle {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    fn run(
+        self,
+        peers: &[SocketAddr],
+        accept_within: StdDuration,
+        stop: &AtomicBool,
+    ) -> Result<DaemonStats, MpError> {
+        let mut task = accept(&self.task, accept_within, stop)?;
+        task.set_nonblocking(true)
+            .and_then(|()| task.set_nodelay(true))
+            .and_then(|()| self.udp.set_nonblocking(true))
+            .map_err(|e| MpError::io("preparing the daemon's sockets", e))?;
+        let start = StdInstant::now();
+        let clock = || Instant(start.elapsed().as_nanos() as u64);
+        let mut core = DaemonCore::new(self.cfg);
+        let mut inbuf = vec![0u8; TASK_READ];
+        let (mut in_lo, mut in_hi) = (0usize, 0usize);
+        let mut dgram = vec![0u8; 65_536];
+        let mut task_open = true;
+        let mut left_at: Option<StdInstant> = None;
+        let mut idle_since: Option<StdInstant> = None;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let mut moved = false;
+            // Rank -> core.
+            if task_open {
+                if in_hi == inbuf.len() && in_lo > 0 {
+                    inbuf.copy_within(in_lo..in_hi, 0);
+                    in_hi -= in_lo;
+                    in_lo = 0;
+                }
+                if in_hi < inbuf.len() {
+                    match task.read(&mut inbuf[in_hi..]) {
+                        Ok(0) => {
+                            task_open = false;
+                            left_at = Some(StdInstant::now());
+                        }
+                        Ok(n) => {
+                            in_hi += n;
+                            moved = true;
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => {
+                            task_open = false;
+                            left_at = Some(StdInstant::now());
+                        }
+                    }
+                }
+                let used = core
+                    .task_input(&inbuf[in_lo..in_hi])
+                    .map_err(|e| MpError::Mismatch(format!("daemon {}: {e}", self.cfg.me)))?;
+                in_lo += used;
+                if in_lo == in_hi {
+                    in_lo = 0;
+                    in_hi = 0;
+                }
+                moved |= used > 0;
+            }
+            // Peers -> core.
+            loop {
+                match self.udp.recv_from(&mut dgram) {
+                    Ok((n, _from)) => {
+                        let _ = core.handle_datagram(clock(), &dgram[..n]);
+                        moved = true;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let now = clock();
+            core.handle_timeout(now);
+            // Core -> peers.
+            while let Some((peer, pkt)) = core.poll_transmit(now) {
+                if let Some(addr) = peers.get(peer) {
+                    // A datagram the kernel refuses (buffer full) is lost like any other and
+                    // comes again after the retransmission time-out.
+                    let _ = self.udp.send_to(&pkt, addr);
+                }
+                moved = true;
+            }
+            // Core -> rank.
+            if task_open && !core.task_output().is_empty() {
+                match task.write(core.task_output()) {
+                    Ok(n) => {
+                        core.task_written(n);
+                        moved |= n > 0;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => task_open = false,
+                }
+            }
+            if let Some((peer, why)) = core.failed().cloned() {
+                let reason: Vec<u8> = why.bytes().take(wire::MAX_CONTROL as usize).collect();
+                let mut f = Header::control(
+                    Kind::Abort,
+                    peer as u16,
+                    self.cfg.me as u16,
+                    reason.len() as u32,
+                )
+                .emit()
+                .to_vec();
+                f.extend_from_slice(&reason);
+                let _ = task.set_nonblocking(false);
+                let _ = task.set_write_timeout(Some(StdDuration::from_secs(1)));
+                let _ = task.write_all(core.task_output());
+                let _ = task.write_all(&f);
+                return Err(MpError::Interrupted(why));
+            }
+            if !task_open && (core.quiet() || left_at.is_some_and(|t| t.elapsed() > LINGER)) {
+                break;
+            }
+            if moved {
+                idle_since = None;
+                continue;
+            }
+            let idle = *idle_since.get_or_insert_with(StdInstant::now);
+            if idle.elapsed() < self.spin {
+                std::hint::spin_loop();
+                continue;
+            }
+            let wake = core
+                .poll_timeout()
+                .map(|t| StdDuration::from_nanos(t.saturating_duration_since(clock()).as_nanos()))
+                .unwrap_or(POLL_SLICE)
+                .min(POLL_SLICE);
+            sleep(
+                &task,
+                &self.udp,
+                !core.task_output().is_empty(),
+                task_open,
+                wake,
+            );
+        }
+        Ok(core.stats())
+    }
+}
+
+impl DaemonHandle {
+    /// Stops the daemon (if it still runs) and returns what it did.
+    pub fn join(mut self) -> Result<DaemonStats, MpError> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(MpError::Interrupted("the daemon thread panicked".into())),
+            None => Ok(DaemonStats::default()),
+        }
+    }
+
+    /// Waits for the daemon to end by itself, at most `t`, then stops it.
+    pub fn wait(self, t: StdDuration) -> Result<DaemonStats, MpError> {
+        let until = StdInstant::now() + t;
+        while self.thread.as_ref().is_some_and(|h| !h.is_finished()) && StdInstant::now() < until {
+            std::thread::sleep(StdDuration::from_millis(2));
+        }
+        self.join()
+    }
+}
+
+impl Drop for DaemonHandle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn accept(l: &TcpListener, within: StdDuration, stop: &AtomicBool) -> Result<TcpStream, MpError> {
+    l.set_nonblocking(true)
+        .map_err(|e| MpError::io("preparing the daemon listener", e))?;
+    let until = StdInstant::now() + within;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false)
+                    .map_err(|e| MpError::io("accepting the rank", e))?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if StdInstant::now() >= until || stop.load(Ordering::Relaxed) {
+                    return Err(MpError::Timeout {
+                        secs: within.as_secs_f64(),
+                        waiting: " while the daemon waited for its rank".into(),
+                    });
+                }
+                std::thread::sleep(StdDuration::from_millis(1));
+            }
+            Err(e) => return Err(MpError::io("accepting the rank", e)),
+        }
+    }
+}
+
+fn sleep(task: &TcpStream, udp: &UdpSocket, want_write: bool, task_open: bool, t: StdDuration) {
+    let mut fds = vec![libc::pollfd {
+        fd: udp.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    if task_open {
+        fds.push(libc::pollfd {
+            fd: task.as_raw_fd(),
+            events: libc::POLLIN | if want_write { libc::POLLOUT } else { 0 },
+            revents: 0,
+        });
+    }
+    let ms = t.as_millis().clamp(0, 1000) as i32;
+    // SAFETY: `fds` is a live array of `fds.len()` initialised pollfd structures.
+    unsafe {
+        libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms.max(1));
+    }
+}
+
+/// Converts a run time-out into the daemon's give-up time.
+pub fn give_up(timeout: StdDuration) -> Duration {
+    Duration(timeout.as_nanos() as u64)
+}

@@ -1,0 +1,259 @@
+//! `weft mp`: message passing among N ranks (local processes or `weft serve` agents).
+
+use std::path::PathBuf;
+
+use weft_model::mp::Pattern;
+use weft_model::{Duration, Size};
+use weft_probe::mp::local::LocalAgents;
+use weft_probe::mp::spec::{MAX_RANKS, MAX_SIZE, default_spin_us};
+use weft_probe::mp::{self, DaemonParams, Launch, MP_VERSION, MpError, MpSpec, Route};
+use weft_probe::server::DEFAULT_PORT;
+use weft_report::{Engine, write_atomic};
+
+use crate::cli::usage;
+use crate::progress::Progress;
+
+/// Arguments of `weft mp`.
+///
+/// Ranks are `weft serve` agents (`--hosts`, one rank each, in order) or, with `--local N`, N
+/// agents of this binary started on loopback. Every pattern runs at every size behind a barrier,
+/// after warm-up iterations; ping-pong follows OSU's osu_latency (latency = half the round trip)
+/// and osu_bw (a window of 64 messages), collectives are timed per call at every rank, NPB
+/// skeletons (bt.S, lu.A, sp.S, ...) per time step. Percentiles come from an HDR histogram.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Patterns: pingpong, exchange (sendrecv ring), alltoall, allreduce \
+(recursive doubling below 2 KiB, ring above), allreduce-ring, allreduce-rd, barrier, `all` for \
+all of these, and the NPB skeletons bt.S, bt.A, sp.S, sp.A, lu.S, lu.A (4 or 9 ranks; W, B, C \
+too).
+
+Routes: `direct` connects every pair of ranks over TCP (PVM's Direct Route, MPI over TCP); \
+`daemon` sends each message to the rank's own daemon over TCP, between daemons over UDP in \
+fragments with acknowledgements (PVM 3's defaults: 4080-byte datagrams, one unacknowledged \
+packet), and from the daemon to the receiving rank over TCP (PVM's default route).
+
+Examples:
+    weft mp --local 4 --pattern allreduce --sizes 8,1M
+    weft mp --local 2 --pattern pingpong --sizes 1,64,1K,64K,1M,4M --json
+    weft mp --local 4 --pattern pingpong --route daemon --sizes 8,64K
+    weft mp --local 9 --pattern bt.S,lu.S,sp.S --steps 20
+    weft mp --hosts node1,node2,node3,node4 --pattern all --sizes 8,64K,1M -o mp.json
+    weft mp --hosts node1,node2 -p 5400 --key-file weft.key --csv mp.csv"
+)]
+pub struct Args {
+    /// Start N ranks on this host (agents of this binary on loopback).
+    #[arg(long, value_name = "N", conflicts_with = "hosts")]
+    pub local: Option<usize>,
+    /// The agents of the ranks, HOST[:PORT] comma-separated, rank 0 first.
+    #[arg(long, value_name = "HOSTS", value_delimiter = ',', num_args = 1..)]
+    pub hosts: Vec<String>,
+    /// Patterns, comma-separated (see below).
+    #[arg(long, value_name = "LIST", default_value = "pingpong")]
+    pub pattern: String,
+    /// Message sizes, comma-separated, 1 byte to 16 MiB (e.g. 8,1K,64K,1M,4M).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "1,8,64,512,4K,32K,256K,1M,4M"
+    )]
+    pub sizes: String,
+    /// Timed iterations per pattern and size up to 8 KiB.
+    #[arg(long, default_value_t = 1000)]
+    pub iterations: u32,
+    /// Timed iterations above 8 KiB.
+    #[arg(long, default_value_t = 100)]
+    pub iterations_large: u32,
+    /// Untimed iterations first [default: a tenth of the timed ones].
+    #[arg(long)]
+    pub warmup: Option<u32>,
+    /// Time steps of an NPB skeleton [default: the benchmark's own, e.g. 60 for BT class S].
+    #[arg(long)]
+    pub steps: Option<u32>,
+    /// How messages travel: direct or daemon.
+    #[arg(long, default_value = "direct", value_parser = ["direct", "daemon"])]
+    pub route: String,
+    /// Daemon route: largest datagram between daemons.
+    #[arg(long, default_value = "4080")]
+    pub daemon_fragment: Size,
+    /// Daemon route: packets unacknowledged per pair of daemons.
+    #[arg(long, default_value_t = 1)]
+    pub daemon_window: u32,
+    /// A rank that sees nothing move for this long fails the run.
+    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
+    pub timeout: Duration,
+    /// How long a waiting rank polls before it sleeps [default: 20ms when every rank (and
+    /// daemon) of a host has a CPU to itself, 50us when they outnumber its CPUs].
+    #[arg(long, value_parser = crate::cmd::bounds::duration("0", "1h"))]
+    pub spin: Option<Duration>,
+    /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// Time-out for connecting to an agent and each set-up step.
+    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
+    pub connect_timeout: Duration,
+    /// Print the result document (JSON) on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the result document to FILE.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// CSV export of the samples.
+    #[command(flatten)]
+    pub csv: crate::output::CsvArg,
+    /// With --local, the agents started here take this key too.
+    #[command(flatten)]
+    pub key: super::gate::ClientKey,
+}
+
+/// Runs `weft mp`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let spec = spec_from(&args)?;
+    let ranks = args.local.unwrap_or(args.hosts.len());
+    if (2..=MAX_RANKS as usize).contains(&ranks) {
+        // Refuse what cannot run before starting anything (BT on 3 ranks, sizes too large).
+        let mut s = spec.clone();
+        s.ranks = ranks as u32;
+        s.check(u64::MAX).map_err(|e| usage(e.to_string()))?;
+    }
+    let local;
+    let mut spec = spec;
+    let agents = match (args.local, args.hosts.is_empty()) {
+        (Some(n), _) => {
+            if !(2..=MAX_RANKS as usize).contains(&n) {
+                return Err(usage(format!("--local takes 2 to {MAX_RANKS} ranks")));
+            }
+            let exe = std::env::current_exe()
+                .map_err(|e| anyhow::anyhow!("cannot find the weft binary to start ranks: {e}"))?;
+            let mut extra = vec![
+                "--max-duration".to_string(),
+                "24h".to_string(),
+                "--idle-timeout".to_string(),
+                format!("{}ms", args.connect_timeout.as_nanos() / 1_000_000 + 10_000),
+            ];
+            if let Some(f) = &args.key.key_file {
+                extra.extend(["--key-file".to_string(), f.display().to_string()]);
+            }
+            local = LocalAgents::spawn(&exe, n, &extra).map_err(|e| anyhow::anyhow!("{e}"))?;
+            local.addrs.clone()
+        }
+        (None, false) => args
+            .hosts
+            .iter()
+            .map(|h| {
+                weft_probe::rr::config::resolve(h, args.port.unwrap_or(DEFAULT_PORT))
+                    .map_err(|e| usage(e.to_string()))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?,
+        (None, true) => {
+            return Err(usage(
+                "give the ranks: --local N, or --hosts with a weft serve agent per rank",
+            ));
+        }
+    };
+    if agents.len() < 2 {
+        return Err(usage("a run needs at least 2 ranks"));
+    }
+    if args.spin.is_none() {
+        let busiest = agents
+            .iter()
+            .map(|a| agents.iter().filter(|b| b.ip() == a.ip()).count())
+            .max()
+            .unwrap_or(1);
+        let per_rank = if spec.route == Route::Daemon { 2 } else { 1 };
+        spec.spin_us = default_spin_us(busiest * per_rank);
+    }
+    let launch = Launch {
+        agents,
+        spec,
+        connect_timeout: args.connect_timeout.into(),
+        key: args.key.load()?,
+    };
+    let progress = Progress::spinner("mp");
+    let mut samples = 0;
+    let result = mp::run(&launch, &mut |s| {
+        samples += 1;
+        progress.message(format!(
+            "{samples} done; {} at {} B: p50 {:.2} us",
+            s.pattern, s.size, s.p50_us
+        ));
+        tracing::info!(
+            pattern = %s.pattern,
+            size = s.size,
+            p50_us = s.p50_us,
+            "mp sample done"
+        );
+    });
+    progress.finish();
+    let result = result.map_err(|e| match e {
+        MpError::Config(m) => usage(m),
+        other => anyhow::anyhow!("{other}"),
+    })?;
+    let doc = result.to_result_doc(Engine::Real);
+    args.csv.write(&doc)?;
+    if let Some(path) = &args.output {
+        write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", doc.to_json_pretty());
+    } else {
+        print!("{}", result.table());
+    }
+    Ok(())
+}
+
+fn spec_from(a: &Args) -> anyhow::Result<MpSpec> {
+    let mut patterns = Vec::new();
+    for p in a
+        .pattern
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        if p == "all" {
+            patterns.extend(Pattern::ALL.iter().map(ToString::to_string));
+        } else {
+            let parsed: Pattern = p.parse().map_err(usage)?;
+            patterns.push(parsed.to_string());
+        }
+    }
+    if patterns.is_empty() {
+        return Err(usage("--pattern: name at least one pattern"));
+    }
+    let mut sizes = Vec::new();
+    for s in a.sizes.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let size: Size = s
+            .parse()
+            .map_err(|e: weft_model::UnitError| usage(format!("--sizes: {e}")))?;
+        if size.as_bytes() == 0 || size.as_bytes() > MAX_SIZE {
+            return Err(usage(format!(
+                "--sizes: {s} is outside 1 byte to {}",
+                mp::result::size_text(MAX_SIZE)
+            )));
+        }
+        sizes.push(size.as_bytes());
+    }
+    let route: Route = a.route.parse().map_err(usage)?;
+    let warmup = a.warmup.unwrap_or((a.iterations / 10).max(1));
+    let spec = MpSpec {
+        version: MP_VERSION,
+        rank: 0,
+        ranks: 2,
+        route,
+        patterns,
+        sizes,
+        iterations: a.iterations,
+        iterations_large: a.iterations_large,
+        warmup,
+        npb_steps: a.steps,
+        timeout_ms: (a.timeout.as_nanos() / 1_000_000).max(1),
+        spin_us: a.spin.map_or(0, |s| {
+            u32::try_from(s.as_nanos() / 1_000).unwrap_or(u32::MAX)
+        }),
+        daemon: DaemonParams {
+            fragment: u32::try_from(a.daemon_fragment.as_bytes()).unwrap_or(u32::MAX),
+            window: a.daemon_window,
+        },
+    };
+    Ok(spec)
+}
