@@ -206,6 +206,10 @@ impl Emulation {
                 mtu: h.link.mtu,
             });
         }
+        let hosts = netns::hosts_file_text(emu.hosts.iter().map(|h| (h.name.as_str(), h.addr)));
+        for h in &emu.hosts {
+            netns::write_hosts_file(&h.ns, &hosts)?;
+        }
         let tap: Option<Box<dyn Tap<Vec<u8>> + Send>> = match (&opts.capture_dir, &opts.recorder) {
             (Some(dir), _) => Some(Box::new(
                 capture_files(topo, dir, driver::realtime_offset())
