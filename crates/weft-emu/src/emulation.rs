@@ -66,15 +66,12 @@ pub struct Emulation {
     pub offload_warning: Option<String>,
 }
 
-fn new_run_id() -> String {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mut z = t ^ ((std::process::id() as u64) << 32);
-    z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    format!("{:06x}", (z ^ (z >> 33)) & 0xff_ffff)
+/// 6 random hex digits from the kernel (getrandom); the caller retries on a clash with a
+/// namespace that exists.
+fn new_run_id() -> Result<String, EmuError> {
+    let mut b = [0u8; 3];
+    getrandom::fill(&mut b).map_err(|e| EmuError::io("reading random bytes")(e.into()))?;
+    Ok(format!("{:02x}{:02x}{:02x}", b[0], b[1], b[2]))
 }
 
 fn mac_str(m: &[u8; 6]) -> String {
@@ -135,12 +132,12 @@ impl Emulation {
         netns::preflight()?;
         topo.validate()?;
         let existing = netns::list_namespaces();
-        let mut run_id = new_run_id();
+        let mut run_id = new_run_id()?;
         while existing
             .iter()
             .any(|n| netns::run_id_of(n) == Some(run_id.as_str()))
         {
-            run_id = new_run_id();
+            run_id = new_run_id()?;
         }
         let switch_ns = format!("{}{run_id}", netns::PREFIX);
         let mut emu = Emulation {
@@ -205,6 +202,10 @@ impl Emulation {
                 mac,
                 mtu: h.link.mtu,
             });
+        }
+        let hosts = netns::hosts_file_text(emu.hosts.iter().map(|h| (h.name.as_str(), h.addr)));
+        for h in &emu.hosts {
+            netns::write_hosts_file(&h.ns, &hosts)?;
         }
         let tap: Option<Box<dyn Tap<Vec<u8>> + Send>> = match (&opts.capture_dir, &opts.recorder) {
             (Some(dir), _) => Some(Box::new(

@@ -5,6 +5,10 @@
 //! Naming: a run has an id of 6 hex digits; its switch namespace is `weft-<id>` and each host's is
 //! `weft-<id>-<host>`. Veth pairs live only inside those namespaces (host end `eth0`, switch end
 //! `p<N>`), so deleting the namespaces removes every link.
+//!
+//! Names: each host namespace gets `/etc/netns/<ns>/hosts` listing every host of the run, which
+//! `ip netns exec` bind-mounts over `/etc/hosts`, so that `weft emu exec a -- ping b` resolves.
+//! The file and its directory go with the namespace ([`delete_namespace`]).
 
 use std::process::{Command, Stdio};
 
@@ -13,6 +17,9 @@ use crate::sys;
 
 /// Prefix of every namespace the emulator creates.
 pub const PREFIX: &str = "weft-";
+
+/// Where `ip netns exec` looks for per-namespace files to bind-mount over `/etc`.
+pub const ETC_NETNS: &str = "/etc/netns";
 
 /// Runs a command, returning stdout, or an error carrying its stderr.
 pub fn run_cmd(program: &str, args: &[&str]) -> Result<String, EmuError> {
@@ -97,7 +104,49 @@ pub fn delete_namespace(ns: &str) -> bool {
             }
         }
     }
+    remove_hosts_file(ns);
     ip(&["netns", "del", ns]).is_ok()
+}
+
+/// The text of a hosts file naming `hosts` (name, address), with the usual loopback lines.
+pub fn hosts_file_text<'a>(
+    hosts: impl IntoIterator<Item = (&'a str, std::net::Ipv4Addr)>,
+) -> String {
+    let mut text = String::from("# written by weft emu; removed with the emulation\n");
+    text.push_str("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+    for (name, addr) in hosts {
+        text.push_str(&format!("{addr}\t{name}\n"));
+    }
+    text
+}
+
+/// Writes `/etc/netns/<ns>/hosts` (atomically) with `text`.
+pub fn write_hosts_file(ns: &str, text: &str) -> Result<(), EmuError> {
+    let dir = std::path::Path::new(ETC_NETNS).join(ns);
+    std::fs::create_dir_all(&dir).map_err(EmuError::io(format!("creating {}", dir.display())))?;
+    let p = dir.join("hosts");
+    weft_report::write_atomic(&p, text.as_bytes())
+        .map_err(EmuError::io(format!("writing {}", p.display())))
+}
+
+/// Removes `/etc/netns/<ns>/hosts` and the directory if that leaves it empty (a directory an
+/// operator put other files in stays). Returns true if the file existed.
+pub fn remove_hosts_file(ns: &str) -> bool {
+    let dir = std::path::Path::new(ETC_NETNS).join(ns);
+    let existed = std::fs::remove_file(dir.join("hosts")).is_ok();
+    let _ = std::fs::remove_dir(&dir);
+    existed
+}
+
+/// Namespace names that have a directory under `/etc/netns` (whether or not the namespace
+/// exists).
+pub fn etc_netns_dirs() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(ETC_NETNS) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect()
 }
 
 /// What one emulation created, in creation order; removes it all on [`Registry::teardown`]
@@ -163,5 +212,23 @@ mod tests {
         assert_eq!(run_id_of("weftx-a1b2c3"), None);
         assert_eq!(run_id_of("weft-xfer-test"), None);
         assert_eq!(run_id_of("other"), None);
+    }
+
+    #[test]
+    fn hosts_file_names_every_host() {
+        let t = hosts_file_text([
+            ("adelaide", "10.77.0.1".parse().unwrap()),
+            ("canberra", "10.77.0.2".parse().unwrap()),
+        ]);
+        let lines: Vec<&str> = t.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            lines,
+            [
+                "127.0.0.1\tlocalhost",
+                "::1\tlocalhost ip6-localhost ip6-loopback",
+                "10.77.0.1\tadelaide",
+                "10.77.0.2\tcanberra",
+            ]
+        );
     }
 }

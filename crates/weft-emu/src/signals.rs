@@ -1,30 +1,29 @@
-//! SIGINT/SIGTERM handling for the CLI: the handler only sets a flag (async-signal-safe); the
+//! SIGINT/SIGTERM/SIGHUP handling for the CLI: the handler (signal-hook's) only sets a flag; the
 //! emulation's loops look at it and tear down in the ordinary way (Drop), so an interrupted run
 //! leaves nothing behind.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Once};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Installs the handler for SIGINT and SIGTERM (once per process; later calls are harmless).
+/// Installs the handler for SIGINT, SIGTERM and SIGHUP (once per process; later calls are
+/// harmless).
 pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: sigaction with a handler that only stores to an atomic; the struct is zeroed
-        // (empty mask, no flags) before the handler is set.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        for sig in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            // Fails only for a forbidden signal (SIGKILL, SIGSTOP), which these are not.
+            let _ = signal_hook::flag::register(sig, Arc::clone(&INTERRUPTED));
         }
-    }
+    });
 }
 
-/// True once SIGINT or SIGTERM has arrived.
+/// True once SIGINT, SIGTERM or SIGHUP has arrived (after [`install`]).
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

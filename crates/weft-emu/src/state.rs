@@ -45,6 +45,12 @@ impl RunRecord {
         PathBuf::from(STATE_DIR).join(format!("{run_id}.json"))
     }
 
+    /// Where a detached run (`weft emu up --detach`) writes its messages; `weft emu wait` and
+    /// `weft emu down` print and remove it once the run has ended.
+    pub fn log_path(run_id: &str) -> PathBuf {
+        PathBuf::from(STATE_DIR).join(format!("{run_id}.log"))
+    }
+
     /// Writes the record.
     pub fn save(&self) -> Result<(), EmuError> {
         std::fs::create_dir_all(STATE_DIR)
@@ -118,8 +124,30 @@ pub fn remove_leftovers() -> Vec<String> {
             removed.push(ns);
         }
     }
+    // Hosts files whose namespace is already gone (a crash between the two removals).
+    for ns in netns::etc_netns_dirs() {
+        let Some(id) = netns::run_id_of(&ns) else {
+            continue;
+        };
+        if !live.iter().any(|r| r.run_id == id) {
+            netns::remove_hosts_file(&ns);
+        }
+    }
     for r in all.iter().filter(|r| !r.alive()) {
         let _ = std::fs::remove_file(RunRecord::path(&r.run_id));
+    }
+    // Logs of detached runs that ended (or of a detaching `up` that died before its run was up).
+    for e in std::fs::read_dir(STATE_DIR).into_iter().flatten().flatten() {
+        let p = e.path();
+        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let stale = match stem.strip_prefix("up-") {
+            Some(pid) => pid.parse().is_ok_and(|pid| !sys::pid_alive(pid)),
+            None => netns::run_id_of(&format!("{}{stem}", netns::PREFIX))
+                .is_some_and(|id| !live.iter().any(|r| r.run_id == id)),
+        };
+        if stale && p.extension().is_some_and(|x| x == "log") {
+            let _ = std::fs::remove_file(&p);
+        }
     }
     removed
 }

@@ -127,23 +127,9 @@ impl std::fmt::Debug for Key {
     }
 }
 
-/// Fills `out` with random bytes from the kernel (getrandom(2)).
+/// Fills `out` with random bytes from the kernel (getrandom(2), through the `getrandom` crate).
 pub fn random_bytes(out: &mut [u8]) -> io::Result<()> {
-    let mut done = 0;
-    while done < out.len() {
-        let rest = out.get_mut(done..).unwrap_or_default();
-        // SAFETY: writes at most `rest.len()` bytes into the live slice `rest`.
-        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        done += n as usize;
-    }
-    Ok(())
+    getrandom::fill(out).map_err(io::Error::from)
 }
 
 /// A fresh random nonce.

@@ -1,5 +1,5 @@
 //! Socket options the standard library does not expose: buffer sizes, MSS and congestion
-//! control, set with `setsockopt` and read back with `getsockopt`.
+//! control, set and read back.
 //!
 //! # What `--window` does on Linux
 //!
@@ -16,133 +16,88 @@
 //! set on the accepted socket, whose window scale the listener chose from `tcp_rmem[2]`, large
 //! enough for any window up to that size. `SO_SNDBUF` is likewise doubled and caps the data in
 //! flight plus unsent data on the sender (`net.core.wmem_max`, `tcp_wmem`).
+//!
+//! The options are set through `socket2` (`SockRef`); this module adds the errors that say which
+//! option failed, and what the kernel offers when a congestion control is missing.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
+
+use socket2::SockRef;
 
 use crate::error::ProbeError;
 
-fn set_int<S: AsRawFd>(s: &S, level: i32, opt: i32, v: i32, name: &str) -> Result<(), ProbeError> {
-    // SAFETY: setsockopt reads exactly `size_of::<c_int>()` bytes from a live local; the fd is
-    // owned by `s` and open for the duration of the call.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            level,
-            opt,
-            (&v as *const i32).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(ProbeError::io(
-            format!("setting {name} to {v}"),
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
+fn clamp_i32(v: u64) -> usize {
+    // The kernel takes an int: larger requests saturate, as before.
+    i32::try_from(v).unwrap_or(i32::MAX) as usize
 }
 
-fn get_int<S: AsRawFd>(s: &S, level: i32, opt: i32, name: &str) -> Result<i32, ProbeError> {
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into the live local `v`.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            level,
-            opt,
-            (&mut v as *mut i32).cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(ProbeError::io(
-            format!("reading {name}"),
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(v)
+fn setting(name: &str, v: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> ProbeError {
+    let what = format!("setting {name} to {v}");
+    move |e| ProbeError::io(what, e)
 }
 
-fn clamp_i32(v: u64) -> i32 {
-    i32::try_from(v).unwrap_or(i32::MAX)
+fn reading(name: &str) -> impl FnOnce(std::io::Error) -> ProbeError {
+    let what = format!("reading {name}");
+    move |e| ProbeError::io(what, e)
 }
 
 /// Requests send and receive buffers of `bytes` each (see the module docs for what Linux does).
-pub fn set_window<S: AsRawFd>(s: &S, bytes: u64) -> Result<(), ProbeError> {
-    set_int(
-        s,
-        libc::SOL_SOCKET,
-        libc::SO_SNDBUF,
-        clamp_i32(bytes),
-        "SO_SNDBUF",
-    )?;
-    set_int(
-        s,
-        libc::SOL_SOCKET,
-        libc::SO_RCVBUF,
-        clamp_i32(bytes),
-        "SO_RCVBUF",
-    )
+pub fn set_window<S: AsFd>(s: &S, bytes: u64) -> Result<(), ProbeError> {
+    let (sock, n) = (SockRef::from(s), clamp_i32(bytes));
+    sock.set_send_buffer_size(n)
+        .map_err(setting("SO_SNDBUF", n))?;
+    sock.set_recv_buffer_size(n)
+        .map_err(setting("SO_RCVBUF", n))
 }
 
 /// Requests the UDP send and receive buffers; a large receive buffer keeps bursts from dropping.
-pub fn set_rcvbuf<S: AsRawFd>(s: &S, bytes: u64) -> Result<(), ProbeError> {
-    set_int(
-        s,
-        libc::SOL_SOCKET,
-        libc::SO_RCVBUF,
-        clamp_i32(bytes),
-        "SO_RCVBUF",
-    )
+pub fn set_rcvbuf<S: AsFd>(s: &S, bytes: u64) -> Result<(), ProbeError> {
+    let n = clamp_i32(bytes);
+    SockRef::from(s)
+        .set_recv_buffer_size(n)
+        .map_err(setting("SO_RCVBUF", n))
 }
 
 /// The effective (kernel-reported, doubled) send buffer in bytes.
-pub fn sndbuf<S: AsRawFd>(s: &S) -> Result<u64, ProbeError> {
-    Ok(get_int(s, libc::SOL_SOCKET, libc::SO_SNDBUF, "SO_SNDBUF")?.max(0) as u64)
+pub fn sndbuf<S: AsFd>(s: &S) -> Result<u64, ProbeError> {
+    let n = SockRef::from(s)
+        .send_buffer_size()
+        .map_err(reading("SO_SNDBUF"))?;
+    Ok(n as u64)
 }
 
 /// The effective (kernel-reported, doubled) receive buffer in bytes.
-pub fn rcvbuf<S: AsRawFd>(s: &S) -> Result<u64, ProbeError> {
-    Ok(get_int(s, libc::SOL_SOCKET, libc::SO_RCVBUF, "SO_RCVBUF")?.max(0) as u64)
+pub fn rcvbuf<S: AsFd>(s: &S) -> Result<u64, ProbeError> {
+    let n = SockRef::from(s)
+        .recv_buffer_size()
+        .map_err(reading("SO_RCVBUF"))?;
+    Ok(n as u64)
 }
 
 /// Sets TCP_MAXSEG; before `connect` it also lowers the MSS advertised in the SYN, so the peer
 /// sends segments no larger either.
-pub fn set_mss<S: AsRawFd>(s: &S, mss: u32) -> Result<(), ProbeError> {
-    set_int(
-        s,
-        libc::IPPROTO_TCP,
-        libc::TCP_MAXSEG,
-        clamp_i32(u64::from(mss)),
-        "TCP_MAXSEG",
-    )
+pub fn set_mss<S: AsFd>(s: &S, mss: u32) -> Result<(), ProbeError> {
+    let m = mss.min(i32::MAX as u32);
+    SockRef::from(s)
+        .set_tcp_mss(m)
+        .map_err(setting("TCP_MAXSEG", m))
 }
 
 /// Turns on TCP_NODELAY (no Nagle coalescing of small writes).
-pub fn set_nodelay<S: AsRawFd>(s: &S) -> Result<(), ProbeError> {
-    set_int(s, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1, "TCP_NODELAY")
+pub fn set_nodelay<S: AsFd>(s: &S) -> Result<(), ProbeError> {
+    SockRef::from(s)
+        .set_tcp_nodelay(true)
+        .map_err(setting("TCP_NODELAY", 1))
 }
 
 /// The effective TCP_MAXSEG in bytes.
-pub fn mss<S: AsRawFd>(s: &S) -> Result<u32, ProbeError> {
-    Ok(get_int(s, libc::IPPROTO_TCP, libc::TCP_MAXSEG, "TCP_MAXSEG")?.max(0) as u32)
+pub fn mss<S: AsFd>(s: &S) -> Result<u32, ProbeError> {
+    SockRef::from(s).tcp_mss().map_err(reading("TCP_MAXSEG"))
 }
 
 /// Sets TCP_CONGESTION to `name`, with an error that lists what the kernel offers.
-pub fn set_cc<S: AsRawFd>(s: &S, name: &str) -> Result<(), ProbeError> {
-    // SAFETY: setsockopt reads `name.len()` bytes from the string's live buffer.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        let err = std::io::Error::last_os_error();
+pub fn set_cc<S: AsFd>(s: &S, name: &str) -> Result<(), ProbeError> {
+    if let Err(err) = SockRef::from(s).set_tcp_congestion(name.as_bytes()) {
         let avail = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
             .unwrap_or_default();
         let allowed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
@@ -158,28 +113,12 @@ pub fn set_cc<S: AsRawFd>(s: &S, name: &str) -> Result<(), ProbeError> {
 }
 
 /// The congestion control in use.
-pub fn cc<S: AsRawFd>(s: &S) -> Result<String, ProbeError> {
-    let mut buf = [0u8; 32];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` (32) bytes into the live local buffer.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            buf.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(ProbeError::io(
-            "reading TCP_CONGESTION",
-            std::io::Error::last_os_error(),
-        ));
-    }
-    let s = buf.get(..len as usize).unwrap_or(&buf);
-    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-    Ok(String::from_utf8_lossy(&s[..end]).into_owned())
+pub fn cc<S: AsFd>(s: &S) -> Result<String, ProbeError> {
+    let b = SockRef::from(s)
+        .tcp_congestion()
+        .map_err(reading("TCP_CONGESTION"))?;
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    Ok(String::from_utf8_lossy(&b[..end]).into_owned())
 }
 
 #[cfg(test)]

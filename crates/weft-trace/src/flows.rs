@@ -6,7 +6,6 @@
 //! the full round trip wherever on the path the capture was taken.
 
 use std::cmp::Ordering;
-use std::hash::BuildHasherDefault;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use indexmap::IndexMap;
@@ -14,8 +13,8 @@ use indexmap::map::Entry;
 use serde::Serialize;
 
 use crate::decode::{Net, PacketInfo, Transport};
-use crate::hash::FxHasher;
 use crate::mix::{FragStats, FragTable};
+use rustc_hash::FxBuildHasher;
 
 // Memory per tracked flow: the flows live in one vector (indexmap) of 128-byte entries (the
 // key's hash, a 40-byte key, an 80-byte `Flow`), found through a hash index of 8 bytes a slot;
@@ -25,7 +24,7 @@ use crate::mix::{FragStats, FragTable};
 // sorted in place at the end (or, for a table, the top few picked in one pass).
 
 /// The table: flows in insertion order, with a hash index over their keys.
-type FlowMap = IndexMap<Key, Flow, BuildHasherDefault<FxHasher>>;
+type FlowMap = IndexMap<Key, Flow, FxBuildHasher>;
 
 /// Canonical flow key: protocol and the two endpoints in sorted order, addresses in 16 bytes
 /// (IPv4 as IPv4-mapped IPv6, told apart by `v6`).

@@ -27,7 +27,7 @@ use serde::Serialize;
 use crate::capture::CaptureReader;
 use crate::decode::{PacketInfo, Transport};
 use crate::error::CaptureError;
-use crate::hash::{FxHashMap, FxHasher};
+use rustc_hash::{FxHashMap, FxHasher};
 
 type Endpoint = (IpAddr, u16);
 

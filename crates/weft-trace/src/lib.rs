@@ -15,7 +15,6 @@ pub mod capture;
 pub mod decode;
 pub mod error;
 pub mod flows;
-mod hash;
 mod input;
 pub mod latency;
 pub mod live;

@@ -133,20 +133,19 @@ pub struct LiveConfig {
     pub above: Vec<f64>,
 }
 
-static SIGINT: AtomicBool = AtomicBool::new(false);
+static SIGINT: std::sync::LazyLock<Arc<AtomicBool>> =
+    std::sync::LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
-extern "C" fn on_sigint(_: libc::c_int) {
-    SIGINT.store(true, Ordering::SeqCst);
-}
-
-/// Makes SIGINT (and SIGTERM) set a flag that [`run`] polls instead of killing the process.
+/// Makes SIGINT (and SIGTERM) set a flag that [`run`] polls instead of killing the process
+/// (signal-hook's handler; once per process, later calls are harmless).
 pub fn install_sigint_handler() {
-    let h = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, h);
-        libc::signal(libc::SIGTERM, h);
-    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Fails only for a forbidden signal (SIGKILL, SIGSTOP), which these are not.
+            let _ = signal_hook::flag::register(sig, Arc::clone(&SIGINT));
+        }
+    });
 }
 
 /// True once SIGINT or SIGTERM arrived (after [`install_sigint_handler`]).

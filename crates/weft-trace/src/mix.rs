@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 use crate::decode::{Net, PacketInfo, Transport};
-use crate::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 /// Packets and bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

@@ -9,9 +9,9 @@ use serde::Serialize;
 use weft_model::{Duration, Rate};
 
 use crate::decode::{Net, PacketInfo};
-use crate::hash::FxHashMap;
 use crate::mix::{Mix, MixAcc};
 use crate::tech::Framing;
+use rustc_hash::FxHashMap;
 
 /// Settings of a utilisation analysis.
 #[derive(Clone, Debug)]

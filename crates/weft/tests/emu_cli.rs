@@ -254,6 +254,11 @@ fn up_list_exec_down_and_signals_leave_nothing() {
         emu_namespaces().iter().any(|n| n.contains(&id)),
         "a crash should leave its namespaces"
     );
+    let hosts_dir = format!("/etc/netns/weft-{id}-a");
+    assert!(
+        Path::new(&hosts_dir).exists(),
+        "a crash should leave its hosts files"
+    );
     let out = weft(&["emu", "list"]);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("leftover"),
@@ -264,6 +269,10 @@ fn up_list_exec_down_and_signals_leave_nothing() {
     assert!(
         !emu_namespaces().iter().any(|n| n.contains(&id)),
         "down --all left namespaces"
+    );
+    assert!(
+        !Path::new(&hosts_dir).exists(),
+        "down --all left {hosts_dir}"
     );
 }
 
@@ -319,4 +328,125 @@ fn weft_run_engine_emu_reports_goodput() {
          in real time): {}",
         degraded.join("; ")
     ));
+}
+
+const NAMED: &str = r#"
+name = "emu-names"
+[[host]]
+name = "adelaide"
+[[host]]
+name = "canberra"
+[[switch]]
+name = "sw"
+[[link]]
+ends = ["adelaide", "sw"]
+tech = "gige"
+[[link]]
+ends = ["sw", "canberra"]
+tech = "gige"
+"#;
+
+/// Hosts-file directories of emulator namespaces under /etc/netns.
+fn emu_hosts_dirs() -> Vec<String> {
+    std::fs::read_dir("/etc/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("weft-"))
+        .collect()
+}
+
+/// Interfaces of the root namespace.
+fn root_links() -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["-o", "link", "show"])
+        .output()
+        .expect("ip link");
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split(':').nth(1).map(|n| n.trim().to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn detach_names_resolve_wait_down_leave_nothing() {
+    skip_if!(missing_root("the emulator (network namespaces)"));
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (ns_before, dirs_before, links_before) = (emu_namespaces(), emu_hosts_dirs(), root_links());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("named.toml");
+    std::fs::write(&file, NAMED).expect("write scenario");
+
+    // --detach returns once the emulation is up, with the run id alone on stdout.
+    let out = weft(&["emu", "up", "--detach", &file.display().to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        id.len() == 6 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "run id {id:?}"
+    );
+    let hosts = std::fs::read_to_string(format!("/etc/netns/weft-{id}-adelaide/hosts"))
+        .expect("hosts file of adelaide");
+    assert!(hosts.contains("10.77.0.2\tcanberra"), "{hosts}");
+
+    // Names resolve inside the emulation: through the resolver, and for weft itself.
+    let out = weft(&[
+        "emu", "exec", "adelaide", "--run", &id, "--", "getent", "hosts", "canberra",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("10.77.0.2 "),
+        "{out:?}"
+    );
+    let mut agent = Command::new(BIN)
+        .args(["emu", "exec", "canberra", "--run", &id, "--", BIN, "serve"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("agent in canberra");
+    let mut rr = None;
+    for _ in 0..50 {
+        let out = weft(&[
+            "emu", "exec", "adelaide", "--run", &id, "--", BIN, "rr", "canberra", "-n", "20",
+            "--warmup", "2", "--json",
+        ]);
+        if out.status.success() {
+            rr = Some(out);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let rr = rr.expect("weft rr canberra from adelaide never succeeded");
+    let doc: serde_json::Value = serde_json::from_slice(&rr.stdout).expect("rr json");
+    assert_eq!(doc["kind"], "rr", "{doc}");
+
+    // wait blocks while the run is up and returns once `down ID` has torn it down.
+    let mut waiter = Command::new(BIN)
+        .args(["emu", "wait", &id])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("weft emu wait");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        waiter.try_wait().expect("try_wait").is_none(),
+        "wait returned while the run was up"
+    );
+    let out = weft(&["emu", "down", &id]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(wait_exit(&mut waiter, 10).success());
+    let _ = agent.kill();
+    let _ = agent.wait();
+
+    assert_eq!(emu_namespaces(), ns_before, "namespaces after down");
+    assert_eq!(emu_hosts_dirs(), dirs_before, "hosts files after down");
+    assert_eq!(root_links(), links_before, "links after down");
+    assert!(
+        !Path::new(&format!("/run/weft/emu/{id}.json")).exists()
+            && !Path::new(&format!("/run/weft/emu/{id}.log")).exists(),
+        "run record or log left behind"
+    );
 }

@@ -207,7 +207,16 @@ fn run_test(shared: &Arc<Shared>, mut control: Control, peer: SocketAddr, job: J
         return;
     }
     let test_id = shared.next_test_id.fetch_add(1, Ordering::SeqCst);
-    let cookie = new_cookie(test_id);
+    let cookie = match new_cookie() {
+        Ok(c) => c,
+        Err(err) => {
+            control.send_error_best_effort(&err);
+            shared.active_tests.fetch_sub(1, Ordering::SeqCst);
+            shared.tests_failed.fetch_add(1, Ordering::SeqCst);
+            shared.log(&format!("{peer}: test {test_id}: {err}"));
+            return;
+        }
+    };
     let (data_tx, data_rx) = mpsc::channel();
     if let Ok(mut reg) = shared.registry.lock() {
         reg.insert(cookie, Pending { data_tx });
@@ -262,30 +271,9 @@ fn describe(job: &Job) -> String {
     }
 }
 
-/// 16 random bytes from the kernel; if /dev/urandom is unreadable, a hash of the time, the test
-/// number and the process's random hasher keys (unpredictable enough to keep strangers' data
-/// connections apart, which is all the cookie is for).
-fn new_cookie(test_id: u64) -> [u8; 16] {
+/// 16 random bytes from the kernel (getrandom): keeps strangers' data connections apart.
+fn new_cookie() -> Result<[u8; 16], ProbeError> {
     let mut c = [0u8; 16];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut c))
-        .is_ok()
-    {
-        return c;
-    }
-    use std::hash::{BuildHasher, Hasher};
-    let rs = std::collections::hash_map::RandomState::new();
-    for (i, chunk) in c.chunks_mut(8).enumerate() {
-        let mut h = rs.build_hasher();
-        h.write_u64(test_id);
-        h.write_usize(i);
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-        );
-        chunk.copy_from_slice(&h.finish().to_be_bytes());
-    }
-    c
+    weft_gate::auth::random_bytes(&mut c).map_err(|e| ProbeError::io("reading random bytes", e))?;
+    Ok(c)
 }

@@ -15,7 +15,7 @@ pub const UDP_DEFAULT_RCVBUF: u64 = 4 * 1024 * 1024;
 
 /// Sets window, MSS, congestion control and TCP_NODELAY as the spec asks. On the client this runs
 /// before `connect`, so the window scale and the SYN's MSS follow the request.
-pub fn apply_tcp<S: std::os::fd::AsRawFd>(s: &S, spec: &TputSpec) -> Result<(), ProbeError> {
+pub fn apply_tcp<S: std::os::fd::AsFd>(s: &S, spec: &TputSpec) -> Result<(), ProbeError> {
     if let Some(w) = spec.window {
         sockopt::set_window(s, w)?;
     }

@@ -1,7 +1,8 @@
 //! Figures from result documents: `weft plot` draws the figure that fits any [`ResultDoc`].
 //!
 //! The pipeline is document -> [`Figure`] (by the kind -> builder table in [`kinds::FIGURES`]) ->
-//! SVG text ([`render_svg`]) -> optionally PNG bytes ([`render_png`], through `resvg`).
+//! SVG text ([`render_svg`]) -> optionally PNG bytes (`render_png`, through `resvg`, with the
+//! crate's `png` feature: the renderer and the font stack are pulled in only by those who draw).
 //!
 //! ```
 //! use weft_report::{Engine, ResultDoc, plot};
@@ -17,6 +18,7 @@
 pub mod fields;
 pub mod figure;
 pub mod kinds;
+#[cfg(feature = "png")]
 pub mod png;
 pub mod scale;
 pub mod svg;
@@ -24,6 +26,7 @@ pub mod sweep;
 
 pub use figure::{Axis, BarGroup, Bars, Body, Figure, Panel, Quantity, Scale, Series};
 pub use kinds::{FIGURES, FigureKind, figure_for};
+#[cfg(feature = "png")]
 pub use png::render_png;
 pub use svg::render as render_svg;
 

@@ -228,6 +228,9 @@ fn hostile_text_and_values_stay_well_formed() {
     assert_eq!(count(&svg_for(&rr).unwrap(), "point"), 1);
 }
 
+// With the `png` feature only (on in `cargo test --workspace`, which builds the `weft` binary
+// that turns it on; alone: `cargo test -p weft-report --features png`).
+#[cfg(feature = "png")]
 #[test]
 fn png_has_signature_and_the_svg_size() {
     let svg = svg_for(&rr_doc()).unwrap();

@@ -36,6 +36,15 @@ pub enum Action {
         /// wake-up latency (0.1-1 ms on a virtual machine).
         #[arg(long)]
         low_cpu: bool,
+        /// Return once the emulation is up and print its run id on stdout; the switch keeps
+        /// running in the background until `weft emu down ID` (`weft emu wait ID` blocks until
+        /// then). Its messages go to /run/weft/emu/ID.log.
+        #[arg(long)]
+        detach: bool,
+        /// Internal: set on the background process of --detach (print the run id on stdout
+        /// once up).
+        #[arg(long, hide = true)]
+        detached_child: bool,
     },
     /// Run a command inside a host of a running emulation (`ip netns exec`).
     Exec {
@@ -75,11 +84,24 @@ pub enum Action {
     /// Stop a running emulation, or with --all remove the leftovers of crashed runs.
     Down {
         /// Run id; needed only when several runs are up.
+        #[arg(conflicts_with = "run")]
+        id: Option<String>,
+        /// Run id (the same as the positional ID).
         #[arg(long)]
         run: Option<String>,
         /// Remove every namespace of runs whose owner has died.
         #[arg(long)]
         all: bool,
+    },
+    /// Block until a running emulation ends (after `weft emu up --detach`): exit 0 once it has
+    /// torn down, 1 if its owner died and left namespaces behind.
+    Wait {
+        /// Run id; needed only when several runs are up.
+        #[arg(conflicts_with = "run")]
+        id: Option<String>,
+        /// Run id (the same as the positional ID).
+        #[arg(long)]
+        run: Option<String>,
     },
     /// List running emulations and leftovers.
     List {
@@ -102,7 +124,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     file,
                     capture,
                     low_cpu,
-                } => up(&file, capture, low_cpu),
+                    detach,
+                    detached_child,
+                } => {
+                    if detach {
+                        up_detached(&file, capture.as_deref(), low_cpu)
+                    } else {
+                        up(&file, capture, low_cpu, detached_child)
+                    }
+                }
                 Action::Exec { host, run, cmd } => exec(&host, run.as_deref(), &cmd),
                 Action::Run {
                     file,
@@ -116,7 +146,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     let doc = run_file(&file, time, &exec, capture, json, output.as_deref())?;
                     csv.write(&doc)
                 }
-                Action::Down { run, all } => down(run.as_deref(), all),
+                Action::Down { id, run, all } => down(id.or(run).as_deref(), all),
+                Action::Wait { id, run } => wait(id.or(run).as_deref()),
                 Action::List { .. } => Ok(()),
             }
         }
@@ -130,7 +161,12 @@ fn load(file: &Path) -> anyhow::Result<Scenario> {
         .map_err(|e| crate::cli::usage(e.to_string()))
 }
 
-fn up(file: &Path, capture: Option<PathBuf>, low_cpu: bool) -> anyhow::Result<()> {
+fn up(
+    file: &Path,
+    capture: Option<PathBuf>,
+    low_cpu: bool,
+    detached_child: bool,
+) -> anyhow::Result<()> {
     let s = load(file)?;
     let (topo, notes) = scenario::topology(&s, s.seed)?;
     signals::install();
@@ -167,6 +203,15 @@ fn up(file: &Path, capture: Option<PathBuf>, low_cpu: bool) -> anyhow::Result<()
     eprintln!(
         "  weft emu exec HOST -- CMD...   runs a command in a host; Ctrl-C or `weft emu down` stops"
     );
+    if detached_child {
+        // The detaching parent reads this line, prints it and exits; nothing else is written
+        // to stdout (the pipe is closed from then on).
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", emu.run_id())
+            .and_then(|()| out.flush())
+            .context("telling the detaching process the run id")?;
+    }
     while !signals::interrupted() && emu.switch_running() {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -178,6 +223,97 @@ fn up(file: &Path, capture: Option<PathBuf>, low_cpu: bool) -> anyhow::Result<()
         report.lag.max_ns / 1000,
         report.lag.count
     );
+    Ok(())
+}
+
+/// Starts `weft emu up` again as a background process in its own process group (so that the
+/// terminal's Ctrl-C does not reach it), waits until it prints its run id, prints that and
+/// returns. If the background process fails first, its messages and exit status are reported.
+fn up_detached(file: &Path, capture: Option<&Path>, low_cpu: bool) -> anyhow::Result<()> {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    std::fs::create_dir_all(state::STATE_DIR)
+        .with_context(|| format!("creating {}", state::STATE_DIR))?;
+    let early_log = Path::new(state::STATE_DIR).join(format!("up-{}.log", std::process::id()));
+    let log = std::fs::File::create(&early_log)
+        .with_context(|| format!("creating {}", early_log.display()))?;
+    let exe = std::env::current_exe().context("finding weft's own executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["emu", "up", "--detached-child"]).arg(file);
+    if let Some(c) = capture {
+        cmd.arg("--capture").arg(c);
+    }
+    if low_cpu {
+        cmd.arg("--low-cpu");
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .context("starting the background emulation")?;
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        std::io::BufReader::new(out)
+            .read_line(&mut line)
+            .context("reading the run id from the background emulation")?;
+    }
+    let id = line.trim();
+    if id.is_empty() {
+        let status = child
+            .wait()
+            .context("waiting for the background emulation")?;
+        let messages = std::fs::read_to_string(&early_log).unwrap_or_default();
+        let _ = std::fs::remove_file(&early_log);
+        eprint!("{messages}");
+        return Err(anyhow::anyhow!(
+            "the background emulation stopped before it was up ({status})"
+        ));
+    }
+    let log_path = state::RunRecord::log_path(id);
+    std::fs::rename(&early_log, &log_path)
+        .with_context(|| format!("renaming {} to {}", early_log.display(), log_path.display()))?;
+    eprint!("{}", std::fs::read_to_string(&log_path).unwrap_or_default());
+    eprintln!(
+        "weft emu: run {id} runs in the background (pid {}); `weft emu down {id}` stops it, \
+         `weft emu wait {id}` waits for it; messages in {}",
+        child.id(),
+        log_path.display()
+    );
+    println!("{id}");
+    Ok(())
+}
+
+/// Prints and removes the log of a detached run that has ended (nothing for a foreground run).
+fn print_final_log(run_id: &str) {
+    let p = state::RunRecord::log_path(run_id);
+    if let Ok(text) = std::fs::read_to_string(&p) {
+        // The bring-up messages were printed by `up --detach`; what follows them is news.
+        if let Some(last) = text.lines().rev().find(|l| l.starts_with("weft emu: down")) {
+            eprintln!("{last}");
+        }
+        let _ = std::fs::remove_file(&p);
+    }
+}
+
+fn wait(run: Option<&str>) -> anyhow::Result<()> {
+    let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
+    let record = state::RunRecord::path(&rec.run_id);
+    while record.exists() && rec.alive() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if record.exists() {
+        return Err(anyhow::anyhow!(
+            "run {} ended without tearing down (pid {} died); `weft emu down --all` removes its \
+             leftovers",
+            rec.run_id,
+            rec.pid
+        ));
+    }
+    print_final_log(&rec.run_id);
+    eprintln!("weft emu: run {} has ended", rec.run_id);
     Ok(())
 }
 
@@ -364,6 +500,7 @@ fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
     weft_emu::sys::terminate(rec.pid);
     for _ in 0..100 {
         if !state::RunRecord::path(&rec.run_id).exists() {
+            print_final_log(&rec.run_id);
             eprintln!("weft emu: run {} is down", rec.run_id);
             return Ok(());
         }

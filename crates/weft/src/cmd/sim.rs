@@ -49,14 +49,14 @@ pub enum Form {
     /// Saturated input-queued FIFO switch: throughput per port (head-of-line blocking).
     Hol {
         /// Port counts: `16`, `1-8`, or `1,2,4,64`.
-        #[arg(long, default_value = "16")]
-        ports: String,
+        #[arg(long, default_value = "16", value_parser = parse_ports)]
+        ports: PortCounts,
         /// Slots to simulate per port count (`1e6` is fine).
-        #[arg(long, default_value = "1e6")]
-        slots: String,
-        /// Contention resolution: random or rr.
-        #[arg(long, default_value = "random")]
-        contention: String,
+        #[arg(long, default_value = "1e6", value_parser = parse_count)]
+        slots: u64,
+        /// Contention resolution.
+        #[arg(long, value_enum, default_value_t = ContentionArg::Random)]
+        contention: ContentionArg,
     },
     /// GIGAswitch contention: 1..=inputs saturated inputs to `outputs` outputs, against the
     /// formula E = (N/M)(1-(1-1/N)^M).
@@ -68,11 +68,11 @@ pub enum Form {
         #[arg(long, default_value_t = 5)]
         outputs: usize,
         /// Slots per point.
-        #[arg(long, default_value = "1e6")]
-        slots: String,
+        #[arg(long, default_value = "1e6", value_parser = parse_count)]
+        slots: u64,
         /// Port rate that efficiency 1 stands for (the study's 95 Mbps of FDDI).
-        #[arg(long, default_value = "95Mbps")]
-        rate: String,
+        #[arg(long, default_value = "95Mbps", value_parser = bounds::rate("1", "10Tbps"))]
+        rate: Rate,
     },
     /// Output-queued switch: delay against load, with the formula.
     Oq {
@@ -80,11 +80,11 @@ pub enum Form {
         #[arg(long, default_value_t = 16)]
         ports: usize,
         /// Loads, comma-separated.
-        #[arg(long, default_value = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.95")]
-        loads: String,
+        #[arg(long, default_value = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.95", value_parser = parse_loads)]
+        loads: Loads,
         /// Slots per load.
-        #[arg(long, default_value = "1e6")]
-        slots: String,
+        #[arg(long, default_value = "1e6", value_parser = parse_count)]
+        slots: u64,
     },
     /// Virtual output queues with iSLIP: throughput and delay against load.
     Islip {
@@ -95,11 +95,11 @@ pub enum Form {
         #[arg(long, default_value_t = 4)]
         iterations: usize,
         /// Loads, comma-separated.
-        #[arg(long, default_value = "0.5,0.8,0.9,0.95,0.99")]
-        loads: String,
+        #[arg(long, default_value = "0.5,0.8,0.9,0.95,0.99", value_parser = parse_loads)]
+        loads: Loads,
         /// Slots per load.
-        #[arg(long, default_value = "2e5")]
-        slots: String,
+        #[arg(long, default_value = "2e5", value_parser = parse_count)]
+        slots: u64,
     },
     /// Frame overload of one output: tail drop, PPD and EPD compared on frame goodput.
     Epd {
@@ -119,8 +119,8 @@ pub enum Form {
         #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1 << 32))]
         threshold: Option<u64>,
         /// Slots to run.
-        #[arg(long, default_value = "1e6")]
-        slots: String,
+        #[arg(long, default_value = "1e6", value_parser = parse_count)]
+        slots: u64,
     },
     /// Event-driven many-to-one: hosts on their own links into one switch output port (the
     /// Sandia study's two hosts to one receiver over OC-3c).
@@ -129,17 +129,17 @@ pub enum Form {
         #[arg(long, default_value_t = 2)]
         hosts: usize,
         /// Each host's link rate (cell stream rate for cells).
-        #[arg(long, default_value = "149.76Mbps")]
-        rate: String,
+        #[arg(long, default_value = "149.76Mbps", value_parser = bounds::rate("1", "10Tbps"))]
+        rate: Rate,
         /// Fraction of its link each host offers.
         #[arg(long, default_value_t = 1.0)]
         load: f64,
         /// Output port rate.
-        #[arg(long, default_value = "149.76Mbps")]
-        out_rate: String,
+        #[arg(long, default_value = "149.76Mbps", value_parser = bounds::rate("1", "10Tbps"))]
+        out_rate: Rate,
         /// Frame (AAL5 payload or packet) length.
-        #[arg(long, default_value = "9188")]
-        frame: String,
+        #[arg(long, default_value = "9188", value_parser = parse_frame)]
+        frame: Size,
         /// Move whole frames instead of cells.
         #[arg(long)]
         frames: bool,
@@ -147,11 +147,11 @@ pub enum Form {
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
         buffer: u64,
         /// Drop policy: tail, ppd or epd:THRESHOLD.
-        #[arg(long, default_value = "tail")]
-        policy: String,
+        #[arg(long, default_value = "tail", value_parser = parse_policy)]
+        policy: DropPolicy,
         /// Simulated time.
-        #[arg(long, default_value = "1s")]
-        duration: String,
+        #[arg(long, default_value = "1s", value_parser = bounds::duration("1ns", "30d"))]
+        duration: Duration,
     },
 }
 
@@ -187,9 +187,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             slots,
             contention,
         } => {
-            let ports = parse_ports(&ports)?;
-            let slots = parse_count(&slots, "--slots")?;
-            let contention = parse_contention(&contention)?;
+            let (ports, contention) = (ports.0, Contention::from(contention));
             let warm = |s: u64| s + (s / 20).min(10_000);
             let total = ports.len() as u64 * warm(slots);
             let bar = progress("hol", total);
@@ -211,9 +209,6 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             if inputs == 0 || outputs == 0 {
                 return Err(usage("--inputs and --outputs must be at least 1"));
             }
-            let slots = parse_count(&slots, "--slots")?;
-            let rate: Rate =
-                bounds::rate("1", "10Tbps")(&rate).map_err(|e| usage(format!("--rate: {e}")))?;
             let total = 2 * inputs as u64 * (slots + (slots / 20).min(10_000));
             let bar = progress("contention", total);
             let doc = experiments::contention(
@@ -233,8 +228,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             slots,
         } => {
             check_ports(ports, 1 << 16)?;
-            let loads = parse_loads(&loads)?;
-            let slots = parse_count(&slots, "--slots")?;
+            let loads = loads.0;
             let bar = progress("oq", loads.len() as u64);
             let doc = experiments::oq(ports, &loads, slots, c.seed(), |d| bar.set(d));
             bar.finish();
@@ -250,8 +244,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             if iterations == 0 {
                 return Err(usage("--iterations must be at least 1"));
             }
-            let loads = parse_loads(&loads)?;
-            let slots = parse_count(&slots, "--slots")?;
+            let loads = loads.0;
             let bar = progress("islip", loads.len() as u64);
             let doc =
                 experiments::islip(ports, iterations, &loads, slots, c.seed(), |d| bar.set(d));
@@ -277,7 +270,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 frame_cells,
                 load_each: load,
                 buffer,
-                slots: parse_count(&slots, "--slots")?,
+                slots,
                 seed: c.seed(),
             };
             let threshold = threshold.unwrap_or(buffer * 6 / 10);
@@ -305,18 +298,8 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
             duration,
         } => {
             check_ports(hosts, 1 << 16)?;
-            let rate: Rate =
-                bounds::rate("1", "10Tbps")(&rate).map_err(|e| usage(format!("--rate: {e}")))?;
-            let out_rate: Rate = bounds::rate("1", "10Tbps")(&out_rate)
-                .map_err(|e| usage(format!("--out-rate: {e}")))?;
-            let frame: Size = frame.parse().map_err(|e| usage(format!("--frame: {e}")))?;
-            let duration: Duration = bounds::duration("1ns", "30d")(&duration)
-                .map_err(|e| usage(format!("--duration: {e}")))?;
             if rate.as_bps() == 0 || out_rate.as_bps() == 0 || !(load > 0.0 && load <= 1.0) {
                 return Err(usage("rates must be above zero and --load in (0, 1]"));
-            }
-            if frame.as_bytes() == 0 || frame.as_bytes() > 65_535 {
-                return Err(usage("--frame must be 1 to 65535 bytes"));
             }
             let p = ManyToOne {
                 hosts: vec![Host { rate, load }; hosts],
@@ -329,7 +312,7 @@ fn run_form(form: Form, c: &Common) -> anyhow::Result<ResultDoc> {
                 } else {
                     Capacity::Cells(buffer)
                 },
-                policy: parse_policy(&policy)?,
+                policy,
                 duration,
                 sample_every: Duration((duration.as_nanos() / 500).max(1)),
                 seed: c.seed(),
@@ -422,22 +405,47 @@ fn check_ports(n: usize, max: usize) -> anyhow::Result<()> {
     }
 }
 
-/// `"1e6"`, `"200000"`, `"2.5e5"`: a whole positive count.
-fn parse_count(s: &str, what: &str) -> anyhow::Result<u64> {
+/// Port counts of `--ports` (`16`, `1-8`, `1,2,4,64`), each between 1 and 65536.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortCounts(pub Vec<usize>);
+
+/// Offered loads of `--loads` (comma-separated), each in [0, 1].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loads(pub Vec<f64>);
+
+/// `--contention`: how an output picks among the inputs that want it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContentionArg {
+    /// A random winner each slot.
+    Random,
+    /// Round robin from the last winner.
+    #[value(alias = "round-robin")]
+    Rr,
+}
+
+impl From<ContentionArg> for Contention {
+    fn from(c: ContentionArg) -> Self {
+        match c {
+            ContentionArg::Random => Contention::Random,
+            ContentionArg::Rr => Contention::RoundRobin,
+        }
+    }
+}
+
+/// `"1e6"`, `"200000"`, `"2.5e5"`: a whole positive count (clap names the flag).
+fn parse_count(s: &str) -> Result<u64, String> {
     let v: f64 = s
         .trim()
         .parse()
-        .map_err(|_| usage(format!("{what}: expected a count such as 1e6, got {s:?}")))?;
+        .map_err(|_| format!("expected a count such as 1e6, got {s:?}"))?;
     if !((1.0..=1e15).contains(&v) && v.fract() == 0.0) {
-        return Err(usage(format!(
-            "{what}: expected a whole count from 1 to 1e15, got {s:?}"
-        )));
+        return Err(format!("expected a whole count from 1 to 1e15, got {s:?}"));
     }
     Ok(v as u64)
 }
 
-fn parse_ports(s: &str) -> anyhow::Result<Vec<usize>> {
-    let bad = || usage(format!("--ports: expected 16, 1-8 or 1,2,4, got {s:?}"));
+fn parse_ports(s: &str) -> Result<PortCounts, String> {
+    let bad = || format!("expected 16, 1-8 or 1,2,4, got {s:?}");
     let mut out = Vec::new();
     for part in s.split(',') {
         let part = part.trim();
@@ -452,39 +460,38 @@ fn parse_ports(s: &str) -> anyhow::Result<Vec<usize>> {
             out.push(part.parse().map_err(|_| bad())?);
         }
     }
-    for &n in &out {
-        check_ports(n, 1 << 16)?;
+    match out.iter().find(|&&n| n == 0 || n > 1 << 16) {
+        Some(n) => Err(format!(
+            "port counts must be between 1 and {}, got {n}",
+            1 << 16
+        )),
+        None => Ok(PortCounts(out)),
     }
-    Ok(out)
 }
 
-fn parse_loads(s: &str) -> anyhow::Result<Vec<f64>> {
+fn parse_loads(s: &str) -> Result<Loads, String> {
     s.split(',')
         .map(|p| {
             p.trim()
                 .parse::<f64>()
                 .ok()
-                .filter(|v| (0.0..1.0).contains(v) || *v == 1.0)
-                .ok_or_else(|| {
-                    usage(format!(
-                        "--loads: each load is a number in [0, 1], got {p:?}"
-                    ))
-                })
+                .filter(|v| (0.0..=1.0).contains(v))
+                .ok_or_else(|| format!("each load is a number in [0, 1], got {p:?}"))
         })
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(Loads)
 }
 
-fn parse_contention(s: &str) -> anyhow::Result<Contention> {
-    match s {
-        "random" => Ok(Contention::Random),
-        "rr" | "round-robin" => Ok(Contention::RoundRobin),
-        _ => Err(usage(format!(
-            "--contention: expected random or rr, got {s:?}"
-        ))),
+/// A frame length from 1 to 65535 bytes (`9188`, `1KiB`).
+fn parse_frame(s: &str) -> Result<Size, String> {
+    let f: Size = s.parse().map_err(|e| format!("{e}"))?;
+    if f.as_bytes() == 0 || f.as_bytes() > 65_535 {
+        return Err(format!("{s} is out of range: a frame is 1 to 65535 bytes"));
     }
+    Ok(f)
 }
 
-fn parse_policy(s: &str) -> anyhow::Result<DropPolicy> {
+fn parse_policy(s: &str) -> Result<DropPolicy, String> {
     match s {
         "tail" => Ok(DropPolicy::Tail),
         "ppd" => Ok(DropPolicy::Ppd),
@@ -492,11 +499,7 @@ fn parse_policy(s: &str) -> anyhow::Result<DropPolicy> {
             .strip_prefix("epd:")
             .and_then(|t| t.parse().ok())
             .map(|threshold| DropPolicy::Epd { threshold })
-            .ok_or_else(|| {
-                usage(format!(
-                    "--policy: expected tail, ppd or epd:THRESHOLD, got {s:?}"
-                ))
-            }),
+            .ok_or_else(|| format!("expected tail, ppd or epd:THRESHOLD, got {s:?}")),
     }
 }
 
@@ -512,18 +515,74 @@ mod tests {
 
     #[test]
     fn parses_counts_ports_loads_and_policies() {
-        assert_eq!(parse_count("1e6", "x").unwrap(), 1_000_000);
-        assert!(parse_count("0", "x").is_err());
-        assert!(parse_count("1.5", "x").is_err());
-        assert_eq!(parse_ports("1-3,8").unwrap(), vec![1, 2, 3, 8]);
+        assert_eq!(parse_count("1e6").unwrap(), 1_000_000);
+        assert!(parse_count("0").is_err());
+        assert!(parse_count("1.5").is_err());
+        assert_eq!(parse_ports("1-3,8").unwrap().0, vec![1, 2, 3, 8]);
         assert!(parse_ports("3-1").is_err());
         assert!(parse_ports("0").is_err());
-        assert_eq!(parse_loads("0.5, 0.9").unwrap(), vec![0.5, 0.9]);
+        assert_eq!(parse_loads("0.5, 0.9").unwrap().0, vec![0.5, 0.9]);
         assert!(parse_loads("1.2").is_err());
         assert_eq!(
             parse_policy("epd:40").unwrap(),
             DropPolicy::Epd { threshold: 40 }
         );
         assert!(parse_policy("red").is_err());
+    }
+
+    #[test]
+    fn every_old_spelling_still_parses() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(subcommand)]
+            form: Form,
+        }
+        for args in [
+            &[
+                "x",
+                "hol",
+                "--ports",
+                "1,2-4",
+                "--slots",
+                "2.5e5",
+                "--contention",
+                "rr",
+            ][..],
+            &["x", "hol", "--contention", "round-robin"],
+            &["x", "hol", "--contention", "random"],
+            &["x", "contention", "--rate", "95Mbps", "--slots", "1000"],
+            &["x", "oq", "--loads", "0.5, 0.9", "--slots", "1e4"],
+            &["x", "islip", "--loads", "1", "--slots", "200000"],
+            &["x", "epd", "--slots", "1e4"],
+            &[
+                "x",
+                "many-to-one",
+                "--rate",
+                "149.76Mbps",
+                "--out-rate",
+                "100Mbps",
+                "--frame",
+                "9188",
+                "--policy",
+                "epd:40",
+                "--duration",
+                "10ms",
+            ],
+            &["x", "many-to-one", "--policy", "ppd", "--frame", "1KiB"],
+        ] {
+            assert!(Cli::try_parse_from(args).is_ok(), "{args:?}");
+        }
+        for args in [
+            &["x", "hol", "--contention", "fifo"][..],
+            &["x", "hol", "--ports", "0"],
+            &["x", "oq", "--slots", "0"],
+            &["x", "oq", "--loads", "1.5"],
+            &["x", "many-to-one", "--frame", "65536"],
+            &["x", "many-to-one", "--policy", "red"],
+            &["x", "many-to-one", "--duration", "forever"],
+        ] {
+            assert!(Cli::try_parse_from(args).is_err(), "{args:?}");
+        }
     }
 }
