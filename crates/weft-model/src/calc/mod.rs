@@ -2,6 +2,7 @@
 //! head-of-line blocking, queueing, the TCP loss bound, host-limited transfers and request/response
 //! round trips. Pure arithmetic, no I/O.
 
+pub mod ebn;
 pub mod engine;
 pub mod hol;
 pub mod host;
