@@ -3,6 +3,7 @@
 //! round trips. Pure arithmetic, no I/O.
 
 pub mod alpha_beta;
+pub mod ebn;
 pub mod engine;
 pub mod hol;
 pub mod host;

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use weft_model::calc::ebn::{self, EbnRuns};
 use weft_model::calc::{self, Chain, Mathis, Md1, SandiaNote, TransferBound, hol, window};
 use weft_model::scenario::Figures;
 use weft_model::tech::{Encap, PRESETS, Tech, Transport};
@@ -323,10 +324,10 @@ fn window_cmd(a: &WindowArgs) -> anyhow::Result<(ResultDoc, String)> {
     Ok((doc, text))
 }
 
-/// The EBN study's runs (figures.toml `dhpc_ebn.runs`) against the window/link bound.
+/// The EBN study's runs (figures.toml `dhpc_ebn.runs`, set out by `weft_model::calc::ebn`) as a
+/// table and JSON rows.
 fn ebn_runs(f: &Figures) -> anyhow::Result<(String, Vec<Value>)> {
-    let rtt = Duration::from_secs_f64(f.number("dhpc_ebn.rtt_ms_via_router")? / 1e3);
-    let n = f.numbers("dhpc_ebn.runs.window_bytes")?.len();
+    let EbnRuns { rtt, runs } = ebn::ebn_runs(f)?;
     let mut text = format!(
         "\nEBN runs (002), RTT {rtt}; paper Mbps = KiB/s * 8 * 1.024 * 53/48\n{:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10}\n",
         "window",
@@ -341,35 +342,22 @@ fn ebn_runs(f: &Figures) -> anyhow::Result<(String, Vec<Value>)> {
         "rtt*"
     );
     let mut rows = Vec::new();
-    for i in 0..n {
-        let get = |k: &str| f.number(&format!("dhpc_ebn.runs.{i}.{k}"));
-        let window = Size(get("window_bytes")? as u64);
-        let mtu = get("mtu_bytes")? as u64;
-        let vp = get("vp_mbps")?;
-        let kib = get("payload_kib_s")?;
-        let mut e3 = Tech::preset("e3")?;
-        e3.rate = Rate((vp * 1e6) as u64);
-        let b = TransferBound::new(&e3, mtu, Transport::Tcp { options: 0 }, window, rtt)?;
-        let ours = window::ebn_paper_mbps(kib);
-        let implied = window::implied_rtt(window, kib).unwrap_or_default();
+    for r in &runs {
+        let b = &r.model;
         text.push_str(&format!(
             "{:>8} {:>5} {:>5} {:>9} {:>9} {:>9.2} {:>9.0} {:>8} {:>8.3} {:>10}\n",
-            window.0,
-            mtu,
-            vp,
-            kib,
-            get("paper_mbps").map_or("-".into(), |x| format!("{x:.2}")),
-            ours,
+            r.window_bytes,
+            r.mtu_bytes,
+            r.vp_mbps,
+            r.paper_payload_kib_s,
+            r.paper_mbps.map_or("-".into(), |x| format!("{x:.2}")),
+            r.recomputed_paper_mbps,
             b.payload_kib_s,
             format!("{:?}", b.limit).to_lowercase(),
             b.window_bps as f64 / b.link_bps as f64,
-            implied.to_string(),
+            Duration(r.implied_rtt_ns).to_string(),
         ));
-        rows.push(json!({
-            "window_bytes": window.0, "mtu_bytes": mtu, "vp_mbps": vp,
-            "paper_payload_kib_s": kib, "paper_mbps": get("paper_mbps").ok(),
-            "recomputed_paper_mbps": ours, "model": b, "implied_rtt_ns": implied.0,
-        }));
+        rows.push(serde_json::to_value(r)?);
     }
     text.push_str(
         "win/link = the window's rate over 17 ms against the link's TCP payload rate: near 1 the \

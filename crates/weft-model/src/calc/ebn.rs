@@ -1,0 +1,102 @@
+//! The EBN study's (002) runs set beside the window/link bound: the figures file's
+//! `dhpc_ebn.runs` (window, MTU, VP rate, measured ttcp KiB/s) against [`TransferBound`] over the
+//! study's round trip, with the paper's own "Mbps" recomputed and the round trip that the window
+//! alone would need to explain each measurement (`weft calc window --ebn`).
+
+use serde::Serialize;
+
+use super::window::{self, TransferBound};
+use crate::scenario::{FigureError, Figures};
+use crate::tech::{Tech, TechError, Transport};
+use crate::time::Duration;
+use crate::units::{Rate, Size};
+
+/// Why the runs could not be set out.
+#[derive(Debug, thiserror::Error)]
+pub enum EbnError {
+    /// A figure is missing or malformed.
+    #[error(transparent)]
+    Figure(#[from] FigureError),
+    /// The bound could not be computed (an MTU the link cannot carry).
+    #[error(transparent)]
+    Tech(#[from] TechError),
+}
+
+/// One run of the study beside the model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EbnRun {
+    /// TCP window, bytes.
+    pub window_bytes: u64,
+    /// MTU, bytes.
+    pub mtu_bytes: u64,
+    /// The virtual path's rate, Mbit/s.
+    pub vp_mbps: f64,
+    /// The paper's measured ttcp payload rate, KiB/s.
+    pub paper_payload_kib_s: f64,
+    /// The paper's "Mbps" column, where it gives one.
+    pub paper_mbps: Option<f64>,
+    /// That column recomputed from the payload rate ([`window::ebn_paper_mbps`]).
+    pub recomputed_paper_mbps: f64,
+    /// The window/link bound over the study's round trip.
+    pub model: TransferBound,
+    /// The round trip at which the window alone gives the measured rate, ns (0 when the rate is
+    /// zero).
+    pub implied_rtt_ns: u64,
+}
+
+/// The study's runs and the round trip they were modelled over.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EbnRuns {
+    /// Round trip via the router (`dhpc_ebn.rtt_ms_via_router`).
+    pub rtt: Duration,
+    /// The runs, in the figures file's order.
+    pub runs: Vec<EbnRun>,
+}
+
+/// The runs of `figures` (`dhpc_ebn.*`), each on an E3 link at its VP's rate.
+pub fn ebn_runs(f: &Figures) -> Result<EbnRuns, EbnError> {
+    let rtt = Duration::from_secs_f64(f.number("dhpc_ebn.rtt_ms_via_router")? / 1e3);
+    let n = f.numbers("dhpc_ebn.runs.window_bytes")?.len();
+    let mut runs = Vec::with_capacity(n);
+    for i in 0..n {
+        let get = |k: &str| f.number(&format!("dhpc_ebn.runs.{i}.{k}"));
+        let window = Size(get("window_bytes")? as u64);
+        let mtu = get("mtu_bytes")? as u64;
+        let vp = get("vp_mbps")?;
+        let kib = get("payload_kib_s")?;
+        let mut e3 = Tech::preset("e3")?;
+        e3.rate = Rate((vp * 1e6) as u64);
+        let model = TransferBound::new(&e3, mtu, Transport::Tcp { options: 0 }, window, rtt)?;
+        runs.push(EbnRun {
+            window_bytes: window.0,
+            mtu_bytes: mtu,
+            vp_mbps: vp,
+            paper_payload_kib_s: kib,
+            paper_mbps: get("paper_mbps").ok(),
+            recomputed_paper_mbps: window::ebn_paper_mbps(kib),
+            model,
+            implied_rtt_ns: window::implied_rtt(window, kib).unwrap_or_default().0,
+        });
+    }
+    Ok(EbnRuns { rtt, runs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_runs_are_window_bound_over_17ms() {
+        let f = Figures::bundled().unwrap();
+        let r = ebn_runs(&f).unwrap();
+        assert!(!r.runs.is_empty());
+        assert_eq!(
+            r.rtt,
+            Duration::from_secs_f64(f.number("dhpc_ebn.rtt_ms_via_router").unwrap() / 1e3)
+        );
+        for run in &r.runs {
+            assert!(run.model.bound_bps <= run.model.link_bps, "{run:?}");
+            assert!(run.recomputed_paper_mbps > 0.0, "{run:?}");
+        }
+    }
+}
