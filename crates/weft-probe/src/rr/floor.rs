@@ -215,7 +215,15 @@ mod tests {
 
     #[test]
     fn the_floor_has_every_figure_and_spinning_is_not_slower_than_sleeping() {
-        let f = measure(200, (None, None)).unwrap();
+        // Each end on a CPU of its own where there are two: two spinning threads sharing one
+        // CPU wait for the scheduler's tick, and the comparison below would not hold.
+        let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        let cpus = if two {
+            (Some(0), Some(1))
+        } else {
+            (None, None)
+        };
+        let f = measure(200, cpus).unwrap();
         for s in [&f.wakeup_rtt, &f.spin_rtt, &f.timer_overshoot] {
             assert_eq!(s.count, 200);
             assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.max_ns, "{s:?}");
@@ -223,7 +231,9 @@ mod tests {
         assert!(f.wakeup_rtt.min_ns > 0 && f.spin_rtt.min_ns > 0);
         // A blocking round trip makes two system calls and two wake-ups per side; the spinning
         // one makes none. Its best case cannot be beaten by the blocking best case.
-        assert!(f.spin_rtt.min_ns <= f.wakeup_rtt.min_ns, "{f:?}");
+        if two {
+            assert!(f.spin_rtt.min_ns <= f.wakeup_rtt.min_ns, "{f:?}");
+        }
         assert!(f.client_cpus.samples > 0 && f.agent_cpus.samples > 0);
         assert!(f.table().contains("wake-up round trip"));
     }
