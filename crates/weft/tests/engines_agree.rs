@@ -6,10 +6,13 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Mutex;
 
+use common::run_json as run;
 use serde_json::Value;
 use weft_testutil::{missing_root, missing_tool, skip_if};
 
@@ -18,37 +21,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn weft(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run weft")
-}
-
-/// `weft run FILE --engine ENGINES --json [EXTRA]`: one result document per engine.
-fn run(file: &Path, engines: &str, extra: &[&str]) -> Vec<Value> {
-    let mut args = vec![
-        "run",
-        file.to_str().unwrap(),
-        "--engine",
-        engines,
-        "--json",
-        "-q",
-    ];
-    args.extend_from_slice(extra);
-    let out = weft(&args);
-    assert!(
-        out.status.success(),
-        "weft {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    match serde_json::from_slice(&out.stdout).unwrap() {
-        Value::Array(docs) => docs,
-        doc => vec![doc],
-    }
 }
 
 /// The sample of workload 0 in a result document.

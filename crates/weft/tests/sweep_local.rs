@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::weft;
+use common::{succeed, weft};
 use serde_json::Value;
 
 fn repo(rel: &str) -> PathBuf {
@@ -37,16 +37,7 @@ fn ids(recs: &[Value]) -> Vec<String> {
 
 /// The ids of every run of a plan, from `weft sweep --dry-run`.
 fn plan_ids(plan: &Path) -> Vec<String> {
-    let out = weft()
-        .args(["sweep", "--dry-run"])
-        .arg(plan)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeed(weft().args(["sweep", "--dry-run"]).arg(plan));
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -226,18 +217,7 @@ fn sigint_stops_starting_runs_and_keeps_what_finished() {
         "an interrupted run was recorded as failed"
     );
 
-    let out = weft()
-        .arg("sweep")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeed(weft().arg("sweep").arg(&plan).arg("--out").arg(&dir));
     let all = ids(&records(&dir.join("results.jsonl")));
     assert_eq!(all.len(), 40);
     assert_eq!(all.iter().collect::<HashSet<_>>().len(), 40);
@@ -295,17 +275,12 @@ fn a_failing_run_is_recorded_and_the_others_go_on() {
 fn scenario_plan_overrides_the_scenario_per_run() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ebn");
-    let out = weft()
-        .arg("sweep")
-        .arg(repo("plans/ebn-window.toml"))
-        .arg("--out")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        weft()
+            .arg("sweep")
+            .arg(repo("plans/ebn-window.toml"))
+            .arg("--out")
+            .arg(&dir),
     );
     let recs = records(&dir.join("results.jsonl"));
     assert_eq!(recs.len(), 15);
@@ -333,17 +308,12 @@ fn scenario_plan_overrides_the_scenario_per_run() {
     assert!(goodput(65536, "20ms") <= goodput(262144, "20ms"));
     assert!(goodput(16384, "20ms") < goodput(16384, "4ms"));
 
-    let out = weft()
-        .arg("plot")
-        .arg(&dir)
-        .args(["--y", "samples.0.goodput_mbps", "--x", "workload.0.window"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeed(weft().arg("plot").arg(&dir).args([
+        "--y",
+        "samples.0.goodput_mbps",
+        "--x",
+        "workload.0.window",
+    ]));
     let svg = std::fs::read_to_string(dir.join("results.svg")).unwrap();
     assert_eq!(svg.matches("class=\"point\"").count(), 15);
 }

@@ -8,8 +8,9 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -62,23 +63,7 @@ fn goodputs(text: &str) -> (Vec<f64>, Vec<f64>) {
     let dir = tempfile::tempdir().unwrap();
     let file: PathBuf = dir.path().join("tcp-agree.toml");
     std::fs::write(&file, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--engine",
-            "sim,emu",
-            "--json",
-            "-q",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let docs: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = common::run_json(&file, "sim,emu", &[]);
     let rates = |d: &Value| -> Vec<f64> {
         d["samples"]
             .as_array()

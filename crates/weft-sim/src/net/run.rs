@@ -1,10 +1,13 @@
 //! Runs a network with simulated hosts on virtual time: the one event engine
 //! ([`weft_model::engine::run`]) over the same [`Network`] the emulator runs.
 
+use std::path::Path;
+
 use weft_model::engine::{self, RunStats, VirtualClock};
-use weft_model::net::{Network, NetworkError, Tap, Topology};
+use weft_model::net::{Network, NetworkError, Tap, Topology, capture_files};
 use weft_model::{Duration, Instant};
 
+use super::cbr::Sink;
 use super::frame::SimFrame;
 use super::hosts::{App, SimHosts};
 
@@ -76,4 +79,52 @@ pub fn run(
         duration: opts.duration,
         capture_error,
     })
+}
+
+/// Adds a [`Sink`] on each distinct host of `receivers` to `apps`.
+pub fn add_sinks(apps: &mut Vec<(usize, Box<dyn App>)>, receivers: &[usize]) {
+    let mut hosts = receivers.to_vec();
+    hosts.sort_unstable();
+    hosts.dedup();
+    apps.extend(
+        hosts
+            .into_iter()
+            .map(|h| (h, Box::new(Sink::default()) as Box<dyn App>)),
+    );
+}
+
+/// A workload's run, as the scenario engine does it: `apps` on `topo` for `time`, one capture
+/// file per link under `capture` if given. What goes wrong (the network refused, a capture
+/// could not be created or finished) is said in `notes`; `None` if there is no run to report.
+pub fn run_noted(
+    topo: &Topology,
+    apps: Vec<(usize, Box<dyn App>)>,
+    time: Duration,
+    capture: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Option<NetRun> {
+    let tap = match capture.map(|dir| capture_files(topo, dir, 0)) {
+        None => None,
+        Some(Ok(t)) => Some(Box::new(t) as Box<dyn Tap<SimFrame> + Send>),
+        Some(Err(e)) => {
+            notes.push(format!("capture: {e}"));
+            return None;
+        }
+    };
+    let opts = RunOptions {
+        duration: time,
+        sample: None,
+        tap,
+    };
+    let r = match run(topo, apps, opts, |_| {}) {
+        Ok(r) => r,
+        Err(e) => {
+            notes.push(e.to_string());
+            return None;
+        }
+    };
+    if let Some(e) = &r.capture_error {
+        notes.push(format!("capture: {e}"));
+    }
+    Some(r)
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use weft_model::fabric::Rng;
 use weft_model::host::{HostCpu, presets};
-use weft_model::net::{ETH_HEADER, Topology, capture_files, delivery};
+use weft_model::net::{ETH_HEADER, Topology, delivery};
 use weft_model::scenario::{Metric, Scenario, TcpStack, Workload};
 use weft_model::tcp::{CcAlgorithm, Config, SeqNum, config::MAX_UNSCALED_WINDOW};
 use weft_model::tech::Transport;
@@ -26,7 +26,7 @@ use weft_model::{Duration, Instant, Rate};
 use super::cbr::{Cbr, CbrSpec, Sink};
 use super::frame::UDP_IP_HEADERS;
 use super::hosts::App;
-use super::run::{NetRun, RunOptions, run};
+use super::run::{NetRun, add_sinks, run_noted};
 use super::tcp::TcpApp;
 
 /// Simulated time of a tput workload that gives none.
@@ -142,32 +142,11 @@ pub fn tput(
         apps.push((t, Box::new(rx)));
     }
     if udp {
-        let mut receivers = to.clone();
-        receivers.sort_unstable();
-        receivers.dedup();
-        for &t in &receivers {
-            apps.push((t, Box::new(Sink::default())));
-        }
+        add_sinks(&mut apps, &to);
     }
-    let tap = match capture {
-        None => None,
-        Some(dir) => match capture_files(topo, dir, 0) {
-            Ok(t) => Some(Box::new(t) as _),
-            Err(e) => return notes.push(format!("capture: {e}")),
-        },
+    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
+        return;
     };
-    let opts = RunOptions {
-        duration: time,
-        sample: None,
-        tap,
-    };
-    let r = match run(topo, apps, opts, |_| {}) {
-        Ok(r) => r,
-        Err(e) => return notes.push(e.to_string()),
-    };
-    if let Some(e) = &r.capture_error {
-        notes.push(format!("capture: {e}"));
-    }
     // TCP is measured after its warm-up; a UDP blast starts at full rate, so over the whole run.
     let span = if udp {
         time.as_secs_f64()

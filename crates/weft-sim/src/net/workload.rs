@@ -7,13 +7,13 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use weft_model::fabric::Rng;
-use weft_model::net::{ETH_HEADER, Topology, capture_files, delivery};
+use weft_model::net::{ETH_HEADER, Topology, delivery};
 use weft_model::scenario::{Metric, Workload};
 use weft_model::{Duration, Instant, Rate};
 
 use super::cbr::{Cbr, CbrSpec, DEFAULT_JITTER_FRACTION, Sink};
 use super::hosts::App;
-use super::run::{RunOptions, run};
+use super::run::{add_sinks, run_noted};
 
 /// Simulated time of a frames workload that gives none.
 pub const DEFAULT_TIME: Duration = Duration::from_millis(200);
@@ -76,31 +76,10 @@ pub fn frames(
             )),
         ));
     }
-    let mut receivers = to.clone();
-    receivers.sort_unstable();
-    receivers.dedup();
-    for &t in &receivers {
-        apps.push((t, Box::new(Sink::default())));
-    }
-    let tap = match capture {
-        None => None,
-        Some(dir) => match capture_files(topo, dir, 0) {
-            Ok(t) => Some(Box::new(t) as _),
-            Err(e) => return notes.push(format!("capture: {e}")),
-        },
+    add_sinks(&mut apps, &to);
+    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
+        return;
     };
-    let opts = RunOptions {
-        duration: time,
-        sample: None,
-        tap,
-    };
-    let r = match run(topo, apps, opts, |_| {}) {
-        Ok(r) => r,
-        Err(e) => return notes.push(e.to_string()),
-    };
-    if let Some(e) = &r.capture_error {
-        notes.push(format!("capture: {e}"));
-    }
     let ports = r.network.all_host_stats();
     let names: Vec<String> = topo.hosts.iter().map(|h| h.name.clone()).collect();
     let d = delivery(&ports, &names, &from, &to);

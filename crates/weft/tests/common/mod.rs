@@ -16,6 +16,40 @@ pub fn weft() -> Command {
     Command::new(WEFT)
 }
 
+/// Runs `cmd` to the end and returns its output, failing the test with its stderr if it did
+/// not succeed.
+pub fn succeed(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `weft run FILE --engine ENGINES --json -q [EXTRA]` from the repository's root: one result
+/// document per engine, in the order asked.
+pub fn run_json(file: &Path, engines: &str, extra: &[&str]) -> Vec<serde_json::Value> {
+    let out = succeed(
+        weft()
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "--engine",
+                engines,
+                "--json",
+                "-q",
+            ])
+            .args(extra)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")),
+    );
+    match serde_json::from_slice(&out.stdout).unwrap() {
+        serde_json::Value::Array(docs) => docs,
+        doc => vec![doc],
+    }
+}
+
 /// A `weft serve --bind 127.0.0.1:0 EXTRA...` process and the port it took; killed when
 /// dropped.
 pub struct Agent {
