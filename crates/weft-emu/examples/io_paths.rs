@@ -8,7 +8,7 @@
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
-use weft_emu::sys::{PacketSocket, TapDevice};
+use weft_sys::{PacketOptions, PacketSocket, TapDevice};
 
 enum Port {
     Packet(PacketSocket),
@@ -18,7 +18,7 @@ enum Port {
 impl Port {
     fn recv(&self, buf: &mut [u8]) -> std::io::Result<Option<usize>> {
         match self {
-            Port::Packet(s) => Ok(s.recv(buf)?.map(|(n, _)| n)),
+            Port::Packet(s) => Ok(s.recv(buf)?.map(|r| r.stored)),
             Port::Tap(t) => t.recv(buf),
         }
     }
@@ -38,8 +38,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let secs: f64 = secs.parse()?;
     let ports = match mode.as_str() {
         "packet" => [
-            Port::Packet(PacketSocket::open(a, 8 << 20)?),
-            Port::Packet(PacketSocket::open(b, 8 << 20)?),
+            Port::Packet(PacketSocket::open(a, PacketOptions::switch_port(8 << 20))?),
+            Port::Packet(PacketSocket::open(b, PacketOptions::switch_port(8 << 20))?),
         ],
         "tap" => {
             let p = [

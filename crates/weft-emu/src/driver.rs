@@ -24,7 +24,7 @@ use weft_model::engine::{self, Clock, Hosts};
 use weft_model::net::{FabricStats, Network, PortStats, TrunkStats};
 
 use crate::lag::{LagHistogram, LagSummary};
-use crate::sys::{PacketSocket, monotonic_now, ppoll_readable};
+use weft_sys::{PacketSocket, ppoll_readable};
 
 /// Tuning of the driver loop.
 #[derive(Clone, Debug)]
@@ -234,7 +234,11 @@ impl Hosts<Vec<u8>> for SocketHosts<'_> {
                 continue;
             }
             match self.sockets[port].recv(&mut self.buf) {
-                Ok(Some((len, stamp))) => {
+                Ok(Some(weft_sys::Received {
+                    stored: len,
+                    stamp_ns: stamp,
+                    ..
+                })) => {
                     self.read[port] += 1;
                     self.next_socket = (port + 1) % n;
                     // A frame arrived when the kernel queued it, not when this thread woke up
@@ -354,7 +358,7 @@ fn serve(
     cfg: &DriverConfig,
     stop: &AtomicBool,
 ) -> std::io::Result<DriverReport> {
-    let realtime = cfg.realtime.is_some_and(crate::sys::set_realtime);
+    let realtime = cfg.realtime.is_some_and(weft_sys::sched::set_realtime);
     let mut clock = WallClock::new(sockets, cfg);
     let mut hosts = SocketHosts::new(sockets, cfg);
     let start = monotonic_now();
@@ -420,4 +424,9 @@ pub fn realtime_offset() -> u64 {
 /// The current instant on the driver's clock (CLOCK_MONOTONIC).
 pub fn now() -> Instant {
     monotonic_now()
+}
+
+/// CLOCK_MONOTONIC as a model instant (epoch: boot).
+fn monotonic_now() -> Instant {
+    Instant(weft_sys::clock::monotonic_ns())
 }

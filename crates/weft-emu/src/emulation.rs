@@ -16,7 +16,6 @@ use crate::driver::{self, DriverConfig, DriverReport};
 use crate::error::EmuError;
 use crate::netns::{self, Registry};
 use crate::state::{HostRecord, RunRecord};
-use crate::sys;
 
 /// The interface name of a host's link, inside its namespace.
 pub const HOST_IF: &str = "eth0";
@@ -89,7 +88,8 @@ fn sysctl_in(ns: &str, settings: &[(&str, &str)]) -> Result<(), EmuError> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     std::thread::spawn(move || -> Result<(), EmuError> {
-        sys::enter_netns(&ns).map_err(EmuError::io(format!("entering namespace {ns}")))?;
+        weft_sys::netns::enter_netns(&ns)
+            .map_err(EmuError::io(format!("entering namespace {ns}")))?;
         for (k, v) in settings {
             let p = format!("/proc/sys/{}", k.replace('.', "/"));
             std::fs::write(&p, v).map_err(EmuError::io(format!("writing {p} in {ns}")))?;
@@ -252,11 +252,16 @@ impl Emulation {
         let handle = std::thread::Builder::new()
             .name(format!("weft-switch-{}", self.run_id))
             .spawn(move || -> Result<DriverReport, String> {
-                let opened = (|| -> std::io::Result<Vec<sys::PacketSocket>> {
-                    sys::enter_netns(&ns)?;
-                    sys::set_timer_slack_ns(1);
+                let opened = (|| -> std::io::Result<Vec<weft_sys::PacketSocket>> {
+                    weft_sys::netns::enter_netns(&ns)?;
+                    weft_sys::sched::set_timer_slack_ns(1);
                     (0..ports)
-                        .map(|i| sys::PacketSocket::open(&format!("p{i}"), 8 << 20))
+                        .map(|i| {
+                            weft_sys::PacketSocket::open(
+                                &format!("p{i}"),
+                                weft_sys::PacketOptions::switch_port(8 << 20),
+                            )
+                        })
                         .collect()
                 })();
                 let sockets = match opened {
@@ -338,7 +343,8 @@ impl Emulation {
         std::thread::Builder::new()
             .name(format!("weft-host-{name}"))
             .spawn(move || {
-                sys::enter_netns(&ns).map_err(EmuError::io(format!("entering namespace {ns}")))?;
+                weft_sys::netns::enter_netns(&ns)
+                    .map_err(EmuError::io(format!("entering namespace {ns}")))?;
                 Ok(f())
             })
             .map_err(EmuError::io("starting a host thread"))

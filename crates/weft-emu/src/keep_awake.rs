@@ -8,8 +8,6 @@
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::thread::Scope;
 
-use crate::sys;
-
 /// The keep-awake threads of one emulation.
 #[derive(Debug, Default)]
 pub struct KeepAwake {
@@ -23,7 +21,7 @@ impl KeepAwake {
     pub fn new() -> Self {
         KeepAwake {
             stop: AtomicBool::new(false),
-            tids: sys::allowed_cpus()
+            tids: weft_sys::sched::allowed_cpus()
                 .iter()
                 .map(|_| AtomicI32::new(0))
                 .collect(),
@@ -32,14 +30,14 @@ impl KeepAwake {
 
     /// Starts the threads in `scope`, each pinned to its CPU; they run until [`KeepAwake::stop`].
     pub fn start<'scope>(&'scope self, scope: &'scope Scope<'scope, '_>) {
-        for (cpu, tid) in sys::allowed_cpus().into_iter().zip(&self.tids) {
+        for (cpu, tid) in weft_sys::sched::allowed_cpus().into_iter().zip(&self.tids) {
             let _ = std::thread::Builder::new()
                 .name(format!("weft-awake-{cpu}"))
                 .spawn_scoped(scope, move || {
-                    sys::pin_to_cpu(cpu);
+                    let _ = weft_sys::sched::pin_current_thread(cpu as u32);
                     // Known before the switch to the idle class, so that `stop` can undo it.
-                    tid.store(sys::thread_id(), Ordering::SeqCst);
-                    if self.stop.load(Ordering::SeqCst) || !sys::set_idle_class() {
+                    tid.store(weft_sys::sched::thread_id(), Ordering::SeqCst);
+                    if self.stop.load(Ordering::SeqCst) || !weft_sys::sched::set_idle_class() {
                         return; // spinning at normal priority would take time from the hosts
                     }
                     while !self.stop.load(Ordering::Relaxed) {
@@ -56,7 +54,7 @@ impl KeepAwake {
         for t in &self.tids {
             let tid = t.load(Ordering::SeqCst);
             if tid != 0 {
-                sys::set_normal_class(tid);
+                weft_sys::sched::set_normal_class(tid);
             }
         }
     }

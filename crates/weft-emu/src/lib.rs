@@ -42,7 +42,6 @@ pub mod netns;
 pub mod scenario;
 pub mod signals;
 pub mod state;
-pub mod sys;
 pub mod workload;
 
 pub use emulation::{Emulation, HostInfo, UpOptions};

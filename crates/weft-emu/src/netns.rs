@@ -13,7 +13,6 @@
 use std::process::{Command, Stdio};
 
 use crate::error::EmuError;
-use crate::sys;
 
 /// Prefix of every namespace the emulator creates.
 pub const PREFIX: &str = "weft-";
@@ -48,7 +47,7 @@ pub fn ip(args: &[&str]) -> Result<String, EmuError> {
 /// Checks that emulation can work here: root, `ip` present, namespaces creatable. The error says
 /// what is missing.
 pub fn preflight() -> Result<(), EmuError> {
-    if !sys::is_root() {
+    if !weft_sys::process::is_root() {
         return Err(EmuError::Unsupported(
             "it needs root (network namespaces and veth links); run as root or with sudo".into(),
         ));
@@ -100,7 +99,7 @@ pub fn delete_namespace(ns: &str) -> bool {
     if let Ok(pids) = ip(&["netns", "pids", ns]) {
         for p in pids.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
             if p != std::process::id() {
-                sys::kill(p, libc::SIGKILL);
+                weft_sys::process::kill(p, libc::SIGKILL);
             }
         }
     }

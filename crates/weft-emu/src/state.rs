@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::EmuError;
 use crate::netns;
-use crate::sys;
 
 /// Directory of run records.
 pub const STATE_DIR: &str = "/run/weft/emu";
@@ -63,7 +62,7 @@ impl RunRecord {
 
     /// True if the owning process still exists.
     pub fn alive(&self) -> bool {
-        sys::pid_alive(self.pid)
+        weft_sys::process::pid_alive(self.pid)
     }
 }
 
@@ -141,7 +140,9 @@ pub fn remove_leftovers() -> Vec<String> {
         let p = e.path();
         let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let stale = match stem.strip_prefix("up-") {
-            Some(pid) => pid.parse().is_ok_and(|pid| !sys::pid_alive(pid)),
+            Some(pid) => pid
+                .parse()
+                .is_ok_and(|pid| !weft_sys::process::pid_alive(pid)),
             None => netns::run_id_of(&format!("{}{stem}", netns::PREFIX))
                 .is_some_and(|id| !live.iter().any(|r| r.run_id == id)),
         };

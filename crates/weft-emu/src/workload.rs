@@ -17,7 +17,6 @@ use weft_model::Rate;
 
 use crate::emulation::Emulation;
 use crate::error::EmuError;
-use crate::sys;
 
 /// What a bulk TCP transfer achieved.
 #[derive(Clone, Debug, Serialize)]
@@ -102,7 +101,7 @@ pub fn tcp_bulk_cc(
     let dst = emu.host(to)?.addr;
     let (tx, rx) = mpsc::channel();
     let sink = emu.in_host(to, move || -> Result<TcpResult, EmuError> {
-        let l = sys::tcp_listener(window.map(|w| w.saturating_mul(4)), window)
+        let l = weft_sys::sockopt::tcp_listener(window.map(|w| w.saturating_mul(4)), window)
             .map_err(werr("tcp listen"))?;
         let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
         // Give up if no sender connects (it failed): the thread must not outlive the run.
@@ -168,7 +167,8 @@ pub fn tcp_bulk_cc(
         let mut s =
             TcpStream::connect(SocketAddr::new(dst.into(), port)).map_err(werr("tcp connect"))?;
         if let Some(cc) = cc {
-            sys::set_congestion(s.as_raw_fd(), cc).map_err(werr("tcp congestion control"))?;
+            weft_sys::sockopt::set_congestion(s.as_raw_fd(), cc)
+                .map_err(werr("tcp congestion control"))?;
         }
         let buf = vec![0x5au8; 1 << 16];
         let start = Instant::now();
@@ -181,7 +181,8 @@ pub fn tcp_bulk_cc(
                 None => buf.len(),
                 Some(w) => {
                     // Keep at most `w` bytes unacknowledged: the window, enforced at the sender.
-                    let outq = sys::tcp_outq(s.as_raw_fd()).map_err(werr("tcp outq"))?;
+                    let outq =
+                        weft_sys::sockopt::tcp_outq(s.as_raw_fd()).map_err(werr("tcp outq"))?;
                     let room = (w as usize).saturating_sub(outq as usize).min(buf.len());
                     if room == 0 {
                         std::thread::sleep(Duration::from_micros(100));
@@ -216,7 +217,7 @@ pub fn udp_cbr(
     let (tx, rx) = mpsc::channel();
     let sink = emu.in_host(to, move || -> Result<(u64, f64), EmuError> {
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
-        sys::set_rcvbuf(s.as_raw_fd(), 16 << 20).map_err(werr("udp rcvbuf"))?;
+        weft_sys::sockopt::set_rcvbuf(s.as_raw_fd(), 16 << 20).map_err(werr("udp rcvbuf"))?;
         let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
         s.set_read_timeout(Some(Duration::from_millis(300)))
             .map_err(werr("udp timeout"))?;

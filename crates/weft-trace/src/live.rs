@@ -13,6 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use weft_model::{Duration, Rate};
+use weft_sys::{PacketOptions, PacketSocket};
 
 use crate::tech::Framing;
 use crate::util::{UtilAnalyzer, UtilConfig, UtilReport};
@@ -275,7 +276,7 @@ pub struct PacketCounter {
 impl PacketCounter {
     /// Opens the socket on `iface` (needs CAP_NET_RAW) and starts counting.
     pub fn start(iface: &str) -> io::Result<Self> {
-        let fd = open_packet_socket(iface)?;
+        let sock = PacketSocket::open(iface, PacketOptions::counter())?;
         // On loopback every packet passes twice (outgoing and incoming): count it once.
         let loopback = fs::read_to_string(format!("/sys/class/net/{iface}/type"))
             .is_ok_and(|t| t.trim() == "772");
@@ -284,17 +285,20 @@ impl PacketCounter {
         let stop = Arc::new(AtomicBool::new(false));
         let (b, p, s) = (bytes.clone(), packets.clone(), stop.clone());
         let thread = thread::spawn(move || {
-            let mut buf = vec![0u8; 2048];
+            // Only the lengths are counted: a short buffer, the wire length from MSG_TRUNC.
+            let mut buf = vec![0u8; 128];
             while !s.load(Ordering::Relaxed) {
-                if let Some((len, outgoing)) = recv_packet(fd, &mut buf) {
-                    if !(loopback && outgoing) {
-                        b.fetch_add(len as u64, Ordering::Relaxed);
+                // Wake at least every 100 ms to see `stop`.
+                if weft_sys::readable(&[sock.raw_fd()], Some(100_000_000)).is_err() {
+                    break;
+                }
+                while let Ok(Some(r)) = sock.recv(&mut buf) {
+                    if !(loopback && r.outgoing) {
+                        b.fetch_add(r.len as u64, Ordering::Relaxed);
                         p.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
-            // SAFETY: fd is a socket this thread owns and closes once.
-            unsafe { libc::close(fd) };
         });
         Ok(PacketCounter {
             bytes,
@@ -318,69 +322,5 @@ impl PacketCounter {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-fn open_packet_socket(iface: &str) -> io::Result<libc::c_int> {
-    let name = std::ffi::CString::new(iface)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
-    // SAFETY: plain libc calls with valid pointers and sizes; errors are checked.
-    unsafe {
-        let ifindex = libc::if_nametoindex(name.as_ptr());
-        if ifindex == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let proto = (libc::ETH_P_ALL as u16).to_be();
-        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, proto as libc::c_int);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto;
-        sll.sll_ifindex = ifindex as i32;
-        let r = libc::bind(
-            fd,
-            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_ll>() as u32,
-        );
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            libc::close(fd);
-            return Err(e);
-        }
-        let tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 100_000,
-        };
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            &tv as *const libc::timeval as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as u32,
-        );
-        Ok(fd)
-    }
-}
-
-/// One packet's full length and whether it was outgoing; None on time-out or error.
-fn recv_packet(fd: libc::c_int, buf: &mut [u8]) -> Option<(usize, bool)> {
-    // SAFETY: buf and the address are valid for the sizes given.
-    unsafe {
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        let mut alen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-        let n = libc::recvfrom(
-            fd,
-            buf.as_mut_ptr() as *mut libc::c_void,
-            buf.len(),
-            libc::MSG_TRUNC,
-            &mut sll as *mut libc::sockaddr_ll as *mut libc::sockaddr,
-            &mut alen,
-        );
-        if n < 0 {
-            return None;
-        }
-        Some((n as usize, sll.sll_pkttype == libc::PACKET_OUTGOING))
     }
 }

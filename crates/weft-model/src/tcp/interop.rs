@@ -8,10 +8,8 @@
 //! Needs root (namespaces, TAP) and `ip`; otherwise it prints `skipped: <reason>` and passes,
 //! unless `WEFT_TEST_STRICT=1`, when it fails with the reason.
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration as StdDuration, Instant as StdInstant};
@@ -20,6 +18,9 @@ use super::ipv4::{Ipv4Repr, PROTO_TCP};
 use super::{ByteConnection, CcAlgorithm, Config, Connection, Flags, Segment, SeqNum, State};
 use crate::fabric::rng::Rng;
 use crate::time::Instant;
+use weft_sys::netns::enter_netns;
+use weft_sys::process::is_root;
+use weft_sys::{TapDevice, readable};
 
 const LINUX_IP: [u8; 4] = [10, 213, 0, 1];
 const WEFT_IP: [u8; 4] = [10, 213, 0, 2];
@@ -59,41 +60,11 @@ impl Drop for Namespace {
     }
 }
 
-/// Opens a TAP device named `name` (Ethernet frames, no packet-information header).
-fn open_tap(name: &str) -> Result<OwnedFd, String> {
-    const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-    #[repr(C)]
-    struct IfReq {
-        name: [u8; 16],
-        flags: libc::c_short,
-        _pad: [u8; 22],
-    }
-    let path = c"/dev/net/tun";
-    // SAFETY: open with a valid C string; the result is checked.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK) };
-    if fd < 0 {
-        return Err(format!("/dev/net/tun: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: fd was just opened and is owned here alone.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut req = IfReq {
-        name: [0; 16],
-        flags: (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short,
-        _pad: [0; 22],
-    };
-    req.name[..name.len()].copy_from_slice(name.as_bytes());
-    // SAFETY: TUNSETIFF reads and writes one ifreq, which `req` is laid out as.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF, &mut req) } < 0 {
-        return Err(format!("TUNSETIFF: {}", std::io::Error::last_os_error()));
-    }
-    Ok(fd)
-}
-
 /// Sets up the namespace and the TAP device in it; returns them and the kernel side's MAC.
-fn setup(ns: &str, tap: &str) -> Result<(Namespace, OwnedFd, [u8; 6]), String> {
+fn setup(ns: &str, tap: &str) -> Result<(Namespace, TapDevice, [u8; 6]), String> {
     ip(&["netns", "add", ns])?;
     let guard = Namespace(ns.to_string());
-    let fd = open_tap(tap)?;
+    let fd = TapDevice::create(tap).map_err(|e| format!("TAP device {tap}: {e}"))?;
     ip(&["link", "set", tap, "netns", ns])?;
     let netns = |args: &[&str]| {
         let mut a = vec!["netns", "exec", ns, "ip"];
@@ -144,11 +115,7 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 /// The kernel's side: accept one connection, read `LEN` bytes, write `LEN` bytes back, read to
 /// the end. Runs in a thread that has entered the namespace.
 fn linux_server(ns: &str, ready: mpsc::Sender<Result<(), String>>) -> Result<Vec<u8>, String> {
-    let f = File::open(format!("/var/run/netns/{ns}")).map_err(|e| e.to_string())?;
-    // SAFETY: setns on a valid namespace descriptor affects only this thread.
-    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(format!("setns: {}", std::io::Error::last_os_error()));
-    }
+    enter_netns(ns).map_err(|e| format!("setns {ns}: {e}"))?;
     let listener = TcpListener::bind(("10.213.0.1", PORT)).map_err(|e| e.to_string())?;
     let _ = ready.send(Ok(()));
     let (mut s, _) = listener.accept().map_err(|e| e.to_string())?;
@@ -195,7 +162,7 @@ fn frame(seg: &Segment, payload: &[u8], dst_mac: [u8; 6], ident: u16) -> Vec<u8>
 
 /// The TAP device with seeded random loss applied to frames in both directions.
 struct LossyTap<'a> {
-    file: &'a mut File,
+    tap: &'a TapDevice,
     rng: &'a mut Rng,
     loss: f64,
     dropped: u64,
@@ -216,8 +183,8 @@ fn flush(
             tap.dropped += 1;
             continue;
         }
-        tap.file
-            .write_all(&frame(&seg, payload, kernel_mac, *ident))
+        tap.tap
+            .send(&frame(&seg, payload, kernel_mac, *ident))
             .expect("write to the TAP device");
     }
 }
@@ -239,7 +206,7 @@ struct Seen {
 /// once apart.
 fn exchange(cfg: Config, tag: char, loss: f64) -> Option<(Seen, Connection)> {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         skip("needs root for a network namespace and a TAP device");
         return None;
     }
@@ -280,10 +247,9 @@ fn exchange(cfg: Config, tag: char, loss: f64) -> Option<(Seen, Connection)> {
     let mut buf = vec![0u8; 65_536];
     let mut payload = Vec::new();
     let mut ident = 0u16;
-    let mut file = File::from(fd);
     let mut rng = Rng::new(u64::from(id));
     let mut lossy = LossyTap {
-        file: &mut file,
+        tap: &fd,
         rng: &mut rng,
         loss,
         dropped: 0,
@@ -319,20 +285,14 @@ fn exchange(cfg: Config, tag: char, loss: f64) -> Option<(Seen, Connection)> {
             break;
         }
         // Wait for a frame or the connection's next timer, at most 10 ms.
-        let wait = c.poll_timeout().map_or(10, |d| {
-            (d.0.saturating_sub(now().0) / 1_000_000).min(10) as i32
-        });
-        let mut pfd = libc::pollfd {
-            fd: lossy.file.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, wait) };
+        let wait = c
+            .poll_timeout()
+            .map_or(10_000_000, |d| d.0.saturating_sub(now().0).min(10_000_000));
+        readable(&[lossy.tap.raw_fd()], Some(wait)).expect("poll the TAP device");
         loop {
-            let n = match lossy.file.read(&mut buf) {
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            let n = match lossy.tap.recv(&mut buf) {
+                Ok(Some(n)) => n,
+                Ok(None) => break,
                 Err(e) => panic!("read from the TAP device: {e}"),
             };
             if lossy.rng.chance(lossy.loss) {

@@ -87,7 +87,7 @@ pub fn serve(ctx: &mut TestContext, spec: &RrSpec) -> Result<(), ProbeError> {
         .peer_addr()
         .map_err(|e| ProbeError::io("reading the client's address", e))?
         .ip();
-    let cpu0 = ThreadCpu::now();
+    let cpu0 = ThreadCpu::thread();
     let started = Instant::now();
     let endpoint = match spec.transport {
         Transport::Tcp => {
@@ -144,7 +144,7 @@ pub fn serve(ctx: &mut TestContext, spec: &RrSpec) -> Result<(), ProbeError> {
         ));
     }
     ended?;
-    let cpu = ThreadCpu::now().since(cpu0);
+    let cpu = ThreadCpu::thread().since(cpu0);
     let wall_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     ctx.control.send(&Message::Finished(Finished {
         tx: vec![StreamEnd {

@@ -66,7 +66,7 @@ pub fn run_with_progress(
 ) -> Result<RrResult, RrError> {
     cfg.validate()?;
     let _pinned = match cfg.client_cpu {
-        Some(c) => Some(place::Pinned::to(c).map_err(RrError::Config)?),
+        Some(c) => Some(place::Pinned::to(c).map_err(|e| RrError::Config(e.to_string()))?),
         None => None,
     };
     tracing::info!(peer = ?cfg.peer, proto = %cfg.proto, sizes = cfg.sizes.len(),

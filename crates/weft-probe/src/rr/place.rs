@@ -8,81 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The CPU the calling thread runs on now, if the kernel says.
-pub fn current_cpu() -> Option<u32> {
-    // SAFETY: sched_getcpu takes no arguments and only reads the caller's scheduling state.
-    let c = unsafe { libc::sched_getcpu() };
-    u32::try_from(c).ok()
-}
+pub use weft_sys::sched::{Pinned, current_cpu, online_cpus};
 
-/// Pins the calling thread (and the threads it starts later) to `cpu`.
+/// Pins the calling thread (and the threads it starts later) to `cpu`; the error says why not.
 pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
-    let n = online_cpus();
-    if cpu >= n {
-        return Err(format!(
-            "CPU {cpu} does not exist: this machine has CPUs 0 to {}",
-            n.saturating_sub(1)
-        ));
-    }
-    let idx = cpu as usize;
-    if idx >= libc::CPU_SETSIZE as usize {
-        return Err(format!(
-            "CPU {cpu} is beyond the {} a cpu_set_t holds",
-            libc::CPU_SETSIZE
-        ));
-    }
-    // SAFETY: an all-zero cpu_set_t is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: CPU_SET writes inside the set for an index below CPU_SETSIZE, checked above.
-    unsafe { libc::CPU_SET(idx, &mut set) };
-    // SAFETY: pid 0 is the calling thread; the set is a live, fully initialised cpu_set_t.
-    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "cannot pin to CPU {cpu}: {} (is it outside this process's cpuset?)",
-            std::io::Error::last_os_error()
-        ))
-    }
-}
-
-/// The calling thread pinned to one CPU until dropped, when its former set of CPUs is restored.
-#[derive(Debug)]
-pub struct Pinned {
-    before: Option<Box<libc::cpu_set_t>>,
-}
-
-impl Pinned {
-    /// Pins the calling thread to `cpu` (see [`pin_current_thread`]).
-    pub fn to(cpu: u32) -> Result<Pinned, String> {
-        // SAFETY: an all-zero cpu_set_t is a valid (empty) set for the kernel to fill.
-        let mut set: Box<libc::cpu_set_t> = Box::new(unsafe { std::mem::zeroed() });
-        // SAFETY: pid 0 is the calling thread; the set is live and of the size given.
-        let r = unsafe {
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut *set)
-        };
-        pin_current_thread(cpu)?;
-        Ok(Pinned {
-            before: (r == 0).then_some(set),
-        })
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        if let Some(set) = &self.before {
-            // SAFETY: pid 0 is the calling thread; the set was filled by sched_getaffinity.
-            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &**set) };
-        }
-    }
-}
-
-/// CPUs online (at least 1).
-pub fn online_cpus() -> u32 {
-    // SAFETY: sysconf only reads a system constant.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    u32::try_from(n).unwrap_or(1).max(1)
+    weft_sys::sched::pin_current_thread(cpu).map_err(|e| e.to_string())
 }
 
 /// The CPUs a loop ran on: the first and last seen, and every distinct one.
@@ -171,18 +101,6 @@ mod tests {
         assert_eq!(t.seen, [0, 1, 3]);
         assert_eq!((t.first, t.last, t.samples), (Some(1), Some(3), 4));
         assert_eq!(t.label(), "0,1,3 (moved)");
-    }
-
-    #[test]
-    fn pinning_moves_the_thread_and_a_missing_cpu_is_refused() {
-        let last = online_cpus() - 1;
-        std::thread::spawn(move || {
-            pin_current_thread(last).unwrap();
-            assert_eq!(current_cpu(), Some(last));
-        })
-        .join()
-        .unwrap();
-        assert!(pin_current_thread(online_cpus() + 7).is_err());
     }
 
     #[test]

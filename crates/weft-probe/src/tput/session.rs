@@ -64,7 +64,7 @@ impl Session {
         start: Instant,
         idle: Duration,
     ) -> Result<Session, ProbeError> {
-        let cpu0 = ThreadCpu::now();
+        let cpu0 = ThreadCpu::thread();
         let (ev_tx, events) = channel();
         let abort = Arc::new(AtomicBool::new(false));
         let mut unblock = Vec::new();
@@ -226,7 +226,7 @@ impl Session {
 
     /// This end's CPU use: every stream thread plus the controlling thread, over `wall`.
     pub fn cpu(&self, wall: Duration) -> CpuUse {
-        let ctl = ThreadCpu::now().since(self.cpu0);
+        let ctl = ThreadCpu::thread().since(self.cpu0);
         let all = self
             .tx_out
             .iter()

@@ -94,7 +94,7 @@ pub fn tcp_send(
     counter: &Counter,
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
-    let cpu0 = ThreadCpu::now();
+    let cpu0 = ThreadCpu::thread();
     let _ = s.set_write_timeout(Some(idle));
     let page = PageBuf::pattern(len.max(1));
     let buf = page.as_slice();
@@ -146,7 +146,7 @@ pub fn tcp_send(
             elapsed_ns: elapsed_ns(start, last),
             udp: None,
         },
-        cpu: ThreadCpu::now().since(cpu0),
+        cpu: ThreadCpu::thread().since(cpu0),
     })
 }
 
@@ -160,7 +160,7 @@ pub fn tcp_recv(
     counter: &Counter,
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
-    let cpu0 = ThreadCpu::now();
+    let cpu0 = ThreadCpu::thread();
     let _ = s.set_read_timeout(Some(idle));
     let mut page = PageBuf::zeroed(len.clamp(64 * 1024, 4 * 1024 * 1024));
     let buf = page.as_mut_slice();
@@ -201,7 +201,7 @@ pub fn tcp_recv(
             elapsed_ns: elapsed_ns(start, last),
             udp: None,
         },
-        cpu: ThreadCpu::now().since(cpu0),
+        cpu: ThreadCpu::thread().since(cpu0),
     })
 }
 
@@ -217,7 +217,7 @@ pub fn udp_send(
     counter: &Counter,
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
-    let cpu0 = ThreadCpu::now();
+    let cpu0 = ThreadCpu::thread();
     let len = len.max(UDP_HEADER_LEN);
     let mut page = PageBuf::pattern(len);
     let buf = page.as_mut_slice();
@@ -284,7 +284,7 @@ pub fn udp_send(
             elapsed_ns: elapsed_ns(start, last),
             udp: None,
         },
-        cpu: ThreadCpu::now().since(cpu0),
+        cpu: ThreadCpu::thread().since(cpu0),
     })
 }
 
@@ -298,7 +298,7 @@ pub fn udp_recv(
     drain: &UdpDrain,
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
-    let cpu0 = ThreadCpu::now();
+    let cpu0 = ThreadCpu::thread();
     // Short time-outs so that the drain condition is checked while the link is quiet.
     let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
     let mut page = PageBuf::zeroed(65536);
@@ -356,6 +356,6 @@ pub fn udp_recv(
             elapsed_ns: elapsed_ns(start, last),
             udp: Some(stats.counts(expected)),
         },
-        cpu: ThreadCpu::now().since(cpu0),
+        cpu: ThreadCpu::thread().since(cpu0),
     })
 }

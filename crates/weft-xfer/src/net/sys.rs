@@ -1,10 +1,13 @@
-//! The few system calls std does not offer: `poll`, `sendmmsg`/`recvmmsg`, socket buffer sizes,
-//! the path MTU, and UDP GSO. Every `unsafe` block is a plain FFI call on a file descriptor we own,
-//! with pointers to live, correctly sized local buffers.
+//! The few system calls std does not offer for bulk transfer: `sendmmsg`/`recvmmsg`, socket
+//! buffer sizes, the path MTU, and UDP GSO (`ppoll` and integer socket options come from
+//! `weft-sys`). Every `unsafe` block is a plain FFI call on a file descriptor we own, with
+//! pointers to live, correctly sized local buffers.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
+
+use weft_sys::sockopt::{get_int as getsockopt_int, set_int as setsockopt_int};
 
 /// Waits until one of `fds` is readable or `timeout_ms` passes (-1: forever). Returns which fds
 /// are readable.
@@ -19,70 +22,7 @@ pub fn poll_readable(fds: &[RawFd], timeout_ms: i32) -> io::Result<Vec<bool>> {
 
 /// Like [`poll_readable`] with a nanosecond timeout (`None`: forever), for pacing waits.
 pub fn poll_readable_ns(fds: &[RawFd], timeout_ns: Option<u64>) -> io::Result<Vec<bool>> {
-    let mut p: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let ts = timeout_ns.map(|ns| libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    });
-    let tsp = ts
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `p` is a live array of `p.len()` pollfd structs; `tsp` is null or points to `ts`.
-    let n = unsafe {
-        libc::ppoll(
-            p.as_mut_ptr(),
-            p.len() as libc::nfds_t,
-            tsp,
-            std::ptr::null(),
-        )
-    };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(vec![false; fds.len()]);
-        }
-        return Err(e);
-    }
-    Ok(p.iter()
-        .map(|x| x.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0)
-        .collect())
-}
-
-fn setsockopt_int(fd: RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
-    // SAFETY: passes a pointer to a local i32 and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&value as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn getsockopt_int(fd: RawFd, level: i32, name: i32) -> io::Result<i32> {
-    let mut v: i32 = 0;
-    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: passes a pointer to a local i32 and its size.
-    let r = unsafe { libc::getsockopt(fd, level, name, (&mut v as *mut i32).cast(), &mut len) };
-    if r == 0 {
-        Ok(v)
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    weft_sys::readable(fds, timeout_ns)
 }
 
 /// `TCP_RTO_MIN_US` and `TCP_DELACK_MAX_US` from the Linux UAPI (`linux/tcp.h`, Linux >= 6.15).

@@ -51,11 +51,11 @@ pub enum What {
 #[derive(Debug, clap::Args)]
 pub struct OverheadArgs {
     /// Technology preset (see `weft calc techs`).
-    #[arg(long, default_value = "oc3c")]
-    pub tech: String,
+    #[arg(long, default_value = "oc3c", value_parser = tech_arg)]
+    pub tech: Tech,
     /// Encapsulation: null, llc-snap or lane (default: the preset's).
-    #[arg(long)]
-    pub encap: Option<String>,
+    #[arg(long, value_parser = |s: &str| s.parse::<Encap>().map_err(|e| e.to_string()))]
+    pub encap: Option<Encap>,
     /// IP MTU (default: the preset's).
     #[arg(long, value_parser = crate::cmd::bounds::size("1", "65535"))]
     pub mtu: Option<Size>,
@@ -66,8 +66,8 @@ pub struct OverheadArgs {
     #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Option<Rate>,
     /// Transport: tcp, tcp-ts, udp or ip.
-    #[arg(long, default_value = "tcp")]
-    pub transport: String,
+    #[arg(long, default_value = "tcp", value_parser = |s: &str| s.parse::<Transport>().map_err(|e| e.to_string()))]
+    pub transport: Transport,
     /// A figures file to read instead of the published figures built into weft, for the Sandia
     /// note on OC-3c.
     #[arg(long, value_name = "FILE")]
@@ -87,8 +87,8 @@ pub struct WindowArgs {
     #[arg(long, value_delimiter = ',', value_parser = crate::cmd::bounds::size("1", "1TiB"))]
     pub window: Vec<Size>,
     /// A bottleneck technology: also bound each window by its goodput.
-    #[arg(long)]
-    pub tech: Option<String>,
+    #[arg(long, value_parser = tech_arg)]
+    pub tech: Option<Tech>,
     /// Bottleneck rate override (a shaped VP, e.g. `26Mbps`).
     #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub link_rate: Option<Rate>,
@@ -110,8 +110,8 @@ pub struct HolArgs {
     #[arg(long, default_value_t = 5)]
     pub outputs: u32,
     /// Contending inputs (M): `4`, `1-5` or `1,2,3`.
-    #[arg(long, default_value = "1-5")]
-    pub inputs: String,
+    #[arg(long, default_value = "1-5", value_parser = parse_counts)]
+    pub inputs: Counts,
     /// The rate of an uncontended port (the GIGAswitch study: 95 Mbit/s).
     #[arg(long, default_value = "95Mbps", value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub rate: Rate,
@@ -137,8 +137,8 @@ pub struct QueueArgs {
     pub load: Vec<f64>,
     /// Slot (service) time, to print waits as time too: a duration, or a technology whose cell
     /// time is the slot (`oc3c`).
-    #[arg(long)]
-    pub slot: Option<String>,
+    #[arg(long, value_parser = slot_arg)]
+    pub slot: Option<Duration>,
 }
 
 /// `weft calc mathis`.
@@ -192,14 +192,25 @@ pub(crate) fn emit(
     Ok(())
 }
 
-fn tech_from(name: &str) -> anyhow::Result<Tech> {
-    Tech::preset(name).map_err(|e| usage(e.to_string()))
+/// `--tech NAME`: a preset of `weft calc techs`.
+fn tech_arg(name: &str) -> Result<Tech, String> {
+    Tech::preset(name).map_err(|e| e.to_string())
+}
+
+/// `--slot`: a duration, or a technology whose cell time is the slot.
+fn slot_arg(s: &str) -> Result<Duration, String> {
+    match s.parse::<Duration>() {
+        Ok(d) => Ok(d),
+        Err(_) => tech_arg(s)?
+            .cell_time()
+            .ok_or_else(|| format!("{s} has no cells: give --slot as a duration")),
+    }
 }
 
 fn overhead(a: &OverheadArgs) -> anyhow::Result<(ResultDoc, String)> {
-    let mut tech = tech_from(&a.tech)?;
-    if let Some(e) = &a.encap {
-        tech.encap = e.parse::<Encap>().map_err(|e| usage(e.to_string()))?;
+    let mut tech = a.tech.clone();
+    if let Some(e) = a.encap {
+        tech.encap = e;
     }
     if let Some(m) = a.mtu {
         tech.mtu = m;
@@ -213,10 +224,7 @@ fn overhead(a: &OverheadArgs) -> anyhow::Result<(ResultDoc, String)> {
         }
         tech.rate = r;
     }
-    let transport: Transport = a
-        .transport
-        .parse()
-        .map_err(|e: weft_model::tech::TechError| usage(e.to_string()))?;
+    let transport = a.transport;
     let size = a.size.unwrap_or(tech.mtu).0;
     let chain = Chain::new(&tech, size, transport).map_err(|e| usage(e.to_string()))?;
     let mut text = chain.table();
@@ -280,10 +288,7 @@ fn window_cmd(a: &WindowArgs) -> anyhow::Result<(ResultDoc, String)> {
         ));
         doc.summary["window_needed_bytes"] = json!(need.0);
     }
-    let mut bottleneck = match &a.tech {
-        Some(t) => Some(tech_from(t)?),
-        None => None,
-    };
+    let mut bottleneck = a.tech.clone();
     if let (Some(t), Some(r)) = (bottleneck.as_mut(), a.link_rate) {
         t.rate = r;
     }
@@ -368,11 +373,13 @@ fn ebn_runs(f: &Figures) -> anyhow::Result<(String, Vec<Value>)> {
     Ok((text, rows))
 }
 
-fn parse_counts(s: &str) -> anyhow::Result<Vec<u32>> {
+/// Counts of contending inputs: `4`, `1-5` or `1,2,3`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counts(pub Vec<u32>);
+
+fn parse_counts(s: &str) -> Result<Counts, String> {
     let bad = || {
-        usage(format!(
-            "cannot read {s:?}: expected a count, a range such as 1-5, or a list such as 1,2,4"
-        ))
+        format!("cannot read {s:?}: expected a count, a range such as 1-5, or a list such as 1,2,4")
     };
     if let Some((a, b)) = s.split_once('-') {
         let (a, b): (u32, u32) = (
@@ -382,7 +389,7 @@ fn parse_counts(s: &str) -> anyhow::Result<Vec<u32>> {
         if a == 0 || b < a || b - a > 10_000 {
             return Err(bad());
         }
-        return Ok((a..=b).collect());
+        return Ok(Counts((a..=b).collect()));
     }
     let v: Vec<u32> = s
         .split(',')
@@ -391,15 +398,15 @@ fn parse_counts(s: &str) -> anyhow::Result<Vec<u32>> {
     if v.is_empty() || v.contains(&0) {
         return Err(bad());
     }
-    Ok(v)
+    Ok(Counts(v))
 }
 
 fn hol_cmd(a: &HolArgs, json_out: bool) -> anyhow::Result<(ResultDoc, String)> {
     if a.outputs == 0 {
         return Err(usage("--outputs must be at least 1"));
     }
-    let inputs = parse_counts(&a.inputs)?;
-    let rows = hol::gigaswitch_table(a.outputs, &inputs, a.rate.0 as f64);
+    let inputs = &a.inputs.0;
+    let rows = hol::gigaswitch_table(a.outputs, inputs, a.rate.0 as f64);
     let mut doc = ResultDoc::new("calc.hol", Engine::Model);
     doc.params = json!({ "outputs": a.outputs, "inputs": inputs, "rate_bps": a.rate.0, "simulate": a.simulate });
     let sim: Option<ResultDoc> = a.simulate.then(|| {
@@ -487,15 +494,7 @@ fn queue(a: &QueueArgs) -> anyhow::Result<(ResultDoc, String)> {
     if a.ports == 0 {
         return Err(usage("--ports must be at least 1"));
     }
-    let slot = match &a.slot {
-        None => None,
-        Some(s) => Some(match s.parse::<Duration>() {
-            Ok(d) => d,
-            Err(_) => tech_from(s)?
-                .cell_time()
-                .ok_or_else(|| usage(format!("{s} has no cells: give --slot as a duration")))?,
-        }),
-    };
+    let slot = a.slot;
     let mut doc = ResultDoc::new("calc.queue", Engine::Model);
     doc.params = json!({ "ports": a.ports, "loads": a.load, "slot_ns": slot.map(|d| d.0) });
     let mut text = format!(

@@ -497,7 +497,7 @@ fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
-    weft_emu::sys::terminate(rec.pid);
+    weft_sys::process::terminate(rec.pid);
     for _ in 0..100 {
         if !state::RunRecord::path(&rec.run_id).exists() {
             print_final_log(&rec.run_id);

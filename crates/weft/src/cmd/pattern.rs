@@ -10,6 +10,15 @@ use weft_probe::rr::Proto;
 use weft_probe::server::DEFAULT_PORT;
 use weft_report::write_atomic;
 
+/// What every session of a pattern measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Test {
+    /// Bulk throughput (as `weft tput`).
+    Tput,
+    /// Request/response latency (as `weft rr`).
+    Rr,
+}
+
 /// Arguments of `weft pattern`.
 ///
 /// A session's data flows between this host (`local`) and an agent, with weft as the client, or
@@ -48,8 +57,8 @@ pub struct Args {
     #[arg(long, value_name = "HOST", requires = "many_to_one")]
     pub to: Option<String>,
     /// What every session measures: bulk throughput or request/response latency.
-    #[arg(long, value_name = "TEST", default_value = "tput", value_parser = ["tput", "rr"])]
-    pub test: String,
+    #[arg(long, value_name = "TEST", default_value = "tput")]
+    pub test: Test,
     /// Same as --test, for the bulk sessions beside --probe.
     #[arg(long, value_name = "TEST", value_parser = ["tput"], requires = "probe")]
     pub load: Option<String>,
@@ -112,7 +121,7 @@ pub struct Args {
 /// Runs `weft pattern`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config_from(&args)?;
-    let progress = if args.test == "tput" {
+    let progress = if args.test == Test::Tput {
         crate::progress::Progress::timed("pattern", args.time.into())
     } else {
         crate::progress::Progress::spinner("pattern")
@@ -175,7 +184,7 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
     }
     let mut sessions = pattern::repeat(sessions, a.repeat);
     if a.probe.is_some() {
-        if a.test != "tput" {
+        if a.test != Test::Tput {
             return Err(crate::cli::usage(
                 "--probe measures latency beside bulk (tput) sessions",
             ));
@@ -211,7 +220,7 @@ fn agents(list: &[String], port: u16) -> anyhow::Result<Vec<SocketAddr>> {
 }
 
 fn session_test(a: &Args) -> anyhow::Result<SessionTest> {
-    if a.test == "rr" {
+    if a.test == Test::Rr {
         return Ok(SessionTest::Rr(rr_settings(a)?));
     }
     let len = a

@@ -6,6 +6,7 @@ use weft_model::{Duration as WDuration, Size};
 use weft_probe::rr::{self, Peer, Proto, RrConfig, RrError, StopRule, config};
 use weft_probe::server::DEFAULT_PORT;
 
+use super::bounds;
 use crate::progress::Progress;
 
 /// Arguments of `weft rr`.
@@ -60,20 +61,20 @@ pub struct Opts {
     pub cold: bool,
 
     /// Request size, e.g. 64 or 1K [default: 64].
-    #[arg(long, value_name = "SIZE", conflicts_with_all = ["sizes", "sweep"])]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", conflicts_with_all = ["sizes", "sweep"], value_parser = size_list)]
+    pub size: Option<SizeList>,
 
     /// Request sizes, comma-separated: 1,64,1K.
-    #[arg(long, value_name = "LIST", conflicts_with = "sweep")]
-    pub sizes: Option<String>,
+    #[arg(long, value_name = "LIST", conflicts_with = "sweep", value_parser = size_list)]
+    pub sizes: Option<SizeList>,
 
     /// Powers of two from LO to HI, both ends included: 1..65536.
-    #[arg(long, value_name = "LO..HI")]
-    pub sweep: Option<String>,
+    #[arg(long, value_name = "LO..HI", value_parser = size_sweep)]
+    pub sweep: Option<SizeList>,
 
     /// Response size (an agent only; like netperf -r) [default: the request size].
-    #[arg(long, value_name = "SIZE")]
-    pub response_size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = bounds::size("0", "4GiB"))]
+    pub response_size: Option<Size>,
 
     /// Transactions per size run first and left out of the statistics.
     #[arg(long, default_value_t = 100, value_name = "N")]
@@ -84,12 +85,13 @@ pub struct Opts {
     pub count: Option<u64>,
 
     /// Measure each size for this long instead of a count (netperf -l): 10s.
-    #[arg(long, value_name = "DURATION", conflicts_with_all = ["count", "converge"])]
-    pub time: Option<String>,
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["count", "converge"],
+          value_parser = bounds::duration("1ns", "30d"))]
+    pub time: Option<WDuration>,
 
     /// Stop a size when the 95% CI half-width of the mean is below this fraction of it: 1%.
-    #[arg(long, value_name = "PCT")]
-    pub converge: Option<String>,
+    #[arg(long, value_name = "PCT", value_parser = |s: &str| config::parse_fraction(s).map_err(|e| e.to_string()))]
+    pub converge: Option<f64>,
 
     /// With --converge: most measured transactions per size.
     #[arg(
@@ -102,8 +104,8 @@ pub struct Opts {
 
     /// UDP: wait this long for each reply, then count it lost. TCP: longest a connect, read or
     /// write may block before the size is aborted.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
-    pub timeout: String,
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = bounds::duration("1ns", "1d"))]
+    pub timeout: WDuration,
 
     /// Transactions in flight at once (netperf -b); not with --cold.
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -114,8 +116,8 @@ pub struct Opts {
     pub abort_after: u64,
 
     /// Pin the client to CPU N and ask the agent to serve from CPU M (iperf3 -A N,M).
-    #[arg(short = 'A', long, value_name = "N[,M]")]
-    pub affinity: Option<String>,
+    #[arg(short = 'A', long, value_name = "N[,M]", value_parser = Affinity::parse)]
+    pub affinity: Option<Affinity>,
 
     /// Spin on non-blocking sockets at both ends instead of sleeping between messages (and set
     /// SO_BUSY_POLL where the kernel takes it); warm tests with --burst 1.
@@ -146,12 +148,7 @@ pub struct Opts {
 /// Runs `weft rr`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let args = *args.opts;
-    let affinity = args
-        .affinity
-        .as_deref()
-        .map(rr::place::parse_affinity)
-        .transpose()
-        .map_err(crate::cli::usage)?;
+    let affinity = args.affinity.map(|a| (a.client, a.agent));
     let floor = if args.floor {
         let cpus = affinity.map_or((None, None), |(c, a)| (Some(c), a));
         let f = rr::floor::measure(FLOOR_ROUNDS, cpus).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -261,7 +258,7 @@ fn floor_only(args: &Opts, floor: Option<rr::floor::Floor>) -> anyhow::Result<()
         ));
     };
     let mut doc = weft_report::ResultDoc::new("rr.floor", weft_report::Engine::Real);
-    doc.params = serde_json::json!({ "rounds": FLOOR_ROUNDS, "affinity": args.affinity,
+    doc.params = serde_json::json!({ "rounds": FLOOR_ROUNDS, "affinity": args.affinity.map(|a| a.to_string()),
                                      "timer_sleep_ns": rr::floor::TIMER_SLEEP.as_nanos() as u64 });
     doc.samples = ["wakeup_rtt", "spin_rtt", "timer_overshoot"]
         .iter()
@@ -294,48 +291,76 @@ fn config_from(a: &Opts, host: &str) -> Result<RrConfig, RrError> {
         Peer::Agent(addr)
     };
     let sizes = match (&a.size, &a.sizes, &a.sweep) {
-        (_, _, Some(r)) => config::parse_sweep(r)?,
-        (_, Some(l), _) => config::parse_sizes(l)?,
-        (Some(s), _, _) => config::parse_sizes(s)?,
+        (_, _, Some(l)) | (_, Some(l), _) | (Some(l), _, _) => l.0.clone(),
         (None, None, None) => vec![64],
     };
     let mut c = RrConfig::new(peer, sizes);
     c.proto = if a.udp { Proto::Udp } else { Proto::Tcp };
     c.cold = a.cold;
-    c.response_size = match &a.response_size {
+    c.response_size = match a.response_size {
         Some(s) => Some(
-            s.parse::<Size>()
-                .map_err(|e| RrError::Config(format!("--response-size: {e}")))
-                .and_then(|s| {
-                    u32::try_from(s.as_bytes())
-                        .map_err(|_| RrError::Config("--response-size is too large".into()))
-                })?,
+            u32::try_from(s.as_bytes())
+                .map_err(|_| RrError::Config("--response-size is too large".into()))?,
         ),
         None => None,
     };
     c.warmup = a.warmup;
     c.stop = match (&a.converge, &a.time) {
         (Some(f), _) => StopRule::Converge {
-            rel: config::parse_fraction(f)?,
+            rel: *f,
             max_count: a.max_count,
         },
-        (None, Some(t)) => StopRule::Time {
-            duration_ns: t
-                .parse::<WDuration>()
-                .map_err(|e| RrError::Config(format!("--time: {e}")))?
-                .0,
-        },
+        (None, Some(t)) => StopRule::Time { duration_ns: t.0 },
         (None, None) => StopRule::Count {
             count: a.count.unwrap_or(2000),
         },
     };
     c.burst = a.burst;
-    let t: WDuration = a
-        .timeout
-        .parse()
-        .map_err(|e| RrError::Config(format!("--timeout: {e}")))?;
-    c.timeout = std::time::Duration::from_nanos(t.0);
+    c.timeout = std::time::Duration::from_nanos(a.timeout.0);
     c.abort_after_losses = a.abort_after;
     c.validate()?;
     Ok(c)
+}
+
+/// Request sizes given on the command line (bytes), in the order given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeList(pub Vec<u32>);
+
+/// `--size 64` or `--sizes 1,64,1K`.
+fn size_list(s: &str) -> Result<SizeList, String> {
+    config::parse_sizes(s)
+        .map(SizeList)
+        .map_err(|e| e.to_string())
+}
+
+/// `--sweep 1..64K`: the powers of two between the bounds, both bounds included.
+fn size_sweep(s: &str) -> Result<SizeList, String> {
+    config::parse_sweep(s)
+        .map(SizeList)
+        .map_err(|e| e.to_string())
+}
+
+/// `--affinity N[,M]`: the client's CPU and, optionally, the agent's (iperf3 -A).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Affinity {
+    /// CPU the client runs on.
+    pub client: u32,
+    /// CPU the agent serves from, if asked.
+    pub agent: Option<u32>,
+}
+
+impl Affinity {
+    fn parse(s: &str) -> Result<Affinity, String> {
+        let (client, agent) = rr::place::parse_affinity(s)?;
+        Ok(Affinity { client, agent })
+    }
+}
+
+impl std::fmt::Display for Affinity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.agent {
+            Some(a) => write!(f, "{},{a}", self.client),
+            None => write!(f, "{}", self.client),
+        }
+    }
 }

@@ -1,0 +1,101 @@
+//! The engines' results held against the published figures (the scenario's `[[expect]]`), or,
+//! when the scenario expects nothing, set side by side on each workload's default metric.
+
+use serde_json::{Value, json};
+use weft_model::scenario::{Comparison, EngineSamples, Expect, Figures, NO_SOURCE, Scenario};
+use weft_report::ResultDoc;
+
+/// One comparison per `[[expect]]` of `scenario` against `figures` (none when the scenario
+/// expects figures that could not be read), or one per workload on its default metric when the
+/// scenario expects nothing.
+pub fn compare(
+    scenario: &Scenario,
+    docs: &[(&str, ResultDoc)],
+    figures: Option<&Figures>,
+) -> Vec<Comparison> {
+    let samples: Vec<EngineSamples<'_>> = docs
+        .iter()
+        .map(|(n, d)| EngineSamples {
+            engine: n,
+            samples: &d.samples,
+        })
+        .collect();
+    if scenario.expect.is_empty() {
+        return scenario
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| Expect {
+                source: NO_SOURCE.into(),
+                select: None,
+                metric: w.kind.default_metric().into(),
+                tolerance: 0.0,
+                workload: i,
+            })
+            .map(|e| Comparison::new(&e, None, scenario, &samples))
+            .collect();
+    }
+    match figures {
+        Some(f) => scenario
+            .expect
+            .iter()
+            .map(|e| Comparison::new(e, Some(f), scenario, &samples))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Writes each engine's side of every comparison into its document's `summary.expect`: per
+/// comparison its source, metric, tolerance, error and rows (point, paper, value, miss, within).
+pub fn attach(docs: &mut [(&str, ResultDoc)], comparisons: &[Comparison]) {
+    for (name, doc) in docs {
+        let mine: Vec<Value> = comparisons
+            .iter()
+            .map(|c| {
+                let rows: Vec<Value> = c
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let cell = r.cells.iter().find(|x| x.engine == *name);
+                        json!({ "point": r.label, "paper": r.paper,
+                                "value": cell.and_then(|x| x.value), "miss": cell.and_then(|x| x.miss),
+                                "within": cell.and_then(|x| x.within) })
+                    })
+                    .collect();
+                json!({ "source": c.expect.source, "metric": c.expect.metric,
+                        "tolerance": c.expect.tolerance, "error": c.error, "rows": rows })
+            })
+            .collect();
+        doc.summary["expect"] = Value::Array(mine);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::{RunCtx, model};
+
+    #[test]
+    fn the_model_is_held_against_the_bundled_figures_and_each_document_gets_its_side() {
+        let text = include_str!("../../../scenarios/ebn-vp26.toml");
+        let s = Scenario::parse(text, "ebn-vp26.toml").unwrap();
+        assert!(!s.expect.is_empty());
+        let ctx = RunCtx {
+            scenario: &s,
+            seed: 1,
+            chatty: false,
+            capture: None,
+        };
+        let mut docs = vec![("model", model(&ctx).unwrap())];
+        let figures = Figures::bundled().unwrap();
+        let comps = compare(&s, &docs, Some(&figures));
+        assert_eq!(comps.len(), s.expect.len());
+        assert!(compare(&s, &docs, None).is_empty());
+        attach(&mut docs, &comps);
+        let expect = docs[0].1.summary["expect"].as_array().unwrap();
+        assert_eq!(expect.len(), comps.len());
+        let row = &expect[0]["rows"][0];
+        assert!(row["paper"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["value"].as_f64().unwrap() > 0.0, "{row}");
+    }
+}
