@@ -294,6 +294,11 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
     m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
     m.insert("link_goodput_mbps".into(), link_mbps);
+    // Romanow and Floyd's measure, as the simulator reports it: goodput over the bottleneck's
+    // payload rate (1 when nothing but the window, the hosts or loss holds the transfer back).
+    if link_mbps > 0.0 && matches!(transport, Transport::Tcp { .. }) {
+        m.insert("effective_throughput".into(), aggregate / link_mbps);
+    }
     if let Some(b) = mathis {
         m.insert("mathis_mbps".into(), b.rate_bps / 1e6);
     }

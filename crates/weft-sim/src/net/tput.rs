@@ -10,7 +10,8 @@
 //!
 //! TCP goodput is the payload read in `[warmup, time)`, warmup = min(time / 5, 1 s) as the
 //! emulator measures it; UDP's is what arrived over the whole run. Both in Mbit/s and KiB/s under
-//! the model engine's metric names.
+//! the model engine's metric names; TCP's also as [`EFFECTIVE_THROUGHPUT`]. Each host's coarse
+//! TCP timer ticks in its own phase ([`on_host`]).
 
 use std::path::Path;
 
