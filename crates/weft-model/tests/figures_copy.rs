@@ -1,12 +1,17 @@
 //! `data/figures.toml`, which weft compiles in, holds the same figures as the project's reference
 //! file `shared/reference/figures.toml` (found beside the repository, as CI lays it out, or above
-//! a worktree). Comments may differ; every table, key and value must not.
+//! a worktree). Comments may differ; every table, key and value must not. Tables of figures from
+//! outside the reference studies, added in this repository, are listed in [`ADDED_HERE`] until the
+//! reference copy takes them.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use std::path::PathBuf;
 
 use weft_model::scenario::{BUNDLED_TEXT, Figures};
+
+/// Tables `data/figures.toml` holds beyond the reference file, each with its source in the file.
+const ADDED_HERE: &[&str] = &["romanow_floyd"];
 
 #[test]
 fn bundled_figures_parse_and_match_the_reference_file() {
@@ -35,9 +40,19 @@ fn bundled_figures_parse_and_match_the_reference_file() {
             reference.display()
         );
     }
-    assert_eq!(
-        ours.len(),
-        theirs.len(),
-        "data/figures.toml has tables the reference lacks"
+    let extra: Vec<&String> = ours
+        .keys()
+        .filter(|k| !theirs.contains_key(*k) && !ADDED_HERE.contains(&k.as_str()))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "data/figures.toml has tables the reference lacks: {extra:?}"
     );
+    for k in ADDED_HERE {
+        assert!(
+            ours.contains_key(*k) && !theirs.contains_key(*k),
+            "[{k}] is listed as added here: it must be in data/figures.toml and not yet in {}",
+            reference.display()
+        );
+    }
 }

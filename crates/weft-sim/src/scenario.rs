@@ -150,7 +150,7 @@ fn simulate(
             Err(e) => notes.push(e.to_string()),
         },
         WorkloadKind::Rr => match Topology::from_scenario(s, seed) {
-            Ok((topo, _)) => crate::net::rr_workload::rr(s, &topo, w, m, notes),
+            Ok((topo, _)) => crate::net::rr_workload::rr(s, &topo, w, seed, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
         WorkloadKind::Frames => match Topology::from_scenario(s, seed) {

@@ -102,6 +102,16 @@ fn link_limited_tcp_agrees_with_linux() {
 /// Linux-like stack carries about 6 segments per round trip (11.5 Mbit/s), real Linux 7 to 7.5
 /// (11.8-14.0 Mbit/s in quiet runs of 2026-11-25); the sim's effective window is about two
 /// segments short at 20000-44500 B windows too. Run with `--ignored` to measure it.
+///
+/// Found 2026-11-25 (sim only): with the Linux stack's window scale 7 the receiver announces
+/// 35600 >> 7 << 7 = 35584 bytes, less than 8 x 4450, so at most 7 segments fit, and the 8th,
+/// written but unsendable, holds 4450 bytes of the 35600-byte send buffer: 6 in flight. A window
+/// of 35728 (or any that survives the truncation) carries 8 (14.16 Mbit/s), and so does rounding
+/// the announced window up to the scale unit as Linux's `__tcp_select_window` does (ALIGN); tried,
+/// it gave sim 14.16 against Linux 12.12 and 11.84 Mbit/s on this loaded machine (+17%, +20%),
+/// against 11.49 (-5%, -3%) without it, so it was not kept: Linux carries 6.6 to 7.9 segments
+/// here, and what limits it below its clamp (receive-buffer accounting of rcv_ssthresh, or the
+/// emulated path's ACK timing) is the next suspect, not yet modelled.
 #[test]
 #[ignore = "known miss: the simulated window-limited rate is about 2 segments per RTT below Linux's"]
 fn window_limited_tcp_agrees_with_linux() {

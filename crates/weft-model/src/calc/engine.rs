@@ -273,6 +273,13 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         ),
         _ => None,
     };
+    // Hosts with a cost model (`costs`) bound a TCP transfer by what their send and receive
+    // paths sustain, ttcp-style (8 KiB calls), as `weft calc host` fits them.
+    let host_bound = host_bound(s, a, b, transport, mtu, window, rtt, per_flow);
+    let host_limited = host_bound.is_some_and(|h| h < per_flow);
+    if let Some(h) = host_bound {
+        per_flow = per_flow.min(h);
+    }
     let mut loss_limited = false;
     if let Some(b) = &mathis {
         let mbps = b.rate_bps / 1e6;
@@ -287,8 +294,16 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
     m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
     m.insert("link_goodput_mbps".into(), link_mbps);
+    // Romanow and Floyd's measure, as the simulator reports it: goodput over the bottleneck's
+    // payload rate (1 when nothing but the window, the hosts or loss holds the transfer back).
+    if link_mbps > 0.0 && matches!(transport, Transport::Tcp { .. }) {
+        m.insert("effective_throughput".into(), aggregate / link_mbps);
+    }
     if let Some(b) = mathis {
         m.insert("mathis_mbps".into(), b.rate_bps / 1e6);
+    }
+    if let Some(h) = host_bound {
+        m.insert("host_mbps".into(), h);
     }
     if bottleneck.is_cells() {
         m.insert(
@@ -316,6 +331,7 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         bottleneck.rate,
         match (loss_limited, w.window.is_some(), bound.limit) {
             (true, _, _) => "loss (Mathis bound, C = sqrt(3/2), loss per datagram)",
+            _ if host_limited => "hosts (their `costs`: send and receive paths)",
             (false, true, Limit::Window) => "window",
             _ => "link",
         }
@@ -324,6 +340,41 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         out.notes
             .push(format!("{flows} flows share the bottleneck equally"));
     }
+}
+
+/// What the hosts' send and receive paths sustain for a TCP transfer from `a` to `b` with
+/// datagrams of `mtu` bytes, Mbit/s, when both name a cost model; `None` otherwise.
+#[allow(clippy::too_many_arguments)] // the transfer's shape, spelled out
+fn host_bound(
+    s: &Scenario,
+    a: &str,
+    b: &str,
+    transport: Transport,
+    mtu: u64,
+    window: Size,
+    rtt: Duration,
+    link_mbps: f64,
+) -> Option<f64> {
+    if !matches!(transport, Transport::Tcp { .. }) {
+        return None;
+    }
+    let costs = |n: &str| {
+        s.hosts
+            .iter()
+            .find(|h| h.name == n)
+            .and_then(|h| h.costs.as_deref())
+            .and_then(crate::host::presets::by_name)
+    };
+    let (tx, rx) = (costs(a)?, costs(b)?);
+    let shape = super::host::BulkShape {
+        mss: mtu.saturating_sub(transport.header_bytes()).max(1),
+        call: crate::host::fit::TTCP_DEFAULT_BUFFER,
+        headers: transport.header_bytes(),
+        acks_per_segment: 0.0,
+    };
+    let link = crate::units::Rate((link_mbps * 1e6) as u64);
+    let bound = super::host::BulkBound::new(link, window, rtt, &tx, &rx, &shape);
+    Some(bound.sender_bps.min(bound.receiver_bps) as f64 / 1e6)
 }
 
 #[cfg(test)]
@@ -402,5 +453,42 @@ mtu = 4490
         let mathis = 4450.0 * 8.0 / (0.017 * (2.0 * 0.05f64 / 3.0).sqrt()) / 1e6;
         assert!((pts[1].metrics[Metric::GOODPUT_MBPS] - mathis).abs() < 1e-6);
         assert!(pts[1].notes.iter().any(|n| n.contains("Mathis")));
+    }
+
+    #[test]
+    fn tput_is_bounded_by_the_hosts_costs() {
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+costs = "indigo-r4000"
+[[host]]
+name = "b"
+costs = "indigo-r4000"
+[[link]]
+ends = ["a", "b"]
+tech = "fddi"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+window = 64512
+"#;
+        let s = Scenario::parse(text, "t.toml").unwrap();
+        let pts = evaluate(&s);
+        // The Indigo preset is fitted to the directly connected ttcp mean, 91.37 Mbit/s, below
+        // FDDI's 98.3 at a 4352-byte MTU.
+        let g = pts[0].metrics[Metric::GOODPUT_MBPS];
+        assert!((g - 91.3749).abs() < 0.05, "{g}");
+        assert!(pts[0].metrics["link_goodput_mbps"] > 98.0);
+        assert!(
+            pts[0].notes.iter().any(|n| n.contains("hosts")),
+            "{:?}",
+            pts[0].notes
+        );
+        // Without costs the link bounds it.
+        let free = Scenario::parse(&text.replace("costs = \"indigo-r4000\"\n", ""), "t.toml");
+        let pts = evaluate(&free.unwrap());
+        assert!(pts[0].metrics[Metric::GOODPUT_MBPS] > 98.0);
     }
 }

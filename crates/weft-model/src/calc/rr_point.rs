@@ -67,6 +67,11 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         "closed-form round trip: no queueing, no loss; hosts {} and {}",
         client.name, server.name
     ));
+    if let Some(b) = w.beside {
+        out.notes.push(format!(
+            "the flows of workload {b} it runs beside are not in this round trip (sim runs them)"
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -486,10 +486,20 @@ impl<F: Frame> Egress<F> {
     /// The next train sent towards the next switch (an egress towards a switch); its units
     /// reach that switch at their own instants, which may be later than `now`.
     pub fn poll_train(&mut self, now: u64) -> Option<Train<F>> {
+        if !self.train_ready(now) {
+            return None;
+        }
         self.advance(now);
         let t = self.out.pop().map(|(_, t)| t);
         self.update_deadline();
         t
+    }
+
+    /// Whether [`Egress::poll_train`] may have a train at `now`: one is waiting, or a slot of
+    /// arrivals has begun by then. A cheap test that spares the switch the full poll of every
+    /// trunk port on every turn of the engine.
+    fn train_ready(&self, now: u64) -> bool {
+        !self.out.is_empty() || self.pending.peek_time().is_some_and(|t| t.0 <= now)
     }
 
     /// When this queue next needs attention (ns): the end of the slot of its earliest arrival,

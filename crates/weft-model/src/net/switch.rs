@@ -51,6 +51,9 @@ struct Port<F> {
 /// One switch of a network.
 pub struct SwitchCore<F> {
     ports: Vec<Port<F>>,
+    /// The ports that lead to other switches (fixed at construction), so that polling for
+    /// trunk trains, done on every turn of the engine, does not walk every host port.
+    trunk_ports: Vec<PortId>,
     fabric: Option<FabricStage<F>>,
     /// Output port towards host `i` (by its MAC, [`super::frame::host_mac`]).
     to_host: Vec<Option<PortId>>,
@@ -100,8 +103,15 @@ impl<F: Frame> SwitchCore<F> {
             })
             .collect();
         let links = ports.iter().map(|(_, l)| l.clone()).collect();
+        let trunk_ports = ports
+            .iter()
+            .enumerate()
+            .filter(|(_, (kind, _))| matches!(kind, PortKind::Switch(_)))
+            .map(|(i, _)| i)
+            .collect();
         Ok(SwitchCore {
             ports: built,
+            trunk_ports,
             fabric: FabricStage::new(fabric, links, seed ^ 0xfab)?,
             to_host: Vec::new(),
             learned: HashMap::new(),
@@ -256,10 +266,8 @@ impl<F: Frame> SwitchCore<F> {
     /// The next train sent towards another switch by `now`: its port and the train.
     pub fn poll_trunk_train(&mut self, now: Instant) -> Option<(PortId, Train<F>)> {
         self.advance_fabric(now.as_nanos());
-        for i in 0..self.ports.len() {
-            if !matches!(self.ports[i].kind, PortKind::Switch(_)) {
-                continue;
-            }
+        for k in 0..self.trunk_ports.len() {
+            let i = self.trunk_ports[k];
             if let Some(t) = self.ports[i].egress.poll_train(now.as_nanos()) {
                 self.reschedule(i);
                 return Some((i, t));

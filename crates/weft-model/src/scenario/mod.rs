@@ -301,6 +301,9 @@ pub struct Workload {
     pub sweep: Option<Sweep>,
     /// Kind `mp`: ranks, pattern, iterations and route.
     pub mp: Option<MpWorkload>,
+    /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
+    /// this `rr` workload's requests on the simulator: request/response beside bulk traffic.
+    pub beside: Option<usize>,
 }
 
 /// A value of a swept field.

@@ -127,7 +127,20 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let host_names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
     let mut workloads = Vec::new();
     for w in root.tables("workload")? {
-        workloads.push(workload(&w, &host_names, &switches)?);
+        let out = workload(&w, &host_names, &switches)?;
+        if let Some(b) = out.beside {
+            let ok = out.kind == WorkloadKind::Rr
+                && workloads
+                    .get(b)
+                    .is_some_and(|x: &Workload| x.kind == WorkloadKind::Tput);
+            if !ok {
+                return Err(w.err(
+                    "beside",
+                    "an rr workload runs beside an earlier tput workload: give its index (from 0)",
+                ));
+            }
+        }
+        workloads.push(out);
     }
     let mut expect = Vec::new();
     for e in root.tables("expect")? {
@@ -481,7 +494,7 @@ const SWEEPABLE: &[(&str, Range)] = &[
 fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Workload> {
     let mut allowed: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
     allowed.extend([
-        "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack",
+        "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack", "beside",
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     w.check_keys(&allowed)?;
@@ -555,6 +568,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         rtt: None,
         sweep: None,
         mp: mp_workload(w, kind, hosts)?,
+        beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
     };
     for (key, range) in SWEEPABLE {
         match w.param(key, *range)? {

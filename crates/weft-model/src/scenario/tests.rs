@@ -366,3 +366,26 @@ fn every_workload_number_has_a_range() {
         assert_eq!(e.line, 5, "{e}");
     }
 }
+
+#[test]
+fn rr_runs_beside_an_earlier_tput_workload_only() {
+    let rr = |beside: &str| {
+        GOOD.replace(
+            "\n[expect]",
+            &format!(
+                "\n[[workload]]\nkind = \"rr\"\nfrom = \"a\"\nto = \"b\"\nsize = 64\n{beside}\n\n[expect]"
+            ),
+        )
+    };
+    let s = Scenario::parse(&rr("beside = 1"), "ok.toml").unwrap();
+    assert_eq!(s.workloads[2].beside, Some(1));
+    assert_eq!(s.workloads[1].beside, None);
+    // Workload 0 is not a tput workload; workload 2 is this one; 9 does not exist.
+    for bad in ["beside = 0", "beside = 2", "beside = 9"] {
+        let e = error(&rr(bad));
+        assert_eq!(e.key, "workload[2].beside", "{bad}: {e}");
+    }
+    // Only an rr workload runs beside another.
+    let e = error(&GOOD.replace("window = \"64KiB\"", "window = \"64KiB\"\nbeside = 0"));
+    assert_eq!(e.key, "workload[1].beside", "{e}");
+}

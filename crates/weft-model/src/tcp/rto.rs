@@ -19,6 +19,10 @@ pub struct RtoConfig {
     pub initial: Duration,
     /// Clock granularity: `None` for exact timers, `Some(500 ms)` for 4.4BSD.
     pub granularity: Option<Duration>,
+    /// Where the ticks fall: boundaries at `phase + k * granularity` (reduced modulo the
+    /// granularity). Each host's slow timer ran from its own boot, so hosts sharing a link tick
+    /// out of step; zero puts every boundary on a multiple of the granularity.
+    pub phase: Duration,
 }
 
 impl RtoConfig {
@@ -28,6 +32,7 @@ impl RtoConfig {
         max: Duration::from_secs(60),
         initial: Duration::from_secs(1),
         granularity: None,
+        phase: Duration::ZERO,
     };
     /// 4.4BSD: 500 ms ticks, 1 s minimum (two ticks), 64 s maximum, 3 s before any sample.
     pub const BSD: RtoConfig = RtoConfig {
@@ -35,6 +40,7 @@ impl RtoConfig {
         max: Duration::from_secs(64),
         initial: Duration::from_secs(3),
         granularity: Some(Duration::from_millis(500)),
+        phase: Duration::ZERO,
     };
     /// Linux: 200 ms minimum (TCP_RTO_MIN), 120 s maximum, 1 s initial, jiffy-fine timers.
     pub const LINUX: RtoConfig = RtoConfig {
@@ -42,6 +48,7 @@ impl RtoConfig {
         max: Duration::from_secs(120),
         initial: Duration::from_secs(1),
         granularity: None,
+        phase: Duration::ZERO,
     };
 }
 
@@ -98,7 +105,10 @@ impl RttEstimator {
         let d = now.saturating_duration_since(sent);
         match self.cfg.granularity {
             None => d,
-            Some(g) if g.0 > 0 => Duration((now.0 / g.0 - sent.0 / g.0) * g.0),
+            Some(g) if g.0 > 0 => {
+                let (now, sent) = (self.shifted(now, g), self.shifted(sent, g));
+                Duration((now / g.0 - sent / g.0) * g.0)
+            }
             Some(_) => d,
         }
     }
@@ -123,9 +133,19 @@ impl RttEstimator {
     /// When a timer of `d` armed at `now` fires under this clock.
     pub fn deadline_after(&self, now: Instant, d: Duration) -> Instant {
         match self.cfg.granularity {
-            Some(g) if g.0 > 0 => Instant((now.0 / g.0 + d.0.div_ceil(g.0).max(1)) * g.0),
+            Some(g) if g.0 > 0 => {
+                let shift = g.0 - self.cfg.phase.0 % g.0;
+                let ticks = self.shifted(now, g) / g.0 + d.0.div_ceil(g.0).max(1);
+                Instant(ticks * g.0 - shift)
+            }
             _ => now + d,
         }
+    }
+
+    /// `t` on a clock whose tick boundaries are the multiples of `g`: moved later by
+    /// `g - phase` (so the first boundary, at `phase`, lands on `g`), never below zero.
+    fn shifted(&self, t: Instant, g: Duration) -> u64 {
+        t.0 + (g.0 - self.cfg.phase.0 % g.0)
     }
 
     /// The smoothed round trip, once there is a sample.
@@ -206,5 +226,33 @@ mod tests {
         let mut f = RttEstimator::new(RtoConfig::BSD);
         f.sample(Instant(0) + ms(490), Instant(0) + ms(510));
         assert_eq!(f.srtt(), Some(ms(500)));
+    }
+
+    #[test]
+    fn bsd_ticks_follow_the_host_phase() {
+        let bsd = RtoConfig {
+            phase: ms(300),
+            ..RtoConfig::BSD
+        };
+        // Boundaries at 0.3, 0.8, 1.3, 1.8, 2.3 s: two ticks armed at 1.2 s end at 1.8 s, not
+        // at 2.0 s as on a host whose clock started at zero.
+        let e = RttEstimator::new(bsd);
+        let second = Duration::from_secs(1);
+        assert_eq!(
+            e.deadline_after(Instant(0) + ms(1200), second),
+            Instant(0) + ms(1800)
+        );
+        // Before the first boundary: the count-down's ticks are 0.3 and 0.8 s.
+        assert_eq!(
+            e.deadline_after(Instant(0) + ms(100), second),
+            Instant(0) + ms(800)
+        );
+        // 490 -> 510 ms crosses no boundary of this clock; 290 -> 310 ms crosses one.
+        let mut f = RttEstimator::new(bsd);
+        f.sample(Instant(0) + ms(490), Instant(0) + ms(510));
+        assert_eq!(f.srtt(), Some(Duration::ZERO));
+        let mut g = RttEstimator::new(bsd);
+        g.sample(Instant(0) + ms(290), Instant(0) + ms(310));
+        assert_eq!(g.srtt(), Some(ms(500)));
     }
 }

@@ -112,6 +112,14 @@ impl RrClient {
         self
     }
 
+    /// Issues the first request at `at` instead of time zero (after other traffic has warmed up).
+    pub fn starting(mut self, at: Instant) -> Self {
+        if self.count > 0 {
+            self.next = Some(at);
+        }
+        self
+    }
+
     fn step(&mut self, now: Instant) {
         if let Some((_, _, deadline, _)) = self.current
             && deadline <= now

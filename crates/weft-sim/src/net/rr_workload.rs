@@ -1,16 +1,22 @@
 //! The `rr` workload of a scenario file on the simulated network: an [`RrClient`] on every
 //! `from` host asking the [`RrServer`] on every `to` host, one pair after another (each pair
 //! alone on the network, as an echo test is run), with the round-trip table the emulator reports.
+//!
+//! With `beside = K` the requests share the network with the flows of `tput` workload K (its
+//! first point if it sweeps): the bulk flows start at time zero, the first request leaves when
+//! their warm-up ends, and the run stops when they do, so requests not asked by then are not
+//! asked (`requests` counts those that were).
 
 use serde_json::{Map, Value, json};
-use weft_model::Duration;
 use weft_model::host::{HostCpu, presets};
 use weft_model::net::Topology;
 use weft_model::scenario::{Metric, Scenario, Workload};
+use weft_model::{Duration, Instant};
 
 use super::hosts::App;
 use super::rr::{RrClient, RrServer};
 use super::run::{RunOptions, run};
+use super::tput;
 
 /// Requests of an rr workload that gives no `count`.
 pub const DEFAULT_COUNT: u64 = 1000;
@@ -30,9 +36,16 @@ pub fn rr(
     s: &Scenario,
     topo: &Topology,
     w: &Workload,
+    seed: u64,
     m: &mut Map<String, Value>,
     notes: &mut Vec<String>,
 ) {
+    // The bulk workload the requests run beside, as its first point.
+    let bulk = w
+        .beside
+        .and_then(|b| s.workloads.get(b))
+        .and_then(|b| b.expand().into_iter().next())
+        .map(|(_, b)| b);
     let Some(size) = w.size else {
         return notes.push("an rr workload needs `size`".into());
     };
@@ -69,10 +82,21 @@ pub fn rr(
             if let Some(c) = cpu(b) {
                 server = server.with_cpu(c);
             }
-            let apps: Vec<(usize, Box<dyn App>)> =
-                vec![(a, Box::new(client)), (b, Box::new(server))];
             // Long enough for every request to time out; the clock jumps over idle time.
-            let ns = (timeout.0 + Duration::from_millis(1).0).saturating_mul(count + 1);
+            let mut ns = (timeout.0 + Duration::from_millis(1).0).saturating_mul(count + 1);
+            let mut flows = Vec::new();
+            if let Some(bw) = &bulk {
+                match tput::flow_apps(s, topo, bw, seed) {
+                    Ok((f, _, _)) => flows = f,
+                    Err(e) => return notes.push(format!("beside: {e}")),
+                }
+                let time = bw.time.unwrap_or(tput::DEFAULT_TIME);
+                client = client.starting(Instant(tput::warmup(time).0));
+                ns = time.0;
+            }
+            let mut apps: Vec<(usize, Box<dyn App>)> =
+                vec![(a, Box::new(client)), (b, Box::new(server))];
+            apps.extend(flows);
             let opts = RunOptions {
                 duration: Duration(ns),
                 ..RunOptions::default()

@@ -10,7 +10,8 @@
 //!
 //! TCP goodput is the payload read in `[warmup, time)`, warmup = min(time / 5, 1 s) as the
 //! emulator measures it; UDP's is what arrived over the whole run. Both in Mbit/s and KiB/s under
-//! the model engine's metric names.
+//! the model engine's metric names; TCP's also as [`EFFECTIVE_THROUGHPUT`]. Each host's coarse
+//! TCP timer ticks in its own phase ([`on_host`]).
 
 use std::path::Path;
 
@@ -28,6 +29,11 @@ use super::frame::UDP_IP_HEADERS;
 use super::hosts::App;
 use super::run::{NetRun, add_sinks, run_noted};
 use super::tcp::TcpApp;
+
+/// The metric of a TCP `tput` result that says how much of the path carried useful
+/// payload: goodput over the bottleneck's payload rate at the flows' MSS, 0..=1 (Romanow and
+/// Floyd's "effective throughput").
+pub const EFFECTIVE_THROUGHPUT: &str = "effective_throughput";
 
 /// Simulated time of a tput workload that gives none.
 pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
@@ -73,6 +79,21 @@ pub fn tcp_config(w: &Workload, path_mtu: u64) -> Config {
     cfg
 }
 
+/// `cfg` on host `host`: a coarse timer (BSD's 500 ms slow timer) ticks with the host's own
+/// phase, drawn from `seed`, as each machine's clock ran from its own boot. With every host
+/// ticking in step, flows that lose segments together time out together forever.
+pub fn on_host(cfg: &Config, seed: u64, host: usize) -> Config {
+    let mut cfg = cfg.clone();
+    if let Some(g) = cfg.rto.granularity.filter(|g| g.0 > 0) {
+        let mut rng = Rng::for_stream(seed, 0x300 + host as u64);
+        cfg.rto.phase = Duration(rng.next_u64() % g.0);
+    }
+    cfg
+}
+
+/// A workload's applications with the indices of its `from` and `to` hosts.
+pub type FlowApps = (Vec<(usize, Box<dyn App>)>, Vec<usize>, Vec<usize>);
+
 /// Runs a `tput` workload of `s` on `topo`; metrics into `m`, what could not be done into
 /// `notes`. With `capture`, one pcap per link is written there.
 pub fn tput(
@@ -84,12 +105,70 @@ pub fn tput(
     m: &mut Map<String, Value>,
     notes: &mut Vec<String>,
 ) {
+    let time = w.time.unwrap_or(DEFAULT_TIME);
+    let warm = warmup(time);
+    let udp = matches!(w.proto, Some(Transport::Udp));
+    let (apps, from, to) = match flow_apps(s, topo, w, seed) {
+        Ok(x) => x,
+        Err(e) => return notes.push(e),
+    };
+    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
+        return;
+    };
+    // TCP is measured after its warm-up; a UDP blast starts at full rate, so over the whole run.
+    let span = if udp {
+        time.as_secs_f64()
+    } else {
+        Duration(time.0 - warm.0).as_secs_f64()
+    }
+    .max(1e-12);
+    let bytes = if udp {
+        udp_metrics(&r, m)
+    } else {
+        tcp_metrics(&r, topo, span, m, notes)
+    };
+    let bps = bytes as f64 * 8.0 / span;
+    if !udp {
+        if let Some(cap) = tcp_capacity(s, &r, topo, &from, &to) {
+            m.insert(EFFECTIVE_THROUGHPUT.into(), json!(bps / cap));
+        }
+    }
+    m.insert(Metric::GOODPUT_MBPS.into(), json!(bps / 1e6));
+    m.insert(Metric::PAYLOAD_KIB_S.into(), json!(bps / 8.0 / 1024.0));
+    let ports = r.network.all_host_stats();
+    let names: Vec<String> = topo.hosts.iter().map(|h| h.name.clone()).collect();
+    let d = delivery(&ports, &names, &from, &to);
+    if let Some(l) = d.cell_loss {
+        m.insert(Metric::CELL_LOSS.into(), json!(l));
+    }
+    m.insert("per_sender".into(), json!(d.per_sender));
+    m.insert(
+        "switch".into(),
+        json!({
+            "cells_in": d.cells_in, "cells_dropped": d.cells_dropped, "frames_in": d.frames_in,
+            "frames_out": d.frames_out, "frames_corrupt": d.frames_corrupt, "frames_epd": d.frames_epd,
+        }),
+    );
+    m.insert("seconds".into(), json!(time.as_secs_f64()));
+    m.insert("warmup_seconds".into(), json!(warm.as_secs_f64()));
+    m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
+}
+
+/// The applications of `w`'s flows on `topo`, each on its host: a sender and a receiver per TCP
+/// flow (in that order), or a UDP source per flow and one sink per receiving host; with the
+/// `from` and `to` host indices. An error says what in the workload cannot be run.
+pub fn flow_apps(
+    s: &Scenario,
+    topo: &Topology,
+    w: &Workload,
+    seed: u64,
+) -> Result<FlowApps, String> {
     let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
     let (Some(from), Some(to)) = (
         w.from.iter().map(index).collect::<Option<Vec<usize>>>(),
         w.to.iter().map(index).collect::<Option<Vec<usize>>>(),
     ) else {
-        return notes.push("a tput workload names a host that does not exist".into());
+        return Err("a tput workload names a host that does not exist".into());
     };
     let pairs: Vec<(usize, usize)> = from
         .iter()
@@ -97,7 +176,7 @@ pub fn tput(
         .filter(|(f, t)| f != t)
         .collect();
     if pairs.is_empty() {
-        return notes.push("a tput workload needs `from` and `to` hosts that differ".into());
+        return Err("a tput workload needs `from` and `to` hosts that differ".into());
     }
     let time = w.time.unwrap_or(DEFAULT_TIME);
     let end = Instant(time.as_nanos());
@@ -126,12 +205,13 @@ pub fn tput(
                 .and_then(presets::by_name)
                 .map(HostCpu::new)
         };
-        let mut tx = TcpApp::sender(f, sp, t, rp, cfg.clone(), end, iss.0);
+        let mut tx = TcpApp::sender(f, sp, t, rp, on_host(&cfg, seed, f), end, iss.0);
         if w.stack == Some(TcpStack::Linux) {
             // The emulator's sender writes whatever fits; BSD's waits for its low-water mark.
             tx = tx.with_send_lowat(1);
         }
-        let mut rx = TcpApp::receiver(t, rp, f, sp, cfg, iss.1).measuring(Instant(warm.0), end);
+        let mut rx = TcpApp::receiver(t, rp, f, sp, on_host(&cfg, seed, t), iss.1)
+            .measuring(Instant(warm.0), end);
         if let Some(c) = cpu(f) {
             tx = tx.with_cpu(c);
         }
@@ -144,41 +224,40 @@ pub fn tput(
     if udp {
         add_sinks(&mut apps, &to);
     }
-    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
-        return;
-    };
-    // TCP is measured after its warm-up; a UDP blast starts at full rate, so over the whole run.
-    let span = if udp {
-        time.as_secs_f64()
-    } else {
-        Duration(time.0 - warm.0).as_secs_f64()
+    Ok((apps, from, to))
+}
+
+/// Payload bits per second the flows' bottlenecks carry when full of their segments: for each
+/// distinct receiving host, the slowest link of the path to it (from the first sender) at the
+/// flows' MSS, its rate times MSS over the wire bytes of a full segment (on ATM, whole cells).
+/// `None` without a path or a flow.
+fn tcp_capacity(
+    s: &Scenario,
+    r: &NetRun,
+    topo: &Topology,
+    from: &[usize],
+    to: &[usize],
+) -> Option<f64> {
+    let mss = r
+        .hosts
+        .apps_of::<TcpApp>()
+        .map(|(_, a)| u64::from(a.connection().mss()))
+        .max()?;
+    let sender = &topo.hosts[*from.first()?].name;
+    let mut hosts = to.to_vec();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let mut cap = 0.0;
+    for h in hosts {
+        let path = s.path(sender, &topo.hosts[h].name)?;
+        cap += path
+            .iter()
+            .map(|l| {
+                l.tech.datagram_rate(mss + 40).as_bps() as f64 * mss as f64 / (mss + 40) as f64
+            })
+            .fold(f64::INFINITY, f64::min);
     }
-    .max(1e-12);
-    let bytes = if udp {
-        udp_metrics(&r, m)
-    } else {
-        tcp_metrics(&r, topo, span, m, notes)
-    };
-    let bps = bytes as f64 * 8.0 / span;
-    m.insert(Metric::GOODPUT_MBPS.into(), json!(bps / 1e6));
-    m.insert(Metric::PAYLOAD_KIB_S.into(), json!(bps / 8.0 / 1024.0));
-    let ports = r.network.all_host_stats();
-    let names: Vec<String> = topo.hosts.iter().map(|h| h.name.clone()).collect();
-    let d = delivery(&ports, &names, &from, &to);
-    if let Some(l) = d.cell_loss {
-        m.insert(Metric::CELL_LOSS.into(), json!(l));
-    }
-    m.insert("per_sender".into(), json!(d.per_sender));
-    m.insert(
-        "switch".into(),
-        json!({
-            "cells_in": d.cells_in, "cells_dropped": d.cells_dropped, "frames_in": d.frames_in,
-            "frames_out": d.frames_out, "frames_corrupt": d.frames_corrupt, "frames_epd": d.frames_epd,
-        }),
-    );
-    m.insert("seconds".into(), json!(time.as_secs_f64()));
-    m.insert("warmup_seconds".into(), json!(warm.as_secs_f64()));
-    m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
+    (cap.is_finite() && cap > 0.0).then_some(cap)
 }
 
 /// Per-flow TCP results into `m`; returns the payload bytes read in the measurement span.
