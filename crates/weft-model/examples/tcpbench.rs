@@ -9,7 +9,7 @@
 //! With `--queue` the bottleneck drops what does not fit (drop-tail), so loss recovery runs too.
 //!
 //! A segment counts once per direction it travels (data one way, ACKs the other); the time is
-//! the process's CPU time (`CLOCK_PROCESS_CPUTIME_ID`), so a loaded machine slows the wall
+//! the process's CPU time (`getrusage`), so a loaded machine slows the wall
 //! clock more than the figure. No allocation happens per segment: the pipe is two ring buffers
 //! that reach their size in the first round trips.
 
@@ -88,14 +88,9 @@ impl Pipe {
     }
 }
 
+/// CPU seconds this process has used (user and system, all threads).
 fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    weft_sys::cpu::CpuTime::process().total_ns() as f64 / 1e9
 }
 
 fn main() {

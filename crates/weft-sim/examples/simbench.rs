@@ -12,14 +12,9 @@ use weft_sim::many_to_one::{Host, ManyToOne, Unit, run_many_to_one};
 use weft_sim::slotted::SlottedConfig;
 use weft_sim::{HolParams, run_saturated};
 
+/// CPU seconds this process has used (user and system, all threads).
 fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    weft_sys::cpu::CpuTime::process().total_ns() as f64 / 1e9
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> T {

@@ -13,14 +13,9 @@ use weft_model::scenario::Scenario;
 use weft_sim::net::tput::{self, DEFAULT_TIME};
 use weft_sim::net::{RunOptions, TcpApp, run};
 
+/// CPU seconds this process has used (user and system, all threads).
 fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    weft_sys::cpu::CpuTime::process().total_ns() as f64 / 1e9
 }
 
 /// The dumbbell as a scenario file: one `tput` workload per pair, so that sender k talks only to
