@@ -189,54 +189,11 @@ fn close(s: TcpStream) {
 
 /// Waits until `listener` has a connection to accept, at most `timeout`.
 fn wait_readable(listener: &TcpListener, timeout: std::time::Duration) -> io::Result<bool> {
-    let mut fd = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd, for the duration of the call.
-    let n = unsafe { libc::poll(&mut fd, 1, ms) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(false);
-        }
-        return Err(e);
-    }
-    Ok(n > 0)
+    let ns = timeout.as_nanos().clamp(1_000_000, u64::MAX as u128) as u64;
+    Ok(weft_sys::readable(&[listener.as_raw_fd()], Some(ns))?[0])
 }
 
-/// Raises this process's soft limit on open files to its hard limit (an agent's descriptors are
-/// its capacity for connections); returns the limit now in force.
-pub fn raise_open_files_limit() -> io::Result<u64> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit into `lim`.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if lim.rlim_cur < lim.rlim_max {
-        let want = libc::rlimit {
-            rlim_cur: lim.rlim_max,
-            rlim_max: lim.rlim_max,
-        };
-        // SAFETY: setrlimit reads one rlimit.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        lim.rlim_cur = lim.rlim_max;
-    }
-    Ok(lim.rlim_cur)
-}
-
-/// File descriptors this process has open now (the entries of /proc/self/fd), for logs and
-/// tests.
-pub fn open_files() -> io::Result<usize> {
-    Ok(std::fs::read_dir("/proc/self/fd")?.count())
-}
+pub use weft_sys::process::{open_files, raise_open_files_limit};
 
 #[cfg(test)]
 mod tests {
@@ -298,18 +255,5 @@ mod tests {
         assert!(took < Duration::from_secs(2), "{took:?}");
         assert!(!p.identified());
         assert_eq!(d.stats().timed_out, 1);
-    }
-
-    #[test]
-    fn the_open_files_limit_is_the_hard_limit() {
-        let n = raise_open_files_limit().unwrap();
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one rlimit.
-        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
-        assert_eq!(n, lim.rlim_max);
-        assert!(open_files().unwrap() > 2);
     }
 }

@@ -44,8 +44,7 @@ pub fn skip(reason: &str) {
 
 /// Whether the process runs as root (effective user id 0).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    weft_sys::process::is_root()
 }
 
 /// `Some(reason)` when the process is not root; the reason names what needs root.

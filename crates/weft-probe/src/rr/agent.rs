@@ -275,26 +275,8 @@ fn watch_control(control: &Control) -> Result<Arc<AtomicU8>, ProbeError> {
 
 /// Waits up to `t` for `fd` to become readable.
 fn readable(fd: &impl AsRawFd, t: Duration) -> std::io::Result<bool> {
-    let mut p = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = i32::try_from(t.as_millis()).unwrap_or(i32::MAX);
-    // SAFETY: poll reads and writes exactly one live pollfd for the duration of the call.
-    let r = unsafe { libc::poll(&mut p, 1, ms) };
-    match r {
-        r if r < 0 => {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == ErrorKind::Interrupted {
-                Ok(false)
-            } else {
-                Err(e)
-            }
-        }
-        0 => Ok(false),
-        _ => Ok(true),
-    }
+    let ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+    Ok(weft_sys::readable(&[fd.as_raw_fd()], Some(ns))?[0])
 }
 
 fn serve_tcp(

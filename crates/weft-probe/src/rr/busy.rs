@@ -43,18 +43,9 @@ impl BusyPoll {
     /// makes the socket non-blocking and spins with [`read_exact`], [`write_all`] or
     /// [`Spinner`]).
     pub fn enable(sock: &impl AsRawFd) -> BusyPoll {
-        let us = libc::c_int::try_from(BUSY_POLL_US).unwrap_or(50);
-        // SAFETY: a valid socket descriptor and a pointer to a live c_int of the given length.
-        let r = unsafe {
-            libc::setsockopt(
-                sock.as_raw_fd(),
-                libc::SOL_SOCKET,
-                SO_BUSY_POLL,
-                std::ptr::from_ref(&us).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r == 0 {
+        let us = i32::try_from(BUSY_POLL_US).unwrap_or(50);
+        let r = weft_sys::sockopt::set_int(sock.as_raw_fd(), libc::SOL_SOCKET, SO_BUSY_POLL, us);
+        if r.is_ok() {
             BusyPoll {
                 spin: true,
                 so_busy_poll_us: Some(BUSY_POLL_US),
@@ -64,7 +55,7 @@ impl BusyPoll {
             BusyPoll {
                 spin: true,
                 so_busy_poll_us: None,
-                so_busy_poll_error: Some(std::io::Error::last_os_error().to_string()),
+                so_busy_poll_error: r.err().map(|e| e.to_string()),
             }
         }
     }
