@@ -10,12 +10,12 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use weft_model::mp::program::{Counts, Measure, Program, Timing};
+use weft_model::mp::program::{Measure, Program, Timing};
 use weft_model::mp::{AllReduceAlgo, Pattern};
 
 use super::engine::Engine;
 use super::error::MpError;
-use super::spec::{LARGE_MESSAGE, MpSpec};
+use super::spec::MpSpec;
 
 /// What one rank measured for one pattern at one size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,15 +90,8 @@ pub fn run(
 
 /// Rank `me` of `ranks`'s program for `spec`.
 pub fn program(spec: &MpSpec, me: usize, ranks: usize) -> Result<Program, MpError> {
-    let sizes: Vec<usize> = spec.sizes.iter().map(|&s| s as usize).collect();
-    let counts = Counts {
-        iterations: spec.iterations,
-        iterations_large: spec.iterations_large,
-        large_above: LARGE_MESSAGE as usize,
-        warmup: spec.warmup,
-        npb_steps: spec.npb_steps,
-    };
-    Program::new(me, ranks, &spec.parsed_patterns()?, &sizes, counts).map_err(MpError::Config)
+    let patterns = spec.parsed_patterns()?;
+    Program::new(me, ranks, &patterns, &spec.sizes_usize(), spec.counts()).map_err(MpError::Config)
 }
 
 /// A rank's sample of measurement `m`: its iterations' times and, for ping-pong at rank 0, the

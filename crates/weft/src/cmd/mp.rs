@@ -3,12 +3,11 @@
 use std::path::PathBuf;
 
 use weft_model::mp::Pattern;
-use weft_model::mp::program::Counts;
 use weft_model::net::{HostSpec, LinkSpec, Topology};
 use weft_model::{Duration, Rate, Size};
 use weft_probe::mp::local::LocalAgents;
 use weft_probe::mp::rank::{RankSample, sample};
-use weft_probe::mp::spec::{LARGE_MESSAGE, MAX_RANKS, MAX_SIZE, default_spin_us};
+use weft_probe::mp::spec::{MAX_RANKS, MAX_SIZE, default_spin_us};
 use weft_probe::mp::{
     self, DaemonParams, Launch, MP_VERSION, MpError, MpResult, MpSample, MpSpec, Route,
 };
@@ -232,17 +231,16 @@ fn simulated(args: &Args, mut spec: MpSpec) -> anyhow::Result<()> {
         .collect();
     let topo = Topology::star(hosts, Default::default(), 1);
     let patterns = spec.parsed_patterns().map_err(|e| usage(e.to_string()))?;
-    let sizes: Vec<usize> = spec.sizes.iter().map(|&s| s as usize).collect();
-    let counts = Counts {
-        iterations: spec.iterations,
-        iterations_large: spec.iterations_large,
-        large_above: LARGE_MESSAGE as usize,
-        warmup: spec.warmup,
-        npb_steps: spec.npb_steps,
-    };
     let all: Vec<usize> = (0..n).collect();
-    let run = run_ranks(&topo, &all, &patterns, &sizes, counts, 1500)
-        .map_err(|e| anyhow::anyhow!("simulation: {e}"))?;
+    let run = run_ranks(
+        &topo,
+        &all,
+        &patterns,
+        &spec.sizes_usize(),
+        spec.counts(),
+        1500,
+    )
+    .map_err(|e| anyhow::anyhow!("simulation: {e}"))?;
     let samples = (0..run.programs[0].measures.len())
         .filter_map(|k| {
             let parts: Vec<RankSample> = (0..n)
