@@ -157,11 +157,10 @@ fn simulate(
             Ok((topo, _)) => crate::net::workload::frames(&topo, w, seed, capture, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
-        WorkloadKind::Mp => notes.push(
-            "skipped: the simulator's hosts and transport are not there yet, so it cannot run \
-             message passing; use the model or emu engine"
-                .into(),
-        ),
+        WorkloadKind::Mp => match Topology::from_scenario(s, seed) {
+            Ok((topo, _)) => crate::net::mp_workload::mp(s, &topo, w, m, notes),
+            Err(e) => notes.push(e.to_string()),
+        },
         _ => {
             let Some(sw) = sw else {
                 notes.push("no switch to drive: name one with `switch =`".into());

@@ -408,3 +408,49 @@ fn keyed_agents_run_ranks_only_for_a_coordinator_with_the_key() {
             > 0.0
     );
 }
+
+#[test]
+fn ping_pong_and_all_reduce_run_on_simulated_hosts() {
+    let doc = mp_json(&[
+        "--engine",
+        "sim",
+        "--local",
+        "4",
+        "--pattern",
+        "pingpong,allreduce,bt.S",
+        "--sizes",
+        "8,1M",
+        "--iterations",
+        "10",
+        "--iterations-large",
+        "3",
+        "--steps",
+        "2",
+        "--link-rate",
+        "100Mbps",
+        "--link-delay",
+        "50us",
+    ]);
+    assert_eq!(doc["engine"], "sim");
+    // 8 bytes one way: two 50 us links and two serialisations of a small frame.
+    let p50 = sample(&doc, "pingpong", Some(8))["p50_us"]
+        .as_f64()
+        .unwrap();
+    assert!(p50 > 100.0 && p50 < 120.0, "{p50}");
+    // osu_bw at 1 MiB fills most of the 100 Mbit/s link.
+    let mbps = sample(&doc, "pingpong", Some(1 << 20))["mbps"]
+        .as_f64()
+        .unwrap();
+    assert!(mbps > 90.0 && mbps < 100.0, "{mbps}");
+    assert_eq!(
+        sample(&doc, "allreduce", Some(1 << 20))["algorithm"],
+        "ring"
+    );
+    assert!(sample(&doc, "bt.S", None)["total_ms"].as_f64().unwrap() > 0.0);
+    // The daemon route is not simulated.
+    let out = weft()
+        .args(["mp", "--engine", "sim", "--local", "2", "--route", "daemon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -10,6 +10,10 @@
 //! [`crate::mp::replay`] evaluates the plans themselves under the same model; its tests hold the
 //! two against each other.
 
+use crate::mp::pattern::{AllReduceAlgo, Pattern, RENDEZVOUS};
+use crate::mp::plan::Plan;
+use crate::mp::replay::{Cost, replay_timing};
+
 /// Latency and inverse bandwidth of a machine.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AlphaBeta {
@@ -40,8 +44,15 @@ impl AlphaBeta {
     }
 
     /// Pairwise all-to-all among `p` ranks, `m` bytes per pair: `(p - 1)(alpha + m beta)`.
+    /// Above [`RENDEZVOUS`] bytes each step first waits for its receiver's empty "ready"
+    /// message (see [`crate::mp::pattern::alltoall`]), one more `alpha` per step.
     pub fn alltoall(&self, p: usize, m: f64) -> f64 {
-        p.saturating_sub(1) as f64 * self.message(m)
+        let ready = if m > RENDEZVOUS as f64 {
+            self.alpha
+        } else {
+            0.0
+        };
+        p.saturating_sub(1) as f64 * (ready + self.message(m))
     }
 
     /// Ring all-reduce of `m` bytes among `p` ranks:
@@ -67,6 +78,35 @@ impl AlphaBeta {
     pub fn barrier(&self, p: usize) -> f64 {
         let rounds = usize::BITS - p.saturating_sub(1).leading_zeros();
         rounds as f64 * self.alpha
+    }
+
+    /// Time of one iteration of `pattern` among `p` ranks at `m` bytes, seconds: ping-pong one
+    /// way (OSU's latency), the closed forms above for the collectives (`allreduce` picks as
+    /// `weft mp` does), and an NPB skeleton's time step replayed under this model (NaN if the
+    /// benchmark does not run on `p` ranks).
+    pub fn pattern(&self, pattern: &Pattern, p: usize, m: f64) -> f64 {
+        match *pattern {
+            Pattern::PingPong => self.message(m),
+            Pattern::Exchange => self.exchange(m),
+            Pattern::AllToAll => self.alltoall(p, m),
+            Pattern::AllReduce(a) => match a.unwrap_or(AllReduceAlgo::auto(m as usize)) {
+                AllReduceAlgo::Ring => self.allreduce_ring(p, m),
+                AllReduceAlgo::RecursiveDoubling => self.allreduce_rd(p, m),
+            },
+            Pattern::Barrier => self.barrier(p),
+            Pattern::Npb(..) => {
+                let cost = Cost {
+                    alpha: self.alpha,
+                    beta: self.beta,
+                };
+                (0..p)
+                    .map(|r| pattern.plan(r, p, 0))
+                    .collect::<Result<Vec<Plan>, _>>()
+                    .ok()
+                    .and_then(|plans| replay_timing(&plans, cost).ok())
+                    .map_or(f64::NAN, |r| r.makespan())
+            }
+        }
     }
 
     /// Fits `alpha` and `beta` to one-way times `(bytes, seconds)` by least squares on the
@@ -117,9 +157,6 @@ impl AlphaBeta {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mp::pattern::{AllReduceAlgo, Pattern};
-    use crate::mp::plan::Plan;
-    use crate::mp::replay::{Cost, replay_timing};
 
     const AB: AlphaBeta = AlphaBeta {
         alpha: 50e-6,

@@ -5,6 +5,7 @@
 //! - [`pattern`]: the patterns of `weft mp` (OSU ping-pong, ring exchange, all-to-all,
 //!   all-reduce by ring and by recursive doubling, dissemination barrier);
 //! - [`npb`]: the communication skeletons of NPB BT, SP and LU;
+//! - [`program`]: a rank's whole run (barriers, warm-up, timed blocks) that executors walk;
 //! - [`replay`]: all ranks' plans run against each other in memory (consistency, deadlock,
 //!   reduction results, alpha-beta timing);
 //! - [`model`]: the model engine's alpha-beta answer for a scenario's `mp` workload.
@@ -17,6 +18,7 @@ pub mod model;
 pub mod npb;
 pub mod pattern;
 pub mod plan;
+pub mod program;
 pub mod replay;
 
 pub use npb::{Benchmark, Class, Skeleton};
@@ -26,6 +28,11 @@ pub use plan::{Local, Op, Plan, Region, Step};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+/// Bytes of the header in front of every message on a rank's connection (weft's mp frame:
+/// magic, version, kind, ranks, sequence, length, offset, total); the simulator charges it
+/// like the real executor sends it.
+pub const FRAME_HEADER: usize = 24;
 
 /// How messages travel between ranks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -4,9 +4,6 @@
 //! unknown here and left out, so the model is a floor on what an engine that runs real stacks
 //! (emu) measures; `weft mp` fits both parameters from ping-pong instead.
 
-use super::pattern::{AllReduceAlgo, Pattern};
-use super::plan::Plan;
-use super::replay::{Cost, replay_timing};
 use crate::calc::AlphaBeta;
 use crate::scenario::{Scenario, Workload};
 use crate::tech::Transport;
@@ -48,23 +45,10 @@ pub fn predict(s: &Scenario, w: &Workload) -> Result<Prediction, String> {
     let machine = AlphaBeta { alpha, beta };
     let p = m.ranks.len();
     let size = w.size.map_or(0, |s| s.as_bytes()) as f64;
-    let iteration_s = match m.pattern {
-        Pattern::PingPong | Pattern::Exchange => machine.message(size),
-        Pattern::AllToAll => machine.alltoall(p, size),
-        Pattern::AllReduce(a) => match a.unwrap_or(AllReduceAlgo::auto(size as usize)) {
-            AllReduceAlgo::Ring => machine.allreduce_ring(p, size),
-            AllReduceAlgo::RecursiveDoubling => machine.allreduce_rd(p, size),
-        },
-        Pattern::Barrier => machine.barrier(p),
-        Pattern::Npb(..) => {
-            let plans: Vec<Plan> = (0..p)
-                .map(|r| m.pattern.plan(r, p, 0))
-                .collect::<Result<_, _>>()?;
-            replay_timing(&plans, Cost { alpha, beta })
-                .map_err(|e| e.to_string())?
-                .makespan()
-        }
-    };
+    let iteration_s = machine.pattern(&m.pattern, p, size);
+    if iteration_s.is_nan() {
+        return Err(format!("{} does not run on {p} ranks", m.pattern));
+    }
     Ok(Prediction {
         machine,
         iteration_s,

@@ -1,5 +1,6 @@
-//! One rank's run: every pattern at every size, each behind a barrier, with warm-up iterations
-//! and timed ones, reporting each iteration's time to a sink (the coordinator).
+//! One rank's run: the blocks of its [`Program`] (every pattern at every size, each behind a
+//! barrier, with warm-up iterations and timed ones), reporting each iteration's time to a sink
+//! (the coordinator).
 //!
 //! Times follow OSU's benchmarks: ping-pong's latency loop times the round trip (rank 0's
 //! samples are halved by the coordinator), its bandwidth loop times `iterations / 10` windows of
@@ -9,8 +10,8 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use weft_model::mp::pattern::{OSU_BW_WINDOW, barrier, pingpong_bandwidth};
-use weft_model::mp::{AllReduceAlgo, Pattern, Plan, npb};
+use weft_model::mp::program::{Measure, Program, Timing};
+use weft_model::mp::{AllReduceAlgo, Pattern};
 
 use super::engine::Engine;
 use super::error::MpError;
@@ -42,110 +43,77 @@ pub struct RankSample {
     pub messages_per_iter: u64,
 }
 
-/// Runs every pattern of `spec` on `engine`, handing each sample to `sink`, then a final
-/// barrier and the goodbyes.
+/// Runs every pattern of `spec` on `engine` (the blocks of [`Program`]), handing each sample to
+/// `sink`, then a final barrier and the goodbyes.
 pub fn run(
     engine: &mut Engine,
     spec: &MpSpec,
     sink: &mut dyn FnMut(RankSample) -> Result<(), MpError>,
 ) -> Result<(), MpError> {
     let me = engine.rank();
-    let n = engine.ranks();
-    let sync = barrier(me, n);
-    let mut buf: Vec<u8> = Vec::new();
-    for pattern in spec.parsed_patterns()? {
-        let sizes = if pattern.sized() {
-            spec.sizes.clone()
-        } else {
-            vec![0]
+    let prog = program(spec, me, engine.ranks())?;
+    let mut buf = vec![0u8; prog.buffer()];
+    let mut times_ns = Vec::new();
+    let mut whole_ns = None;
+    for (i, b) in prog.blocks.iter().enumerate() {
+        let plan = &prog.plans[b.plan];
+        let what = match prog.measures.get(b.measure) {
+            Some(m) if m.pattern.sized() => format!("{} at {} bytes", m.pattern, m.size),
+            Some(m) => m.pattern.to_string(),
+            None => "the final barrier".to_string(),
         };
-        for size in sizes {
-            let what = if pattern.sized() {
-                format!("{pattern} at {size} bytes")
-            } else {
-                pattern.to_string()
-            };
-            let s =
-                one(engine, spec, pattern, size, &sync, &mut buf).map_err(|e| e.during(&what))?;
-            sink(s)?;
+        let t = Instant::now();
+        for _ in 0..b.repeat {
+            let s = Instant::now();
+            engine
+                .run_plan(plan, &mut buf)
+                .map_err(|e| e.during(&what))?;
+            if b.timing == Timing::Each {
+                times_ns.push(s.elapsed().as_nanos() as u64);
+            }
+        }
+        if b.timing == Timing::Whole {
+            whole_ns = Some(t.elapsed().as_nanos() as u64);
+        }
+        if prog.ends_measure(i) {
+            let m = &prog.measures[b.measure];
+            sink(sample(
+                me,
+                m,
+                std::mem::take(&mut times_ns),
+                whole_ns.take(),
+            ))?;
         }
     }
-    engine
-        .run_plan(&sync, &mut [])
-        .map_err(|e| e.during("the final barrier"))?;
     engine.finish().map_err(|e| e.during("the goodbyes"))
 }
 
-fn one(
-    engine: &mut Engine,
-    spec: &MpSpec,
-    pattern: Pattern,
-    size: u64,
-    sync: &Plan,
-    buf: &mut Vec<u8>,
-) -> Result<RankSample, MpError> {
-    let me = engine.rank();
-    let n = engine.ranks();
-    let plan = pattern
-        .plan(me, n, size as usize)
-        .map_err(MpError::Config)?;
-    let iterations = match pattern {
-        Pattern::Npb(b, c) => spec.npb_steps.unwrap_or(npb::problem(b, c).1),
-        _ => spec.iterations_for(size),
+/// Rank `me` of `ranks`'s program for `spec`.
+pub fn program(spec: &MpSpec, me: usize, ranks: usize) -> Result<Program, MpError> {
+    let patterns = spec.parsed_patterns()?;
+    Program::new(me, ranks, &patterns, &spec.sizes_usize(), spec.counts()).map_err(MpError::Config)
+}
+
+/// A rank's sample of measurement `m`: its iterations' times and, for ping-pong at rank 0, the
+/// bandwidth loop's time `whole_ns`.
+pub fn sample(me: usize, m: &Measure, times_ns: Vec<u64>, whole_ns: Option<u64>) -> RankSample {
+    let (bw_ns, bw_bytes) = match (m.bandwidth, me) {
+        (Some((_, bytes)), 0) => (whole_ns, Some(bytes)),
+        _ => (None, None),
     };
-    let warmup = spec.warmup.min(iterations);
-    if buf.len() < plan.buffer {
-        buf.resize(plan.buffer, 0);
-    }
-    engine.run_plan(sync, &mut [])?;
-    for _ in 0..warmup {
-        engine.run_plan(&plan, buf)?;
-    }
-    engine.run_plan(sync, &mut [])?;
-    let mut times_ns = Vec::with_capacity(iterations as usize);
-    for _ in 0..iterations {
-        let t = Instant::now();
-        engine.run_plan(&plan, buf)?;
-        times_ns.push(t.elapsed().as_nanos() as u64);
-    }
-    let (mut bw_ns, mut bw_bytes) = (None, None);
-    if pattern == Pattern::PingPong {
-        let bw = pingpong_bandwidth(me, n, size as usize, OSU_BW_WINDOW);
-        if buf.len() < bw.buffer {
-            buf.resize(bw.buffer, 0);
-        }
-        let loops = (iterations / 10).max(2);
-        engine.run_plan(sync, &mut [])?;
-        for _ in 0..(warmup / 10).max(1) {
-            engine.run_plan(&bw, buf)?;
-        }
-        engine.run_plan(sync, &mut [])?;
-        let t = Instant::now();
-        for _ in 0..loops {
-            engine.run_plan(&bw, buf)?;
-        }
-        if me == 0 {
-            bw_ns = Some(t.elapsed().as_nanos() as u64);
-            bw_bytes = Some(size * OSU_BW_WINDOW as u64 * u64::from(loops));
-        }
-    }
-    let algorithm = match pattern {
-        Pattern::AllReduce(a) => Some(
-            a.unwrap_or(AllReduceAlgo::auto(size as usize))
-                .name()
-                .to_string(),
-        ),
+    let algorithm = match m.pattern {
+        Pattern::AllReduce(a) => Some(a.unwrap_or(AllReduceAlgo::auto(m.size)).name().to_string()),
         _ => None,
     };
-    Ok(RankSample {
+    RankSample {
         rank: me as u32,
-        pattern: pattern.to_string(),
+        pattern: m.pattern.to_string(),
         algorithm,
-        size,
+        size: m.size as u64,
         times_ns,
         bw_ns,
         bw_bytes,
-        bytes_per_iter: plan.bytes_sent(),
-        messages_per_iter: plan.messages_sent() as u64,
-    })
+        bytes_per_iter: m.bytes_per_iter,
+        messages_per_iter: m.messages_per_iter,
+    }
 }

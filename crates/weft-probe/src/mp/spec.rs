@@ -7,6 +7,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use weft_model::mp::Pattern;
 pub use weft_model::mp::Route;
+use weft_model::mp::program::Counts;
 
 use super::error::MpError;
 
@@ -174,6 +175,24 @@ impl MpSpec {
             )));
         }
         Ok(())
+    }
+
+    /// The iteration counts of the request, as a rank's [`Program`] takes them.
+    ///
+    /// [`Program`]: weft_model::mp::program::Program
+    pub fn counts(&self) -> Counts {
+        Counts {
+            iterations: self.iterations,
+            iterations_large: self.iterations_large,
+            large_above: LARGE_MESSAGE as usize,
+            warmup: self.warmup,
+            npb_steps: self.npb_steps,
+        }
+    }
+
+    /// The message sizes, bytes.
+    pub fn sizes_usize(&self) -> Vec<usize> {
+        self.sizes.iter().map(|&s| s as usize).collect()
     }
 
     /// Timed iterations for `size` bytes.

@@ -20,7 +20,7 @@ pub const MAGIC: [u8; 2] = *b"WM";
 /// The frame version this build speaks; a peer with another is refused at the hello.
 pub const VERSION: u8 = 1;
 /// Length of the header, bytes.
-pub const HEADER_LEN: usize = 24;
+pub const HEADER_LEN: usize = weft_model::mp::FRAME_HEADER;
 /// Largest message, bytes (sizes up to 16 MiB; the all-to-all and exchange move one size per
 /// message).
 pub const MAX_MESSAGE: u32 = 64 << 20;

@@ -2,11 +2,14 @@
 //! code) run on virtual time through the same switch code the emulator runs
 //! ([`weft_model::net`]), with applications on the hosts: constant-rate frame sources and sinks
 //! ([`cbr`]), TCP endpoints ([`tcp`]) and the bulk transfers of `tput` workloads ([`tput`]),
-//! request/response clients and echo servers ([`rr`]).
+//! request/response clients and echo servers ([`rr`]), message-passing ranks ([`mp`],
+//! [`mp_workload`]).
 
 pub mod cbr;
 pub mod frame;
 pub mod hosts;
+pub mod mp;
+pub mod mp_workload;
 pub mod rr;
 pub mod rr_workload;
 pub mod run;

@@ -3,12 +3,17 @@
 use std::path::PathBuf;
 
 use weft_model::mp::Pattern;
-use weft_model::{Duration, Size};
+use weft_model::net::{HostSpec, LinkSpec, Topology};
+use weft_model::{Duration, Rate, Size};
 use weft_probe::mp::local::LocalAgents;
+use weft_probe::mp::rank::{RankSample, sample};
 use weft_probe::mp::spec::{MAX_RANKS, MAX_SIZE, default_spin_us};
-use weft_probe::mp::{self, DaemonParams, Launch, MP_VERSION, MpError, MpSpec, Route};
+use weft_probe::mp::{
+    self, DaemonParams, Launch, MP_VERSION, MpError, MpResult, MpSample, MpSpec, Route,
+};
 use weft_probe::server::DEFAULT_PORT;
 use weft_report::{Engine, write_atomic};
+use weft_sim::net::mp_workload::run_ranks;
 
 use crate::cli::usage;
 use crate::progress::Progress;
@@ -38,7 +43,8 @@ Examples:
     weft mp --local 4 --pattern pingpong --route daemon --sizes 8,64K
     weft mp --local 9 --pattern bt.S,lu.S,sp.S --steps 20
     weft mp --hosts node1,node2,node3,node4 --pattern all --sizes 8,64K,1M -o mp.json
-    weft mp --hosts node1,node2 -p 5400 --key-file weft.key --csv mp.csv"
+    weft mp --hosts node1,node2 -p 5400 --key-file weft.key --csv mp.csv
+    weft mp --engine sim --local 4 --pattern pingpong,allreduce --sizes 8,1M --link-rate 100Mbps"
 )]
 pub struct Args {
     /// Start N ranks on this host (agents of this binary on loopback).
@@ -85,6 +91,16 @@ pub struct Args {
     /// daemon) of a host has a CPU to itself, 50us when they outnumber its CPUs].
     #[arg(long, value_parser = crate::cmd::bounds::duration("0", "1h"))]
     pub spin: Option<Duration>,
+    /// Where the ranks run: `real` (agents, or --local processes) or `sim` (--local N simulated
+    /// hosts on one output-queued switch, over the simulator's TCP, direct route only).
+    #[arg(long, default_value = "real", value_parser = ["real", "sim"])]
+    pub engine: String,
+    /// --engine sim: every host's link rate.
+    #[arg(long, default_value = "1Gbps", value_parser = crate::cmd::bounds::rate("1Kbps", "1Tbps"))]
+    pub link_rate: Rate,
+    /// --engine sim: every link's one-way delay.
+    #[arg(long, default_value = "25us", value_parser = crate::cmd::bounds::duration("0", "10s"))]
+    pub link_delay: Duration,
     /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
     #[arg(short, long)]
     pub port: Option<u16>,
@@ -114,6 +130,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let mut s = spec.clone();
         s.ranks = ranks as u32;
         s.check(u64::MAX).map_err(|e| usage(e.to_string()))?;
+    }
+    if args.engine == "sim" {
+        return simulated(&args, spec);
     }
     let local;
     let mut spec = spec;
@@ -188,7 +207,64 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         MpError::Config(m) => usage(m),
         other => anyhow::anyhow!("{other}"),
     })?;
-    let doc = result.to_result_doc(Engine::Real);
+    emit(&args, &result, Engine::Real)
+}
+
+/// `--engine sim`: the ranks on simulated hosts, the same programs over the simulator's TCP.
+fn simulated(args: &Args, mut spec: MpSpec) -> anyhow::Result<()> {
+    let Some(n) = args.local.filter(|n| (2..=MAX_RANKS as usize).contains(n)) else {
+        return Err(usage(format!(
+            "--engine sim takes the number of ranks from --local (2 to {MAX_RANKS})"
+        )));
+    };
+    if spec.route == Route::Daemon {
+        return Err(usage("--engine sim runs the direct route only"));
+    }
+    spec.ranks = n as u32;
+    let hosts: Vec<HostSpec> = (0..n)
+        .map(|i| HostSpec {
+            name: format!("rank{i}"),
+            addr: None,
+            link: LinkSpec::ethernet(Some(args.link_rate), args.link_delay),
+            switch: 0,
+        })
+        .collect();
+    let topo = Topology::star(hosts, Default::default(), 1);
+    let patterns = spec.parsed_patterns().map_err(|e| usage(e.to_string()))?;
+    let all: Vec<usize> = (0..n).collect();
+    let run = run_ranks(
+        &topo,
+        &all,
+        &patterns,
+        &spec.sizes_usize(),
+        spec.counts(),
+        1500,
+    )
+    .map_err(|e| anyhow::anyhow!("simulation: {e}"))?;
+    let samples = (0..run.programs[0].measures.len())
+        .filter_map(|k| {
+            let parts: Vec<RankSample> = (0..n)
+                .map(|r| {
+                    let m = &run.programs[r].measures[k];
+                    let t = &run.times[r];
+                    sample(r, m, t.each_ns[k].clone(), t.whole_ns[k])
+                })
+                .collect();
+            MpSample::from_ranks(&parts)
+        })
+        .collect();
+    let result = MpResult {
+        spec,
+        hosts: topo.hosts.iter().map(|h| h.name.clone()).collect(),
+        samples,
+        ranks: vec![Default::default(); n],
+    };
+    emit(args, &result, Engine::Sim)
+}
+
+/// Writes and prints `result` as the flags ask.
+fn emit(args: &Args, result: &MpResult, engine: Engine) -> anyhow::Result<()> {
+    let doc = result.to_result_doc(engine);
     args.csv.write(&doc)?;
     if let Some(path) = &args.output {
         write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
