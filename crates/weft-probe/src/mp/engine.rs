@@ -417,15 +417,9 @@ impl Engine {
                 revents: 0,
             });
         }
-        let ms = t.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: `fds` is a live array of `fds.len()` initialised pollfd structures.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(MpError::io("waiting for messages", e));
-            }
-        }
+        let ns = t.as_nanos().clamp(1_000_000, u64::MAX as u128) as u64;
+        weft_sys::ppoll_readable(&mut fds, Some(ns))
+            .map_err(|e| MpError::io("waiting for messages", e))?;
         if self.watch.is_some() && fds.last().is_some_and(|f| f.revents != 0) {
             return Err(MpError::Interrupted(
                 "the coordinator closed its control connection during the run".into(),

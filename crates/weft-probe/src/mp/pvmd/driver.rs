@@ -304,11 +304,9 @@ fn sleep(task: &TcpStream, udp: &UdpSocket, want_write: bool, task_open: bool, t
             revents: 0,
         });
     }
-    let ms = t.as_millis().clamp(0, 1000) as i32;
-    // SAFETY: `fds` is a live array of `fds.len()` initialised pollfd structures.
-    unsafe {
-        libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms.max(1));
-    }
+    // 1 ms to 1 s; errors only mean an early wake-up, after which the loop looks again.
+    let ns = t.as_nanos().clamp(1_000_000, 1_000_000_000) as u64;
+    let _ = weft_sys::ppoll_readable(&mut fds, Some(ns));
 }
 
 /// Converts a run time-out into the daemon's give-up time.
