@@ -768,6 +768,9 @@ fn transmit(
                             continue;
                         }
                         Ok(false) => *gso = false,
+                        // Segments longer than the path MTU (learnt mid-transfer, e.g. after
+                        // a route change): GSO cannot fragment them, plain datagrams can.
+                        Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => *gso = false,
                         // A run unfit for GSO goes out datagram by datagram below.
                         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {}
                         Err(e) => return Err(XferError::io("sending datagrams (GSO)", e)),
