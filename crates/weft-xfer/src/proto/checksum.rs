@@ -12,7 +12,9 @@ pub enum Checksum {
     /// BLAKE3 (keyed when the session has a pre-shared key).
     #[default]
     Blake3,
-    /// XXH3-128 (crate `xxhash-rust`): detects corruption, not tampering.
+    /// XXH3-128 (crate `twox-hash`, which picks AVX2 at run time; `xxhash-rust` takes SIMD only
+    /// from compile-time target features, SSE2 in a portable build): detects corruption, not
+    /// tampering.
     Xxh3,
 }
 
@@ -98,7 +100,7 @@ impl BlockHasher {
             (Checksum::Blake3, Some(k)) => *blake3::keyed_hash(k, data).as_bytes(),
             (Checksum::Xxh3, _) => {
                 let mut out = [0u8; 32];
-                out[..16].copy_from_slice(&xxhash_rust::xxh3::xxh3_128(data).to_be_bytes());
+                out[..16].copy_from_slice(&twox_hash::XxHash3_128::oneshot(data).to_be_bytes());
                 out
             }
         }
@@ -141,7 +143,7 @@ mod tests {
         assert!(keyed.keyed() && !xxh.keyed(), "XXH3 takes no key");
         assert_eq!(
             xxh.hash(&data)[..16],
-            xxhash_rust::xxh3::xxh3_128(&data).to_be_bytes()
+            twox_hash::XxHash3_128::oneshot(&data).to_be_bytes()
         );
         assert_eq!(xxh.hash(&data)[16..], [0; 16]);
     }
