@@ -100,3 +100,31 @@ fn an_unknown_checksum_is_refused_by_name_and_an_older_sender_is_still_served() 
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown checksum \"md5\""), "{err}");
 }
+
+/// A receiver of protocol 2 closes on a version 3 hello (one byte too many) without a word: the
+/// sender says what that probably means instead of "the peer closed the control connection".
+#[test]
+fn a_receiver_that_closes_on_the_hello_is_named_as_probably_older() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let old = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut hello = [0u8; 64];
+        let n = s.read(&mut hello).unwrap();
+        assert!(n > 4, "a hello arrived");
+        // Dropped: closed without an answer, as a protocol 2 receiver does on a parse error.
+    });
+    let out = Command::new(WEFT)
+        .args(["send", "--mem", "1KiB", "127.0.0.1", "--no-progress"])
+        .args(["--port", &port.to_string()])
+        .output()
+        .unwrap();
+    old.join().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("older weft (protocol 2") && err.contains("upgrade it"),
+        "{err}"
+    );
+}

@@ -181,7 +181,17 @@ pub fn client_handshake_with_checksum(
         checksum: checksum.to_wire(),
     });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
-    let (session, sn, window, ports, key_required) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+    // A receiver of protocol 2 cannot parse a version 3 hello (it has one byte more) and closes
+    // without a word: say what that probably means.
+    let reply = conn.recv_wait(HANDSHAKE_TIMEOUT_MS).map_err(|e| match e {
+        XferError::PeerClosed => XferError::Local(format!(
+            "the receiver closed the connection without answering the hello: if it is an older \
+             weft (protocol 2, before --checksum), upgrade it (this sender speaks protocol \
+             {PROTOCOL_VERSION}; receivers of this version still serve protocol 2 senders)"
+        )),
+        e => e,
+    })?;
+    let (session, sn, window, ports, key_required) = match reply {
         Control::ServerHello {
             version,
             session,
