@@ -128,3 +128,60 @@ fn a_receiver_that_closes_on_the_hello_is_named_as_probably_older() {
         "{err}"
     );
 }
+
+/// With a key the buffers' BLAKE3 is keyed per session: a resumed transfer (a new session, a new
+/// key) re-checks the buffers already on disk under the new session's key at both ends.
+#[test]
+fn a_keyed_transfer_resumes_under_the_new_sessions_key() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..24u32 << 20)
+        .map(|i| (i.wrapping_mul(2_246_822_519) >> 11) as u8)
+        .collect();
+    let file = src.path().join("big.bin");
+    std::fs::write(&file, &data).unwrap();
+    let recv = Recv::start(dst.path(), &["--key", "sesame"]);
+    let send = |extra: &[&str]| {
+        let mut c = Command::new(WEFT);
+        c.arg("send")
+            .arg(&file)
+            .arg("127.0.0.1")
+            .args([
+                "--port",
+                &recv.port.to_string(),
+                "--no-progress",
+                "--key",
+                "sesame",
+            ])
+            .args(["--buffer-size", "1MiB", "--packet-size", "8000"])
+            .args(extra);
+        c
+    };
+    let mut first = send(&["--rate", "60Mbps"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = dst.path().join(".big.bin.weft-journal");
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(&journal).is_ok_and(|t| t.lines().count() > 3) {
+        assert!(start.elapsed().as_secs() < 20, "no progress");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let out = send(&["--resume", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        recv.log()
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["summary"]["checksum"], "blake3-keyed");
+    assert!(
+        doc["samples"][0]["resumed_buffers"].as_u64().unwrap() >= 3,
+        "{doc}"
+    );
+    assert_eq!(std::fs::read(dst.path().join("big.bin")).unwrap(), data);
+}
