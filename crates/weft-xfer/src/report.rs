@@ -9,6 +9,22 @@ use weft_report::{Engine, ResultDoc};
 use crate::net::recv::SessionReport;
 use crate::net::send::SendReport;
 
+/// CPU seconds per gigabit moved (`cpu` over `bytes`): how many cores it takes per Gbit/s.
+/// `None` when nothing moved.
+pub fn cpu_per_gbit(cpu: weft_model::Duration, bytes: u64) -> Option<f64> {
+    (bytes > 0).then(|| cpu.as_secs_f64() / (bytes as f64 * 8.0 / 1e9))
+}
+
+/// The checksum as the summaries name it: `blake3`, `blake3-keyed`, `xxh3`, or null in the
+/// unreliable modes.
+fn checksum_name(c: Option<crate::proto::BlockHasher>) -> Value {
+    match c {
+        Some(h) if h.keyed() => json!(format!("{}-keyed", h.kind().name())),
+        Some(h) => json!(h.kind().name()),
+        None => Value::Null,
+    }
+}
+
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -54,6 +70,9 @@ pub fn send_doc(r: &SendReport, params: Value) -> ResultDoc {
         "window": r.window,
         "stripes": r.stripes,
         "sessions": r.sessions,
+        "checksum": checksum_name(r.checksum),
+        "cpu_s": r.cpu.as_secs_f64(),
+        "cpu_s_per_gbit": cpu_per_gbit(r.cpu, moved),
     });
     doc.samples = r
         .files
@@ -83,6 +102,10 @@ pub fn recv_doc(r: &SessionReport) -> ResultDoc {
         "packets_nacked": s.packets_nacked,
         "hash_failures": s.hash_failures,
         "hashes_not_kept": r.hashes_not_kept,
+        "bytes": r.bytes_written,
+        "checksum": checksum_name(r.checksum),
+        "cpu_s": r.cpu.as_secs_f64(),
+        "cpu_s_per_gbit": cpu_per_gbit(r.cpu, r.bytes_written),
         "error": r.error,
     });
     doc.samples = r

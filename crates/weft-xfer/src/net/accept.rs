@@ -165,5 +165,8 @@ fn failed_handshake(peer: std::net::SocketAddr, e: &XferError) -> SessionReport 
         elapsed: weft_model::Duration::ZERO,
         error: Some(e.to_string()),
         hashes_not_kept: 0,
+        bytes_written: 0,
+        checksum: None,
+        cpu: weft_model::Duration::ZERO,
     }
 }

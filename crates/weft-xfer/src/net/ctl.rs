@@ -20,6 +20,8 @@ pub struct CtlConn {
     wbuf: Vec<u8>,
     eof: bool,
     auth: Option<FrameAuth>,
+    /// The silence after which the kernel aborts the connection ([`CtlConn::watch_peer`]), ms.
+    dead_after_ms: Option<u64>,
 }
 
 impl CtlConn {
@@ -35,7 +37,29 @@ impl CtlConn {
             wbuf: Vec::with_capacity(1 << 16),
             eof: false,
             auth: None,
+            dead_after_ms: None,
         })
+    }
+
+    /// From now on, a peer that acknowledges nothing for max(3 x the connection's measured
+    /// RTO, 2 s) is declared gone: reads and writes then fail with [`XferError::PeerSilent`].
+    /// Called once the handshake has given the kernel a round trip to measure. Returns the
+    /// bound, ms.
+    pub fn watch_peer(&mut self) -> u64 {
+        let bound = sys::dead_peer_bound_ms(sys::tcp_rto_us(&self.stream));
+        if sys::abort_when_silent(&self.stream, bound) {
+            self.dead_after_ms = Some(bound);
+        }
+        bound
+    }
+
+    /// The error for a failed read or write: a peer declared gone by [`CtlConn::watch_peer`],
+    /// else the system's error.
+    fn io_error(&self, what: &str, e: io::Error) -> XferError {
+        match (e.raw_os_error(), self.dead_after_ms) {
+            (Some(libc::ETIMEDOUT), Some(ms)) => XferError::PeerSilent(ms),
+            _ => XferError::io(what, e),
+        }
     }
 
     /// From now on, tags every frame sent and refuses every frame received without a valid tag.
@@ -82,7 +106,15 @@ impl CtlConn {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(XferError::io("writing the control channel", e)),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                    ) =>
+                {
+                    return Err(XferError::PeerClosed);
+                }
+                Err(e) => return Err(self.io_error("writing the control channel", e)),
             }
         }
         Ok(())
@@ -124,7 +156,7 @@ impl CtlConn {
                     self.eof = true;
                     return Ok(());
                 }
-                Err(e) => return Err(XferError::io("reading the control channel", e)),
+                Err(e) => return Err(self.io_error("reading the control channel", e)),
             }
         }
     }

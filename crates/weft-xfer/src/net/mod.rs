@@ -11,8 +11,8 @@ pub mod store;
 pub mod sys;
 
 use crate::auth::{Key, Role};
-use crate::proto::ProtoError;
-use crate::wire::control::PROTOCOL_VERSION;
+use crate::proto::{BlockHasher, Checksum, ProtoError};
+use crate::wire::control::{MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::wire::{Control, Mode, RefuseCode, WireError};
 use ctl::CtlConn;
 
@@ -58,6 +58,13 @@ pub enum XferError {
     /// Nothing heard for too long.
     #[error("timed out {0}")]
     Timeout(&'static str),
+    /// The peer acknowledged nothing on the control connection for this many milliseconds
+    /// (max(3 x RTO, 2 s)): it died with its host, or the path to it is down.
+    #[error(
+        "the peer stopped answering: nothing acknowledged on the control connection for {0} ms \
+         (the bound is max(3 x RTO, 2 s)); it died, or the path to it is down"
+    )]
+    PeerSilent(u64),
     /// A local check failed (bad argument, unusable file).
     #[error("{0}")]
     Local(String),
@@ -120,6 +127,18 @@ pub struct SessionParams {
     /// The receiver's `Welcome` is still to come (first on the control connection): without a
     /// key it proves nothing, so the sender goes on without waiting a round trip for it.
     pub welcome_pending: bool,
+    /// The buffers' checksum, keyed for this session when the ends share a key.
+    pub hasher: BlockHasher,
+}
+
+/// The per-session key of the buffers' BLAKE3 ([`BlockHasher`]): derived from the pre-shared key
+/// apart from the control channel's, and bound to both nonces and the session id, so that
+/// checksums of one session are worthless in another.
+fn checksum_key(key: Option<&Key>, cn: &[u8; 16], sn: &[u8; 16], session: u64) -> Option<[u8; 32]> {
+    key.map(|k| {
+        k.for_protocol("weft-xfer v1 buffer checksum key")
+            .mac(Role::Client, cn, sn, session)
+    })
 }
 
 /// A 64-bit random value.
@@ -135,12 +154,23 @@ fn nonce() -> Result<[u8; 16], XferError> {
     Ok(n)
 }
 
-/// The sender's side of the handshake.
+/// The sender's side of the handshake, with the default checksum (BLAKE3).
 pub fn client_handshake(
     conn: &mut CtlConn,
     mode: Mode,
     window: u16,
     key: Option<&Key>,
+) -> Result<SessionParams, XferError> {
+    client_handshake_with_checksum(conn, mode, window, key, Checksum::default())
+}
+
+/// The sender's side of the handshake, naming the buffers' checksum.
+pub fn client_handshake_with_checksum(
+    conn: &mut CtlConn,
+    mode: Mode,
+    window: u16,
+    key: Option<&Key>,
+    checksum: Checksum,
 ) -> Result<SessionParams, XferError> {
     let cn = nonce()?;
     conn.queue(&Control::ClientHello {
@@ -148,9 +178,20 @@ pub fn client_handshake(
         mode,
         window,
         nonce: cn,
+        checksum: checksum.to_wire(),
     });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
-    let (session, sn, window, ports, key_required) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+    // A receiver of protocol 2 cannot parse a version 3 hello (it has one byte more) and closes
+    // without a word: say what that probably means.
+    let reply = conn.recv_wait(HANDSHAKE_TIMEOUT_MS).map_err(|e| match e {
+        XferError::PeerClosed => XferError::Local(format!(
+            "the receiver closed the connection without answering the hello: if it is an older \
+             weft (protocol 2, before --checksum), upgrade it (this sender speaks protocol \
+             {PROTOCOL_VERSION}; receivers of this version still serve protocol 2 senders)"
+        )),
+        e => e,
+    })?;
+    let (session, sn, window, ports, key_required) = match reply {
         Control::ServerHello {
             version,
             session,
@@ -173,6 +214,7 @@ pub fn client_handshake(
         ));
     }
     let mac = key.map_or([0; 32], |k| k.mac(Role::Client, &cn, &sn, session));
+    let hasher = BlockHasher::new(checksum, checksum_key(key, &cn, &sn, session));
     conn.queue(&Control::Auth { mac });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
     if key.is_none() {
@@ -181,6 +223,7 @@ pub fn client_handshake(
             window: window.max(1),
             ports,
             welcome_pending: true,
+            hasher,
         });
     }
     match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
@@ -204,6 +247,7 @@ pub fn client_handshake(
         window: window.max(1),
         ports,
         welcome_pending: false,
+        hasher,
     })
 }
 
@@ -217,24 +261,37 @@ pub fn server_handshake(
     bind: impl FnOnce() -> Result<Vec<u16>, XferError>,
     max_window: u16,
 ) -> Result<(Mode, SessionParams), XferError> {
-    let (mode, want, cn) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+    let (mode, want, cn, version, checksum) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
         Control::ClientHello {
             version,
             mode,
             window,
             nonce,
+            checksum,
         } => {
-            if version != PROTOCOL_VERSION {
+            if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&version) {
                 refuse(
                     conn,
                     RefuseCode::Version,
                     format!(
-                        "protocol version {version} is not supported (this receiver speaks {PROTOCOL_VERSION})"
+                        "protocol version {version} is not supported (this receiver speaks {MIN_PROTOCOL_VERSION} to {PROTOCOL_VERSION})"
                     ),
                 );
                 return Err(WireError::Version(version).into());
             }
-            (mode, window, nonce)
+            let Some(checksum) = Checksum::from_wire(checksum) else {
+                let known: Vec<String> = Checksum::ALL
+                    .iter()
+                    .map(|c| format!("{} ({})", c.name(), c.to_wire()))
+                    .collect();
+                let msg = format!(
+                    "unknown checksum number {checksum}: this receiver knows {}",
+                    known.join(", ")
+                );
+                refuse(conn, RefuseCode::Version, msg.clone());
+                return Err(XferError::Local(msg));
+            };
+            (mode, window, nonce, version, checksum)
         }
         _ => return Err(ProtoError::Unexpected("message instead of ClientHello").into()),
     };
@@ -246,8 +303,9 @@ pub fn server_handshake(
     } else {
         1
     };
+    // An older sender is answered in its own version (the ServerHello is the same in both).
     conn.queue(&Control::ServerHello {
-        version: PROTOCOL_VERSION,
+        version,
         session,
         nonce: sn,
         window,
@@ -279,6 +337,7 @@ pub fn server_handshake(
             window,
             ports: ports.to_vec(),
             welcome_pending: false,
+            hasher: BlockHasher::new(checksum, checksum_key(key, &cn, &sn, session)),
         },
     ))
 }

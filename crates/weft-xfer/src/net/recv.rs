@@ -16,7 +16,7 @@ use super::ctl::CtlConn;
 use super::store::{self, Entry, Opened, Store};
 use super::{SessionParams, XferError, server_handshake, sys};
 use crate::auth::Key;
-use crate::proto::{Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
+use crate::proto::{BlockHasher, Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
 use crate::wire::data::MAX_DATAGRAM;
 use crate::wire::{Control, Mode, RefuseCode};
 
@@ -99,6 +99,13 @@ pub struct SessionReport {
     pub error: Option<String>,
     /// Verified buffers whose BLAKE3 was not kept (past `max_known_hashes`).
     pub hashes_not_kept: u64,
+    /// Payload bytes of the buffers written (or verified and dropped with `--discard`).
+    pub bytes_written: u64,
+    /// The buffers' checksum (reliable mode), once the handshake settled it.
+    pub checksum: Option<BlockHasher>,
+    /// CPU time of the whole receiving process (user + system, all threads) over the session;
+    /// sessions served at the same time are each charged all of it.
+    pub cpu: Duration,
 }
 
 pub use super::accept::{ServeSummary, serve};
@@ -113,6 +120,8 @@ struct Job {
     index: u32,
     data: Vec<u8>,
     verify: Option<[u8; 32]>,
+    /// The session's checksum, for `verify`.
+    hasher: BlockHasher,
 }
 
 /// What the pipeline thread did with a buffer.
@@ -154,7 +163,7 @@ fn pipeline(
             Err(_) => return,
         };
         let Ok(j) = next else { return };
-        let hash = j.verify.map(|_| *blake3::hash(&j.data).as_bytes());
+        let hash = j.verify.map(|_| j.hasher.hash(&j.data));
         let outcome = if hash != j.verify {
             JobDone::Corrupt
         } else {
@@ -217,6 +226,7 @@ pub fn handshake(stream: TcpStream, opts: &RecvOptions) -> Result<Admitted, Xfer
             .collect())
     };
     let (mode, params) = server_handshake(&mut conn, opts.key.as_ref(), bind, opts.max_window)?;
+    conn.watch_peer();
     Ok(Admitted {
         conn,
         socks,
@@ -236,6 +246,7 @@ pub fn run_session(a: Admitted, store: &Store, opts: &RecvOptions) -> SessionRep
         params,
         started,
     } = a;
+    let cpu0 = sys::process_cpu();
     let mut rep = SessionReport {
         peer: conn.peer().ok(),
         mode: Some(mode),
@@ -244,6 +255,9 @@ pub fn run_session(a: Admitted, store: &Store, opts: &RecvOptions) -> SessionRep
         elapsed: Duration::ZERO,
         error: None,
         hashes_not_kept: 0,
+        bytes_written: 0,
+        checksum: mode.is_reliable().then_some(params.hasher),
+        cpu: Duration::ZERO,
     };
     let mut open: HashMap<u32, FileSlot> = HashMap::new();
     let r = session_loop(
@@ -269,6 +283,7 @@ pub fn run_session(a: Admitted, store: &Store, opts: &RecvOptions) -> SessionRep
         rep.error = Some(e.to_string());
     }
     rep.elapsed = Duration::from(started.elapsed());
+    rep.cpu = Duration::from(sys::process_cpu().saturating_sub(cpu0));
     rep
 }
 
@@ -375,7 +390,12 @@ fn session_loop(
                     Ok(None) => break,
                     Err(XferError::PeerClosed) if finished => return Ok(()),
                     Err(XferError::PeerClosed) => {
-                        return Err(XferError::Local("the sender went away mid-transfer; part files and journals are kept for --resume".into()));
+                        return Err(XferError::Local("the sender went away mid-transfer (it closed the control connection: exited or was killed); part files and journals are kept for --resume".into()));
+                    }
+                    Err(XferError::PeerSilent(ms)) => {
+                        return Err(XferError::Local(format!(
+                            "the sender stopped answering mid-transfer: nothing acknowledged on the control connection for {ms} ms (the bound is max(3 x RTO, 2 s)); part files and journals are kept for --resume"
+                        )));
                     }
                     Err(e) => return Err(e),
                 }
@@ -409,6 +429,7 @@ fn session_loop(
                         }
                     }
                 }
+                rep.bytes_written += data.len() as u64;
                 rx.recycle(data);
                 rx.buffer_written(seq);
                 if !mode.is_reliable() {
@@ -534,6 +555,7 @@ fn session_loop(
                                 index,
                                 data,
                                 verify,
+                                hasher: params.hasher,
                             })
                             .map_err(|_| XferError::Local("writer thread stopped".into()))?;
                     }
@@ -542,7 +564,7 @@ fn session_loop(
                             .remove(&file)
                             .ok_or(XferError::Local("end of a file not open".into()))?;
                         known_hashes -= f.hashes.len().min(known_hashes);
-                        let (ok, msg) = end_file(store, opts, mode, &f, &digest);
+                        let (ok, msg) = end_file(store, opts, (mode, &params.hasher), &f, &digest);
                         if let Some(r) = rep.files.get_mut(f.report) {
                             r.ok = ok;
                             r.msg = msg.clone();
@@ -577,7 +599,7 @@ fn session_loop(
 fn end_file(
     store: &Store,
     opts: &RecvOptions,
-    mode: Mode,
+    (mode, hasher): (Mode, &BlockHasher),
     f: &FileSlot,
     digest: &[u8; 32],
 ) -> (bool, String) {
@@ -592,7 +614,7 @@ fn end_file(
         } else {
             &f.hashes
         };
-        store::finish_known(entry, Some(digest), known)
+        store::finish_known(entry, Some(digest), known, hasher)
     } else if entry.lock().map(|g| g.all_written()).unwrap_or(false) {
         store::finish(entry, None)
     } else {

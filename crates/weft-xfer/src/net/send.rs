@@ -12,14 +12,14 @@ use std::time::Instant as StdInstant;
 use weft_model::{Duration, Instant, Rate};
 
 use super::ctl::CtlConn;
-use super::{XferError, client_handshake, store, sys};
+use super::{XferError, client_handshake_with_checksum, store, sys};
 
 use super::source::{MEMORY_NAME, Source, read_block};
 use super::sys::Gather;
 use crate::auth::Key;
 use crate::proto::{
-    FileMeta, ProtoError, RateMode, Sender, SenderConfig, SenderEvent, SenderStats, TransmitRef,
-    buffer_len, buffers_in,
+    BlockHasher, Checksum, FileMeta, ProtoError, RateMode, Sender, SenderConfig, SenderEvent,
+    SenderStats, TransmitRef, buffer_len, buffers_in,
 };
 use crate::wire::data::{HEADER_LEN, MAX_PAYLOAD};
 use crate::wire::{Control, Mode};
@@ -54,6 +54,8 @@ pub struct SendOptions {
     pub receivers: u16,
     /// Give up after this long without hearing from the receiver.
     pub timeout: Duration,
+    /// Checksum of each buffer (reliable mode).
+    pub checksum: Checksum,
 }
 
 /// A file to send and the name it gets at the receiver.
@@ -124,6 +126,10 @@ pub struct SendReport {
     pub stripes: usize,
     /// Sessions (MBTP receivers).
     pub sessions: usize,
+    /// The buffers' checksum (reliable mode), and whether it was keyed.
+    pub checksum: Option<BlockHasher>,
+    /// CPU time of the whole sending process (user + system, all threads) over the send.
+    pub cpu: Duration,
 }
 
 /// An item of `size` bytes generated in memory (`weft send --mem`), named `dest_dir/weft-memory`
@@ -259,6 +265,7 @@ pub fn send(
     progress: Arc<Progress>,
 ) -> Result<SendReport, XferError> {
     let t0 = StdInstant::now();
+    let cpu0 = sys::process_cpu();
     let mut metas = Vec::with_capacity(items.len());
     for it in items {
         let hash = if opts.mode.is_reliable() {
@@ -325,6 +332,7 @@ pub fn send(
             total.packet_size = r.packet_size;
             total.window = r.window;
             total.stripes = r.stripes;
+            total.checksum = r.checksum;
         } else {
             for (f, o) in total.files.iter_mut().zip(&r.files) {
                 f.ok &= o.ok;
@@ -344,6 +352,7 @@ pub fn send(
         add_stats(&mut total.stats, &r.stats);
     }
     total.elapsed = Duration::from(t0.elapsed());
+    total.cpu = Duration::from(sys::process_cpu().saturating_sub(cpu0));
     if sessions > 1 {
         let busy = total.transfer + total.disk + total.hash;
         total.sync = Duration(total.elapsed.as_nanos().saturating_sub(busy.as_nanos()));
@@ -371,7 +380,35 @@ pub fn auto_packet_size(dest: SocketAddr) -> u32 {
     (mtu.saturating_sub(ip_udp + HEADER_LEN)).clamp(512, MAX_PAYLOAD) as u32
 }
 
+/// One session ([`run_session_inner`]), with a receiver that went away named as such.
 fn run_session(
+    addr: SocketAddr,
+    items: &[SendItem],
+    metas: Vec<FileMeta>,
+    opts: &SendOptions,
+    alloc: &Arc<Mutex<Alloc>>,
+    progress: &Progress,
+    turn: (&AtomicUsize, usize),
+) -> Result<SendReport, XferError> {
+    let kept = if opts.mode.is_reliable() {
+        "the receiver keeps what arrived for --resume"
+    } else {
+        "sbtp and mbtp keep no journal"
+    };
+    run_session_inner(addr, items, metas, opts, alloc, progress, turn).map_err(|e| match e {
+        XferError::PeerClosed => XferError::Local(format!(
+            "the receiver closed the control connection mid-transfer (it exited or was killed); {kept}"
+        )),
+        XferError::PeerSilent(ms) => XferError::Local(format!(
+            "the receiver stopped answering mid-transfer: nothing acknowledged on the control \
+             connection for {ms} ms (the bound is max(3 x RTO, 2 s)); it died, or the path to it \
+             is down; {kept}"
+        )),
+        e => e,
+    })
+}
+
+fn run_session_inner(
     addr: SocketAddr,
     items: &[SendItem],
     metas: Vec<FileMeta>,
@@ -385,16 +422,25 @@ fn run_session(
     // A fresh transfer of the first file needs its first buffers whatever the receiver says:
     // reading and hashing them overlaps connecting and the handshake. (Resumed transfers wait
     // for the receiver's list of buffers it has; MBTP sessions share one allocator and read on
-    // acceptance.)
+    // acceptance; with a key the checksum is keyed by the handshake, so hashing waits for it.)
     let mut reader: Option<FileReader> = None;
-    if !opts.resume && opts.mode != Mode::Mbtp && !items.is_empty() {
-        reader = Some(file_reader(items, 0, alloc, opts, opts.window)?);
+    if !opts.resume && opts.mode != Mode::Mbtp && !items.is_empty() && opts.key.is_none() {
+        let hasher = BlockHasher::new(opts.checksum, None);
+        reader = Some(file_reader(items, 0, alloc, opts, (opts.window, hasher))?);
     }
     let stream = TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))
         .map_err(|e| XferError::io(format!("connecting to {addr}"), e))?;
     let mut conn =
         CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
-    let params = client_handshake(&mut conn, opts.mode, opts.window, opts.key.as_ref())?;
+    let params = client_handshake_with_checksum(
+        &mut conn,
+        opts.mode,
+        opts.window,
+        opts.key.as_ref(),
+        opts.checksum,
+    )?;
+    conn.watch_peer();
+
     let mut welcome_pending = params.welcome_pending;
     let bind: SocketAddr = if addr.is_ipv4() {
         "0.0.0.0:0"
@@ -483,7 +529,13 @@ fn run_session(
                 SenderEvent::NeedBuffer { file } => {
                     // A fresh file's buffers are asked for before the receiver answers the offer.
                     if !matches!(&reader, Some((f, _, _)) if *f == file) {
-                        reader = Some(file_reader(items, file, alloc, opts, params.window)?);
+                        reader = Some(file_reader(
+                            items,
+                            file,
+                            alloc,
+                            opts,
+                            (params.window, params.hasher),
+                        )?);
                     }
                     // Waiting for the reader thread is time the sender spends on the disk.
                     let t = StdInstant::now();
@@ -526,7 +578,7 @@ fn run_session(
                             i,
                             Vec::new(),
                         )?;
-                        sender.provide_known_hash(file, i, *blake3::hash(&data).as_bytes());
+                        sender.provide_known_hash(file, i, params.hasher.hash(&data));
                     }
                     disk += Duration::from(t.elapsed());
                     if matches!(&reader, Some((f, _, _)) if *f == file) {
@@ -539,7 +591,13 @@ fn run_session(
                     {
                         *h = have;
                     }
-                    reader = Some(file_reader(items, file, alloc, opts, params.window)?);
+                    reader = Some(file_reader(
+                        items,
+                        file,
+                        alloc,
+                        opts,
+                        (params.window, params.hasher),
+                    )?);
                 }
                 SenderEvent::FileRejected { file, code, msg } => {
                     if let Some(o) = outcomes.get_mut(file as usize) {
@@ -667,6 +725,9 @@ fn run_session(
         window: params.window,
         stripes: dests.len(),
         sessions: 1,
+        checksum: opts.mode.is_reliable().then_some(params.hasher),
+        // The process's CPU time is taken once, over all sessions, by `send`.
+        cpu: Duration::ZERO,
     })
 }
 
@@ -707,6 +768,9 @@ fn transmit(
                             continue;
                         }
                         Ok(false) => *gso = false,
+                        // Segments longer than the path MTU (learnt mid-transfer, e.g. after
+                        // a route change): GSO cannot fragment them, plain datagrams can.
+                        Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => *gso = false,
                         // A run unfit for GSO goes out datagram by datagram below.
                         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {}
                         Err(e) => return Err(XferError::io("sending datagrams (GSO)", e)),
@@ -734,7 +798,7 @@ fn transmit(
     Ok(())
 }
 
-/// A buffer read ahead: index in the file, bytes, BLAKE3 (zero when not needed).
+/// A buffer read ahead: index in the file, bytes, checksum (zero when not needed).
 type Block = (u32, Vec<u8>, [u8; 32]);
 
 /// What a reader thread delivers: blocks, then `None`, or an error.
@@ -749,7 +813,7 @@ fn file_reader(
     file: u32,
     alloc: &Arc<Mutex<Alloc>>,
     opts: &SendOptions,
-    window: u16,
+    (window, hasher): (u16, BlockHasher),
 ) -> Result<FileReader, XferError> {
     let item = items
         .get(file as usize)
@@ -760,7 +824,7 @@ fn file_reader(
         item.clone(),
         file as usize,
         opts.buffer_size,
-        opts.mode.is_reliable(),
+        opts.mode.is_reliable().then_some(hasher),
         (window, recycle_rx),
     );
     Ok((file, rx, recycle_tx))
@@ -802,11 +866,11 @@ fn spawn_reader(
     item: SendItem,
     file: usize,
     buffer_size: u32,
-    hash: bool,
+    hash: Option<BlockHasher>,
     (window, recycled): (u16, mpsc::Receiver<Vec<u8>>),
 ) -> BlockRx {
     let (tx, rx) = mpsc::sync_channel(1);
-    let readers = if hash { READERS } else { 1 };
+    let readers = if hash.is_some() { READERS } else { 1 };
     let live = Arc::new(AtomicUsize::new(readers));
     // Buffers in the sender's window, one in the channel, one per reader, and one spare.
     let pool = Arc::new(Pool {
@@ -849,11 +913,7 @@ fn spawn_reader(
                     reuse,
                 )
                 .map(|data| {
-                    let h = if hash {
-                        *blake3::hash(&data).as_bytes()
-                    } else {
-                        [0; 32]
-                    };
+                    let h = hash.map_or([0; 32], |h| h.hash(&data));
                     Some((idx, data, h))
                 });
                 let failed = r.is_err();

@@ -52,6 +52,56 @@ pub fn quick_tcp_recovery(sock: &std::net::TcpStream) -> bool {
     rto.is_ok() && ack.is_ok()
 }
 
+/// The shortest time a peer may stay silent before it is declared gone, ms (see
+/// [`dead_peer_bound_ms`]).
+pub const DEAD_PEER_FLOOR_MS: u64 = 2_000;
+
+/// How long a control connection may go without an acknowledgement from the peer before the
+/// peer is declared gone: three of the connection's current retransmission timeouts (as the
+/// kernel measured them), and at least [`DEAD_PEER_FLOOR_MS`], so that one lost segment and its
+/// retransmission never trip it.
+pub fn dead_peer_bound_ms(rto_us: Option<u32>) -> u64 {
+    (3 * rto_us.unwrap_or(0) as u64 / 1000).max(DEAD_PEER_FLOOR_MS)
+}
+
+/// The connection's current retransmission timeout, µs (`TCP_INFO`'s `tcpi_rto`).
+pub fn tcp_rto_us(sock: &std::net::TcpStream) -> Option<u32> {
+    // SAFETY: tcp_info is plain old data; zeroed is a valid value to be overwritten.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: passes a pointer to a local tcp_info and its size.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    (r == 0).then_some(info.tcpi_rto)
+}
+
+/// Makes the kernel abort the connection (reads and writes then fail with `ETIMEDOUT`) once the
+/// peer has acknowledged nothing for `bound_ms`: `TCP_USER_TIMEOUT` covers data in flight, and
+/// keepalive probes every second cover an idle connection (the user timeout then also decides
+/// when unanswered probes end it). A peer that died with its host, or whose path went down,
+/// sends no reset: without this the connection would wait for the application's own timeout
+/// or the kernel's retries (about 15 minutes). Returns whether the kernel took every option.
+pub fn abort_when_silent(sock: &std::net::TcpStream, bound_ms: u64) -> bool {
+    let fd = sock.as_raw_fd();
+    let ms = bound_ms.min(i32::MAX as u64) as i32;
+    [
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, ms),
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1),
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 1),
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 1),
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3),
+    ]
+    .iter()
+    .all(Result::is_ok)
+}
+
 /// How much nicer than the thread that starts them the threads that hash, read and write
 /// buffers run: below the network threads, so that a runnable sending or receiving loop (which
 /// paces datagrams and drains the sockets) is not kept waiting behind bulk work. On two shared
@@ -82,6 +132,22 @@ pub fn lower_thread_priority() -> bool {
         let tid = libc::gettid() as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, (now + BULK_NICENESS).min(19)) == 0
     }
+}
+
+/// CPU time (user + system) of the whole process so far, all threads (`getrusage`), zero if
+/// the call fails.
+pub fn process_cpu() -> std::time::Duration {
+    // SAFETY: rusage is plain old data; zeroed is a valid value to be overwritten.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid out-pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return std::time::Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| {
+        std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
+            + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// Asks for `bytes` of socket receive and send buffer; as root, past the sysctl limits

@@ -11,11 +11,13 @@
 //!    call (`provide_buffer`, `buffer_written`, `accept_file`, `file_result`);
 //! 3. `poll_timeout()` to learn when to wake next.
 
+mod checksum;
 mod rate;
 mod receiver;
 mod sender;
 mod span;
 
+pub use checksum::{BlockHasher, Checksum};
 pub use rate::{Pacer, RateControl, RateMode, Report};
 pub use receiver::{Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
 pub use sender::{FileMeta, Sender, SenderConfig, SenderEvent, SenderStats, Transmit, TransmitRef};

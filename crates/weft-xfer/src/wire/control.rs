@@ -11,8 +11,14 @@
 
 use super::{Reader, WireError};
 
-/// Control protocol version spoken by this build.
-pub const PROTOCOL_VERSION: u16 = 2;
+/// Control protocol version spoken by this build. Version 3 added the checksum byte to
+/// `ClientHello`; a receiver of this build still serves version 2 senders (BLAKE3), and a
+/// version 2 receiver refuses this build's senders with a `Refuse` naming both versions.
+pub const PROTOCOL_VERSION: u16 = 3;
+/// The oldest sender version a receiver of this build serves.
+pub const MIN_PROTOCOL_VERSION: u16 = 2;
+/// The first version whose `ClientHello` carries the checksum byte.
+const CHECKSUM_VERSION: u16 = 3;
 /// Length of the frame header (`len` field), bytes.
 pub const FRAME_HEADER_LEN: usize = 4;
 /// The largest frame body accepted, bytes.
@@ -117,6 +123,10 @@ pub enum Control {
         window: u16,
         /// Random challenge.
         nonce: [u8; 16],
+        /// The per-buffer checksum, as [`crate::proto::Checksum::to_wire`] numbers it (from
+        /// version 3; 0, BLAKE3, for older senders). Kept as a number so that a receiver can
+        /// refuse one it does not know with a clear message.
+        checksum: u8,
     },
     /// Receiver answers: version, session id, its nonce, UDP ports, whether a key is required.
     ServerHello {
@@ -307,12 +317,20 @@ impl Control {
         let mut r = Reader::new(body);
         let t = r.u8()?;
         let msg = match t {
-            T_CLIENT_HELLO => Control::ClientHello {
-                version: r.u16()?,
-                mode: Mode::from_u8(r.u8()?)?,
-                window: r.u16()?,
-                nonce: r.array()?,
-            },
+            T_CLIENT_HELLO => {
+                let version = r.u16()?;
+                Control::ClientHello {
+                    version,
+                    mode: Mode::from_u8(r.u8()?)?,
+                    window: r.u16()?,
+                    nonce: r.array()?,
+                    checksum: if version >= CHECKSUM_VERSION {
+                        r.u8()?
+                    } else {
+                        0
+                    },
+                }
+            }
             T_SERVER_HELLO => {
                 let version = r.u16()?;
                 let session = r.u64()?;
@@ -416,12 +434,16 @@ impl Control {
                 mode,
                 window,
                 nonce,
+                checksum,
             } => {
                 out.push(T_CLIENT_HELLO);
                 out.extend_from_slice(&version.to_be_bytes());
                 out.push(mode.to_u8());
                 out.extend_from_slice(&window.to_be_bytes());
                 out.extend_from_slice(nonce);
+                if *version >= CHECKSUM_VERSION {
+                    out.push(*checksum);
+                }
             }
             Control::ServerHello {
                 version,
@@ -664,10 +686,18 @@ mod tests {
     fn all_messages_round_trip() {
         for m in [
             Control::ClientHello {
-                version: 1,
+                version: 2,
                 mode: Mode::Mbtp,
                 window: 4,
                 nonce: [7; 16],
+                checksum: 0,
+            },
+            Control::ClientHello {
+                version: 3,
+                mode: Mode::Reliable,
+                window: 4,
+                nonce: [7; 16],
+                checksum: 200,
             },
             Control::ServerHello {
                 version: 1,
@@ -728,6 +758,40 @@ mod tests {
         ] {
             round_trip(m);
         }
+    }
+
+    /// A version 2 sender's hello (no checksum byte) still parses, as BLAKE3; from version 3 the
+    /// byte is there and required.
+    #[test]
+    fn client_hello_carries_the_checksum_from_version_3() {
+        let v2 = [&[T_CLIENT_HELLO, 0, 2, 0, 0, 4][..], &[7; 16]].concat();
+        assert_eq!(
+            Control::parse(&v2).unwrap(),
+            Control::ClientHello {
+                version: 2,
+                mode: Mode::Reliable,
+                window: 4,
+                nonce: [7; 16],
+                checksum: 0,
+            }
+        );
+        let mut v3 = v2.clone();
+        v3[2] = 3;
+        assert_eq!(Control::parse(&v3).unwrap_err(), WireError::Truncated);
+        v3.push(1);
+        assert!(matches!(
+            Control::parse(&v3).unwrap(),
+            Control::ClientHello {
+                version: 3,
+                checksum: 1,
+                ..
+            }
+        ));
+        assert_eq!(
+            Control::parse(&[&v2[..], &[1]].concat()).unwrap_err(),
+            WireError::Trailing(1),
+            "a version 2 hello has no checksum byte"
+        );
     }
 
     #[test]

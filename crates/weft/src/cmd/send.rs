@@ -10,7 +10,7 @@ use anyhow::Context;
 use weft_model::{Duration, Rate, Size};
 use weft_xfer::auth::Key;
 use weft_xfer::net::send::{Progress, SendOptions, collect_files, memory_item, send};
-use weft_xfer::proto::RateMode;
+use weft_xfer::proto::{Checksum, RateMode};
 use weft_xfer::wire::Mode;
 
 /// Arguments of `weft send`.
@@ -68,6 +68,11 @@ pub struct Args {
     /// Continue an interrupted transfer from the receiver's journal (reliable mode).
     #[arg(long)]
     resume: bool,
+    /// Checksum of each buffer in reliable mode, verified by the receiver before the file is
+    /// renamed into place: blake3 (keyed with the session key when --key is set, so a tampered
+    /// datagram is detected) or xxh3 (XXH3-128: faster, against corruption only).
+    #[arg(long, default_value = "blake3", value_parser = Checksum::parse)]
+    checksum: Checksum,
     /// Give up after this long without hearing from the receiver.
     #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
@@ -243,6 +248,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         resume: a.resume,
         receivers: a.receivers.max(1),
         timeout: a.timeout,
+        checksum: a.checksum,
     };
     let progress = Arc::new(Progress::default());
     let bar = if a.no_progress || a.json {
@@ -271,6 +277,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "receivers": if a.mode == Mode::Mbtp { a.receivers } else { 1 },
         "resume": a.resume,
         "authenticated": opts.key.is_some(),
+        "checksum": a.checksum.name(),
     });
     let doc = weft_xfer::report::send_doc(&report, params);
     a.csv.write(&doc)?;
