@@ -43,6 +43,27 @@ pub fn set_timer_slack_ns(ns: u64) {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
 }
 
+/// The calling thread's nice value (Linux `getpriority` on a thread id), `None` on error.
+pub fn thread_nice() -> Option<i32> {
+    // SAFETY: plain syscalls on the calling thread's own id; errno is cleared first, as the
+    // nice range (-20..=19) includes the error return, -1.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let n = libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t);
+        (*libc::__errno_location() == 0).then_some(n)
+    }
+}
+
+/// Sets the calling thread's nice value to `nice` (clamped to -20..=19; `setpriority` on a
+/// thread id sets that thread alone). Returns whether the kernel took it.
+pub fn set_thread_nice(nice: i32) -> bool {
+    // SAFETY: a plain syscall on the calling thread's own id.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice.clamp(-20, 19)) == 0
+    }
+}
+
 /// The CPU the calling thread runs on now, if the kernel says.
 pub fn current_cpu() -> Option<u32> {
     // SAFETY: sched_getcpu takes no arguments and only reads the caller's scheduling state.

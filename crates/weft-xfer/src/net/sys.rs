@@ -110,44 +110,18 @@ pub fn abort_when_silent(sock: &std::net::TcpStream, bound_ms: u64) -> bool {
 /// the same session.
 pub const BULK_NICENESS: i32 = 10;
 
-/// The calling thread's nice value (Linux `getpriority` on a thread id), `None` on error.
-pub fn thread_nice() -> Option<i32> {
-    // SAFETY: plain syscalls on the calling thread's own id; errno is cleared first, as the
-    // nice range (-20..=19) includes the error return, -1.
-    unsafe {
-        *libc::__errno_location() = 0;
-        let n = libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t);
-        (*libc::__errno_location() == 0).then_some(n)
-    }
-}
+pub use weft_sys::sched::thread_nice;
 
 /// Makes the calling thread [`BULK_NICENESS`] nicer (at most 19); `setpriority` on a thread id
 /// sets that thread alone. Returns whether the kernel took it.
 pub fn lower_thread_priority() -> bool {
-    let Some(now) = thread_nice() else {
-        return false;
-    };
-    // SAFETY: a plain syscall on the calling thread's own id.
-    unsafe {
-        let tid = libc::gettid() as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, (now + BULK_NICENESS).min(19)) == 0
-    }
+    thread_nice().is_some_and(|now| weft_sys::sched::set_thread_nice(now + BULK_NICENESS))
 }
 
-/// CPU time (user + system) of the whole process so far, all threads (`getrusage`), zero if
-/// the call fails.
+/// CPU time (user + system) of the whole process so far, all threads, zero if the kernel
+/// refuses.
 pub fn process_cpu() -> std::time::Duration {
-    // SAFETY: rusage is plain old data; zeroed is a valid value to be overwritten.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid out-pointer.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return std::time::Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| {
-        std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
-            + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
-    };
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    std::time::Duration::from_nanos(weft_sys::cpu::CpuTime::process().total_ns())
 }
 
 /// Asks for `bytes` of socket receive and send buffer; as root, past the sysctl limits
