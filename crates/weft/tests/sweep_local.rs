@@ -285,10 +285,18 @@ fn scenario_plan_overrides_the_scenario_per_run() {
     let recs = records(&dir.join("results.jsonl"));
     assert_eq!(recs.len(), 15);
     for r in &recs {
-        // The window the model used is the run's: window / RTT is the rate it allows.
-        let window = r["params"]["workload.0.window"].as_f64().unwrap();
+        // The window the model used is the run's, in whole segments (the BSD sender's Nagle),
+        // and window / (RTT and the delayed ACK's two segment times) is the rate it allows.
+        let param = r["params"]["workload.0.window"].as_f64().unwrap();
         let s = &r["result"]["samples"][0];
-        let rtt_s = s["rtt_ms"].as_f64().unwrap() / 1e3;
+        let window = s["window_sent_bytes"].as_f64().unwrap();
+        let mss = s["mtu_bytes"].as_f64().unwrap() - 40.0;
+        assert!(
+            window <= param && window > param - mss,
+            "{window} of {param}: {r}"
+        );
+        let rtt_s = s["ack_round_ms"].as_f64().unwrap() / 1e3;
+        assert!(rtt_s > s["rtt_ms"].as_f64().unwrap() / 1e3, "{r}");
         let allowed_mbps = window * 8.0 / rtt_s / 1e6;
         let got = s["window_mbps"].as_f64().unwrap();
         assert!(

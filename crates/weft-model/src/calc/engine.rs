@@ -8,7 +8,7 @@
 //! | bernoulli | input-fifo | whether the load is under the saturation throughput (no closed-form wait) |
 //! | hotspot | any | the hot output's offered load |
 //! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
-//! | tput | - | min(window / RTT, bottleneck goodput at the path MTU (or `mss` + 40), and with loss on the path the Mathis bound) |
+//! | tput | - | min(window / (RTT + two bottleneck segment times: delayed ACKs), bottleneck goodput at the path MTU (or `mss` + 40), and with loss on the path the Mathis bound) |
 //! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
 
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
 use super::mathis::{C_PER_SEGMENT_ACK, Mathis};
 use super::queue::{Md1, output_queued_wait};
 use super::window::{Limit, TransferBound, ebn_paper_mbps};
-use crate::scenario::{Fabric, Metric, Param, Scenario, Workload, WorkloadKind};
+use crate::scenario::{Fabric, Metric, Param, Scenario, TcpStack, Workload, WorkloadKind};
 use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 use crate::units::Size;
@@ -252,7 +252,8 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     let flows = w.from.len().max(w.to.len()) as u64;
     // A window-less transport (UDP) is bounded by the link alone.
     let window = w.window.unwrap_or(Size(u64::MAX / 16));
-    let Ok(bound) = TransferBound::new(bottleneck, mtu, transport, window, rtt) else {
+    let (window, round) = ack_clock(w, transport, bottleneck, mtu, window, rtt);
+    let Ok(bound) = TransferBound::new(bottleneck, mtu, transport, window, round) else {
         return;
     };
     let link_mbps = bound.link_bps as f64 / 1e6;
@@ -316,6 +317,10 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     }
     m.insert("window_needed_bytes".into(), bound.window_needed as f64);
     m.insert("rtt_ms".into(), rtt.0 as f64 / 1e6);
+    if round != rtt {
+        m.insert("ack_round_ms".into(), round.0 as f64 / 1e6);
+        m.insert("window_sent_bytes".into(), window.0 as f64);
+    }
     m.insert("mtu_bytes".into(), mtu as f64);
     // The share of the bottleneck's cell (or frame) rate the payload occupies.
     let wire = bottleneck.wire_bytes(mtu) as f64;
@@ -340,6 +345,36 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         out.notes
             .push(format!("{flows} flows share the bottleneck equally"));
     }
+}
+
+/// The window a TCP sender keeps in flight and the time one window takes to come back, for a
+/// window-limited transfer: `(window, round)`. A receiver that acknowledges every
+/// `ack_every`-th segment ([`crate::tcp::Config::ack_every`], delayed ACKs) sends the first ACK
+/// of a window only when that many segments have crossed the bottleneck, so a round is the
+/// round trip plus `ack_every` segment times there (the EBN study's 4450-byte segments on its
+/// E3 path: 17 ms + 2 x 1.2 ms). The 1995 BSD sender (`stack = "bsd"`, the default) sends whole
+/// segments only while data is outstanding (Nagle; a partial one only when it is half the
+/// peer's window), so its window is the whole segments that fit: 64 KiB at MSS 4450 is 14
+/// segments, 62300 bytes. UDP and window-less workloads are returned unchanged.
+fn ack_clock(
+    w: &Workload,
+    transport: Transport,
+    bottleneck: &Tech,
+    mtu: u64,
+    window: Size,
+    rtt: Duration,
+) -> (Size, Duration) {
+    if !matches!(transport, Transport::Tcp { .. }) || w.window.is_none() {
+        return (window, rtt);
+    }
+    let mss = mtu.saturating_sub(transport.header_bytes()).max(1);
+    let window = match w.stack.unwrap_or_default() {
+        TcpStack::Bsd if window.0 >= mss => Size(window.0 / mss * mss),
+        _ => window,
+    };
+    let ack_every = u64::from(crate::tcp::Config::default().ack_every.max(1));
+    let segment = bottleneck.wire_time(mtu);
+    (window, Duration(rtt.0 + ack_every * segment.0))
 }
 
 /// What the hosts' send and receive paths sustain for a TCP transfer from `a` to `b` with
@@ -439,8 +474,12 @@ mtu = 4490
 "#;
         let s = Scenario::parse(text, "t.toml").unwrap();
         let pts = evaluate(&s);
-        // 35600 B over 17 ms.
-        assert!((pts[0].metrics[Metric::GOODPUT_MBPS] - 16.752_941).abs() < 1e-5);
+        // 35600 B (eight whole 4450-byte segments) over 17 ms and the two segment times at
+        // 26 Mbit/s (94 cells each) that the delayed ACK of the first two waits for.
+        let seg_s = 94.0 * 53.0 * 8.0 / 26e6;
+        let win = 35_600.0 * 8.0 / (0.017 + 2.0 * seg_s) / 1e6;
+        assert!((pts[0].metrics[Metric::GOODPUT_MBPS] - win).abs() < 1e-3);
+        assert!((pts[0].metrics["ack_round_ms"] - (17.0 + 2e3 * seg_s)).abs() < 1e-5);
         // 64 KiB fills the 26 Mbit/s VP: 26 * 4450 / (94 * 53).
         let link = 26.0 * 4450.0 / (94.0 * 53.0);
         assert!((pts[1].metrics[Metric::GOODPUT_MBPS] - link).abs() < 1e-5);
@@ -453,6 +492,39 @@ mtu = 4490
         let mathis = 4450.0 * 8.0 / (0.017 * (2.0 * 0.05f64 / 3.0).sqrt()) / 1e6;
         assert!((pts[1].metrics[Metric::GOODPUT_MBPS] - mathis).abs() < 1e-6);
         assert!(pts[1].notes.iter().any(|n| n.contains("Mathis")));
+    }
+
+    #[test]
+    fn bsd_window_is_whole_segments_acked_every_second() {
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[link]]
+ends = ["a", "b"]
+tech = { preset = "e3", rate = "33Mbps" }
+delay = "8.5ms"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+window = 65536
+mtu = 4490
+"#;
+        let seg_s = 94.0 * 53.0 * 8.0 / 33e6;
+        let round = 0.017 + 2.0 * seg_s;
+        let bsd = evaluate(&Scenario::parse(text, "t.toml").unwrap());
+        // Nagle: 14 whole segments of 4450 bytes, not 65536 bytes.
+        assert_eq!(bsd[0].metrics["window_sent_bytes"], 62_300.0);
+        let want = 62_300.0 * 8.0 / round / 1e6;
+        assert!((bsd[0].metrics[Metric::GOODPUT_MBPS] - want).abs() < 1e-3);
+        // A Linux sender keeps the partial segment in flight too.
+        let linux = text.replace("mtu = 4490", "mtu = 4490\nstack = \"linux\"");
+        let linux = evaluate(&Scenario::parse(&linux, "t.toml").unwrap());
+        let want = 65_536.0 * 8.0 / round / 1e6;
+        assert!((linux[0].metrics[Metric::GOODPUT_MBPS] - want).abs() < 1e-3);
     }
 
     #[test]
