@@ -150,13 +150,11 @@ fn collectives_in_step_follow_the_alpha_beta_model_on_the_simulator() {
                 model * 1e6,
                 miss * 100.0
             );
-            // Held to the model: the ring at every size, the others up to 4 KiB. Beyond, the
-            // simulated connections that carry data both ways at once (the pairs of recursive
-            // doubling), or that sat idle between steps (all-to-all, after the other patterns
-            // of the run), take up to 1.7 times the model at 64 KiB here, while the emulator's
-            // Linux stacks stay within 20% in the runs where its switch keeps time: printed,
-            // not asserted, until the simulator's TCP is looked at for these cases.
-            if name == "allreduce-ring" || size <= 4096 {
+            // Held to the model: every pattern up to 64 KiB, the ring at every size. Up to 64 KiB
+            // this held only once the simulated TCP had timestamps and undid spurious
+            // time-outs (a message behind another rank's burst in the switch, its ACK behind a
+            // third's, outlasted the 200 ms timer and the pair's window fell to two segments).
+            if name == "allreduce-ring" || size <= 65536 {
                 assert!(
                     miss.abs() <= 0.2,
                     "{name} at {size} B: {:+.0}%",
