@@ -135,6 +135,11 @@ pub enum Dir {
 /// Decides which segments a test drops on purpose.
 pub type DropFilter = Box<dyn FnMut(Dir, &Segment) -> bool>;
 
+/// How long a test holds a segment sent at the given instant beyond its pipe's delay (a queue
+/// elsewhere on the path); holding every segment of a direction until one instant keeps
+/// their order.
+pub type HoldFilter = Box<dyn FnMut(Dir, &Segment, Instant) -> Duration>;
+
 /// Two endpoints and the pipes between them.
 pub struct Sim<A: Endpoint, B: Endpoint<Payload = A::Payload>> {
     pub a: A,
@@ -145,6 +150,8 @@ pub struct Sim<A: Endpoint, B: Endpoint<Payload = A::Payload>> {
     counter: u64,
     /// Segments that `drop_if` returns true for never arrive.
     pub drop_if: DropFilter,
+    /// Segments are held this much longer on their way.
+    pub hold_if: HoldFilter,
     /// Every segment put on the wire, with its time and direction.
     pub trace: Vec<(Instant, Dir, Segment)>,
     /// The application is also called at every multiple of this, so it can act at set times.
@@ -168,6 +175,7 @@ impl<A: Endpoint, B: Endpoint<Payload = A::Payload>> Sim<A, B> {
             in_flight: BTreeMap::new(),
             counter: 0,
             drop_if: Box::new(|_, _| false),
+            hold_if: Box::new(|_, _, _| Duration::ZERO),
             trace: Vec::new(),
             app_tick: Duration::from_millis(1),
         }
@@ -230,10 +238,11 @@ impl<A: Endpoint, B: Endpoint<Payload = A::Payload>> Sim<A, B> {
                 continue;
             }
             let wire = 40 + u64::from(seg.len);
+            let hold = (self.hold_if)(dir, &seg, now);
             for at in self.pipes[dir as usize].send(now, wire) {
                 self.counter += 1;
                 self.in_flight
-                    .insert((at, self.counter), (dir, seg, p.clone()));
+                    .insert((at + hold, self.counter), (dir, seg, p.clone()));
             }
         }
     }

@@ -13,8 +13,10 @@
 //! detected from later SACKs, RTO per RFC 6298 with a configurable minimum and 4.4BSD's 500 ms
 //! timer ticks as an option, exponential backoff, delayed ACKs (timer and every second segment),
 //! Nagle, zero-window probes, slow-start restart after idle, a configurable initial window and
-//! initial ssthresh. Not implemented: timestamps in the connection (the wire format has them),
-//! RACK-TLP, ECN, urgent data, keep-alives, D-SACK. [`Config::default`] is a 1995 BSD stack,
+//! initial ssthresh, and optionally RFC 7323 timestamps with Eifel detection of spurious
+//! time-outs (RFC 3522) and Linux's undo. Not implemented: RTT measurement from timestamps
+//! (samples stay one per round trip, Karn's), PAWS, RACK-TLP, ECN, urgent data, keep-alives,
+//! D-SACK. [`Config::default`] is a 1995 BSD stack,
 //! [`Config::linux`] a modern one.
 //!
 //! # Payload

@@ -121,8 +121,9 @@ impl SackBlocks {
     }
 }
 
-/// The RFC 7323 timestamp option's two values. weft's connection does not use them (1995 stacks
-/// did not), but the wire format reads and writes them so that captures of real stacks parse.
+/// The RFC 7323 timestamp option's two values. weft's connection carries them when
+/// [`super::Config::timestamps`] is agreed (1995 stacks did not), and the wire format reads and
+/// writes them so that captures of real stacks parse.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Timestamps {
     /// TSval: the sender's clock.

@@ -27,6 +27,8 @@ pub struct Stats {
     pub dup_acks_received: u64,
     /// Retransmission timer expiries (data and SYN).
     pub timeouts: u64,
+    /// Time-outs found spurious (an ACK echoed the original's timestamp) and undone.
+    pub spurious_timeouts: u64,
     /// Fast retransmits (entries into loss recovery by duplicate ACKs or SACK).
     pub fast_retransmits: u64,
     /// Retransmissions found lost during SACK recovery (a segment sent after them was SACKed)

@@ -10,6 +10,7 @@ pub mod frame;
 pub mod hosts;
 pub mod mp;
 pub mod mp_workload;
+pub mod nic;
 pub mod rr;
 pub mod rr_workload;
 pub mod run;

@@ -21,8 +21,11 @@ use weft_model::mp::program::{Program, Timing};
 use weft_model::mp::{FRAME_HEADER, Op};
 use weft_model::tcp::{Config, Connection, SeqNum, State};
 
+use weft_model::net::LinkSpec;
+
 use super::frame::SimFrame;
 use super::hosts::App;
+use super::nic::Nic;
 
 /// Rank `r`'s end of its connection to rank `q` has local port `PORT_BASE + q` and remote
 /// port `PORT_BASE + r`.
@@ -32,13 +35,19 @@ pub const PORT_BASE: u16 = 6000;
 pub const MAX_RANKS: usize = 64;
 
 /// The connections' configuration over a path of MTU `mtu` bytes: Linux's defaults with
-/// `TCP_NODELAY` (the real ranks set it) and 4 MiB buffers both ways (what they ask for).
+/// `TCP_NODELAY` (the real ranks set it), 4 MiB buffers both ways (what they ask for) and
+/// timestamps.
 pub fn rank_config(mtu: u32) -> Config {
     let mut cfg = Config::linux();
     cfg.nagle = false;
     cfg.mss = mtu.saturating_sub(40).clamp(536, u32::from(u16::MAX)) as u16;
     cfg.send_buffer = 4 << 20;
     cfg.recv_buffer = 4 << 20;
+    // Linux's default (net.ipv4.tcp_timestamps = 1): a time-out that a queue caused (a message
+    // held behind another rank's burst, its ACK behind a third's) is then found spurious and
+    // undone, as the real ranks' stacks undo it, instead of leaving that pair's connection
+    // with a threshold of two segments for its next large message.
+    cfg.timestamps = true;
     cfg
 }
 
@@ -81,6 +90,8 @@ pub struct MpRank {
     /// Something arrived or a timer is due: look again at this instant.
     due: Option<Instant>,
     outbox: VecDeque<SimFrame>,
+    /// The host's transmit path, when the rank paces its connections onto its link.
+    nic: Option<Nic>,
     /// What the rank measured.
     pub times: RankTimes,
     /// When the rank finished its program.
@@ -131,8 +142,17 @@ impl MpRank {
             block_start: Instant::ZERO,
             due: Some(Instant::ZERO),
             outbox: VecDeque::new(),
+            nic: None,
             finished: None,
         }
+    }
+
+    /// Sends through a [`Nic`] onto `link` (the host's link): each connection keeps at most a
+    /// couple of segments below it, and the connections take turns at the line, as on a Linux
+    /// host, instead of every segment their windows allow joining the link's one queue at once.
+    pub fn with_link(mut self, link: LinkSpec) -> Self {
+        self.nic = Some(Nic::new(link, self.hosts.len()));
+        self
     }
 
     /// This rank.
@@ -170,9 +190,15 @@ impl MpRank {
         }
         for (q, c) in self.conns.iter_mut().enumerate() {
             let Some(c) = c else { continue };
-            while let Some(seg) = c.poll_transmit(now) {
-                self.outbox
-                    .push_back(SimFrame::tcp(self.host, self.hosts[q], seg, now.0));
+            while self.nic.as_ref().is_none_or(|n| n.has_room(q)) {
+                let Some(seg) = c.poll_transmit(now) else {
+                    break;
+                };
+                let f = SimFrame::tcp(self.host, self.hosts[q], seg, now.0);
+                match &mut self.nic {
+                    Some(nic) => nic.push(q, f),
+                    None => self.outbox.push_back(f),
+                }
             }
         }
     }
@@ -298,7 +324,11 @@ impl MpRank {
 impl App for MpRank {
     fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
         self.step(now);
-        self.outbox.pop_front().map(|f| (now, f))
+        let f = match &mut self.nic {
+            Some(nic) => nic.pop(now),
+            None => self.outbox.pop_front(),
+        };
+        f.map(|f| (now, f))
     }
 
     fn deliver(&mut self, now: Instant, f: SimFrame) {
@@ -318,7 +348,8 @@ impl App for MpRank {
             .iter()
             .flatten()
             .filter_map(Connection::poll_timeout);
-        self.due.into_iter().chain(timers).min()
+        let nic = self.nic.as_ref().and_then(Nic::poll_timeout);
+        self.due.into_iter().chain(nic).chain(timers).min()
     }
 
     fn as_any(&self) -> &dyn Any {

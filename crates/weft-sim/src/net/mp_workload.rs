@@ -69,7 +69,10 @@ pub fn run_ranks(
         let prog = Program::new(me, n, patterns, sizes, counts)?;
         apps.push((
             hosts[me],
-            Box::new(MpRank::new(me, hosts.to_vec(), prog, &cfg)),
+            Box::new(
+                MpRank::new(me, hosts.to_vec(), prog, &cfg)
+                    .with_link(topo.hosts[hosts[me]].link.clone()),
+            ),
         ));
     }
     let opts = RunOptions {

@@ -2,7 +2,7 @@
 //! window, and loss recovery (Reno and NewReno fast recovery, RFC 5681 and RFC 6582; SACK-based
 //! recovery, RFC 6675).
 
-use super::{Connection, Recovery, State};
+use super::{Connection, Recovery, State, ts_before};
 use crate::tcp::cc::{CcAlgorithm, CongestionControl};
 use crate::tcp::segment::{Flags, Segment};
 use crate::time::Instant;
@@ -36,7 +36,12 @@ impl Connection {
             }
         }
         if ack > self.snd_una {
+            self.undo_spurious_timeout(seg);
             self.on_new_ack(now, ack);
+            if self.snd_una >= self.recover {
+                // The episode is over: a later ACK proves nothing about its time-out.
+                self.undo = None;
+            }
         } else if ack == self.snd_una
             && seg.len == 0
             && !seg.has(Flags::SYN)
@@ -72,6 +77,25 @@ impl Connection {
             }
         }
         true
+    }
+
+    /// Eifel detection (RFC 3522): the first ACK of new data after a time-out echoes a clock
+    /// from before it, so the original transmission arrived and the time-out was spurious (a
+    /// queue or a delayed ACK held it past the timer). Linux's response (`tcp_try_undo_loss`):
+    /// the window from before the time-out comes back, and what was in flight is taken to be
+    /// in flight still rather than sent again.
+    fn undo_spurious_timeout(&mut self, seg: &Segment) {
+        let Some(undo) = self.undo else { return };
+        let Some(ts) = seg.timestamps else { return };
+        if ts.echo == 0 || !ts_before(ts.echo, undo.stamp) {
+            return;
+        }
+        self.undo = None;
+        self.stats.spurious_timeouts += 1;
+        self.win.cwnd = self.win.cwnd.max(undo.cwnd);
+        self.win.ssthresh = self.win.ssthresh.max(undo.ssthresh);
+        self.snd_nxt = self.snd_max;
+        self.recover = self.snd_una;
     }
 
     fn on_new_ack(&mut self, now: Instant, ack: u64) {
@@ -174,6 +198,7 @@ impl Connection {
     /// Fast retransmit: halve (or for CUBIC, scale by beta), retransmit the first unacknowledged
     /// segment, and recover.
     fn enter_recovery(&mut self, now: Instant) {
+        self.undo = None;
         let flight = self.snd_max - self.snd_una;
         self.cc.on_loss(&mut self.win, now, flight);
         self.recover = self.snd_max;

@@ -116,6 +116,12 @@ impl Connection {
             }
         }
         self.sack_ok = seg.sack_permitted && self.cfg.sack;
+        self.ts_ok = self.cfg.timestamps && seg.timestamps.is_some();
+        if let Some(ts) = seg.timestamps.filter(|_| self.ts_ok) {
+            self.ts_recent = ts.value;
+            // The option takes 12 bytes of every segment (Linux's mss_cache does the same).
+            self.mss = self.mss.saturating_sub(12).max(1);
+        }
         // The window in a SYN is never scaled.
         self.snd_wnd = u64::from(seg.window);
         self.max_snd_wnd = self.snd_wnd;
@@ -181,6 +187,13 @@ impl Connection {
         if beyond {
             self.ack_now = true;
             return None;
+        }
+        // RFC 7323 section 4.3: echo the clock of the segment that fills the left edge (a
+        // duplicate's too, so that the ACK of a retransmission echoes the retransmission).
+        if let Some(ts) = seg.timestamps.filter(|_| self.ts_ok)
+            && pos <= self.rcv_nxt
+        {
+            self.ts_recent = ts.value;
         }
         if !seg.has(Flags::ACK) {
             return None;

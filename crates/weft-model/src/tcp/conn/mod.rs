@@ -115,6 +115,27 @@ enum Recovery {
     },
 }
 
+/// What a time-out changed, kept to be undone if the time-out proves spurious.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Undo {
+    cwnd: u64,
+    ssthresh: u64,
+    /// This end's timestamp clock when the time-out fired: an ACK echoing an earlier one
+    /// acknowledges the original transmission, not the retransmission (RFC 3522).
+    stamp: u32,
+}
+
+/// The timestamp clock at `now`: microseconds, wrapping (RFC 7323 allows 1 ms to 1 s a tick;
+/// a finer one tells an original from a retransmission whatever the minimum time-out).
+pub(super) fn ts_clock(now: Instant) -> u32 {
+    (now.0 / 1_000) as u32
+}
+
+/// `a` is earlier than `b` on the wrapping timestamp clock (RFC 7323 section 5.2).
+pub(super) fn ts_before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
 /// One end of a TCP connection, sans-IO. See the module documentation for the call order.
 #[derive(Clone, Debug)]
 pub struct Connection {
@@ -145,6 +166,13 @@ pub struct Connection {
     /// Segment size in use, bytes.
     mss: u32,
     sack_ok: bool,
+    /// Both SYNs carried timestamps: every segment does.
+    ts_ok: bool,
+    /// RFC 7323 TS.Recent: the peer's clock to echo.
+    ts_recent: u32,
+    /// The window before the first time-out of a loss episode, while it may still prove
+    /// spurious (timestamps only).
+    undo: Option<Undo>,
     win: Window,
     cc: Controller,
     rtt: RttEstimator,
@@ -250,6 +278,9 @@ impl Connection {
             ws_ok: false,
             mss,
             sack_ok: false,
+            ts_ok: false,
+            ts_recent: 0,
+            undo: None,
             win: Window {
                 cwnd: u64::from(cfg.initial_window.max(1)) * u64::from(mss),
                 ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX >> 2),
@@ -385,6 +416,11 @@ impl Connection {
     /// True when every byte queued (and the FIN, if closed) has been acknowledged.
     pub fn is_send_finished(&self) -> bool {
         self.state.is_synchronized() && self.snd_una >= self.app_end + u64::from(self.fin_queued)
+    }
+
+    /// True when both SYNs carried timestamps, so every segment does.
+    pub fn timestamps_agreed(&self) -> bool {
+        self.ts_ok
     }
 
     /// Counters.

@@ -2,9 +2,9 @@
 //! sender-side silly-window avoidance), the FIN, and ACKs with the advertised window and SACK
 //! blocks.
 
-use super::{Connection, Recovery, State};
+use super::{Connection, Recovery, State, ts_clock};
 use crate::tcp::config::MAX_UNSCALED_WINDOW;
-use crate::tcp::segment::{Flags, SackBlock, SackBlocks, Segment};
+use crate::tcp::segment::{Flags, SackBlock, SackBlocks, Segment, Timestamps};
 use crate::tcp::seq::SeqNum;
 use crate::time::Instant;
 
@@ -28,10 +28,23 @@ impl Connection {
             _ => self.data_segment(now).or_else(|| self.ack_segment()),
         };
         match seg {
-            Some(_) => self.stats.segments_sent += 1,
-            None => self.arm_persist(now),
+            Some(mut seg) => {
+                self.stats.segments_sent += 1;
+                // A SYN offers timestamps; once both ends have, every segment carries them.
+                let syn = seg.has(Flags::SYN) && !seg.has(Flags::ACK);
+                if self.ts_ok || (syn && self.cfg.timestamps) {
+                    seg.timestamps = Some(Timestamps {
+                        value: ts_clock(now),
+                        echo: if syn { 0 } else { self.ts_recent },
+                    });
+                }
+                Some(seg)
+            }
+            None => {
+                self.arm_persist(now);
+                None
+            }
         }
-        seg
     }
 
     fn syn_segment(&mut self, now: Instant) -> Option<Segment> {

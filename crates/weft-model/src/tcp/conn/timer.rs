@@ -2,7 +2,7 @@
 //! delayed ACK and TIME-WAIT. Each is a deadline; [`Connection::poll_timeout`] reports the
 //! earliest.
 
-use super::{Connection, Error, Recovery, State};
+use super::{Connection, Error, Recovery, State, Undo, ts_clock};
 use crate::tcp::cc::CongestionControl;
 use crate::time::{Duration, Instant};
 
@@ -78,6 +78,13 @@ impl Connection {
                     return;
                 }
                 let flight = self.snd_max - self.snd_una;
+                if self.ts_ok && self.undo.is_none() {
+                    self.undo = Some(Undo {
+                        cwnd: self.win.cwnd,
+                        ssthresh: self.win.ssthresh,
+                        stamp: ts_clock(now),
+                    });
+                }
                 self.cc.on_timeout(&mut self.win, now, flight);
                 // RFC 6582 section 4: duplicate ACKs of data sent before the timeout start no
                 // new fast retransmit.

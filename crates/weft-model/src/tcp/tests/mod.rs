@@ -11,6 +11,7 @@ mod nagle;
 mod recovery;
 mod robustness;
 mod rto;
+mod spurious;
 mod window;
 
 use super::harness::{Dir, PipeConfig, Sim};
