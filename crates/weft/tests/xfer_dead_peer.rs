@@ -88,6 +88,40 @@ fn resume_completes(dir: &Path, file: &Path, want: &[u8]) {
     assert_eq!(std::fs::read(dir.join("big.bin")).unwrap(), want);
 }
 
+/// The sender's run `out`, `took` after the peer vanished: it failed within [`BOUND`] with an
+/// error containing every one of `cause`, and `dir` holds the part file, nothing under the
+/// final name.
+fn assert_sender_failed_fast(
+    out: &std::process::Output,
+    took: Duration,
+    cause: &[&str],
+    dir: &Path,
+) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the sender must fail: {err}");
+    assert!(
+        took < BOUND,
+        "the sender took {took:?} to notice (bound {BOUND:?}): {err}"
+    );
+    assert!(
+        cause.iter().all(|c| err.contains(c)),
+        "the error names the cause ({cause:?}): {err}"
+    );
+    assert_part_kept(dir);
+}
+
+/// Nothing under the final name in `dir`, and the part file kept for `--resume`.
+fn assert_part_kept(dir: &Path) {
+    assert!(
+        !dir.join("big.bin").exists(),
+        "nothing under the final name"
+    );
+    assert!(
+        dir.join(".big.bin.weft-part").exists(),
+        "the part file is kept"
+    );
+}
+
 #[test]
 fn a_killed_receiver_fails_the_sender_fast_and_clearly_and_resume_completes() {
     let src = tempfile::tempdir().unwrap();
@@ -106,25 +140,14 @@ fn a_killed_receiver_fails_the_sender_fast_and_clearly_and_resume_completes() {
     let killed = Instant::now();
     recv.child.wait().unwrap();
     let out = sender.wait_with_output().unwrap();
-    let took = killed.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the sender must fail: {err}");
-    assert!(
-        took < BOUND,
-        "the sender took {took:?} to notice (bound {BOUND:?}): {err}"
-    );
-    assert!(
-        err.contains("receiver closed the control connection mid-transfer")
-            && err.contains("--resume"),
-        "the error names the cause: {err}"
-    );
-    assert!(
-        !dst.path().join("big.bin").exists(),
-        "nothing under the final name"
-    );
-    assert!(
-        dst.path().join(".big.bin.weft-part").exists(),
-        "the part file is kept"
+    assert_sender_failed_fast(
+        &out,
+        killed.elapsed(),
+        &[
+            "receiver closed the control connection mid-transfer",
+            "--resume",
+        ],
+        dst.path(),
     );
     resume_completes(dst.path(), &file, &want);
 }
@@ -165,14 +188,7 @@ fn a_killed_sender_ends_the_receivers_session_fast_and_keeps_the_part_file() {
         log.contains("the sender went away mid-transfer") && log.contains("--resume"),
         "the receiver says why: {log}"
     );
-    assert!(
-        !dst.path().join("big.bin").exists(),
-        "nothing under the final name"
-    );
-    assert!(
-        dst.path().join(".big.bin.weft-part").exists(),
-        "the part file is kept"
-    );
+    assert_part_kept(dst.path());
     resume_completes(dst.path(), &file, &want);
 }
 
@@ -332,25 +348,14 @@ fn a_peer_that_vanishes_without_a_reset_is_found_within_the_bound_by_both_ends()
     path.unplug("add");
     let cut = Instant::now();
     let out = sender.wait_with_output().unwrap();
-    let took = cut.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the sender must fail: {err}");
-    assert!(
-        took < BOUND,
-        "the sender took {took:?} (bound {BOUND:?}): {err}"
-    );
-    assert!(
-        err.contains("receiver stopped answering mid-transfer")
-            && err.contains("max(3 x RTO, 2 s)"),
-        "the error names the cause: {err}"
-    );
-    assert!(
-        !dst.path().join("big.bin").exists(),
-        "nothing under the final name"
-    );
-    assert!(
-        dst.path().join(".big.bin.weft-part").exists(),
-        "the part file is kept"
+    assert_sender_failed_fast(
+        &out,
+        cut.elapsed(),
+        &[
+            "receiver stopped answering mid-transfer",
+            "max(3 x RTO, 2 s)",
+        ],
+        dst.path(),
     );
     // The receiver gave up on that session by itself, within the same bound, and still serves:
     // plug the path back in and resume.

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use serde_json::{Map, Value, json};
 use weft_model::engine::{self, RunStats, VirtualClock};
-use weft_model::net::{Network, NetworkError, Tap, Topology, capture_files};
+use weft_model::net::{Delivery, Network, NetworkError, Tap, Topology, capture_files};
 use weft_model::{Duration, Instant};
 
 use super::cbr::Sink;
@@ -127,4 +128,18 @@ pub fn run_noted(
         notes.push(format!("capture: {e}"));
     }
     Some(r)
+}
+
+/// Writes what the switch did with a workload's traffic into its metrics `m`: `per_sender`
+/// (each sender's delivery) and `switch` (cells and frames in, dropped, out, corrupt, discarded
+/// early).
+pub fn insert_delivery(m: &mut Map<String, Value>, d: &Delivery) {
+    m.insert("per_sender".into(), json!(d.per_sender));
+    m.insert(
+        "switch".into(),
+        json!({
+            "cells_in": d.cells_in, "cells_dropped": d.cells_dropped, "frames_in": d.frames_in,
+            "frames_out": d.frames_out, "frames_corrupt": d.frames_corrupt, "frames_epd": d.frames_epd,
+        }),
+    );
 }

@@ -27,7 +27,7 @@ use weft_model::{Duration, Instant, Rate};
 use super::cbr::{Cbr, CbrSpec, Sink};
 use super::frame::UDP_IP_HEADERS;
 use super::hosts::App;
-use super::run::{NetRun, add_sinks, run_noted};
+use super::run::{NetRun, add_sinks, insert_delivery, run_noted};
 use super::tcp::TcpApp;
 
 /// The metric of a TCP `tput` result that says how much of the path carried useful
@@ -141,14 +141,7 @@ pub fn tput(
     if let Some(l) = d.cell_loss {
         m.insert(Metric::CELL_LOSS.into(), json!(l));
     }
-    m.insert("per_sender".into(), json!(d.per_sender));
-    m.insert(
-        "switch".into(),
-        json!({
-            "cells_in": d.cells_in, "cells_dropped": d.cells_dropped, "frames_in": d.frames_in,
-            "frames_out": d.frames_out, "frames_corrupt": d.frames_corrupt, "frames_epd": d.frames_epd,
-        }),
-    );
+    insert_delivery(m, &d);
     m.insert("seconds".into(), json!(time.as_secs_f64()));
     m.insert("warmup_seconds".into(), json!(warm.as_secs_f64()));
     m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));

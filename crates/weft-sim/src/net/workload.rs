@@ -13,7 +13,7 @@ use weft_model::{Duration, Instant, Rate};
 
 use super::cbr::{Cbr, CbrSpec, DEFAULT_JITTER_FRACTION, Sink};
 use super::hosts::App;
-use super::run::{add_sinks, run_noted};
+use super::run::{add_sinks, insert_delivery, run_noted};
 
 /// Simulated time of a frames workload that gives none.
 pub const DEFAULT_TIME: Duration = Duration::from_millis(200);
@@ -115,14 +115,7 @@ pub fn frames(
             json!(delay.iter().sum::<f64>() / delay.len() as f64 / 1e3),
         );
     }
-    m.insert("per_sender".into(), json!(d.per_sender));
-    m.insert(
-        "switch".into(),
-        json!({
-            "cells_in": d.cells_in, "cells_dropped": d.cells_dropped, "frames_in": d.frames_in,
-            "frames_out": d.frames_out, "frames_corrupt": d.frames_corrupt, "frames_epd": d.frames_epd,
-        }),
-    );
+    insert_delivery(m, &d);
     m.insert("seconds".into(), json!(time.as_secs_f64()));
     m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
 }

@@ -361,7 +361,7 @@ fn session_loop(
                 Some(t) => t.as_nanos().saturating_sub(now().as_nanos()),
                 None => 100_000_000,
             };
-            sys::poll_readable_ns(&fds, Some(wait)).map_err(|e| XferError::io("polling", e))?;
+            weft_sys::readable(&fds, Some(wait)).map_err(|e| XferError::io("polling", e))?;
             // Data first: a round's `End` must not overtake its datagrams already queued.
             for s in &socks {
                 loop {

@@ -695,7 +695,7 @@ fn run_session_inner(
             if w < 20_000 {
                 std::hint::spin_loop();
             } else {
-                sys::poll_readable_ns(&[conn.fd()], Some(w))
+                weft_sys::readable(&[conn.fd()], Some(w))
                     .map_err(|e| XferError::io("polling", e))?;
             }
         }

@@ -17,12 +17,7 @@ pub fn poll_readable(fds: &[RawFd], timeout_ms: i32) -> io::Result<Vec<bool>> {
     } else {
         Some(timeout_ms as u64 * 1_000_000)
     };
-    poll_readable_ns(fds, ns)
-}
-
-/// Like [`poll_readable`] with a nanosecond timeout (`None`: forever), for pacing waits.
-pub fn poll_readable_ns(fds: &[RawFd], timeout_ns: Option<u64>) -> io::Result<Vec<bool>> {
-    weft_sys::readable(fds, timeout_ns)
+    weft_sys::readable(fds, ns)
 }
 
 /// `TCP_RTO_MIN_US` and `TCP_DELACK_MAX_US` from the Linux UAPI (`linux/tcp.h`, Linux >= 6.15).
