@@ -63,6 +63,10 @@ impl Duration {
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    /// `self - d`, or zero if `d` is longer.
+    pub const fn saturating_sub(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_sub(d.0))
+    }
     /// Length in seconds, as a float (for reporting, not for arithmetic).
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9

@@ -11,6 +11,7 @@ pub mod mathis;
 pub mod overhead;
 pub mod queue;
 pub mod rr_point;
+pub mod rr_tcp;
 pub mod rtt;
 pub mod window;
 
@@ -21,5 +22,6 @@ pub use host::{BulkBound, BulkLimit, BulkShape, host_rate};
 pub use mathis::Mathis;
 pub use overhead::{Chain, Layer, SandiaNote};
 pub use queue::{Md1, output_queued_wait};
+pub use rr_tcp::{Answer, TcpExchange, tcp_request_response};
 pub use rtt::{Hop, RttBreakdown, request_response};
 pub use window::{TransferBound, bdp, window_rate};

@@ -1,8 +1,11 @@
 //! The `model` engine's answer for a request/response (`rr`) workload: the closed-form round
-//! trip of [`super::rtt::request_response`] over the scenario's path from the client to the echo
-//! server (propagation, serialisation per hop, each switch's latency, the hosts' costs).
+//! trip over the scenario's path from the client to the server (propagation, serialisation per
+//! hop, each switch's latency, the hosts' costs): [`super::rtt::request_response`] for UDP,
+//! [`super::rr_tcp::tcp_request_response`] for TCP (segments of the workload's MSS, Nagle's rule
+//! and delayed ACKs of its `stack`, `nodelay`, `echo`).
 
 use super::engine::ModelPoint;
+use super::rr_tcp::{TcpExchange, tcp_request_response};
 use super::rtt::{Hop, request_response};
 use crate::host::HostCosts;
 use crate::host::presets;
@@ -53,7 +56,18 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     }
     let transport = w.proto.unwrap_or(Transport::Udp);
     let (client, server) = (host_costs(s, a), host_costs(s, b));
-    let r = request_response(&hops, transport, size.0, size.0, &client, &server);
+    let response = w.response_size.unwrap_or(size).0;
+    let r = match transport {
+        Transport::Tcp { .. } => {
+            let mtu = path.iter().map(|l| l.tech.mtu.0).min().unwrap_or(1500);
+            let x = TcpExchange::from_config(&w.tcp_config(mtu), w.rr_answer());
+            let r = tcp_request_response(&hops, &x, size.0, response, &client, &server);
+            out.metrics
+                .insert("waiting_us".into(), r.waiting.as_nanos() as f64 / 1e3);
+            r
+        }
+        _ => request_response(&hops, transport, size.0, response, &client, &server),
+    };
     let us = |d: crate::time::Duration| d.as_nanos() as f64 / 1e3;
     let m = &mut out.metrics;
     m.insert(Metric::RTT_MEAN_US.into(), us(r.total));

@@ -30,6 +30,8 @@ pub struct RttBreakdown {
     pub switching: Duration,
     /// Host costs: the client's send and receive, the server's receive and send.
     pub hosts: Duration,
+    /// Segments held for an acknowledgement (TCP: Nagle's rule and delayed ACKs).
+    pub waiting: Duration,
     /// The sum.
     pub total: Duration,
 }
@@ -76,6 +78,7 @@ fn one_way(
         serialisation,
         switching,
         hosts,
+        waiting: Duration::ZERO,
         total: propagation + serialisation + switching + hosts,
     }
 }
@@ -99,6 +102,7 @@ pub fn request_response(
         serialisation: there.serialisation + back.serialisation,
         switching: there.switching + back.switching,
         hosts: there.hosts + back.hosts,
+        waiting: Duration::ZERO,
         total: there.total + back.total,
     }
 }

@@ -53,6 +53,7 @@ mod compare;
 mod figures;
 mod parse;
 mod reader;
+mod tcp;
 
 use serde::Serialize;
 
@@ -210,9 +211,10 @@ pub enum WorkloadKind {
     Frames,
     /// Bulk transfer (ttcp): `proto` from `from` to `to` with `window`, path `mtu`, for `time`.
     Tput,
-    /// Request/response (echo): `count` requests of `size` bytes from `from` to an echo server on
-    /// `to`, one at a time, each answered with `size` bytes; one unanswered within `timeout` is
-    /// counted as lost.
+    /// Request/response (echo): `count` requests of `size` bytes from `from` to a server on `to`,
+    /// one at a time over UDP or one TCP connection (`proto`), each answered with
+    /// `response_size` bytes (default `size`); one unanswered within `timeout` is counted as
+    /// lost.
     Rr,
     /// Message passing among the hosts `ranks` (in rank order): a `pattern` of `weft mp` at
     /// `size`, or an NPB skeleton (`bt.S`, `lu.A`, ...), for `iterations`, by `route`.
@@ -291,6 +293,14 @@ pub struct Workload {
     pub mtu: Option<Size>,
     /// Frame or message size, bytes.
     pub size: Option<Size>,
+    /// Bytes of each answer of a request/response workload (default: `size`).
+    pub response_size: Option<Size>,
+    /// Request/response over TCP: `TCP_NODELAY` on both ends (default: Nagle's algorithm on, as
+    /// the stack has it).
+    pub nodelay: bool,
+    /// Request/response over TCP: the server is an RFC 862 echo service, writing back what each
+    /// read returns at once, instead of answering once the whole request has arrived.
+    pub echo: bool,
     /// Per-source rate (frames), or the rate a port achieves without contention (saturated).
     pub rate: Option<Rate>,
     /// Duration of the run (tput, frames).
@@ -532,6 +542,7 @@ impl Workload {
             ("timeout", Param::Duration(d)) => self.timeout = Some(d),
             ("mtu", Param::Size(s)) => self.mtu = Some(s),
             ("size", Param::Size(s)) => self.size = Some(s),
+            ("response_size", Param::Size(s)) => self.response_size = Some(s),
             ("rate", Param::Rate(r)) => self.rate = Some(r),
             ("time", Param::Duration(d)) => self.time = Some(d),
             ("rtt", Param::Duration(d)) => self.rtt = Some(d),

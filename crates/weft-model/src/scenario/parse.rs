@@ -486,6 +486,7 @@ const SWEEPABLE: &[(&str, Range)] = &[
     ("timeout", Range::Duration(TIMEOUTS.0, TIMEOUTS.1)),
     ("mtu", Range::Size(MTUS.0, MTUS.1)),
     ("size", Range::Size(MESSAGES.0, MESSAGES.1)),
+    ("response_size", Range::Size(MESSAGES.0, MESSAGES.1)),
     ("rate", Range::Rate(RATES.0, RATES.1)),
     ("time", Range::Duration(RUN_TIMES.0, RUN_TIMES.1)),
     ("rtt", Range::Duration(DELAYS.0, DELAYS.1)),
@@ -494,7 +495,8 @@ const SWEEPABLE: &[(&str, Range)] = &[
 fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Workload> {
     let mut allowed: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
     allowed.extend([
-        "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack", "beside",
+        "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack", "beside", "nodelay",
+        "echo",
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     w.check_keys(&allowed)?;
@@ -563,6 +565,9 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         timeout: None,
         mtu: None,
         size: None,
+        response_size: None,
+        nodelay: w.boolean("nodelay")?.unwrap_or(false),
+        echo: w.boolean("echo")?.unwrap_or(false),
         rate: None,
         time: None,
         rtt: None,
@@ -633,6 +638,13 @@ fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Op
 }
 
 fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Result<()> {
+    if out.kind != WorkloadKind::Rr {
+        for k in ["response_size", "nodelay", "echo"] {
+            if w.get(k).is_some() {
+                return Err(w.err(k, "only a workload of kind = \"rr\" takes this key"));
+            }
+        }
+    }
     let points = out.expand();
     let sw = match &out.switch {
         Some(n) => switches.iter().find(|s| &s.name == n),
@@ -695,6 +707,21 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
                 first.size.is_some(),
                 "`size`, the bytes of each request and answer",
             )?;
+            if out.echo {
+                need(
+                    matches!(out.proto, Some(Transport::Tcp { .. })),
+                    "`proto = \"tcp\"` for `echo` (a UDP server answers each datagram anyway)",
+                )?;
+                for (_, p) in &points {
+                    if p.response_size.is_some_and(|r| Some(r) != p.size) {
+                        return Err(w.err(
+                            "response_size",
+                            "an echo service answers with the request's own bytes: leave \
+                             `response_size` out or make it `size`",
+                        ));
+                    }
+                }
+            }
         }
         WorkloadKind::Mp => {
             let sized = out.mp.as_ref().is_some_and(|m| m.pattern.sized());

@@ -262,6 +262,18 @@ impl<'a, 'i> Tbl<'a, 'i> {
         }
     }
 
+    /// `true` or `false`.
+    pub(super) fn boolean(&self, k: &str) -> Result<Option<bool>> {
+        match self.get(k).map(Spanned::get_ref) {
+            None => Ok(None),
+            Some(DeValue::Boolean(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.err(
+                k,
+                format!("expected true or false, found {}", other.type_str()),
+            )),
+        }
+    }
+
     pub(super) fn req_string(&self, k: &str) -> Result<String> {
         self.string(k)?
             .ok_or_else(|| self.err_table(format!("missing `{k}` (a string)")))

@@ -389,3 +389,48 @@ fn rr_runs_beside_an_earlier_tput_workload_only() {
     let e = error(&GOOD.replace("window = \"64KiB\"", "window = \"64KiB\"\nbeside = 0"));
     assert_eq!(e.key, "workload[1].beside", "{e}");
 }
+
+#[test]
+fn rr_over_tcp_takes_its_answer_size_nagle_and_echo() {
+    let rr = |keys: &str| {
+        GOOD.replace(
+            "\n[expect]",
+            &format!("\n[[workload]]\nkind = \"rr\"\nfrom = \"a\"\nto = \"b\"\n{keys}\n\n[expect]"),
+        )
+    };
+    let s = Scenario::parse(
+        &rr("proto = \"tcp\"\nsize = 64\nresponse_size = 1000\nnodelay = true"),
+        "ok.toml",
+    )
+    .unwrap();
+    let w = &s.workloads[2];
+    assert_eq!(
+        (w.response_size, w.nodelay, w.echo),
+        (Some(Size(1000)), true, false)
+    );
+    assert!(!w.tcp_config(1500).nagle, "nodelay turns Nagle off");
+    let s = Scenario::parse(
+        &rr("proto = \"tcp\"\nsize = [64, 1500]\necho = true"),
+        "ok.toml",
+    )
+    .unwrap();
+    assert!(s.workloads[2].echo);
+    for (bad, key) in [
+        // An echo answers with the request's bytes, over TCP.
+        (
+            "proto = \"tcp\"\nsize = 64\necho = true\nresponse_size = 10",
+            "response_size",
+        ),
+        ("size = 64\necho = true", "workload[2]"),
+        ("proto = \"tcp\"\nsize = 64\nnodelay = 1", "nodelay"),
+    ] {
+        let e = error(&rr(bad));
+        assert!(
+            e.key.starts_with("workload[2]") && e.key.contains(key),
+            "{bad}: {e}"
+        );
+    }
+    // Only an rr workload takes them.
+    let e = error(&GOOD.replace("window = \"64KiB\"", "window = \"64KiB\"\nnodelay = true"));
+    assert_eq!(e.key, "workload[1].nodelay", "{e}");
+}

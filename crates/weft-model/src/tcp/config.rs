@@ -52,6 +52,12 @@ pub struct Config {
     pub ack_every: u32,
     /// Nagle's algorithm (RFC 896): hold a short segment while data is unacknowledged.
     pub nagle: bool,
+    /// With `nagle`, hold a short segment only while an earlier short segment is
+    /// unacknowledged (Minshall's variant, Linux's `tcp_minshall_check`), not while any data
+    /// is: the last partial segment of a message then follows its full segments at once,
+    /// where 4.4BSD's rule holds it until they are acknowledged (the Nagle and delayed-ACK
+    /// stall of a multi-segment request).
+    pub nagle_minshall: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
     pub dup_thresh: u32,
     /// Slow-start restart: after an idle period longer than the timeout, the window falls back to
@@ -91,6 +97,7 @@ impl Default for Config {
             delayed_ack: Some(Duration::from_millis(200)),
             ack_every: 2,
             nagle: true,
+            nagle_minshall: false,
             dup_thresh: 3,
             idle_restart: true,
             timestamps: false,
@@ -119,6 +126,7 @@ impl Config {
             delayed_ack: Some(Duration::from_millis(40)),
             ack_every: 2,
             nagle: true,
+            nagle_minshall: true,
             dup_thresh: 3,
             idle_restart: true,
             // Linux offers them (net.ipv4.tcp_timestamps = 1), but this model of it does not

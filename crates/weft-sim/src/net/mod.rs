@@ -2,7 +2,8 @@
 //! code) run on virtual time through the same switch code the emulator runs
 //! ([`weft_model::net`]), with applications on the hosts: constant-rate frame sources and sinks
 //! ([`cbr`]), TCP endpoints ([`tcp`]) and the bulk transfers of `tput` workloads ([`tput`]),
-//! request/response clients and echo servers ([`rr`]), message-passing ranks ([`mp`],
+//! request/response clients and servers over UDP ([`rr`]) and TCP ([`rr_tcp`], on the
+//! byte streams of [`stream`]), message-passing ranks ([`mp`],
 //! [`mp_workload`]).
 
 pub mod cbr;
@@ -12,8 +13,10 @@ pub mod mp;
 pub mod mp_workload;
 pub mod nic;
 pub mod rr;
+pub mod rr_tcp;
 pub mod rr_workload;
 pub mod run;
+pub mod stream;
 pub mod tcp;
 pub mod tput;
 pub mod workload;

@@ -1,6 +1,6 @@
 //! Request/response on simulated hosts (the `rr` workload, an echo test): a client sends a
-//! `size`-byte UDP request, waits for the `size`-byte answer, and sends the next; a request not
-//! answered within the time-out is counted as lost. Messages larger than the path MTU go as
+//! `size`-byte UDP request, waits for the answer (as large, or `response_size` bytes), and sends
+//! the next; a request not answered within the time-out is counted as lost. Messages larger than the path MTU go as
 //! several datagrams (as IP fragments would) and count once all have arrived.
 //!
 //! With a host cost model each message pays what [`weft_model::calc::rtt`] charges: one call,
@@ -63,6 +63,9 @@ pub struct RrClient {
     server: usize,
     size: u64,
     parts: Vec<u32>,
+    /// Bytes of the answer, and its datagrams.
+    response: u64,
+    response_parts: u64,
     count: u64,
     timeout: Duration,
     cpu: Option<HostCpu>,
@@ -94,6 +97,8 @@ impl RrClient {
             server,
             size,
             parts: datagrams(size, mtu),
+            response: size,
+            response_parts: datagrams(size, mtu).len() as u64,
             count,
             timeout,
             cpu: None,
@@ -109,6 +114,14 @@ impl RrClient {
     /// Charges the host's send and receive work to `cpu`.
     pub fn with_cpu(mut self, cpu: HostCpu) -> Self {
         self.cpu = Some(cpu);
+        self
+    }
+
+    /// Waits for answers of `bytes` (in datagrams of at most `mtu` bytes) instead of answers as
+    /// large as the request.
+    pub fn with_response(mut self, bytes: u64, mtu: u32) -> Self {
+        self.response = bytes;
+        self.response_parts = datagrams(bytes, mtu).len() as u64;
         self
     }
 
@@ -162,13 +175,12 @@ impl App for RrClient {
             return;
         }
         let got = got + payload(f.len - weft_model::net::ETH_HEADER as u32);
-        if got < self.size {
+        if got < self.response {
             self.current = Some((seq, t0, deadline, got));
             return;
         }
-        let parts = self.parts.len() as u64;
         let done = match &mut self.cpu {
-            Some(cpu) => cpu.receive(now, self.size, parts, 1),
+            Some(cpu) => cpu.receive(now, self.response, self.response_parts, 1),
             None => now,
         };
         self.rtt_ns.push(done.0 - t0.0);
@@ -193,11 +205,16 @@ impl App for RrClient {
     }
 }
 
-/// The echo server: answers each whole request with a message of the same size.
+/// The echo server: answers each whole request with a message of the same size (or
+/// `response_size`).
 #[derive(Debug)]
 pub struct RrServer {
     host: usize,
     size: u64,
+    /// Datagrams of a request.
+    request_parts: u64,
+    /// Bytes of each answer, and its datagrams.
+    response: u64,
     parts: Vec<u32>,
     cpu: Option<HostCpu>,
     outbox: Outbox,
@@ -214,6 +231,8 @@ impl RrServer {
         RrServer {
             host,
             size,
+            request_parts: datagrams(size, mtu).len() as u64,
+            response: size,
             parts: datagrams(size, mtu),
             cpu: None,
             outbox: Outbox::default(),
@@ -225,6 +244,13 @@ impl RrServer {
     /// Charges the host's receive and send work to `cpu`.
     pub fn with_cpu(mut self, cpu: HostCpu) -> Self {
         self.cpu = Some(cpu);
+        self
+    }
+
+    /// Answers with `bytes` (in datagrams of at most `mtu` bytes) instead of the request's size.
+    pub fn with_response(mut self, bytes: u64, mtu: u32) -> Self {
+        self.response = bytes;
+        self.parts = datagrams(bytes, mtu);
         self
     }
 }
@@ -254,8 +280,8 @@ impl App for RrServer {
         let parts = self.parts.len() as u64;
         let ready = match &mut self.cpu {
             Some(cpu) => {
-                let read = cpu.receive(now, self.size, parts, 1);
-                cpu.send(read, self.size, parts, 1)
+                let read = cpu.receive(now, self.size, self.request_parts, 1);
+                cpu.send(read, self.response, parts, 1)
             }
             None => now,
         };

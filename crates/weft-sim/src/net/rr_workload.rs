@@ -1,6 +1,11 @@
-//! The `rr` workload of a scenario file on the simulated network: an [`RrClient`] on every
-//! `from` host asking the [`RrServer`] on every `to` host, one pair after another (each pair
-//! alone on the network, as an echo test is run), with the round-trip table the emulator reports.
+//! The `rr` workload of a scenario file on the simulated network: a client on every `from` host
+//! asking the server on every `to` host, one pair after another (each pair alone on the network,
+//! as an echo test is run), with the round-trip table the emulator reports. Over UDP
+//! (`proto = "udp"`, the default) an [`RrClient`] and an [`RrServer`]; over TCP a
+//! [`TcpRrClient`] and a [`TcpRrServer`] on one connection opened before the first request,
+//! configured as a `tput` workload's flows are (`stack`, `cc`, `mss`, `window` as both socket
+//! buffers), with `nodelay` turning Nagle's algorithm off at both ends and `echo` making the
+//! server an RFC 862 echo service.
 //!
 //! With `beside = K` the requests share the network with the flows of `tput` workload K (its
 //! first point if it sweeps): the bulk flows start at time zero, the first request leaves when
@@ -13,8 +18,13 @@ use weft_model::net::Topology;
 use weft_model::scenario::{Metric, Scenario, Workload};
 use weft_model::{Duration, Instant};
 
+use weft_model::fabric::Rng;
+use weft_model::tcp::SeqNum;
+use weft_model::tech::Transport;
+
 use super::hosts::App;
 use super::rr::{RrClient, RrServer};
+use super::rr_tcp::{TcpRrClient, TcpRrServer, Transactions};
 use super::run::{RunOptions, run};
 use super::tput;
 
@@ -22,6 +32,13 @@ use super::tput;
 pub const DEFAULT_COUNT: u64 = 1000;
 /// Time-out of an rr workload that gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long past its time-out a TCP request may still be waited for: longer than a stack takes
+/// to give a connection up (Linux: 15 retransmissions backing off to 120 s, about 15 minutes).
+const TCP_GIVE_UP: Duration = Duration::from_secs(1800);
+/// The TCP client's port.
+const CLIENT_PORT: u16 = 41_000;
+/// The TCP server's port (the echo service's).
+const SERVER_PORT: u16 = 7;
 
 /// The `q` quantile (0..=1) of sorted `v`, by nearest rank.
 fn quantile(v: &[u64], q: f64) -> u64 {
@@ -74,28 +91,34 @@ pub fn rr(
                 .path(f, t)
                 .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
                 .map_or(topo.hosts[a].link.mtu, |m| m.min(65_535) as u32);
-            let mut client = RrClient::new(a, b, size.0, mtu, count, timeout);
-            let mut server = RrServer::new(b, size.0, mtu);
-            if let Some(c) = cpu(a) {
-                client = client.with_cpu(c);
-            }
-            if let Some(c) = cpu(b) {
-                server = server.with_cpu(c);
-            }
-            // Long enough for every request to time out; the clock jumps over idle time.
-            let mut ns = (timeout.0 + Duration::from_millis(1).0).saturating_mul(count + 1);
-            let mut flows = Vec::new();
+            // Long enough for every request to time out (over TCP, for every late answer to
+            // arrive or the connection to give up); the clock jumps over idle time, and once the
+            // client is done nothing is left to happen.
+            let per_request = if matches!(w.proto, Some(Transport::Tcp { .. })) {
+                timeout.0.saturating_add(TCP_GIVE_UP.0)
+            } else {
+                timeout.0 + Duration::from_millis(1).0
+            };
+            let mut ns = per_request.saturating_mul(count + 1);
+            let (mut flows, mut start) = (Vec::new(), Instant::ZERO);
             if let Some(bw) = &bulk {
                 match tput::flow_apps(s, topo, bw, seed) {
                     Ok((f, _, _)) => flows = f,
                     Err(e) => return notes.push(format!("beside: {e}")),
                 }
                 let time = bw.time.unwrap_or(tput::DEFAULT_TIME);
-                client = client.starting(Instant(tput::warmup(time).0));
+                start = Instant(tput::warmup(time).0);
                 ns = time.0;
             }
-            let mut apps: Vec<(usize, Box<dyn App>)> =
-                vec![(a, Box::new(client)), (b, Box::new(server))];
+            let ends = Ends {
+                client: (a, cpu(a)),
+                server: (b, cpu(b)),
+                mtu,
+                start,
+                seed: Rng::for_stream(seed, 0x400 + pairs.len() as u64).next_u64(),
+            };
+            let (client, server) = pair_apps(w, size.0, count, timeout, seed, ends);
+            let mut apps: Vec<(usize, Box<dyn App>)> = vec![(a, client), (b, server)];
             apps.extend(flows);
             let opts = RunOptions {
                 duration: Duration(ns),
@@ -105,16 +128,23 @@ pub fn rr(
                 Ok(r) => r,
                 Err(e) => return notes.push(e.to_string()),
             };
-            let Some(c) = r.hosts.app::<RrClient>(0) else {
+            let Some(mut pair) = answered(&r.hosts) else {
                 continue;
             };
-            let mut v = c.rtt_ns.clone();
-            v.sort_unstable();
-            pairs.push(json!({
-                "from": f, "to": t, "answered": v.len(), "lost": c.lost,
+            pair.rtt_ns.sort_unstable();
+            let v = pair.rtt_ns;
+            let mut row = json!({
+                "from": f, "to": t, "answered": v.len(), "lost": pair.lost,
                 "rtt_p50_us": quantile(&v, 0.5) as f64 / 1e3,
-            }));
-            lost += c.lost;
+            });
+            if let Some(x) = pair.tcp {
+                row["tcp"] = x;
+            }
+            if let Some(e) = pair.failed {
+                notes.push(format!("rr {f} -> {t}: the connection failed ({e})"));
+            }
+            pairs.push(row);
+            lost += pair.lost;
             all.extend(v);
         }
     }
@@ -141,4 +171,117 @@ pub fn rr(
     );
     m.insert("requests".into(), json!(asked));
     m.insert("pairs".into(), json!(pairs));
+}
+
+/// What one pair's client measured.
+struct PairResult {
+    rtt_ns: Vec<u64>,
+    lost: u64,
+    /// TCP: the connections' counters.
+    tcp: Option<Value>,
+    /// TCP: why the connection failed.
+    failed: Option<weft_model::tcp::Error>,
+}
+
+/// The client (application 0) and server (application 1) of a finished pair's run.
+fn answered(hosts: &super::SimHosts) -> Option<PairResult> {
+    if let Some(c) = hosts.app::<RrClient>(0) {
+        return Some(PairResult {
+            rtt_ns: c.rtt_ns.clone(),
+            lost: c.lost,
+            tcp: None,
+            failed: None,
+        });
+    }
+    let c = hosts.app::<TcpRrClient>(0)?;
+    let server = hosts.app::<TcpRrServer>(1)?;
+    let counters = |conn: &weft_model::tcp::Connection| {
+        let st = conn.stats();
+        json!({
+            "segments": st.segments_sent, "retransmits": st.segments_retransmitted,
+            "timeouts": st.timeouts, "delayed_acks": st.delayed_acks,
+            "pure_acks": st.pure_acks_sent,
+        })
+    };
+    Some(PairResult {
+        rtt_ns: c.rtt_ns.clone(),
+        lost: c.lost,
+        tcp: Some(json!({
+            "mss": c.connection().mss(),
+            "client": counters(c.connection()),
+            "server": counters(server.connection()),
+        })),
+        failed: c.failed,
+    })
+}
+
+/// Where one pair's client and server run.
+struct Ends {
+    /// The client's host and its CPU if it has costs.
+    client: (usize, Option<HostCpu>),
+    /// The server's.
+    server: (usize, Option<HostCpu>),
+    /// The path MTU, bytes.
+    mtu: u32,
+    /// The first request is not asked before this instant.
+    start: Instant,
+    /// Draws the TCP initial sequence numbers.
+    seed: u64,
+}
+
+/// The client and the server of `w` between `ends`: UDP, or TCP on one connection.
+fn pair_apps(
+    w: &Workload,
+    size: u64,
+    count: u64,
+    timeout: Duration,
+    seed: u64,
+    ends: Ends,
+) -> (Box<dyn App>, Box<dyn App>) {
+    let response = w.response_size.map_or(size, |r| r.0);
+    let ((a, a_cpu), (b, b_cpu), mtu) = (ends.client, ends.server, ends.mtu);
+    if !matches!(w.proto, Some(Transport::Tcp { .. })) {
+        let mut c = RrClient::new(a, b, size, mtu, count, timeout)
+            .with_response(response, mtu)
+            .starting(ends.start);
+        let mut sv = RrServer::new(b, size, mtu).with_response(response, mtu);
+        if let Some(x) = a_cpu {
+            c = c.with_cpu(x);
+        }
+        if let Some(x) = b_cpu {
+            sv = sv.with_cpu(x);
+        }
+        return (Box::new(c), Box::new(sv));
+    }
+    let cfg = w.tcp_config(u64::from(mtu));
+    let mut rng = Rng::for_stream(ends.seed, 0);
+    let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
+    let spec = Transactions {
+        request: size,
+        response,
+        count,
+        timeout,
+    };
+    let c_cfg = tput::on_host(&cfg, seed, a);
+    let s_cfg = tput::on_host(&cfg, seed, b);
+    let mut c =
+        TcpRrClient::new(a, CLIENT_PORT, b, SERVER_PORT, c_cfg, iss.0, spec).starting(ends.start);
+    let mut sv = TcpRrServer::new(
+        b,
+        SERVER_PORT,
+        a,
+        CLIENT_PORT,
+        s_cfg,
+        iss.1,
+        size,
+        response,
+        w.rr_answer(),
+    );
+    if let Some(x) = a_cpu {
+        c = c.with_cpu(x);
+    }
+    if let Some(x) = b_cpu {
+        sv = sv.with_cpu(x);
+    }
+    (Box::new(c), Box::new(sv))
 }

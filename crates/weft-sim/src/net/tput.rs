@@ -20,7 +20,7 @@ use weft_model::fabric::Rng;
 use weft_model::host::{HostCpu, presets};
 use weft_model::net::{ETH_HEADER, Topology, delivery};
 use weft_model::scenario::{Metric, Scenario, TcpStack, Workload};
-use weft_model::tcp::{CcAlgorithm, Config, SeqNum, config::MAX_UNSCALED_WINDOW};
+use weft_model::tcp::{Config, SeqNum};
 use weft_model::tech::Transport;
 use weft_model::{Duration, Instant, Rate};
 
@@ -45,38 +45,6 @@ const RECEIVER_PORT: u16 = 5001;
 /// The measurement span of a run of `time`: from the warm-up's end to the end.
 pub fn warmup(time: Duration) -> Duration {
     Duration((time.as_nanos() / 5).min(Duration::from_secs(1).as_nanos()))
-}
-
-/// The TCP configuration of `w`'s flows over a path of MTU `path_mtu` bytes.
-pub fn tcp_config(w: &Workload, path_mtu: u64) -> Config {
-    let stack = w.stack.unwrap_or_default();
-    let mut cfg = match stack {
-        TcpStack::Bsd => Config::default(),
-        TcpStack::Linux => Config::linux(),
-    };
-    if let Some(cc) = w.cc {
-        cfg.cc = cc;
-    } else if stack == TcpStack::Bsd {
-        cfg.cc = CcAlgorithm::Reno;
-    }
-    let mtu = w.mtu.map_or(path_mtu, |m| m.0.min(path_mtu));
-    let mss = w.mss.map_or(mtu.saturating_sub(40), |m| m.0);
-    cfg.mss = mss.clamp(1, u64::from(u16::MAX)) as u16;
-    if let Some(win) = w.window {
-        let win = win.0.min(1 << 30) as u32;
-        cfg.send_buffer = win;
-        cfg.recv_buffer = win;
-        // 1995 semantics: no scaling for a window that fits 16 bits; the smallest shift that
-        // carries a larger one (RFC 7323), as a stack asked for such a buffer negotiates.
-        if stack == TcpStack::Bsd {
-            cfg.window_scale = (win > MAX_UNSCALED_WINDOW).then(|| {
-                (0u8..=14)
-                    .find(|s| win >> s <= MAX_UNSCALED_WINDOW)
-                    .unwrap_or(14)
-            });
-        }
-    }
-    cfg
 }
 
 /// `cfg` on host `host`: a coarse timer (BSD's 500 ms slow timer) ticks with the host's own
@@ -186,7 +154,7 @@ pub fn flow_apps(
             .path(&topo.hosts[f].name, &topo.hosts[t].name)
             .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
             .unwrap_or(u64::from(topo.hosts[f].link.mtu));
-        let cfg = tcp_config(w, path_mtu);
+        let cfg = w.tcp_config(path_mtu);
         let (sp, rp) = (SENDER_PORT + k as u16, RECEIVER_PORT + k as u16);
         let mut rng = rng;
         let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));

@@ -198,6 +198,8 @@ pub struct Connection {
     /// Retransmitted ranges found lost again, to be sent before anything else.
     relost: RangeSet,
     last_data_sent: Option<Instant>,
+    /// One past the last segment sent shorter than the MSS (Linux's `snd_sml`; 0: none yet).
+    snd_sml: u64,
     retries: u32,
 
     // --- receive side; positions count from the peer's ISS ---
@@ -301,6 +303,7 @@ impl Connection {
             rxt_log: VecDeque::new(),
             relost: RangeSet::with_capacity(ranges),
             last_data_sent: None,
+            snd_sml: 0,
             retries: 0,
             irs: SeqNum(0),
             rcv_nxt: 0,

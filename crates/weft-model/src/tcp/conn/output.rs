@@ -149,11 +149,14 @@ impl Connection {
         if len > 0 {
             let all = self.snd_nxt + len == self.app_end;
             let idle = self.snd_max == self.snd_una;
+            // Minshall's Nagle: no earlier short segment awaits its acknowledgement.
+            let no_short_unacked = self.cfg.nagle_minshall && self.snd_sml <= self.snd_una;
             // 4.4BSD tcp_output: a full segment; anything when retransmitting; the last of the
-            // data when idle or Nagle is off; at least half the largest window the peer offered.
+            // data when idle or Nagle is off (or lets it go); at least half the largest window
+            // the peer offered.
             let send = len == u64::from(self.mss)
                 || retransmitting
-                || (all && (idle || !self.cfg.nagle))
+                || (all && (idle || !self.cfg.nagle || no_short_unacked))
                 || (self.max_snd_wnd > 0 && 2 * len >= self.max_snd_wnd);
             if !send {
                 return None;
@@ -192,6 +195,9 @@ impl Connection {
             self.stats.data_segments_sent += 1;
             self.stats.bytes_sent += len64;
             self.last_data_sent = Some(now);
+            if len < self.mss {
+                self.snd_sml = self.snd_sml.max(start + len64);
+            }
         }
         if retransmission {
             self.stats.segments_retransmitted += 1;

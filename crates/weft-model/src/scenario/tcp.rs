@@ -1,0 +1,55 @@
+//! What a workload's keys make of the TCP its hosts run (`stack`, `cc`, `mss`, `mtu`, `window`,
+//! `nodelay`, `echo`), for every engine that runs weft's own TCP or its closed forms.
+
+use super::{TcpStack, Workload};
+use crate::calc::rr_tcp::Answer;
+use crate::tcp::config::MAX_UNSCALED_WINDOW;
+use crate::tcp::{CcAlgorithm, Config};
+
+impl Workload {
+    /// The TCP configuration of the workload's connections over a path of MTU `path_mtu`
+    /// bytes: the `stack`'s defaults (the 1995 BSD stack unless `linux`), `cc`, the MSS (`mss`,
+    /// else the path MTU or `mtu` less 40 bytes), `window` as both socket buffers (the BSD stack
+    /// scales a window only when it does not fit 16 bits, as a stack asked for such a buffer
+    /// negotiates), and `nodelay` turning Nagle's algorithm off.
+    pub fn tcp_config(&self, path_mtu: u64) -> Config {
+        let stack = self.stack.unwrap_or_default();
+        let mut cfg = match stack {
+            TcpStack::Bsd => Config::default(),
+            TcpStack::Linux => Config::linux(),
+        };
+        if let Some(cc) = self.cc {
+            cfg.cc = cc;
+        } else if stack == TcpStack::Bsd {
+            cfg.cc = CcAlgorithm::Reno;
+        }
+        let mtu = self.mtu.map_or(path_mtu, |m| m.0.min(path_mtu));
+        let mss = self.mss.map_or(mtu.saturating_sub(40), |m| m.0);
+        cfg.mss = mss.clamp(1, u64::from(u16::MAX)) as u16;
+        if let Some(win) = self.window {
+            let win = win.0.min(1 << 30) as u32;
+            cfg.send_buffer = win;
+            cfg.recv_buffer = win;
+            if stack == TcpStack::Bsd {
+                cfg.window_scale = (win > MAX_UNSCALED_WINDOW).then(|| {
+                    (0u8..=14)
+                        .find(|s| win >> s <= MAX_UNSCALED_WINDOW)
+                        .unwrap_or(14)
+                });
+            }
+        }
+        if self.nodelay {
+            cfg.nagle = false;
+        }
+        cfg
+    }
+
+    /// How the server of a request/response workload answers (`echo`).
+    pub fn rr_answer(&self) -> Answer {
+        if self.echo {
+            Answer::Echo
+        } else {
+            Answer::Whole
+        }
+    }
+}
