@@ -39,6 +39,7 @@ pub mod error;
 pub mod keep_awake;
 pub mod lag;
 pub mod netns;
+pub mod rr_tcp;
 pub mod scenario;
 pub mod signals;
 pub mod state;

@@ -20,6 +20,7 @@ use weft_report::{Engine, ResultDoc};
 use crate::driver::DriverReport;
 use crate::emulation::{Emulation, HOST_IF, UpOptions};
 use crate::error::EmuError;
+use crate::rr_tcp::{self, TcpRrSpec};
 use crate::{netns, signals, workload};
 
 /// How to run a scenario on the emulator.
@@ -141,11 +142,7 @@ fn run_point(
             set_route(emu, s, w, f, t)?;
         }
     }
-    let cc = w.cc.map(|c| match c {
-        // Linux has no NewReno module: its "reno" recovers as NewReno does (and with SACK).
-        CcAlgorithm::Reno | CcAlgorithm::NewReno => "reno",
-        CcAlgorithm::Cubic => "cubic",
-    });
+    let cc = w.cc.map(linux_cc);
     if w.stack.unwrap_or_default() == TcpStack::Bsd && !udp {
         notes.push("emu runs Linux TCP whatever the `stack`".into());
     }
@@ -189,6 +186,15 @@ fn run_point(
     ])
 }
 
+/// Linux's name for the congestion control `c`.
+fn linux_cc(c: CcAlgorithm) -> &'static str {
+    match c {
+        // Linux has no NewReno module: its "reno" recovers as NewReno does (and with SACK).
+        CcAlgorithm::Reno | CcAlgorithm::NewReno => "reno",
+        CcAlgorithm::Cubic => "cubic",
+    }
+}
+
 /// Routes between `f` and `t`, both ways, as the transfer's path: MTU the path's (or the
 /// workload's `mtu`, as the EBN study set with `route`), advertised MSS the workload's `mss`.
 /// Host routes, so that they win over the subnet's.
@@ -225,8 +231,10 @@ fn set_route(
     Ok(())
 }
 
-/// Request/response between every `from` and `to` host: UDP echo, `count` requests of `size`
-/// bytes, each waiting `timeout` (the simulator's defaults: 1000 requests, 1 s).
+/// Request/response between every `from` and `to` host: `count` requests of `size` bytes, each
+/// answered with `response_size` (default `size`) and waiting `timeout` (the simulator's
+/// defaults: 1000 requests, 1 s), over UDP to an echo responder or over one Linux TCP
+/// connection per pair ([`rr_tcp::tcp_rr`]: `nodelay`, `echo`, `window`, `cc`).
 fn run_rr(
     emu: &Emulation,
     s: &Scenario,
@@ -234,6 +242,9 @@ fn run_rr(
     notes: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, Value)>, EmuError> {
     let size = w.size.map_or(64, |x| x.0.clamp(4, 65_000) as usize);
+    let response = w
+        .response_size
+        .map_or(size, |x| x.0.clamp(4, 65_000) as usize);
     let count = w.count.unwrap_or(1000).min(u64::from(u32::MAX)) as u32;
     let timeout = w
         .timeout
@@ -246,12 +257,35 @@ fn run_rr(
                 continue;
             }
             set_route(emu, s, w, f, t)?;
-            let r = workload::udp_rr(emu, f, t, size, count, timeout, None)?;
+            let r = match w.proto {
+                Some(Transport::Tcp { .. }) => {
+                    let spec = TcpRrSpec {
+                        request: size,
+                        response,
+                        count,
+                        timeout,
+                        nodelay: w.nodelay,
+                        echo: w.echo,
+                        window: w.window.map(|x| x.0.min(u64::from(u32::MAX)) as u32),
+                        cc: w.cc.map(linux_cc),
+                    };
+                    rr_tcp::tcp_rr(emu, f, t, spec)?
+                }
+                _ => workload::udp_rr(emu, f, t, (size, response), count, timeout, None)?,
+            };
             lost += r.lost;
             all.extend(r.rtt_ns);
         }
     }
-    notes.push("UDP echo on Linux hosts: their own costs, not the scenario's `costs`".into());
+    notes.push(match w.proto {
+        Some(Transport::Tcp { .. }) => {
+            "TCP request/response on Linux hosts: Linux's stack whatever the `stack`, the hosts' own costs, not the scenario's `costs`"
+        }
+        _ => "UDP echo on Linux hosts: their own costs, not the scenario's `costs`",
+    }.into());
+    if w.beside.is_some() {
+        notes.push("emu gives the unloaded round trip: `beside` runs on sim".into());
+    }
     all.sort_unstable();
     let asked = all.len() as u64 + lost;
     let mut out = vec![

@@ -286,20 +286,22 @@ pub fn udp_cbr(
     })
 }
 
-/// UDP request/response from `from` to an echo responder on `to`: `count` requests of `size`
-/// bytes, one at a time, each waiting up to `timeout` for its answer. With `spin_after`, the
-/// client sleeps that long after each request and then busy-polls for the answer, which takes
-/// the host's wake-up latency out of the measurement.
+/// UDP request/response from `from` to a responder on `to`: `count` requests of `sizes.0`
+/// bytes, one at a time, each answered with `sizes.1` bytes (the request's first bytes, then
+/// filler) and waiting up to `timeout` for its answer. With `spin_after`, the client sleeps that
+/// long after each request and then busy-polls for the answer, which takes the host's wake-up
+/// latency out of the measurement.
 pub fn udp_rr(
     emu: &Emulation,
     from: &str,
     to: &str,
-    size: usize,
+    sizes: (usize, usize),
     count: u32,
     timeout: Duration,
     spin_after: Option<Duration>,
 ) -> Result<RrResult, EmuError> {
     let dst = emu.host(to)?.addr;
+    let (size, response) = (sizes.0, sizes.1.max(4));
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
     let (tx, rx) = mpsc::channel();
@@ -309,9 +311,12 @@ pub fn udp_rr(
         s.set_read_timeout(Some(Duration::from_millis(100)))
             .map_err(werr("echo timeout"))?;
         let mut buf = vec![0u8; 65536];
+        let mut answer = vec![0u8; response];
         while !stop2.load(Ordering::Relaxed) {
             if let Ok((n, peer)) = s.recv_from(&mut buf) {
-                let _ = s.send_to(&buf[..n], peer);
+                let k = n.min(4).min(response);
+                answer[..k].copy_from_slice(&buf[..k]);
+                let _ = s.send_to(&answer, peer);
             }
         }
         Ok(())

@@ -105,7 +105,7 @@ fn rtt_over_17ms_path() {
     );
     let size = 64usize;
     let (r, rep) = common::with_emulation(&topo, |emu| {
-        workload::udp_rr(emu, "a", "b", size, 100, secs(1000), Some(secs(16)))
+        workload::udp_rr(emu, "a", "b", (size, size), 100, secs(1000), Some(secs(16)))
     });
     // Each way: the request's cells serialised on both links (store-and-forward by frame).
     let one_way = atm_wire_time(size + 28 + ETH_HEADER, OC3C_CELLS) * 2;

@@ -3,8 +3,10 @@
 //! the same window, MSS and congestion control) over the same emulated network, the EBN path:
 //! OC-3c links to a 26 Mbit/s E3 virtual path, 17 ms round trip, MTU 4490. The link-limited
 //! rates must agree within 10%; the window-limited case is a known miss (ignored, run with
-//! `--ignored`); the loss-limited case (1% random loss on the VP) is printed, not held. Needs root for the emulator (and says so; WEFT_TEST_STRICT=1 makes
-//! the skip a failure).
+//! `--ignored`); the loss-limited case (1% random loss on the VP) is printed, not held. The
+//! request/response exchange over TCP is held too: Linux's Nagle, delayed ACKs and segment
+//! sizes against the simulated Linux stack's. Needs root for the emulator (and says so;
+//! WEFT_TEST_STRICT=1 makes the skip a failure).
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -132,4 +134,71 @@ fn loss_limited_tcp_beside_linux_printed() {
         sim[0] / emu[0]
     );
     assert!(sim[0] > 0.0 && emu[0] > 0.0, "both moved data");
+}
+
+/// Two hosts on a 10 Mbit/s Ethernet switch, `rr` over TCP with Linux's stack: requests of one
+/// full segment and a short tail (which 4.4BSD's Nagle would hold for a 40 ms delayed ACK, and
+/// Linux's does not), and answers of four full segments and a tail.
+const RR: &str = r#"
+name = "rr-agree"
+seed = 3
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[switch]]
+name = "sw"
+[[link]]
+ends = ["a", "sw"]
+tech = "ethernet10"
+delay = "50us"
+[[link]]
+ends = ["sw", "b"]
+tech = "ethernet10"
+delay = "50us"
+[[workload]]
+kind = "rr"
+proto = "tcp"
+stack = "linux"
+from = "a"
+to = "b"
+size = 1500
+response_size = [1500, 6000]
+count = 40
+"#;
+
+#[test]
+fn request_response_over_tcp_agrees_with_linux() {
+    skip_if!(missing_root("the emulator"));
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("rr-agree.toml");
+    std::fs::write(&file, RR).unwrap();
+    let docs = common::run_json(&file, "sim,emu", &[]);
+    let rtts = |d: &Value, key: &str| -> Vec<f64> {
+        d["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                assert_eq!(s["rr_loss"], 0.0, "{s}");
+                s[key].as_f64().unwrap_or_else(|| panic!("no {key} in {s}"))
+            })
+            .collect()
+    };
+    let (sim, emu) = (rtts(&docs[0], "rtt_p50_us"), rtts(&docs[1], "rtt_min_us"));
+    let emu_p50 = rtts(&docs[1], "rtt_p50_us");
+    assert_eq!(sim.len(), 2);
+    for (i, (s, e)) in sim.iter().zip(&emu).enumerate() {
+        println!(
+            "rr point {i}: sim {s:.1} us, emu (Linux) min {e:.1} p50 {:.1} us, sim/emu min {:.3}",
+            emu_p50[i],
+            s / e
+        );
+        // Linux's quickest transaction: what its TCP does when its threads wake at once. On
+        // this shared machine some of them do not (p50 of 14 ms against a 5.5 ms minimum was
+        // seen at a load of 7.6), which is the scheduler's doing, not TCP's; a Linux that held
+        // a tail for its 40 ms delayed ACK, or sent segments of another size, would miss here.
+        assert!((s / e - 1.0).abs() <= 0.10, "point {i}: sim {s} emu {e}");
+    }
 }
