@@ -30,8 +30,12 @@
 //!   scheduling with the keep-awake threads: 99% within 0.1 ms, lag p99 2-3 us. Lag (how late a
 //!   frame left against its due time) is recorded as percentiles and reported.
 //! - TCP windows are enforced at the sender (bytes unacknowledged, `SIOCOUTQ`) in
-//!   [`workload::tcp_bulk`]: Linux 6.x ignores `TCP_WINDOW_CLAMP` when choosing the window it
-//!   advertises.
+//!   [`workload::tcp_bulk`]: Linux 6.x keeps `TCP_WINDOW_CLAMP` only until the first data
+//!   segments change the socket's `scaling_ratio`, when `tcp_measure_rcv_mss` resets the clamp
+//!   to what the receive buffer holds (`tcp_set_window_clamp(sk, tcp_win_from_space(sk,
+//!   sk_rcvbuf))`). The clamp still sets the window scale and the SYN's window: captured at a
+//!   35600-byte clamp and MSS 4438, shift 0 and 35504 bytes, then 44380, 53256, 62132 and
+//!   65535 (the largest a shift of 0 carries).
 
 pub mod driver;
 pub mod emulation;

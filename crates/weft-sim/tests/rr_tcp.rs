@@ -77,8 +77,12 @@ fn bsd_nagle_and_delayed_acks_stall_a_message_of_one_full_segment_and_a_tail() {
     // receiver delays 200 ms: twice per transaction.
     assert!(bsd[1] > 400_000.0, "{bsd:?}");
     assert!(nodelay[1] < 6_000.0, "{nodelay:?}");
-    // Linux's Nagle (Minshall's) sends the tail behind its full segment.
-    assert_eq!(linux[1], nodelay[1]);
+    // Linux's Nagle (Minshall's) sends the tail behind its full segment (its segments carry
+    // 12 bytes of timestamps more).
+    assert!(
+        (linux[1] / nodelay[1] - 1.0).abs() < 0.02,
+        "{linux:?} {nodelay:?}"
+    );
     // Two full segments are acknowledged at once: the tail waits one ACK's round, no timer.
     assert!(
         bsd[2] > nodelay[2] && bsd[2] < nodelay[2] + 1_000.0,

@@ -97,3 +97,20 @@ fn a_udp_blast_at_a_set_rate_arrives_whole() {
     );
     assert!(sent.unwrap() - got.unwrap() <= 21, "{x}");
 }
+
+#[test]
+fn a_linux_window_is_all_in_flight_each_round_trip() {
+    // 11600 bytes over an 80 ms round trip, 1460-byte segments with 12 bytes of timestamps:
+    // eight full segments and a 16-byte one, as Linux sends them when its sender keeps the
+    // window (the EBN study's 35600 = 8 x 4450 on its path). Taken as the receiver's buffer and
+    // announced with Linux's default shift 7 (11520 bytes), the window carried seven.
+    let s = scenario("from = \"a\"\nto = \"c\"\nwindow = 11600\nstack = \"linux\"\ncc = \"reno\"");
+    let (x, _) = sim_and_model(&s).remove(0);
+    let sim = x[Metric::GOODPUT_MBPS].as_f64().expect("goodput");
+    let srtt_ms = x["flows"][0]["srtt_ms"].as_f64().expect("srtt");
+    let window_rate = 11_600.0 * 8.0 / (srtt_ms / 1e3) / 1e6;
+    assert!(
+        (sim / window_rate - 1.0).abs() < 0.03,
+        "{sim} Mbit/s, {window_rate} the window's: {x}"
+    );
+}

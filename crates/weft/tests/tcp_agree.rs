@@ -2,11 +2,10 @@
 //! (weft's sans-IO TCP, `stack = "linux"`) and on `--engine emu` (real Linux TCP in namespaces,
 //! the same window, MSS and congestion control) over the same emulated network, the EBN path:
 //! OC-3c links to a 26 Mbit/s E3 virtual path, 17 ms round trip, MTU 4490. The link-limited
-//! rates must agree within 10%; the window-limited case is a known miss (ignored, run with
-//! `--ignored`); the loss-limited case (1% random loss on the VP) is printed, not held. The
-//! request/response exchange over TCP is held too: Linux's Nagle, delayed ACKs and segment
-//! sizes against the simulated Linux stack's. Needs root for the emulator (and says so;
-//! WEFT_TEST_STRICT=1 makes the skip a failure).
+//! and window-limited rates must agree within 10%; the loss-limited case (1% random loss on the
+//! VP) is printed, not held. The request/response exchange over TCP is held too: Linux's Nagle,
+//! delayed ACKs and segment sizes against the simulated Linux stack's. Needs root for the
+//! emulator (and says so; WEFT_TEST_STRICT=1 makes the skip a failure).
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -60,12 +59,15 @@ time = "5s"
     )
 }
 
-/// Goodput (Mbit/s) per point on each of `sim` and `emu`.
-fn goodputs(text: &str) -> (Vec<f64>, Vec<f64>) {
+/// Goodput (Mbit/s) per point on each of `sim` and `emu`, from the first of up to three runs
+/// whose emulated switch kept time (a switch that falls behind the clock, more than 1% of frames
+/// over 1 ms late, stretches the emulated path and measures the machine's load, not Linux: the
+/// engines' agreement tests rerun such runs the same way). `None`, and a skip (a failure under
+/// WEFT_TEST_STRICT=1), if none did.
+fn goodputs(text: &str) -> Option<(Vec<f64>, Vec<f64>)> {
     let dir = tempfile::tempdir().unwrap();
     let file: PathBuf = dir.path().join("tcp-agree.toml");
     std::fs::write(&file, text).unwrap();
-    let docs = common::run_json(&file, "sim,emu", &[]);
     let rates = |d: &Value| -> Vec<f64> {
         d["samples"]
             .as_array()
@@ -78,12 +80,34 @@ fn goodputs(text: &str) -> (Vec<f64>, Vec<f64>) {
             })
             .collect()
     };
-    (rates(&docs[0]), rates(&docs[1]))
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let docs = common::run_json(&file, "sim,emu", &[]);
+        let late: Vec<&Value> = docs[1]["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["switch"]["degraded"] == true)
+            .map(|s| &s["switch"]["late_fraction"])
+            .collect();
+        if late.is_empty() {
+            return Some((rates(&docs[0]), rates(&docs[1])));
+        }
+        seen.push(format!("{late:?} of frames late"));
+    }
+    weft_testutil::skip(&format!(
+        "the switch fell behind the clock in every run (the machine is too busy to emulate in \
+         real time): {}",
+        seen.join(", ")
+    ));
+    None
 }
 
 /// sim against Linux at `window` (bytes), asserted within 10%.
 fn agree_within_10_percent(case: &str, window: &str) {
-    let (sim, emu) = goodputs(&scenario(window, 0.0));
+    let Some((sim, emu)) = goodputs(&scenario(window, 0.0)) else {
+        return;
+    };
     let (s, e) = (sim[0], emu[0]);
     println!(
         "{case}: sim {s:.3} Mbit/s, emu (Linux) {e:.3} Mbit/s, sim/emu {:.3}",
@@ -100,22 +124,17 @@ fn link_limited_tcp_agrees_with_linux() {
     agree_within_10_percent("link-limited", "262144");
 }
 
-/// A known miss, kept visible: at a 35600 B window (8 segments of 4450 B) the simulated
-/// Linux-like stack carries about 6 segments per round trip (11.5 Mbit/s), real Linux 7 to 7.5
-/// (11.8-14.0 Mbit/s in quiet runs of 2026-11-25); the sim's effective window is about two
-/// segments short at 20000-44500 B windows too. Run with `--ignored` to measure it.
-///
-/// Found 2026-11-25 (sim only): with the Linux stack's window scale 7 the receiver announces
-/// 35600 >> 7 << 7 = 35584 bytes, less than 8 x 4450, so at most 7 segments fit, and the 8th,
-/// written but unsendable, holds 4450 bytes of the 35600-byte send buffer: 6 in flight. A window
-/// of 35728 (or any that survives the truncation) carries 8 (14.16 Mbit/s), and so does rounding
-/// the announced window up to the scale unit as Linux's `__tcp_select_window` does (ALIGN); tried,
-/// it gave sim 14.16 against Linux 12.12 and 11.84 Mbit/s on this loaded machine (+17%, +20%),
-/// against 11.49 (-5%, -3%) without it, so it was not kept: Linux carries 6.6 to 7.9 segments
-/// here, and what limits it below its clamp (receive-buffer accounting of rcv_ssthresh, or the
-/// emulated path's ACK timing) is the next suspect, not yet modelled.
+/// At a 35600 B window (8 segments of 4438 B) Linux carries the whole window each round trip:
+/// its receiver, given a 4 x 35600 B buffer and a 35600 B clamp, scales nothing (the shift that
+/// carries the clamp, `tcp_select_initial_window`), offers 35504 B in its SYN-ACK and then up to
+/// 65535 B, so the emulator's sender, keeping at most 35600 B in its socket with TCP_NODELAY,
+/// sends eight full segments and a 96-byte one per round (captured on the emulator, 2026-11-26).
+/// The simulated Linux stack does the same (`Workload::tcp_config`): 14.16 Mbit/s against Linux's
+/// 14.07 in a run whose switch kept time. It carried 6 to 7 segments (11.5 Mbit/s) while it took
+/// the window as both socket buffers with shift 7 (35584 B announced, the partial eighth segment
+/// held by Nagle); the Linux runs of 11.8-12.1 Mbit/s it was once held against were runs whose
+/// switch fell behind the clock, which `goodputs` now reruns.
 #[test]
-#[ignore = "known miss: the simulated window-limited rate is about 2 segments per RTT below Linux's"]
 fn window_limited_tcp_agrees_with_linux() {
     skip_if!(missing_root("the emulator"));
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -126,7 +145,9 @@ fn window_limited_tcp_agrees_with_linux() {
 fn loss_limited_tcp_beside_linux_printed() {
     skip_if!(missing_root("the emulator"));
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let (sim, emu) = goodputs(&scenario("262144", 0.01));
+    let Some((sim, emu)) = goodputs(&scenario("262144", 0.01)) else {
+        return;
+    };
     println!(
         "loss-limited (1% on the VP, 17 ms): sim {:.3} Mbit/s, emu (Linux) {:.3} Mbit/s, sim/emu {:.3}",
         sim[0],

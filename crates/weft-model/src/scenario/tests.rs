@@ -434,3 +434,29 @@ fn rr_over_tcp_takes_its_answer_size_nagle_and_echo() {
     let e = error(&GOOD.replace("window = \"64KiB\"", "window = \"64KiB\"\nnodelay = true"));
     assert_eq!(e.key, "workload[1].nodelay", "{e}");
 }
+
+#[test]
+fn a_linux_window_is_the_senders_buffer_and_scales_as_linux_does() {
+    let with = |stack: &str, window: &str| {
+        let text = GOOD.replace(
+            "window = \"64KiB\"",
+            &format!("window = {window}\nstack = \"{stack}\""),
+        );
+        Scenario::parse(&text, "ok.toml").unwrap().workloads[1].tcp_config(4490)
+    };
+    // Linux: the shift that carries the clamp (none below 64 KiB), a receive buffer four times
+    // the window (the emulator's), the window the sender's buffer.
+    let c = with("linux", "35600");
+    assert_eq!(
+        (c.window_scale, c.send_buffer, c.recv_buffer),
+        (Some(0), 35600, 142_400)
+    );
+    assert_eq!(with("linux", "262144").window_scale, Some(3));
+    // BSD: both buffers, scaled only past 16 bits.
+    let b = with("bsd", "35600");
+    assert_eq!(
+        (b.window_scale, b.send_buffer, b.recv_buffer),
+        (None, 35600, 35600)
+    );
+    assert_eq!(with("bsd", "131072").window_scale, Some(2));
+}

@@ -379,9 +379,11 @@ fn weft_and_linux_exchange_a_megabyte_each_way() {
     assert_eq!(syn_ack.mss, Some(1460), "Linux's MSS for a 1500-byte MTU");
     assert!(syn_ack.sack_permitted, "Linux agrees to SACK");
     assert!(syn_ack.window_scale.is_some(), "Linux agrees to scaling");
-    assert_eq!(syn_ack.timestamps, None, "weft offered no timestamps");
-    assert_eq!(conn.mss(), 1460);
-    assert_eq!(seen.largest, 1460);
+    assert!(syn_ack.timestamps.is_some(), "Linux agrees to timestamps");
+    assert!(conn.timestamps_agreed());
+    // Every segment carries the 12-byte timestamp option, both ways.
+    assert_eq!(conn.mss(), 1448);
+    assert_eq!(seen.largest, 1448);
     assert!(conn.sack_enabled());
     assert_eq!(conn.window_scales().0, syn_ack.window_scale.unwrap_or(0));
 }

@@ -35,19 +35,17 @@ pub const PORT_BASE: u16 = 6000;
 pub const MAX_RANKS: usize = 64;
 
 /// The connections' configuration over a path of MTU `mtu` bytes: Linux's defaults with
-/// `TCP_NODELAY` (the real ranks set it), 4 MiB buffers both ways (what they ask for) and
-/// timestamps.
+/// `TCP_NODELAY` (the real ranks set it) and 4 MiB buffers both ways (what they ask for).
+/// Linux's timestamps matter here: a time-out that a queue caused (a message held behind
+/// another rank's burst, its ACK behind a third's) is found spurious and undone, as the real
+/// ranks' stacks undo it, instead of leaving that pair's connection with a threshold of two
+/// segments for its next large message.
 pub fn rank_config(mtu: u32) -> Config {
     let mut cfg = Config::linux();
     cfg.nagle = false;
     cfg.mss = mtu.saturating_sub(40).clamp(536, u32::from(u16::MAX)) as u16;
     cfg.send_buffer = 4 << 20;
     cfg.recv_buffer = 4 << 20;
-    // Linux's default (net.ipv4.tcp_timestamps = 1): a time-out that a queue caused (a message
-    // held behind another rank's burst, its ACK behind a third's) is then found spurious and
-    // undone, as the real ranks' stacks undo it, instead of leaving that pair's connection
-    // with a threshold of two segments for its next large message.
-    cfg.timestamps = true;
     cfg
 }
 

@@ -166,7 +166,13 @@ pub fn flow_apps(
                 .and_then(presets::by_name)
                 .map(HostCpu::new)
         };
-        let mut tx = TcpApp::sender(f, sp, t, rp, on_host(&cfg, seed, f), end, iss.0);
+        let mut tx_cfg = on_host(&cfg, seed, f);
+        if w.stack == Some(TcpStack::Linux) && w.window.is_some() {
+            // The emulator's sender keeps the window by writing only what fits in it, with
+            // TCP_NODELAY: the last bytes that fit go at once, in a short segment.
+            tx_cfg.nagle = false;
+        }
+        let mut tx = TcpApp::sender(f, sp, t, rp, tx_cfg, end, iss.0);
         if w.stack == Some(TcpStack::Linux) {
             // The emulator's sender writes whatever fits; BSD's waits for its low-water mark.
             tx = tx.with_send_lowat(1);

@@ -57,7 +57,9 @@ fn scaling_and_sack_when_both_offer() {
     assert_eq!(s.a.window_scales(), (3, 7));
     assert_eq!(s.b.window_scales(), (7, 3));
     assert!(s.a.sack_enabled() && s.b.sack_enabled());
-    assert_eq!(s.a.mss(), 1460);
+    // Both offered timestamps too: 12 bytes of every segment are the option.
+    assert!(s.a.timestamps_agreed() && s.b.timestamps_agreed());
+    assert_eq!(s.a.mss(), 1448);
 }
 
 #[test]
