@@ -105,3 +105,14 @@ fn run_model_and_sim_side_by_side() {
         ])
     );
 }
+
+/// A sweep of request/response sizes over TCP prints its round-trip table on each engine: the
+/// paper beside model and sim, then every engine's round trips per size (mean, min, p50, p99,
+/// loss; the model's split into propagation, serialisation, switching, hosts and waiting).
+#[test]
+fn run_rr_tables_on_model_and_sim() {
+    insta::assert_snapshot!(
+        "run_sandia_echo_tcp",
+        table(&["run", "scenarios/sandia-echo.toml", "--engine", "model,sim"])
+    );
+}
