@@ -28,7 +28,7 @@ use weft_model::{Duration, Instant};
 
 use super::frame::SimFrame;
 use super::hosts::App;
-use super::stream::{HostSocket, Reader, Writer};
+use super::stream::{HostSocket, Stream};
 
 /// What the client asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,10 +57,8 @@ struct InFlight {
 /// The client.
 #[derive(Debug)]
 pub struct TcpRrClient {
-    sock: HostSocket,
+    io: Stream,
     spec: Transactions,
-    writer: Writer,
-    reader: Reader,
     /// The first request is not written before this instant.
     start: Instant,
     /// Nothing has run yet: the first call sends the SYN.
@@ -91,10 +89,8 @@ impl TcpRrClient {
     ) -> Self {
         let conn = Connection::connect(cfg, port, server_port, iss, Instant::ZERO);
         TcpRrClient {
-            sock: HostSocket::new(host, server, server_port, conn, None),
+            io: Stream::new(HostSocket::new(host, server, server_port, conn, None)),
             spec,
-            writer: Writer::default(),
-            reader: Reader::default(),
             start: Instant::ZERO,
             fresh: true,
             current: None,
@@ -108,7 +104,7 @@ impl TcpRrClient {
 
     /// Charges the host's work to `cpu`.
     pub fn with_cpu(mut self, cpu: HostCpu) -> Self {
-        self.sock.set_cpu(cpu);
+        self.io.sock.set_cpu(cpu);
         self
     }
 
@@ -121,7 +117,7 @@ impl TcpRrClient {
 
     /// The connection, for its statistics.
     pub fn connection(&self) -> &Connection {
-        self.sock.conn()
+        self.io.sock.conn()
     }
 
     /// Requests written.
@@ -131,10 +127,7 @@ impl TcpRrClient {
 
     fn step(&mut self, now: Instant) {
         self.fresh = false;
-        self.sock.receive_due(now);
-        // What the acknowledgements released goes out from the receive path, before the
-        // application's calls take the CPU.
-        self.sock.transmit(now);
+        self.io.receive(now);
         if let Some(c) = self.current
             && !c.late
             && now >= c.issued + self.spec.timeout
@@ -142,18 +135,18 @@ impl TcpRrClient {
             self.lost += 1;
             self.current = Some(InFlight { late: true, ..c });
         }
-        if let Some((t, n)) = self.reader.pump(now, &mut self.sock) {
+        if let Some((t, n)) = self.io.read(now) {
             self.answer_read(t, n);
         }
         if self.failed.is_none()
-            && let Some(e) = self.sock.conn().error()
+            && let Some(e) = self.io.sock.conn().error()
         {
             self.failed = Some(e);
             if self.current.take().is_some_and(|c| !c.late) {
                 self.lost += 1;
             }
         }
-        let connected = self.sock.conn().state() == State::Established;
+        let connected = self.io.sock.conn().state() == State::Established;
         if connected
             && self.failed.is_none()
             && self.current.is_none()
@@ -166,10 +159,9 @@ impl TcpRrClient {
                 got: 0,
                 late: false,
             });
-            self.writer.write(self.spec.request);
+            self.io.write(self.spec.request);
         }
-        self.writer.pump(now, &mut self.sock);
-        self.sock.transmit(now);
+        self.io.flush(now);
     }
 
     /// `n` answer bytes were read by `t`.
@@ -195,15 +187,15 @@ impl TcpRrClient {
 impl App for TcpRrClient {
     fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
         self.step(now);
-        self.sock.pop_frame(now)
+        self.io.sock.pop_frame(now)
     }
 
     fn deliver(&mut self, now: Instant, f: SimFrame) {
-        self.sock.deliver(now, &f);
+        self.io.sock.deliver(now, &f);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let waiting = self.failed.is_none() && self.sock.conn().state() == State::Established;
+        let waiting = self.failed.is_none() && self.io.sock.conn().state() == State::Established;
         let issue = (waiting && self.current.is_none() && self.issued < self.spec.count)
             .then_some(self.next);
         let deadline = self
@@ -212,9 +204,7 @@ impl App for TcpRrClient {
             .map(|c| c.issued + self.spec.timeout);
         [
             self.fresh.then_some(Instant::ZERO),
-            self.sock.poll_timeout(),
-            self.writer.poll_timeout(),
-            self.reader.poll_timeout(),
+            self.io.poll_timeout(),
             issue,
             deadline,
         ]
@@ -231,12 +221,10 @@ impl App for TcpRrClient {
 /// The server: answers one client's requests on one connection.
 #[derive(Debug)]
 pub struct TcpRrServer {
-    sock: HostSocket,
+    io: Stream,
     request: u64,
     response: u64,
     answer: Answer,
-    writer: Writer,
-    reader: Reader,
     /// Bytes of the current request read so far ([`Answer::Whole`]).
     got: u64,
     /// Requests answered ([`Answer::Whole`]) or reads echoed ([`Answer::Echo`]).
@@ -260,12 +248,10 @@ impl TcpRrServer {
     ) -> Self {
         let conn = Connection::listen(cfg, port, iss);
         TcpRrServer {
-            sock: HostSocket::new(host, client, client_port, conn, None),
+            io: Stream::new(HostSocket::new(host, client, client_port, conn, None)),
             request: request.max(1),
             response,
             answer,
-            writer: Writer::default(),
-            reader: Reader::default(),
             got: 0,
             answered: 0,
         }
@@ -273,59 +259,50 @@ impl TcpRrServer {
 
     /// Charges the host's work to `cpu`.
     pub fn with_cpu(mut self, cpu: HostCpu) -> Self {
-        self.sock.set_cpu(cpu);
+        self.io.sock.set_cpu(cpu);
         self
     }
 
     /// The connection, for its statistics.
     pub fn connection(&self) -> &Connection {
-        self.sock.conn()
+        self.io.sock.conn()
     }
 
     fn step(&mut self, now: Instant) {
-        self.sock.receive_due(now);
-        self.sock.transmit(now);
+        self.io.receive(now);
         // The application has the bytes (by `now`): its write starts now.
-        if let Some((_, n)) = self.reader.pump(now, &mut self.sock) {
+        if let Some((_, n)) = self.io.read(now) {
             match self.answer {
                 Answer::Echo => {
                     self.answered += 1;
-                    self.writer.write(n);
+                    self.io.write(n);
                 }
                 Answer::Whole => {
                     self.got += n;
                     while self.got >= self.request {
                         self.got -= self.request;
                         self.answered += 1;
-                        self.writer.write(self.response);
+                        self.io.write(self.response);
                     }
                 }
             }
         }
-        self.writer.pump(now, &mut self.sock);
-        self.sock.transmit(now);
+        self.io.flush(now);
     }
 }
 
 impl App for TcpRrServer {
     fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
         self.step(now);
-        self.sock.pop_frame(now)
+        self.io.sock.pop_frame(now)
     }
 
     fn deliver(&mut self, now: Instant, f: SimFrame) {
-        self.sock.deliver(now, &f);
+        self.io.sock.deliver(now, &f);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.sock.poll_timeout(),
-            self.writer.poll_timeout(),
-            self.reader.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        self.io.poll_timeout()
     }
 
     fn as_any(&self) -> &dyn Any {

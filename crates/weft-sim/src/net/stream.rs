@@ -261,3 +261,58 @@ impl Reader {
         self.reading.map(|r| r.0)
     }
 }
+
+/// A socket with its application's writer and reader: one end of a conversation.
+#[derive(Debug)]
+pub struct Stream {
+    /// The socket.
+    pub sock: HostSocket,
+    writer: Writer,
+    reader: Reader,
+}
+
+impl Stream {
+    /// The application's end of `sock`.
+    pub fn new(sock: HostSocket) -> Self {
+        Stream {
+            sock,
+            writer: Writer::default(),
+            reader: Reader::default(),
+        }
+    }
+
+    /// Takes the segments due at `now` and sends at once what their acknowledgements release
+    /// (from the receive path, before the application's calls take the CPU).
+    pub fn receive(&mut self, now: Instant) {
+        self.sock.receive_due(now);
+        self.sock.transmit(now);
+    }
+
+    /// Runs the reader ([`Reader::pump`]).
+    pub fn read(&mut self, now: Instant) -> Option<(Instant, u64)> {
+        self.reader.pump(now, &mut self.sock)
+    }
+
+    /// Queues a message of `bytes` for one write call.
+    pub fn write(&mut self, bytes: u64) {
+        self.writer.write(bytes);
+    }
+
+    /// Copies what the socket takes and sends what the connection lets go.
+    pub fn flush(&mut self, now: Instant) {
+        self.writer.pump(now, &mut self.sock);
+        self.sock.transmit(now);
+    }
+
+    /// The earliest instant the socket, the writer or the reader has work.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [
+            self.sock.poll_timeout(),
+            self.writer.poll_timeout(),
+            self.reader.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+}

@@ -4,10 +4,14 @@ use super::*;
 
 /// Segments `a` sends for 200 writes of 10 bytes, one per millisecond, over a 50 ms round trip.
 fn small_writes(nagle: bool) -> (usize, u64) {
-    let a = Config {
+    small_writes_with(Config {
         nagle,
         ..plain(1000)
-    };
+    })
+}
+
+/// As [`small_writes`], `a` configured with `a`.
+fn small_writes_with(a: Config) -> (usize, u64) {
     let (ab, ba) = clean(ms(25));
     let mut s = pair(a, plain(1000), ab, ba);
     let mut writes = 0;
@@ -75,22 +79,10 @@ fn bsd_nagle_holds_a_message_tail_for_the_delayed_ack_and_minshall_does_not() {
 
 #[test]
 fn minshall_nagle_still_coalesces_small_writes() {
-    let a = Config {
+    let (segments, bytes) = small_writes_with(Config {
         nagle_minshall: true,
         ..plain(1000)
-    };
-    let (ab, ba) = clean(ms(25));
-    let mut s = pair(a, plain(1000), ab, ba);
-    let mut writes = 0;
-    s.run_until(at_ms(1000), |s| {
-        while writes < 200 && s.now >= at_ms(100 + writes) {
-            assert_eq!(s.a.send(10), 10);
-            writes += 1;
-        }
-        let r = s.b.readable();
-        s.b.recv(r as usize);
     });
-    assert_eq!(s.b.stats().bytes_read, 2000);
-    let segments = data_segments(&s.trace, Dir::AtoB).len();
+    assert_eq!(bytes, 2000);
     assert!((4..=6).contains(&segments), "{segments} segments");
 }
