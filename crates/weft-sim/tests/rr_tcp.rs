@@ -120,3 +120,30 @@ fn a_late_answer_counts_as_lost_and_the_connection_carries_on() {
     assert_eq!(x["requests"], 20, "{x}");
     assert_eq!(x["pairs"][0]["tcp"]["client"]["timeouts"], 0, "{x}");
 }
+
+#[test]
+fn a_connection_that_fails_ends_the_pairs_requests_and_says_so() {
+    // Every frame is lost: the SYN is retransmitted until TCP gives up.
+    let text = r#"
+name = "r"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[link]]
+ends = ["a", "b"]
+tech = "ethernet10"
+loss = 1.0
+[[workload]]
+kind = "rr"
+proto = "tcp"
+from = "a"
+to = "b"
+size = 64
+count = 5
+"#;
+    let (_, x) = run(&Scenario::parse(text, "r.toml").expect("valid")).remove(0);
+    assert_eq!(x["requests"], 0, "{x}");
+    let notes = x["notes"].to_string();
+    assert!(notes.contains("connection failed"), "{x}");
+}

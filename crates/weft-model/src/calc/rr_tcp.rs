@@ -21,6 +21,12 @@
 //!   trip is then an estimate (within 15% of the simulator's on 10 Mbit/s Ethernet up to 4 KB);
 //! - the first requests of a connection still grow its congestion window in the simulator (a
 //!   1995 BSD stack starts from one segment).
+//!
+//! Both take a delayed ACK as sent its timer's length after the segment that started it. 4.4BSD
+//! sends it at the next tick of its 200 ms fast timer instead; in a closed request/response loop
+//! the transactions then lock to the tick, and each held tail waits 200 ms less the few
+//! milliseconds between the tick and the held segment's arrival, which both overstate by those
+//! milliseconds.
 
 use crate::calc::rtt::{Hop, RttBreakdown};
 use crate::host::{Direction, HostCosts};
