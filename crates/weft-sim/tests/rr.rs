@@ -86,3 +86,23 @@ fn unanswered_requests_are_counted_as_lost() {
     assert!(loss > 0.1 && loss < 0.7, "{x}");
     assert_eq!(x["requests"], 50, "{x}");
 }
+
+#[test]
+fn answers_of_another_size_cross_back_as_the_model_says() {
+    // 64-byte requests answered with 64 and with 3000 bytes (three datagrams back).
+    let s = scenario("", "", "size = 64\nresponse_size = [64, 3000]");
+    let r = rtts(&s);
+    for (model, sim, x) in &r {
+        assert!(
+            (sim / model - 1.0).abs() < 0.01,
+            "model {model} sim {sim}: {x}"
+        );
+    }
+    // The long answer's two extra datagrams and its bytes, twice serialised (two hops).
+    assert!(
+        r[1].1 > r[0].1 + 2.0 * 2000.0 * 8.0 / 10.0,
+        "{:?} {:?}",
+        r[0].1,
+        r[1].1
+    );
+}
