@@ -12,6 +12,7 @@ pub mod overhead;
 pub mod queue;
 pub mod rr_point;
 pub mod rtt;
+pub mod shared_host;
 pub mod window;
 
 pub use alpha_beta::AlphaBeta;
@@ -22,4 +23,5 @@ pub use mathis::Mathis;
 pub use overhead::{Chain, Layer, SandiaNote};
 pub use queue::{Md1, output_queued_wait};
 pub use rtt::{Hop, RttBreakdown, request_response};
+pub use shared_host::{PingPongPoint, SharedHost};
 pub use window::{TransferBound, bdp, window_rate};
