@@ -64,6 +64,10 @@ pub struct MpSample {
     /// pattern has a rank receive as many messages as it sends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recv_us: Option<f64>,
+    /// What the model fitted from a ping-pong predicts for this sample, µs (`weft mp
+    /// --model-from`; see [`super::model`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_us: Option<f64>,
 }
 
 /// A whole run.
@@ -143,6 +147,7 @@ impl MpSample {
             total_ms: npb.map(|steps| s.mean_ns * f64::from(steps) / 1e6),
             send_us,
             recv_us,
+            model_us: None,
         })
     }
 }
@@ -185,6 +190,8 @@ impl MpResult {
             "warmup": self.spec.warmup,
             "timeout_ms": self.spec.timeout_ms,
             "daemon": self.spec.daemon,
+            "bind": self.spec.place.slot.is_some(),
+            "realtime": self.spec.place.realtime,
         });
         doc.samples = self
             .samples
@@ -215,17 +222,22 @@ impl MpResult {
             self.spec.route.name(),
             self.hosts.join(", ")
         );
-        let _ = writeln!(
+        let modelled = self.samples.iter().any(|s| s.model_us.is_some());
+        let _ = write!(
             out,
             "{:<16} {:>10} {:>11} {:>11} {:>11} {:>11}",
             "pattern", "size", "p50 µs", "p99 µs", "mean µs", "Mbit/s"
         );
+        if modelled {
+            let _ = write!(out, " {:>11} {:>7}", "model µs", "mean/m");
+        }
+        out.push('\n');
         for s in &self.samples {
             let name = match &s.algorithm {
                 Some(a) if !s.pattern.contains(a.as_str()) => format!("{} ({a})", s.pattern),
                 _ => s.pattern.clone(),
             };
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "{:<16} {:>10} {:>11.2} {:>11.2} {:>11.2} {:>11.1}",
                 name,
@@ -235,6 +247,10 @@ impl MpResult {
                 s.mean_us,
                 s.mbps
             );
+            if let Some(m) = s.model_us.filter(|m| *m > 0.0) {
+                let _ = write!(out, " {:>11.2} {:>6.2}x", m, s.mean_us / m);
+            }
+            out.push('\n');
             if let Some(t) = s.total_ms {
                 let _ = writeln!(
                     out,
