@@ -306,17 +306,8 @@ impl Conn {
                 msg.msg_iovlen = iov.len();
                 libc::recvmsg(self.sock.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT)
             };
-            if n > 0 {
-                break Ok(Fill::Data(n as usize));
-            }
-            if n == 0 {
-                break Ok(Fill::Eof);
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::WouldBlock => break Ok(Fill::WouldBlock),
-                io::ErrorKind::Interrupted => continue,
-                _ => break Err(e),
+            if let Some(r) = read_outcome(n) {
+                break r;
             }
         };
         self.note_read(&r, head + dst_len);
@@ -370,18 +361,26 @@ fn read_into(fd: RawFd, dst: &mut [u8]) -> io::Result<Fill> {
     loop {
         // SAFETY: `dst` is a live, writable slice of `dst.len()` bytes.
         let r = unsafe { libc::recv(fd, dst.as_mut_ptr().cast(), dst.len(), libc::MSG_DONTWAIT) };
-        if r > 0 {
-            return Ok(Fill::Data(r as usize));
+        if let Some(r) = read_outcome(r) {
+            return r;
         }
-        if r == 0 {
-            return Ok(Fill::Eof);
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::WouldBlock => return Ok(Fill::WouldBlock),
-            io::ErrorKind::Interrupted => continue,
-            _ => return Err(e),
-        }
+    }
+}
+
+/// What a `recv` or `recvmsg` that returned `r` did; `None`: a signal interrupted it, call it
+/// again.
+fn read_outcome(r: isize) -> Option<io::Result<Fill>> {
+    if r > 0 {
+        return Some(Ok(Fill::Data(r as usize)));
+    }
+    if r == 0 {
+        return Some(Ok(Fill::Eof));
+    }
+    let e = io::Error::last_os_error();
+    match e.kind() {
+        io::ErrorKind::WouldBlock => Some(Ok(Fill::WouldBlock)),
+        io::ErrorKind::Interrupted => None,
+        _ => Some(Err(e)),
     }
 }
 
