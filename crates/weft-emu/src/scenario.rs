@@ -330,6 +330,7 @@ fn mp_point(
         timeout_ms: 10_000,
         spin_us: 50,
         daemon: DaemonParams::default(),
+        place: Default::default(),
     };
     let r = workload::mp(emu, &m.ranks, &spec)?;
     let doc = r.to_result_doc(weft_report::Engine::Emu);

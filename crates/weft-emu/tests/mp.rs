@@ -30,6 +30,7 @@ fn spec(patterns: &[&str], sizes: &[u64], route: Route) -> MpSpec {
             fragment: 4080,
             window: 8,
         },
+        place: Default::default(),
     }
 }
 

@@ -115,6 +115,63 @@ fn every_pattern_runs_among_four_local_ranks() {
 }
 
 #[test]
+fn a_ping_pong_gives_the_model_beside_bound_collectives() {
+    let dir = tempfile::tempdir().unwrap();
+    let pp = dir.path().join("pp.json");
+    let doc = mp_json(&[
+        "--local",
+        "2",
+        "--pattern",
+        "pingpong",
+        "--sizes",
+        "8,64K",
+        "--iterations",
+        "30",
+        "--iterations-large",
+        "5",
+        "-o",
+        pp.to_str().unwrap(),
+    ]);
+    for size in [8u64, 65536] {
+        let s = sample(&doc, "pingpong", Some(size));
+        for k in ["send_us", "recv_us"] {
+            assert!(s[k].as_f64().unwrap() > 0.0, "{size}: {k} in {s}");
+        }
+    }
+    let doc = mp_json(&[
+        "--local",
+        "4",
+        "--pattern",
+        "barrier,exchange",
+        "--sizes",
+        "8",
+        "--iterations",
+        "30",
+        "--bind",
+        "cores",
+        "--model-from",
+        pp.to_str().unwrap(),
+    ]);
+    assert_eq!(doc["params"]["bind"], true);
+    for p in ["barrier", "exchange"] {
+        let m = sample(&doc, p, None)["model_us"].as_f64();
+        assert!(m.is_some_and(|m| m > 0.0), "{p}: model {m:?}");
+    }
+    // A file that is not a ping-pong result is a usage error.
+    let out = weft()
+        .args(["mp", "--local", "2", "--model-from"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn daemon_route_shows_its_extra_hop() {
     let run = |route: &str| {
         mp_json(&[
@@ -272,6 +329,7 @@ fn spec(rank: u32, sizes: Vec<u64>) -> MpSpec {
         timeout_ms: 3000,
         spin_us: 20,
         daemon: DaemonParams::default(),
+        place: Default::default(),
     }
 }
 

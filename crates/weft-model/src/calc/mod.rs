@@ -13,6 +13,7 @@ pub mod queue;
 pub mod rr_point;
 pub mod rr_tcp;
 pub mod rtt;
+pub mod shared_host;
 pub mod window;
 
 pub use alpha_beta::AlphaBeta;
@@ -24,4 +25,5 @@ pub use overhead::{Chain, Layer, SandiaNote};
 pub use queue::{Md1, output_queued_wait};
 pub use rr_tcp::{Answer, TcpExchange, tcp_request_response};
 pub use rtt::{Hop, RttBreakdown, request_response};
+pub use shared_host::{PingPongPoint, SharedHost};
 pub use window::{TransferBound, bdp, window_rate};

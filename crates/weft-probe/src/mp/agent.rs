@@ -15,6 +15,7 @@ use super::conn::Conn;
 use super::engine::{Engine, Waiting};
 use super::error::MpError;
 use super::msg::{MpMsg, Peer, RankStats};
+use super::place::Placed;
 use super::pvmd::{CoreConfig, Daemon, DaemonHandle};
 use super::spec::{MpSpec, Route};
 use super::{mesh, rank};
@@ -47,6 +48,8 @@ pub fn serve(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), ProbeError> {
 fn run(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), MpError> {
     let me = spec.rank as usize;
     let ranks = spec.ranks as usize;
+    // Before the daemon's thread starts, which then runs where the rank does.
+    let _placed = Placed::enter(me, spec.place)?;
     let idle = ctx.limits.idle_timeout;
     let waiting = Waiting {
         timeout: Duration::from_millis(spec.timeout_ms),

@@ -271,6 +271,7 @@ mod tests {
                 fragment: 4080,
                 window: 4,
             },
+            place: Default::default(),
         }
     }
 

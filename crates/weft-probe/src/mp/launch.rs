@@ -24,7 +24,10 @@ const MAX_REPORT: u32 = 64 << 20;
 pub struct Launch {
     /// The agent of each rank, in rank order.
     pub agents: Vec<SocketAddr>,
-    /// The request; `rank` is set per agent, `ranks` to the number of agents.
+    /// Each rank's place among the ranks of its host, for pinning ([`super::Placement`]);
+    /// `None`: the ranks are left to their hosts' schedulers.
+    pub slots: Option<Vec<u32>>,
+    /// The request; `rank` (and the CPU slot) is set per agent, `ranks` to the number of agents.
     pub spec: MpSpec,
     /// Time-out for connecting to an agent and for each set-up step.
     pub connect_timeout: Duration,
@@ -51,6 +54,7 @@ pub fn run(l: &Launch, progress: &mut dyn FnMut(&MpSample)) -> Result<MpResult, 
         }
         let mut s = spec.clone();
         s.rank = r as u32;
+        s.place.slot = l.slots.as_ref().and_then(|v| v.get(r).copied());
         c.send(&Message::Request(TestSpec::Mp(s)))
             .map_err(|e| remote(r, e))?;
         controls.push(c);
@@ -130,6 +134,8 @@ pub fn run(l: &Launch, progress: &mut dyn FnMut(&MpSample)) -> Result<MpResult, 
         let _ = c.send(&Message::Bye);
     }
     drop(guard);
+    // The result's request is rank 0's.
+    spec.place.slot = l.slots.as_ref().and_then(|v| v.first().copied());
     Ok(MpResult {
         spec,
         hosts: l.agents.iter().map(ToString::to_string).collect(),

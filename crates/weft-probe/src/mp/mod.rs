@@ -10,12 +10,14 @@
 //! - [`pvmd`]: the daemon route (PVM's default: TCP to a daemon, UDP between daemons);
 //! - [`spec`]: the request each rank gets (control protocol `Request`, kind `mp`);
 //! - [`msg`]: the coordinator's conversation with a rank (`Ext` messages);
+//! - [`place`]: a rank's CPU and scheduling class for the run;
 //! - [`rank`]: one rank's run over all patterns and sizes;
 //! - [`agent`]: a rank inside `weft serve`;
 //! - [`launch`]: the coordinator;
 //! - [`local`]: `--local N`, N agents of this binary on loopback;
 //! - [`inproc`]: ranks as threads of this process (the emulator's hosts);
-//! - [`result`]: samples, percentiles, the table and the result document.
+//! - [`result`]: samples, percentiles, the table and the result document;
+//! - [`model`]: the model fitted from a ping-pong, beside each sample.
 
 pub mod agent;
 pub mod conn;
@@ -25,7 +27,9 @@ pub mod inproc;
 pub mod launch;
 pub mod local;
 pub mod mesh;
+pub mod model;
 pub mod msg;
+pub mod place;
 pub mod pvmd;
 pub mod rank;
 pub mod result;
@@ -36,4 +40,4 @@ pub use engine::{Engine, Waiting};
 pub use error::MpError;
 pub use launch::{Launch, run};
 pub use result::{MpResult, MpSample};
-pub use spec::{DaemonParams, MP_VERSION, MpSpec, Route};
+pub use spec::{DaemonParams, MP_VERSION, MpSpec, Placement, Route};

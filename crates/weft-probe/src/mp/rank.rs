@@ -41,6 +41,13 @@ pub struct RankSample {
     pub bytes_per_iter: u64,
     /// Messages this rank sends per iteration.
     pub messages_per_iter: u64,
+    /// Time this rank spent in the calls that sent its timed iterations' messages, ns
+    /// ([`super::engine::EngineStats::send_ns`]; 0 where not measured, as on the simulator).
+    #[serde(default)]
+    pub send_ns: u64,
+    /// Time this rank spent in the calls that received them, ns.
+    #[serde(default)]
+    pub recv_ns: u64,
 }
 
 /// Runs every pattern of `spec` on `engine` (the blocks of [`Program`]), handing each sample to
@@ -55,6 +62,7 @@ pub fn run(
     let mut buf = vec![0u8; prog.buffer()];
     let mut times_ns = Vec::new();
     let mut whole_ns = None;
+    let (mut send_ns, mut recv_ns) = (0, 0);
     for (i, b) in prog.blocks.iter().enumerate() {
         let plan = &prog.plans[b.plan];
         let what = match prog.measures.get(b.measure) {
@@ -63,6 +71,7 @@ pub fn run(
             None => "the final barrier".to_string(),
         };
         let t = Instant::now();
+        let before = engine.stats();
         for _ in 0..b.repeat {
             let s = Instant::now();
             engine
@@ -75,14 +84,17 @@ pub fn run(
         if b.timing == Timing::Whole {
             whole_ns = Some(t.elapsed().as_nanos() as u64);
         }
+        if b.timing == Timing::Each {
+            let after = engine.stats();
+            send_ns += after.send_ns - before.send_ns;
+            recv_ns += after.recv_ns - before.recv_ns;
+        }
         if prog.ends_measure(i) {
             let m = &prog.measures[b.measure];
-            sink(sample(
-                me,
-                m,
-                std::mem::take(&mut times_ns),
-                whole_ns.take(),
-            ))?;
+            let mut s = sample(me, m, std::mem::take(&mut times_ns), whole_ns.take());
+            s.send_ns = std::mem::take(&mut send_ns);
+            s.recv_ns = std::mem::take(&mut recv_ns);
+            sink(s)?;
         }
     }
     engine.finish().map_err(|e| e.during("the goodbyes"))
@@ -115,5 +127,7 @@ pub fn sample(me: usize, m: &Measure, times_ns: Vec<u64>, whole_ns: Option<u64>)
         bw_bytes,
         bytes_per_iter: m.bytes_per_iter,
         messages_per_iter: m.messages_per_iter,
+        send_ns: 0,
+        recv_ns: 0,
     }
 }

@@ -55,6 +55,19 @@ pub struct MpSample {
     /// NPB skeletons: the benchmark's time steps times the mean step, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_ms: Option<f64>,
+    /// Time a rank spent in the calls that sent a message, per message, µs (ping-pong: rank
+    /// 0's; collectives: all ranks'): LogP's send overhead, its copy included. Not measured on
+    /// the simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_us: Option<f64>,
+    /// Time a rank spent in the calls that received a message, per message sent, µs (every
+    /// pattern has a rank receive as many messages as it sends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recv_us: Option<f64>,
+    /// What the model fitted from a ping-pong predicts for this sample, µs (`weft mp
+    /// --model-from`; see [`super::model`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_us: Option<f64>,
 }
 
 /// A whole run.
@@ -113,6 +126,7 @@ impl MpSample {
             .map(|p| p.times_ns.len() as u64)
             .max()
             .unwrap_or(0);
+        let (send_us, recv_us) = call_times(parts, pingpong);
         Some(MpSample {
             pattern: first.pattern.clone(),
             algorithm: first.algorithm.clone(),
@@ -131,8 +145,27 @@ impl MpSample {
             bytes_per_iter: bytes,
             messages_per_iter: msgs,
             total_ms: npb.map(|steps| s.mean_ns * f64::from(steps) / 1e6),
+            send_us,
+            recv_us,
+            model_us: None,
         })
     }
+}
+
+/// The ranks' time in send and receive calls per message sent in their timed iterations, µs
+/// (ping-pong: rank 0's alone, the rank that times it); `None` where no rank measured any.
+fn call_times(parts: &[RankSample], pingpong: bool) -> (Option<f64>, Option<f64>) {
+    let (mut send, mut recv, mut msgs) = (0u64, 0u64, 0u64);
+    for p in parts.iter().filter(|p| !pingpong || p.rank == 0) {
+        send += p.send_ns;
+        recv += p.recv_ns;
+        msgs += p.messages_per_iter * p.times_ns.len() as u64;
+    }
+    if msgs == 0 || send + recv == 0 {
+        return (None, None);
+    }
+    let per = |ns: u64| Some(ns as f64 / msgs as f64 / 1e3);
+    (per(send), per(recv))
 }
 
 impl MpResult {
@@ -157,6 +190,8 @@ impl MpResult {
             "warmup": self.spec.warmup,
             "timeout_ms": self.spec.timeout_ms,
             "daemon": self.spec.daemon,
+            "bind": self.spec.place.slot.is_some(),
+            "realtime": self.spec.place.realtime,
         });
         doc.samples = self
             .samples
@@ -187,17 +222,22 @@ impl MpResult {
             self.spec.route.name(),
             self.hosts.join(", ")
         );
-        let _ = writeln!(
+        let modelled = self.samples.iter().any(|s| s.model_us.is_some());
+        let _ = write!(
             out,
             "{:<16} {:>10} {:>11} {:>11} {:>11} {:>11}",
             "pattern", "size", "p50 µs", "p99 µs", "mean µs", "Mbit/s"
         );
+        if modelled {
+            let _ = write!(out, " {:>11} {:>7}", "model µs", "mean/m");
+        }
+        out.push('\n');
         for s in &self.samples {
             let name = match &s.algorithm {
                 Some(a) if !s.pattern.contains(a.as_str()) => format!("{} ({a})", s.pattern),
                 _ => s.pattern.clone(),
             };
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "{:<16} {:>10} {:>11.2} {:>11.2} {:>11.2} {:>11.1}",
                 name,
@@ -207,6 +247,10 @@ impl MpResult {
                 s.mean_us,
                 s.mbps
             );
+            if let Some(m) = s.model_us.filter(|m| *m > 0.0) {
+                let _ = write!(out, " {:>11.2} {:>6.2}x", m, s.mean_us / m);
+            }
+            out.push('\n');
             if let Some(t) = s.total_ms {
                 let _ = writeln!(
                     out,
@@ -261,6 +305,8 @@ mod tests {
             bw_bytes: (rank == 0).then_some(1_000_000),
             bytes_per_iter: 1000,
             messages_per_iter: 1,
+            send_ns: 3000 * times.len() as u64,
+            recv_ns: 1000 * times.len() as u64,
         }
     }
 
@@ -272,6 +318,11 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(s.mean_us, 10.0);
+        assert_eq!(
+            (s.send_us, s.recv_us),
+            (Some(3.0), Some(1.0)),
+            "rank 0's calls"
+        );
         // 1e6 bytes in 1 ms = 8000 Mbit/s.
         assert!((s.mbps - 8000.0).abs() < 1e-6);
         let s = MpSample::from_ranks(&[

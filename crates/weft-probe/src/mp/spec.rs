@@ -56,6 +56,21 @@ pub fn default_spin_us(threads: usize) -> u32 {
     }
 }
 
+/// Where a rank runs on its host, and in which scheduling class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// The rank's place among the ranks of its host (0, 1, ...): for the run the rank pins its
+    /// thread to the `slot % n`-th of the `n` CPUs the agent may use (mpiexec's `-bind-to core`,
+    /// round-robin where ranks outnumber CPUs). `None`: the scheduler places it.
+    #[serde(default)]
+    pub slot: Option<u32>,
+    /// Run the rank's thread in the SCHED_FIFO class: other work on the host (compiles, other
+    /// users' jobs) can then neither take its CPU nor keep a woken rank waiting (the kernel's
+    /// real-time throttling still leaves them 5% of each CPU). Needs root or CAP_SYS_NICE.
+    #[serde(default)]
+    pub realtime: bool,
+}
+
 /// Smallest daemon fragment, bytes: a control frame (hello, abort, bye) must fit one packet.
 pub const MIN_FRAGMENT: u32 = 2048;
 
@@ -108,6 +123,9 @@ pub struct MpSpec {
     /// Daemon-route parameters.
     #[serde(default)]
     pub daemon: DaemonParams,
+    /// This rank's CPU and scheduling class.
+    #[serde(default)]
+    pub place: Placement,
 }
 
 impl MpSpec {
@@ -210,6 +228,7 @@ impl MpSpec {
     pub fn digest(&self) -> u64 {
         let mut s = self.clone();
         s.rank = 0;
+        s.place.slot = None;
         let mut bytes = serde_json::to_vec(&s).unwrap_or_default();
         bytes.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
         bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -219,7 +238,7 @@ impl MpSpec {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn spec() -> MpSpec {
@@ -237,6 +256,7 @@ mod tests {
             timeout_ms: 10_000,
             spin_us: 50,
             daemon: DaemonParams::default(),
+            place: Placement::default(),
         }
     }
 
@@ -257,7 +277,12 @@ mod tests {
         // The digest ignores the rank but not the sizes.
         let mut other = s.clone();
         other.rank = 3;
-        assert_eq!(other.digest(), s.digest());
+        other.place.slot = Some(1);
+        assert_eq!(
+            other.digest(),
+            s.digest(),
+            "rank and CPU slot differ per rank"
+        );
         other.sizes = vec![8];
         assert_ne!(other.digest(), s.digest());
         let json = serde_json::to_string(&s).unwrap();

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use weft_model::calc::SharedHost;
 use weft_model::mp::Pattern;
 use weft_model::net::{HostSpec, LinkSpec, Topology};
 use weft_model::{Duration, Rate, Size};
@@ -91,6 +92,21 @@ pub struct Args {
     /// daemon) of a host has a CPU to itself, 50us when they outnumber its CPUs].
     #[arg(long, value_parser = crate::cmd::bounds::duration("0", "1h"))]
     pub spin: Option<Duration>,
+    /// Pin each rank to a CPU of its host for the run, round-robin over the ranks of that host
+    /// (mpiexec's `-bind-to core`): `cores` or `none` [default: cores when --local ranks
+    /// outnumber this host's CPUs, else none].
+    #[arg(long, value_parser = ["none", "cores"])]
+    pub bind: Option<String>,
+    /// Run the ranks in the real-time class (SCHED_FIFO) so that other work on their hosts
+    /// (compiles, other users) cannot delay them; needs root on every host. Measures the
+    /// fabric and hosts without that interference, not what a shared machine gives.
+    #[arg(long)]
+    pub realtime: bool,
+    /// Beside each sample, the model fitted from the ping-pong in FILE (a `weft mp --json`
+    /// result of 2 ranks): alpha-beta, with the messages' CPU time shared by this host's cores
+    /// where the ranks outnumber them (weft_model::calc::shared_host). --local runs only.
+    #[arg(long, value_name = "FILE", requires = "local")]
+    pub model_from: Option<PathBuf>,
     /// Where the ranks run: `real` (agents, or --local processes) or `sim` (--local N simulated
     /// hosts on one output-queued switch, over the simulator's TCP, direct route only).
     #[arg(long, default_value = "real", value_parser = ["real", "sim"])]
@@ -172,17 +188,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if agents.len() < 2 {
         return Err(usage("a run needs at least 2 ranks"));
     }
+    let busiest = agents
+        .iter()
+        .map(|a| agents.iter().filter(|b| b.ip() == a.ip()).count())
+        .max()
+        .unwrap_or(1);
+    let per_rank = if spec.route == Route::Daemon { 2 } else { 1 };
     if args.spin.is_none() {
-        let busiest = agents
-            .iter()
-            .map(|a| agents.iter().filter(|b| b.ip() == a.ip()).count())
-            .max()
-            .unwrap_or(1);
-        let per_rank = if spec.route == Route::Daemon { 2 } else { 1 };
         spec.spin_us = default_spin_us(busiest * per_rank);
     }
+    let cpus = weft_sys::sched::allowed_cpus().len().max(1);
+    let bind = match args.bind.as_deref() {
+        Some(b) => b == "cores",
+        None => args.local.is_some() && busiest * per_rank > cpus,
+    };
+    spec.place.realtime = args.realtime;
+    let model = match &args.model_from {
+        Some(path) => Some(model_from(
+            path,
+            if bind { busiest.min(cpus) } else { cpus },
+        )?),
+        None => None,
+    };
+    let slots = bind.then(|| host_slots(&agents));
     let launch = Launch {
         agents,
+        slots,
         spec,
         connect_timeout: args.connect_timeout.into(),
         key: args.key.load()?,
@@ -203,11 +234,40 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     });
     progress.finish();
-    let result = result.map_err(|e| match e {
+    let mut result = result.map_err(|e| match e {
         MpError::Config(m) => usage(m),
         other => anyhow::anyhow!("{other}"),
     })?;
+    if let Some(host) = &model {
+        mp::model::attach(&mut result, host);
+    }
     emit(&args, &result, Engine::Real)
+}
+
+/// Each rank's place among the ranks of its host (agents that share an address), in rank
+/// order: the CPU slots of `--bind cores`.
+fn host_slots(agents: &[std::net::SocketAddr]) -> Vec<u32> {
+    agents
+        .iter()
+        .enumerate()
+        .map(|(r, a)| agents[..r].iter().filter(|b| b.ip() == a.ip()).count() as u32)
+        .collect()
+}
+
+/// The model of `--model-from`: fitted from the ping-pong samples of the result document at
+/// `path`, for `cores` cores.
+fn model_from(path: &std::path::Path, cores: usize) -> anyhow::Result<SharedHost> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("--model-from: cannot read {}: {e}", path.display())))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("--model-from: {} is not JSON: {e}", path.display())))?;
+    let samples: Vec<MpSample> = serde_json::from_value(doc["samples"].clone()).map_err(|e| {
+        usage(format!(
+            "--model-from: {} is not a `weft mp` result: {e}",
+            path.display()
+        ))
+    })?;
+    mp::model::fit(&samples, cores).map_err(|e| usage(format!("--model-from: {e}")))
 }
 
 /// `--engine sim`: the ranks on simulated hosts, the same programs over the simulator's TCP.
@@ -330,6 +390,7 @@ fn spec_from(a: &Args) -> anyhow::Result<MpSpec> {
             fragment: u32::try_from(a.daemon_fragment.as_bytes()).unwrap_or(u32::MAX),
             window: a.daemon_window,
         },
+        place: Default::default(),
     };
     Ok(spec)
 }

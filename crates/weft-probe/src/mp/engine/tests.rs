@@ -1,0 +1,155 @@
+use super::*;
+use std::net::{TcpListener, TcpStream};
+
+use weft_model::mp::{Pattern, Plan};
+
+const WAIT: Waiting = Waiting {
+    timeout: Duration::from_secs(5),
+    spin: Duration::from_micros(20),
+};
+
+/// A full mesh of `n` loopback connections, one `Vec` of peers per rank.
+#[allow(clippy::needless_range_loop)] // each pair fills peers[i][j] and peers[j][i]
+fn mesh(n: usize) -> Vec<Vec<Option<Conn>>> {
+    let mut peers: Vec<Vec<Option<Conn>>> =
+        (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
+    for i in 0..n {
+        for j in i + 1..n {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (b, _) = l.accept().unwrap();
+            peers[i][j] = Some(Conn::new(a).unwrap());
+            peers[j][i] = Some(Conn::new(b).unwrap());
+        }
+    }
+    peers
+}
+
+fn run_all(
+    n: usize,
+    plans: impl Fn(usize) -> Plan,
+    init: impl Fn(usize, &mut [u8]) + Sync,
+) -> Vec<Vec<u8>> {
+    let plans: Vec<Plan> = (0..n).map(plans).collect();
+    let handles: Vec<_> = mesh(n)
+        .into_iter()
+        .enumerate()
+        .map(|(r, peers)| {
+            let plan = plans[r].clone();
+            let mut buf = vec![0u8; plan.buffer];
+            init(r, &mut buf);
+            std::thread::spawn(move || {
+                let mut e = Engine::direct(r, peers, WAIT).unwrap();
+                for _ in 0..3 {
+                    e.run_plan(&plan, &mut buf).unwrap();
+                }
+                e.finish().unwrap();
+                buf
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn allreduce_over_sockets_sums() {
+    for pat in ["allreduce-ring", "allreduce-rd"] {
+        let p: Pattern = pat.parse().unwrap();
+        let n = 5;
+        let size = 300_000 * 8;
+        let bufs = run_all(
+            n,
+            |r| p.plan(r, n, size).unwrap(),
+            |r, b| {
+                for (i, c) in b[..size].chunks_exact_mut(8).enumerate() {
+                    c.copy_from_slice(&((r + i % 7) as f64).to_le_bytes());
+                }
+            },
+        );
+        // Three iterations: after the first every rank holds the sum S, then n S, n² S.
+        for b in &bufs {
+            for (i, c) in b[..size].chunks_exact(8).enumerate().step_by(9973) {
+                let s: f64 = (0..n).map(|r| (r + i % 7) as f64).sum();
+                let got = f64::from_le_bytes(c.try_into().unwrap());
+                assert_eq!(got, s * (n * n) as f64, "{pat} lane {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_pattern_and_a_skeleton_run_over_sockets() {
+    let n = 4;
+    for p in Pattern::ALL {
+        run_all(n, |r| p.plan(r, n, 70_000).unwrap(), |_, _| {});
+    }
+    let bt: Pattern = "bt.S".parse().unwrap();
+    run_all(n, |r| bt.plan(r, n, 0).unwrap(), |_, _| {});
+    let lu: Pattern = "lu.S".parse().unwrap();
+    run_all(n, |r| lu.plan(r, n, 0).unwrap(), |_, _| {});
+}
+
+#[test]
+fn a_closed_peer_fails_the_run_at_once() {
+    let mut m = mesh(2);
+    let p1 = m.pop().unwrap();
+    let p0 = m.pop().unwrap();
+    drop(p1);
+    let mut e = Engine::direct(0, p0, WAIT).unwrap();
+    let plan = Pattern::PingPong.plan(0, 2, 8).unwrap();
+    let t = Instant::now();
+    let err = e.run_plan(&plan, &mut [0u8; 8]).unwrap_err();
+    assert!(matches!(err, MpError::PeerClosed { rank: 1 }), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn a_control_frame_where_a_large_message_was_expected_is_read_whole() {
+    // Rank 0 waits for 64 KiB from rank 1 and reads the start of it straight into its
+    // buffer; rank 1 aborts instead: the abort's text, read into that buffer first, must
+    // come back intact.
+    let mut m = mesh(2);
+    let p1 = m.pop().unwrap();
+    let p0 = m.pop().unwrap();
+    let reason = "rank 1: out of patience ".repeat(20);
+    let text = reason.clone();
+    let aborter = std::thread::spawn(move || {
+        let mut e = Engine::direct(1, p1, WAIT).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        e.abort(&text);
+        std::thread::sleep(Duration::from_millis(200));
+    });
+    let mut e = Engine::direct(0, p0, WAIT).unwrap();
+    let plan = Pattern::Exchange.plan(0, 2, 65536).unwrap();
+    let mut buf = vec![0u8; plan.buffer];
+    let err = e.run_plan(&plan, &mut buf).unwrap_err();
+    aborter.join().unwrap();
+    match err {
+        MpError::PeerAborted { rank: 1, reason: r } => assert_eq!(r, reason),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn a_length_mismatch_is_refused() {
+    let m = mesh(2);
+    let hs: Vec<_> = m
+        .into_iter()
+        .enumerate()
+        .map(|(r, peers)| {
+            std::thread::spawn(move || {
+                let size = if r == 0 { 8 } else { 16 };
+                let plan = Pattern::Exchange.plan(r, 2, size).unwrap();
+                let mut e = Engine::direct(r, peers, WAIT).unwrap();
+                let mut buf = vec![0u8; plan.buffer];
+                e.run_plan(&plan, &mut buf)
+            })
+        })
+        .collect();
+    let errs: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(
+        errs.iter()
+            .any(|e| matches!(e, Err(MpError::Mismatch(m)) if m.contains("expected"))),
+        "{errs:?}"
+    );
+}
