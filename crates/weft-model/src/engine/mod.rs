@@ -14,8 +14,10 @@
 //! the earlier of the two sides' next deadlines. [`EventQueue`] is the heap every timed part of
 //! weft keeps its pending work in.
 
+mod deadlines;
 mod event_queue;
 
+pub use deadlines::Deadlines;
 pub use event_queue::EventQueue;
 
 use crate::element::{Element, PortId};

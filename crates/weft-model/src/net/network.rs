@@ -178,6 +178,9 @@ impl<F: Frame> Network<F> {
         loop {
             let mut moved = false;
             for s in 0..self.switches.len() {
+                if !self.switches[s].trunk_train_due(now) {
+                    continue;
+                }
                 while let Some((port, t)) = self.switches[s].poll_trunk_train(now) {
                     let Some(end) = self.trunk_end[s][port] else {
                         continue;
@@ -211,7 +214,7 @@ impl<F: Frame> Network<F> {
         let n = self.switches.len();
         for k in 0..n {
             let s = (self.next_switch + k) % n;
-            if self.switches[s].poll_timeout().is_none_or(|t| t > now) {
+            if !self.switches[s].host_frame_due(now) {
                 continue;
             }
             if let Some((port, due, frame)) = self.switches[s].poll_host_frame(now) {

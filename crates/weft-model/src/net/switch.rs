@@ -5,7 +5,7 @@
 //! unknown destinations are flooded on the ports of the spanning tree, bypassing the fabric.
 //! Nothing here reads a clock.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
 
@@ -16,7 +16,7 @@ use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
 use super::train::Train;
 use crate::element::PortId;
-use crate::engine::EventQueue;
+use crate::engine::Deadlines;
 use crate::fabric::Rng;
 use crate::time::{Duration, Instant};
 
@@ -51,19 +51,20 @@ struct Port<F> {
 /// One switch of a network.
 pub struct SwitchCore<F> {
     ports: Vec<Port<F>>,
-    /// The ports that lead to other switches (fixed at construction), so that polling for
-    /// trunk trains, done on every turn of the engine, does not walk every host port.
-    trunk_ports: Vec<PortId>,
     fabric: Option<FabricStage<F>>,
     /// Output port towards host `i` (by its MAC, [`super::frame::host_mac`]).
     to_host: Vec<Option<PortId>>,
     learned: HashMap<Mac, PortId>,
     flood: Vec<bool>,
     latency: u64,
-    /// Each port's next deadline as last pushed into `due` (`due` may hold stale entries:
-    /// those that differ from this are skipped).
-    scheduled: Vec<Option<u64>>,
-    due: EventQueue<PortId>,
+    /// Each host port's next deadline.
+    due: Deadlines,
+    /// Each trunk port's next deadline, apart from the host ports' so that the engine's poll
+    /// for trunk trains on every turn costs one look at the earliest.
+    trunk_due: Deadlines,
+    /// Trains a trunk port has sent, in the order sent, not yet taken by
+    /// [`SwitchCore::poll_trunk_train`].
+    trunk_out: VecDeque<(PortId, Train<F>)>,
     /// Trains an ingress line made of one frame (kept to reuse its allocation).
     trains: Vec<Train<F>>,
     /// Frames that were too short to switch, or had nowhere to go.
@@ -103,22 +104,16 @@ impl<F: Frame> SwitchCore<F> {
             })
             .collect();
         let links = ports.iter().map(|(_, l)| l.clone()).collect();
-        let trunk_ports = ports
-            .iter()
-            .enumerate()
-            .filter(|(_, (kind, _))| matches!(kind, PortKind::Switch(_)))
-            .map(|(i, _)| i)
-            .collect();
         Ok(SwitchCore {
             ports: built,
-            trunk_ports,
             fabric: FabricStage::new(fabric, links, seed ^ 0xfab)?,
             to_host: Vec::new(),
             learned: HashMap::new(),
             flood: vec![true; ports.len()],
             latency: latency.as_nanos(),
-            scheduled: vec![None; ports.len()],
-            due: EventQueue::new(),
+            due: Deadlines::new(ports.len()),
+            trunk_due: Deadlines::new(ports.len()),
+            trunk_out: VecDeque::new(),
             trains: Vec::new(),
             runts: 0,
         })
@@ -126,12 +121,11 @@ impl<F: Frame> SwitchCore<F> {
 
     /// Records port `port`'s new deadline after its queue changed.
     fn reschedule(&mut self, port: PortId) {
-        let t = self.ports[port].egress.poll_timeout();
-        if t != self.scheduled[port] {
-            self.scheduled[port] = t;
-            if let Some(t) = t {
-                self.due.push(Instant(t), port);
-            }
+        let p = &self.ports[port];
+        let t = p.egress.poll_timeout().map(Instant);
+        match p.kind {
+            PortKind::Host(_) => self.due.set(port, t),
+            PortKind::Switch(_) => self.trunk_due.set(port, t),
         }
     }
 
@@ -217,7 +211,11 @@ impl<F: Frame> SwitchCore<F> {
         }
     }
 
+    #[inline]
     fn advance_fabric(&mut self, now: u64) {
+        if self.fabric.is_none() {
+            return;
+        }
         let Some(f) = self
             .fabric
             .as_mut()
@@ -242,19 +240,8 @@ impl<F: Frame> SwitchCore<F> {
     /// frame. Ports are served in the order of their deadlines.
     pub fn poll_host_frame(&mut self, now: Instant) -> Option<(PortId, u64, F)> {
         self.advance_fabric(now.as_nanos());
-        while let Some((t, port)) = self.due.pop_due(now) {
-            if self.scheduled[port] != Some(t.0) {
-                continue; // stale
-            }
-            self.scheduled[port] = None;
-            let p = &mut self.ports[port];
-            let got = if matches!(p.kind, PortKind::Host(_)) {
-                p.egress.poll_frame(now.as_nanos())
-            } else {
-                // A trunk's queue: processed here, its trains taken by `poll_trunk_train`.
-                p.egress.advance(now.as_nanos());
-                None
-            };
+        while let Some((_, port)) = self.due.pop_due(now) {
+            let got = self.ports[port].egress.poll_frame(now.as_nanos());
             self.reschedule(port);
             if let Some((due, frame)) = got {
                 return Some((port, due, frame));
@@ -263,23 +250,57 @@ impl<F: Frame> SwitchCore<F> {
         None
     }
 
-    /// The next train sent towards another switch by `now`: its port and the train.
+    /// True if [`SwitchCore::poll_host_frame`] may have a frame at `now` (a port or the fabric
+    /// is due): a cheap test for the engine's every turn.
+    #[inline]
+    pub fn host_frame_due(&self, now: Instant) -> bool {
+        self.due.peek_time().is_some_and(|t| t <= now) || self.fabric_due(now)
+    }
+
+    /// True if [`SwitchCore::poll_trunk_train`] may have a train at `now`.
+    #[inline]
+    pub fn trunk_train_due(&self, now: Instant) -> bool {
+        !self.trunk_out.is_empty()
+            || self.trunk_due.peek_time().is_some_and(|t| t <= now)
+            || self.fabric_due(now)
+    }
+
+    #[inline]
+    fn fabric_due(&self, now: Instant) -> bool {
+        self.fabric
+            .as_ref()
+            .and_then(FabricStage::poll_timeout)
+            .is_some_and(|t| t <= now.0)
+    }
+
+    /// The next train sent towards another switch by `now`: its port and the train. A trunk
+    /// port whose slot of arrivals has ended sends all it can at once; its trains are then
+    /// taken one by one, in the order sent.
     pub fn poll_trunk_train(&mut self, now: Instant) -> Option<(PortId, Train<F>)> {
         self.advance_fabric(now.as_nanos());
-        for k in 0..self.trunk_ports.len() {
-            let i = self.trunk_ports[k];
-            if let Some(t) = self.ports[i].egress.poll_train(now.as_nanos()) {
-                self.reschedule(i);
-                return Some((i, t));
+        loop {
+            if let Some(sent) = self.trunk_out.pop_front() {
+                return Some(sent);
             }
+            let (_, port) = self.trunk_due.pop_due(now)?;
+            let egress = &mut self.ports[port].egress;
+            while let Some(t) = egress.poll_train(now.as_nanos()) {
+                self.trunk_out.push_back((port, t));
+            }
+            self.reschedule(port);
         }
-        None
     }
 
     /// The earliest instant at which something changes without new input.
-    /// (It may be early, never late: a port rescheduled later leaves a stale entry behind.)
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let ports = self.due.peek_time();
+        if !self.trunk_out.is_empty() {
+            return Some(Instant::ZERO);
+        }
+        let ports = match (self.due.peek_time(), self.trunk_due.peek_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let fabric = self
             .fabric
             .as_ref()

@@ -1,13 +1,13 @@
 //! The simulated hosts of a network: applications plugged into the hosts' ports, as the engine's
 //! [`Hosts`] on virtual time. Each application says when it next has a frame to hand over; the
-//! hosts keep one [`EventQueue`] of those instants, so a turn touches only the applications that
-//! are due.
+//! hosts keep those instants, one per application ([`Deadlines`]), so a turn touches only the
+//! applications that are due.
 
 use std::any::Any;
 use std::collections::VecDeque;
 
 use weft_model::Instant;
-use weft_model::engine::{EventQueue, Hosts};
+use weft_model::engine::{Deadlines, Hosts};
 
 use super::frame::SimFrame;
 
@@ -28,8 +28,7 @@ pub trait App: Any {
 pub struct SimHosts {
     apps: Vec<(usize, Box<dyn App>)>,
     by_host: Vec<Vec<usize>>,
-    wake: EventQueue<usize>,
-    scheduled: Vec<Option<Instant>>,
+    wake: Deadlines,
     ready: VecDeque<(usize, Instant, SimFrame)>,
     /// Frames delivered to hosts.
     pub delivered: u64,
@@ -45,10 +44,9 @@ impl SimHosts {
             }
         }
         let mut s = SimHosts {
-            scheduled: vec![None; apps.len()],
+            wake: Deadlines::new(apps.len()),
             apps,
             by_host,
-            wake: EventQueue::new(),
             ready: VecDeque::new(),
             delivered: 0,
         };
@@ -71,24 +69,14 @@ impl SimHosts {
     }
 
     fn reschedule(&mut self, a: usize) {
-        let t = self.apps[a].1.poll_timeout();
-        if t != self.scheduled[a] {
-            self.scheduled[a] = t;
-            if let Some(t) = t {
-                self.wake.push(t, a);
-            }
-        }
+        self.wake.set(a, self.apps[a].1.poll_timeout());
     }
 }
 
 impl Hosts<SimFrame> for SimHosts {
     fn poll_send(&mut self, now: Instant) -> Option<(usize, Instant, SimFrame)> {
         while self.ready.is_empty() {
-            let (t, a) = self.wake.pop_due(now)?;
-            if self.scheduled[a] != Some(t) {
-                continue; // stale: the application was rescheduled since
-            }
-            self.scheduled[a] = None;
+            let (_, a) = self.wake.pop_due(now)?;
             let host = self.apps[a].0;
             while let Some((at, f)) = self.apps[a].1.poll_send(now) {
                 self.ready.push_back((host, at, f));
