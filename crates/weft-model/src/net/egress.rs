@@ -78,6 +78,7 @@ pub struct EgressStats {
 }
 
 impl EgressStats {
+    #[inline]
     fn flow(&mut self, f: u32) -> &mut FlowStats {
         let i = f as usize;
         if self.flows.len() <= i {
@@ -284,6 +285,9 @@ impl<F: Frame> Egress<F> {
 
     fn process(&mut self, now: u64) {
         let mut batch = std::mem::take(&mut self.batch);
+        // The table of pending frames is set apart while the slot is taken, so that each frame
+        // is worked on in place rather than moved out and back.
+        let mut trains = std::mem::take(&mut self.trains);
         while let Some(first) = self.pending.peek_time() {
             // A slot is taken once its last instant has come: every unit arriving in it is
             // known by then (units are announced before they arrive).
@@ -292,11 +296,8 @@ impl<F: Frame> Egress<F> {
                 break;
             }
             // Every frame with units in this slot, with how many.
-            while self.pending.peek_time().is_some_and(|t| t.0 < end) {
-                let Some((at, slot)) = self.pending.pop() else {
-                    break;
-                };
-                let Some(p) = self.trains.get(slot as usize).and_then(Option::as_ref) else {
+            while let Some((at, slot)) = self.pending.pop_due(Instant(end - 1)) {
+                let Some(p) = trains.get(slot as usize).and_then(Option::as_ref) else {
                     continue;
                 };
                 let left = p.units - p.idx;
@@ -324,28 +325,31 @@ impl<F: Frame> Egress<F> {
             }
             self.drain_queue(end.saturating_sub(1));
             for a in batch.drain(..) {
-                let Some(mut p) = self.trains.get_mut(a.slot as usize).and_then(Option::take)
-                else {
+                let Some(entry) = trains.get_mut(a.slot as usize) else {
+                    continue;
+                };
+                let Some(p) = entry.as_mut() else {
                     continue;
                 };
                 for k in 0..a.count {
                     let t = a.at + k * p.spacing;
                     if self.link.is_atm() {
-                        self.cell_arrives(t, &mut p);
+                        self.cell_arrives(t, p);
                     } else {
-                        self.frame_arrives(t, &mut p);
+                        self.frame_arrives(t, p);
                     }
                     p.idx += 1;
                 }
                 if p.idx < p.units {
                     let next = a.at + a.count * p.spacing;
-                    self.trains[a.slot as usize] = Some(p);
                     self.pending.push(Instant(next), a.slot);
                 } else {
+                    *entry = None;
                     self.free.push(a.slot);
                 }
             }
         }
+        self.trains = trains;
         self.batch = batch;
     }
 
