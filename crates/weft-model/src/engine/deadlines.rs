@@ -105,6 +105,43 @@ impl Deadlines {
         self.heap.first().map(|e| Instant(e.at))
     }
 
+    /// The member with the earliest deadline if that is at or before `now`, left in place: the
+    /// caller then gives it its next deadline with [`Deadlines::renew`] (one move in the heap
+    /// where [`Deadlines::pop_due`] and [`Deadlines::set`] would make two).
+    #[inline]
+    pub fn peek_due(&self, now: Instant) -> Option<usize> {
+        let e = self.heap.first()?;
+        (e.at <= now.0).then_some(e.member as usize)
+    }
+
+    /// Gives `member` the deadline `at` as if it had none before (`None`: it has none): unlike
+    /// [`Deadlines::set`], an unchanged deadline goes behind the others due at the same instant.
+    /// The same as [`Deadlines::pop_due`] then [`Deadlines::set`] on the member it returned.
+    pub fn renew(&mut self, member: usize, at: Option<Instant>) {
+        let Some(&p) = self.pos.get(member) else {
+            return self.set(member, at);
+        };
+        if p == NONE {
+            return self.set(member, at);
+        }
+        let i = p as usize;
+        match at {
+            None => self.remove_at(i),
+            Some(at) => {
+                self.seq += 1;
+                let e = &mut self.heap[i];
+                let earlier = at.0 < e.at;
+                e.at = at.0;
+                e.seq = self.seq;
+                if earlier {
+                    self.sift_up(i);
+                } else {
+                    self.sift_down(i);
+                }
+            }
+        }
+    }
+
     /// Takes the earliest deadline if it is at or before `now`: the member then has none.
     #[inline]
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, usize)> {
@@ -199,8 +236,29 @@ mod tests {
         assert!(d.is_empty());
     }
 
+    #[test]
+    fn renew_is_a_pop_and_a_set() {
+        let mut a = Deadlines::new(3);
+        let mut b = Deadlines::new(3);
+        for d in [&mut a, &mut b] {
+            d.set(0, Some(Instant(10)));
+            d.set(1, Some(Instant(10)));
+            d.set(2, Some(Instant(30)));
+        }
+        // Member 0 is due; it stays due at 10 but goes behind member 1.
+        assert_eq!(a.peek_due(Instant(10)), Some(0));
+        a.renew(0, Some(Instant(10)));
+        assert_eq!(b.pop_due(Instant(10)), Some((Instant(10), 0)));
+        b.set(0, Some(Instant(10)));
+        let drain =
+            |d: &mut Deadlines| std::iter::from_fn(|| d.pop_due(Instant(99))).collect::<Vec<_>>();
+        let order = drain(&mut a);
+        assert_eq!(order, drain(&mut b));
+        assert_eq!(order.iter().map(|x| x.1).collect::<Vec<_>>(), [1, 0, 2]);
+    }
+
     /// Against a plain list of (deadline, number of the change, member), over a seeded mix of
-    /// moves earlier and later, removals and pops.
+    /// moves earlier and later, renewals, removals and pops.
     #[test]
     fn same_order_as_a_sorted_list() {
         let mut rng = Rng::new(5);
@@ -210,7 +268,7 @@ mod tests {
         let (mut seq, mut now) = (0u64, 0u64);
         for step in 0..50_000 {
             let m = rng.below(n as u64) as usize;
-            match rng.below(8) {
+            match rng.below(9) {
                 0..=4 => {
                     let at = now + rng.below(30);
                     d.set(m, Some(Instant(at)));
@@ -222,6 +280,14 @@ mod tests {
                 5 => {
                     d.set(m, None);
                     list[m] = None;
+                }
+                6 => {
+                    let at = (rng.below(4) > 0).then(|| now + rng.below(30));
+                    d.renew(m, at.map(Instant));
+                    list[m] = at.map(|t| {
+                        seq += 1;
+                        (t, seq)
+                    });
                 }
                 _ => {
                     now += rng.below(3);

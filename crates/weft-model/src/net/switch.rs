@@ -129,6 +129,17 @@ impl<F: Frame> SwitchCore<F> {
         }
     }
 
+    /// Port `port`'s next deadline after it was served (behind the other ports due at the
+    /// same instant).
+    fn renew(&mut self, port: PortId) {
+        let p = &self.ports[port];
+        let t = p.egress.poll_timeout().map(Instant);
+        match p.kind {
+            PortKind::Host(_) => self.due.renew(port, t),
+            PortKind::Switch(_) => self.trunk_due.renew(port, t),
+        }
+    }
+
     /// Number of ports.
     pub fn ports(&self) -> usize {
         self.ports.len()
@@ -240,9 +251,9 @@ impl<F: Frame> SwitchCore<F> {
     /// frame. Ports are served in the order of their deadlines.
     pub fn poll_host_frame(&mut self, now: Instant) -> Option<(PortId, u64, F)> {
         self.advance_fabric(now.as_nanos());
-        while let Some((_, port)) = self.due.pop_due(now) {
+        while let Some(port) = self.due.peek_due(now) {
             let got = self.ports[port].egress.poll_frame(now.as_nanos());
-            self.reschedule(port);
+            self.renew(port);
             if let Some((due, frame)) = got {
                 return Some((port, due, frame));
             }
@@ -282,12 +293,12 @@ impl<F: Frame> SwitchCore<F> {
             if let Some(sent) = self.trunk_out.pop_front() {
                 return Some(sent);
             }
-            let (_, port) = self.trunk_due.pop_due(now)?;
+            let port = self.trunk_due.peek_due(now)?;
             let egress = &mut self.ports[port].egress;
             while let Some(t) = egress.poll_train(now.as_nanos()) {
                 self.trunk_out.push_back((port, t));
             }
-            self.reschedule(port);
+            self.renew(port);
         }
     }
 

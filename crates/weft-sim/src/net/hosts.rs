@@ -76,12 +76,12 @@ impl SimHosts {
 impl Hosts<SimFrame> for SimHosts {
     fn poll_send(&mut self, now: Instant) -> Option<(usize, Instant, SimFrame)> {
         while self.ready.is_empty() {
-            let (_, a) = self.wake.pop_due(now)?;
+            let a = self.wake.peek_due(now)?;
             let host = self.apps[a].0;
             while let Some((at, f)) = self.apps[a].1.poll_send(now) {
                 self.ready.push_back((host, at, f));
             }
-            self.reschedule(a);
+            self.wake.renew(a, self.apps[a].1.poll_timeout());
         }
         self.ready.pop_front()
     }
