@@ -212,16 +212,19 @@ impl<F: Frame> Network<F> {
             self.move_trunk_trains(now);
         }
         let n = self.switches.len();
-        for k in 0..n {
-            let s = (self.next_switch + k) % n;
-            if !self.switches[s].host_frame_due(now) {
+        let mut s = self.next_switch;
+        for _ in 0..n {
+            let here = s;
+            // The next switch in turn (no division: this runs on every poll).
+            s = if s + 1 == n { 0 } else { s + 1 };
+            if !self.switches[here].host_frame_due(now) {
                 continue;
             }
-            if let Some((port, due, frame)) = self.switches[s].poll_host_frame(now) {
-                let Some(PortKind::Host(to)) = self.switches[s].port_kind(port) else {
+            if let Some((port, due, frame)) = self.switches[here].poll_host_frame(now) {
+                let Some(PortKind::Host(to)) = self.switches[here].port_kind(port) else {
                     continue;
                 };
-                self.next_switch = (s + 1) % n;
+                self.next_switch = s;
                 if let Some(tap) = &mut self.tap {
                     tap.record(LinkId::Host(to), due, Direction::ToHost, &frame);
                 }

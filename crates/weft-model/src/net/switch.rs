@@ -5,7 +5,7 @@
 //! unknown destinations are flooded on the ports of the spanning tree, bypassing the fabric.
 //! Nothing here reads a clock.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -62,9 +62,9 @@ pub struct SwitchCore<F> {
     /// Each trunk port's next deadline, apart from the host ports' so that the engine's poll
     /// for trunk trains on every turn costs one look at the earliest.
     trunk_due: Deadlines,
-    /// Trains a trunk port has sent, in the order sent, not yet taken by
-    /// [`SwitchCore::poll_trunk_train`].
-    trunk_out: VecDeque<(PortId, Train<F>)>,
+    /// The trunk port whose trains [`SwitchCore::poll_trunk_train`] is taking (its slot of
+    /// arrivals has ended); its deadline is renewed when it has no more.
+    trunk_serving: Option<PortId>,
     /// Trains an ingress line made of one frame (kept to reuse its allocation).
     trains: Vec<Train<F>>,
     /// Frames that were too short to switch, or had nowhere to go.
@@ -113,7 +113,7 @@ impl<F: Frame> SwitchCore<F> {
             latency: latency.as_nanos(),
             due: Deadlines::new(ports.len()),
             trunk_due: Deadlines::new(ports.len()),
-            trunk_out: VecDeque::new(),
+            trunk_serving: None,
             trains: Vec::new(),
             runts: 0,
         })
@@ -271,7 +271,7 @@ impl<F: Frame> SwitchCore<F> {
     /// True if [`SwitchCore::poll_trunk_train`] may have a train at `now`.
     #[inline]
     pub fn trunk_train_due(&self, now: Instant) -> bool {
-        !self.trunk_out.is_empty()
+        self.trunk_serving.is_some()
             || self.trunk_due.peek_time().is_some_and(|t| t <= now)
             || self.fabric_due(now)
     }
@@ -285,19 +285,20 @@ impl<F: Frame> SwitchCore<F> {
     }
 
     /// The next train sent towards another switch by `now`: its port and the train. A trunk
-    /// port whose slot of arrivals has ended sends all it can at once; its trains are then
-    /// taken one by one, in the order sent.
+    /// port whose slot of arrivals has ended gives all the trains it can, in the order sent,
+    /// before the next port due is served.
     pub fn poll_trunk_train(&mut self, now: Instant) -> Option<(PortId, Train<F>)> {
         self.advance_fabric(now.as_nanos());
         loop {
-            if let Some(sent) = self.trunk_out.pop_front() {
-                return Some(sent);
+            let port = match self.trunk_serving {
+                Some(p) => p,
+                None => self.trunk_due.peek_due(now)?,
+            };
+            if let Some(t) = self.ports[port].egress.poll_train(now.as_nanos()) {
+                self.trunk_serving = Some(port);
+                return Some((port, t));
             }
-            let port = self.trunk_due.peek_due(now)?;
-            let egress = &mut self.ports[port].egress;
-            while let Some(t) = egress.poll_train(now.as_nanos()) {
-                self.trunk_out.push_back((port, t));
-            }
+            self.trunk_serving = None;
             self.renew(port);
         }
     }
@@ -305,7 +306,7 @@ impl<F: Frame> SwitchCore<F> {
     /// The earliest instant at which something changes without new input.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        if !self.trunk_out.is_empty() {
+        if self.trunk_serving.is_some() {
             return Some(Instant::ZERO);
         }
         let ports = match (self.due.peek_time(), self.trunk_due.peek_time()) {
