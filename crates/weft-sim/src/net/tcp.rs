@@ -293,22 +293,27 @@ impl App for TcpApp {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.fresh.then_some(Instant::ZERO),
-            self.inbox.front().map(|x| x.0),
-            self.outbox.front().map(|x| x.0),
-            self.reading.front().map(|x| x.0),
-            self.writing.map(|x| x.0),
-            self.conn.poll_timeout(),
-            match self.role {
-                // The application stops writing (and closes) at `stop`.
-                Role::Sender { stop } if !self.closed => Some(stop),
-                _ => None,
-            },
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        if self.fresh {
+            return Some(Instant::ZERO);
+        }
+        // The earliest of the instants below (asked after every event: a plain chain of
+        // comparisons rather than an iterator over options).
+        fn earlier(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            }
+        }
+        let mut t = self.conn.poll_timeout();
+        t = earlier(t, self.inbox.front().map(|x| x.0));
+        t = earlier(t, self.outbox.front().map(|x| x.0));
+        t = earlier(t, self.reading.front().map(|x| x.0));
+        t = earlier(t, self.writing.map(|x| x.0));
+        match self.role {
+            // The application stops writing (and closes) at `stop`.
+            Role::Sender { stop } if !self.closed => earlier(t, Some(stop)),
+            _ => t,
+        }
     }
 
     fn as_any(&self) -> &dyn Any {
