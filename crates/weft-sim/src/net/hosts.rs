@@ -4,7 +4,6 @@
 //! applications that are due.
 
 use std::any::Any;
-use std::collections::VecDeque;
 
 use weft_model::Instant;
 use weft_model::engine::{Deadlines, Hosts};
@@ -29,7 +28,9 @@ pub struct SimHosts {
     apps: Vec<(usize, Box<dyn App>)>,
     by_host: Vec<Vec<usize>>,
     wake: Deadlines,
-    ready: VecDeque<(usize, Instant, SimFrame)>,
+    /// The application whose frames are being taken (it was due); its deadline is renewed
+    /// when it has no more.
+    serving: Option<usize>,
     /// Frames delivered to hosts.
     pub delivered: u64,
 }
@@ -47,7 +48,7 @@ impl SimHosts {
             wake: Deadlines::new(apps.len()),
             apps,
             by_host,
-            ready: VecDeque::new(),
+            serving: None,
             delivered: 0,
         };
         for a in 0..s.apps.len() {
@@ -75,15 +76,19 @@ impl SimHosts {
 
 impl Hosts<SimFrame> for SimHosts {
     fn poll_send(&mut self, now: Instant) -> Option<(usize, Instant, SimFrame)> {
-        while self.ready.is_empty() {
-            let a = self.wake.peek_due(now)?;
-            let host = self.apps[a].0;
-            while let Some((at, f)) = self.apps[a].1.poll_send(now) {
-                self.ready.push_back((host, at, f));
+        loop {
+            let a = match self.serving {
+                Some(a) => a,
+                None => self.wake.peek_due(now)?,
+            };
+            let (host, app) = &mut self.apps[a];
+            if let Some((at, f)) = app.poll_send(now) {
+                self.serving = Some(a);
+                return Some((*host, at, f));
             }
-            self.wake.renew(a, self.apps[a].1.poll_timeout());
+            self.serving = None;
+            self.wake.renew(a, app.poll_timeout());
         }
-        self.ready.pop_front()
     }
 
     fn deliver(&mut self, now: Instant, port: usize, _due: Instant, frame: SimFrame) {
@@ -99,7 +104,7 @@ impl Hosts<SimFrame> for SimHosts {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if !self.ready.is_empty() {
+        if self.serving.is_some() {
             return Some(Instant::ZERO);
         }
         self.wake.peek_time()
