@@ -67,6 +67,10 @@ pub struct TcpApp {
     closed: bool,
     /// Nothing has run yet: the first call opens the connection (the sender's SYN).
     fresh: bool,
+    /// The instant of the last step, if no segment has arrived since: a step again at that
+    /// instant finds nothing new to do (its inputs, segments and timers at or before it, are
+    /// spent), so the calls that only drain `outbox` skip it.
+    stepped_at: Option<Instant>,
     /// Bytes the application has read.
     pub bytes_read: u64,
     /// Bytes read within the measurement span.
@@ -122,6 +126,7 @@ impl TcpApp {
             measure: (Instant::ZERO, Instant(u64::MAX)),
             closed: false,
             fresh: true,
+            stepped_at: None,
             bytes_read: 0,
             bytes_measured: 0,
             corrupted: 0,
@@ -267,7 +272,10 @@ impl TcpApp {
 
 impl App for TcpApp {
     fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
-        self.step(now);
+        if self.stepped_at != Some(now) || self.conn.poll_timeout().is_some_and(|t| t <= now) {
+            self.step(now);
+            self.stepped_at = Some(now);
+        }
         let &(t, seg) = self.outbox.front()?;
         if t > now {
             return None;
@@ -277,6 +285,7 @@ impl App for TcpApp {
     }
 
     fn deliver(&mut self, now: Instant, f: SimFrame) {
+        self.stepped_at = None;
         let Some(seg) = f.tcp else { return };
         if !self.is_mine(&f, &seg) {
             return;
