@@ -165,6 +165,9 @@ pub struct Egress<F> {
     out: EventQueue<Train<F>>,
     /// [`Egress::poll_timeout`], kept up to date (it is asked every turn).
     deadline: Option<u64>,
+    /// The last instant of the slot of the earliest pending arrival (when it can be taken),
+    /// kept with `pending`'s head.
+    arrivals_due: Option<u64>,
     /// The arrivals of the slot being taken (kept to reuse its allocation).
     batch: Vec<Arrival>,
     /// Counters.
@@ -193,6 +196,7 @@ impl<F: Frame> Egress<F> {
             departures: VecDeque::new(),
             out: EventQueue::new(),
             deadline: None,
+            arrivals_due: None,
             batch: Vec::new(),
             stats: EgressStats::default(),
         }
@@ -253,8 +257,13 @@ impl<F: Frame> Egress<F> {
                 (self.trains.len() - 1) as u32
             }
         };
+        // Only an arrival earlier than the earliest pending one moves the deadline.
+        let head = self.pending.peek_time();
         self.pending.push(Instant(first), slot);
-        self.update_deadline();
+        if head.is_none_or(|h| first < h.0) {
+            self.arrivals_due = Some(self.slot_end(first) - 1);
+            self.update_deadline();
+        }
     }
 
     /// The end (exclusive, ns) of the slot that holds instant `t`.
@@ -266,7 +275,7 @@ impl<F: Frame> Egress<F> {
     }
 
     fn update_deadline(&mut self) {
-        let arr = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
+        let arr = self.arrivals_due;
         let due = self.out.peek_time().map(|t| t.0);
         self.deadline = match (arr, due) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -280,6 +289,7 @@ impl<F: Frame> Egress<F> {
             return;
         }
         self.process(now);
+        self.arrivals_due = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
         self.update_deadline();
     }
 
