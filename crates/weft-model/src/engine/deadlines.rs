@@ -184,12 +184,10 @@ impl Deadlines {
             if !e.before(&self.heap[parent]) {
                 break;
             }
-            self.heap[i] = self.heap[parent];
-            self.pos[self.heap[i].member as usize] = i as u32;
+            self.put(i, self.heap[parent]);
             i = parent;
         }
-        self.heap[i] = e;
-        self.pos[e.member as usize] = i as u32;
+        self.put(i, e);
     }
 
     fn sift_down(&mut self, mut i: usize) {
@@ -206,10 +204,15 @@ impl Deadlines {
             if !self.heap[child].before(&e) {
                 break;
             }
-            self.heap[i] = self.heap[child];
-            self.pos[self.heap[i].member as usize] = i as u32;
+            self.put(i, self.heap[child]);
             i = child;
         }
+        self.put(i, e);
+    }
+
+    /// Places `e` at `i` and records where its member is.
+    #[inline]
+    fn put(&mut self, i: usize, e: Entry) {
         self.heap[i] = e;
         self.pos[e.member as usize] = i as u32;
     }

@@ -121,22 +121,26 @@ impl<F: Frame> SwitchCore<F> {
 
     /// Records port `port`'s new deadline after its queue changed.
     fn reschedule(&mut self, port: PortId) {
-        let p = &self.ports[port];
-        let t = p.egress.poll_timeout().map(Instant);
-        match p.kind {
-            PortKind::Host(_) => self.due.set(port, t),
-            PortKind::Switch(_) => self.trunk_due.set(port, t),
-        }
+        self.schedule(port, false);
     }
 
     /// Port `port`'s next deadline after it was served (behind the other ports due at the
     /// same instant).
     fn renew(&mut self, port: PortId) {
+        self.schedule(port, true);
+    }
+
+    fn schedule(&mut self, port: PortId, served: bool) {
         let p = &self.ports[port];
         let t = p.egress.poll_timeout().map(Instant);
-        match p.kind {
-            PortKind::Host(_) => self.due.renew(port, t),
-            PortKind::Switch(_) => self.trunk_due.renew(port, t),
+        let due = match p.kind {
+            PortKind::Host(_) => &mut self.due,
+            PortKind::Switch(_) => &mut self.trunk_due,
+        };
+        if served {
+            due.renew(port, t);
+        } else {
+            due.set(port, t);
         }
     }
 
