@@ -3,7 +3,8 @@
 //! fabric ([`FabricStage`]). Frames go to the port towards their destination MAC (a table the
 //! network fills from the topology, plus addresses learned from unknown senders); broadcast and
 //! unknown destinations are flooded on the ports of the spanning tree, bypassing the fabric.
-//! Nothing here reads a clock.
+//! Each port's next deadline goes into the network's [`PortDeadlines`], which serves the ports
+//! of all its switches in one order. Nothing here reads a clock.
 
 use std::collections::HashMap;
 
@@ -42,6 +43,27 @@ pub struct PortStats {
     pub egress: EgressStats,
 }
 
+/// The deadlines of the ports of all the switches of a network, each port under its number in
+/// the network (its switch's first number plus its own): host ports and trunk ports apart, so
+/// that the next port due, and whether a trunk has trains to hand on, are one look each.
+#[derive(Clone, Debug, Default)]
+pub struct PortDeadlines {
+    /// Ports towards hosts.
+    pub host: Deadlines,
+    /// Ports towards other switches.
+    pub trunk: Deadlines,
+}
+
+impl PortDeadlines {
+    /// The deadlines of `ports` ports, none set.
+    pub fn new(ports: usize) -> Self {
+        PortDeadlines {
+            host: Deadlines::new(ports),
+            trunk: Deadlines::new(ports),
+        }
+    }
+}
+
 struct Port<F> {
     kind: PortKind,
     ingress: Option<Ingress>,
@@ -57,14 +79,9 @@ pub struct SwitchCore<F> {
     learned: HashMap<Mac, PortId>,
     flood: Vec<bool>,
     latency: u64,
-    /// Each host port's next deadline.
-    due: Deadlines,
-    /// Each trunk port's next deadline, apart from the host ports' so that the engine's poll
-    /// for trunk trains on every turn costs one look at the earliest.
-    trunk_due: Deadlines,
-    /// The trunk port whose trains [`SwitchCore::poll_trunk_train`] is taking (its slot of
-    /// arrivals has ended); its deadline is renewed when it has no more.
-    trunk_serving: Option<PortId>,
+    /// The network's number of this switch's port 0 (its ports' deadlines are kept by the
+    /// network, [`PortDeadlines`], under these numbers).
+    base: usize,
     /// Trains an ingress line made of one frame (kept to reuse its allocation).
     trains: Vec<Train<F>>,
     /// Frames that were too short to switch, or had nowhere to go.
@@ -82,12 +99,14 @@ impl<F> std::fmt::Debug for SwitchCore<F> {
 impl<F: Frame> SwitchCore<F> {
     /// A switch with `fabric` whose ports lead to `ports` over the given links; random choices
     /// (fair order, faults, fabric contention) drawn from streams of `seed`. `latency` is added
-    /// to every frame that crosses it.
+    /// to every frame that crosses it. Its ports are numbered from `base` in the network's
+    /// [`PortDeadlines`].
     pub fn new(
         fabric: &FabricSpec,
         ports: &[(PortKind, LinkSpec)],
         latency: Duration,
         seed: u64,
+        base: usize,
     ) -> Result<Self, FabricStageError> {
         let built = ports
             .iter()
@@ -111,36 +130,34 @@ impl<F: Frame> SwitchCore<F> {
             learned: HashMap::new(),
             flood: vec![true; ports.len()],
             latency: latency.as_nanos(),
-            due: Deadlines::new(ports.len()),
-            trunk_due: Deadlines::new(ports.len()),
-            trunk_serving: None,
+            base,
             trains: Vec::new(),
             runts: 0,
         })
     }
 
-    /// Records port `port`'s new deadline after its queue changed.
-    fn reschedule(&mut self, port: PortId) {
-        self.schedule(port, false);
+    /// Records port `port`'s new deadline in `d` after its queue changed.
+    fn reschedule(&self, port: PortId, d: &mut PortDeadlines) {
+        self.schedule(port, false, d);
     }
 
     /// Port `port`'s next deadline after it was served (behind the other ports due at the
     /// same instant).
-    fn renew(&mut self, port: PortId) {
-        self.schedule(port, true);
+    pub fn renew(&self, port: PortId, d: &mut PortDeadlines) {
+        self.schedule(port, true, d);
     }
 
-    fn schedule(&mut self, port: PortId, served: bool) {
+    fn schedule(&self, port: PortId, served: bool, d: &mut PortDeadlines) {
         let p = &self.ports[port];
         let t = p.egress.poll_timeout().map(Instant);
         let due = match p.kind {
-            PortKind::Host(_) => &mut self.due,
-            PortKind::Switch(_) => &mut self.trunk_due,
+            PortKind::Host(_) => &mut d.host,
+            PortKind::Switch(_) => &mut d.trunk,
         };
         if served {
-            due.renew(port, t);
+            due.renew(self.base + port, t);
         } else {
-            due.set(port, t);
+            due.set(self.base + port, t);
         }
     }
 
@@ -170,7 +187,14 @@ impl<F: Frame> SwitchCore<F> {
     }
 
     /// A frame from the host on `port` at `now`, of flow `flow`.
-    pub fn handle_frame(&mut self, now: Instant, port: PortId, frame: F, flow: u32) {
+    pub fn handle_frame(
+        &mut self,
+        now: Instant,
+        port: PortId,
+        frame: F,
+        flow: u32,
+        d: &mut PortDeadlines,
+    ) {
         if frame.frame_len() < super::frame::ETH_HEADER {
             self.runts += 1;
             return;
@@ -183,13 +207,13 @@ impl<F: Frame> SwitchCore<F> {
         ingress.handle_frame(now, frame, &mut |t| trains.push(t));
         for mut t in trains.drain(..) {
             t.flow = flow;
-            self.handle_train(port, t);
+            self.handle_train(port, t, d);
         }
         self.trains = trains;
     }
 
     /// A train reaches the switch on `port` (from its host's line, or from another switch).
-    pub fn handle_train(&mut self, port: PortId, mut t: Train<F>) {
+    pub fn handle_train(&mut self, port: PortId, mut t: Train<F>, d: &mut PortDeadlines) {
         if port >= self.ports.len() {
             self.runts += 1;
             return;
@@ -212,30 +236,23 @@ impl<F: Frame> SwitchCore<F> {
                 Some(f) => f.handle_train(port, o, t),
                 None => {
                     self.ports[o].egress.handle_train(t);
-                    self.reschedule(o);
+                    self.reschedule(o, d);
                 }
             },
             None => {
                 for o in 0..self.ports.len() {
                     if o != port && self.flood[o] {
                         self.ports[o].egress.handle_train(t.clone());
-                        self.reschedule(o);
+                        self.reschedule(o, d);
                     }
                 }
             }
         }
     }
 
-    /// Moves what the fabric has delivered by `now` to the output queues (nothing to do on an
-    /// output-queued switch: asked on every poll, so the test is inlined).
-    #[inline]
-    fn advance_fabric(&mut self, now: u64) {
-        if self.fabric.is_some() {
-            self.advance_fabric_now(now);
-        }
-    }
-
-    fn advance_fabric_now(&mut self, now: u64) {
+    /// Moves what the fabric has delivered by `now` to the output queues.
+    pub fn advance_fabric(&mut self, now: Instant, d: &mut PortDeadlines) {
+        let now = now.as_nanos();
         let Some(f) = self
             .fabric
             .as_mut()
@@ -252,85 +269,41 @@ impl<F: Frame> SwitchCore<F> {
             }
         });
         for o in touched {
-            self.reschedule(o);
+            self.reschedule(o, d);
         }
     }
 
-    /// The next frame due at a host at or before `now`: its port, due instant (ns) and the
-    /// frame. Ports are served in the order of their deadlines.
-    pub fn poll_host_frame(&mut self, now: Instant) -> Option<(PortId, u64, F)> {
-        self.advance_fabric(now.as_nanos());
-        while let Some(port) = self.due.peek_due(now) {
-            let got = self.ports[port].egress.poll_frame(now.as_nanos());
-            self.renew(port);
-            if let Some((due, frame)) = got {
-                return Some((port, due, frame));
-            }
-        }
-        None
+    /// True if the switch has an input-queued fabric.
+    pub fn has_fabric(&self) -> bool {
+        self.fabric.is_some()
     }
 
-    /// True if [`SwitchCore::poll_host_frame`] may have a frame at `now` (a port or the fabric
-    /// is due): a cheap test for the engine's every turn.
-    #[inline]
-    pub fn host_frame_due(&self, now: Instant) -> bool {
-        self.due.peek_time().is_some_and(|t| t <= now) || self.fabric_due(now)
-    }
-
-    /// True if [`SwitchCore::poll_trunk_train`] may have a train at `now`.
-    #[inline]
-    pub fn trunk_train_due(&self, now: Instant) -> bool {
-        self.trunk_serving.is_some()
-            || self.trunk_due.peek_time().is_some_and(|t| t <= now)
-            || self.fabric_due(now)
-    }
-
-    #[inline]
-    fn fabric_due(&self, now: Instant) -> bool {
+    /// When the fabric next needs [`SwitchCore::advance_fabric`] (`None`: no fabric, or
+    /// nothing in it).
+    pub fn fabric_timeout(&self) -> Option<Instant> {
         self.fabric
             .as_ref()
             .and_then(FabricStage::poll_timeout)
-            .is_some_and(|t| t <= now.0)
+            .map(Instant)
     }
 
-    /// The next train sent towards another switch by `now`: its port and the train. A trunk
-    /// port whose slot of arrivals has ended gives all the trains it can, in the order sent,
-    /// before the next port due is served.
-    pub fn poll_trunk_train(&mut self, now: Instant) -> Option<(PortId, Train<F>)> {
-        self.advance_fabric(now.as_nanos());
-        loop {
-            let port = match self.trunk_serving {
-                Some(p) => p,
-                None => self.trunk_due.peek_due(now)?,
-            };
-            if let Some(t) = self.ports[port].egress.poll_train(now.as_nanos()) {
-                self.trunk_serving = Some(port);
-                return Some((port, t));
-            }
-            self.trunk_serving = None;
-            self.renew(port);
-        }
+    /// The next frame host port `port` (due by `now`) delivers: its due instant (ns) and the
+    /// frame, if it has one; the port's deadline is renewed in `d`.
+    pub fn poll_host_port(
+        &mut self,
+        now: Instant,
+        port: PortId,
+        d: &mut PortDeadlines,
+    ) -> Option<(u64, F)> {
+        let got = self.ports.get_mut(port)?.egress.poll_frame(now.as_nanos());
+        self.renew(port, d);
+        got
     }
 
-    /// The earliest instant at which something changes without new input.
-    #[inline]
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.trunk_serving.is_some() {
-            return Some(Instant::ZERO);
-        }
-        let ports = match (self.due.peek_time(), self.trunk_due.peek_time()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let fabric = self
-            .fabric
-            .as_ref()
-            .and_then(FabricStage::poll_timeout)
-            .map(Instant);
-        match (ports, fabric) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    /// The next train trunk port `port` (due by `now`) sends towards the next switch, if any.
+    /// Its deadline is left as it is: [`SwitchCore::renew`] it when it has no more.
+    pub fn poll_trunk_port(&mut self, now: Instant, port: PortId) -> Option<Train<F>> {
+        self.ports.get_mut(port)?.egress.poll_train(now.as_nanos())
     }
 
     /// The fabric's counters (`None`: output-queued).
