@@ -14,8 +14,10 @@
 //! the earlier of the two sides' next deadlines. [`EventQueue`] is the heap every timed part of
 //! weft keeps its pending work in.
 
+mod deadlines;
 mod event_queue;
 
+pub use deadlines::Deadlines;
 pub use event_queue::EventQueue;
 
 use crate::element::{Element, PortId};
@@ -30,6 +32,13 @@ pub trait Clock {
     /// current instant. `active` says whether the last turn moved anything, for clocks that
     /// busy-poll for a while after activity.
     fn wait_until(&mut self, deadline: Option<Instant>, active: bool) -> Instant;
+
+    /// True if time stands still while the engine works (virtual time): a turn may then go back
+    /// to the hosts at the same instant, for what the frames just delivered made them do,
+    /// without asking the clock. A wall clock says false: its instant would be stale.
+    fn stands_still(&self) -> bool {
+        false
+    }
 }
 
 /// Virtual time: waiting is a jump to the deadline. Time never passes `end`.
@@ -62,6 +71,10 @@ impl VirtualClock {
 impl Clock for VirtualClock {
     fn now(&self) -> Instant {
         self.now
+    }
+
+    fn stands_still(&self) -> bool {
+        true
     }
 
     fn wait_until(&mut self, deadline: Option<Instant>, _active: bool) -> Instant {
@@ -100,7 +113,11 @@ pub struct RunStats {
 
 /// Runs `net` with `hosts` on `clock` for as long as `keep_going(now, net, hosts)` says so (it
 /// is asked once per turn, before the turn's work, and may do periodic work such as sampling or
-/// reporting).
+/// reporting). On a clock that [stands still](Clock::stands_still), a turn goes back and forth
+/// between hosts and network at its instant for as long as frames delivered leave the hosts
+/// something to do at once (a simulated host answering a segment): the calls on hosts and
+/// network are those of separate turns at the same instant, without the clock and
+/// `keep_going` between them.
 pub fn run<T, N, H, C>(
     net: &mut N,
     hosts: &mut H,
@@ -117,15 +134,25 @@ where
     while keep_going(now, net, hosts) {
         stats.turns += 1;
         let mut active = false;
-        while let Some((port, at, frame)) = hosts.poll_send(now) {
-            net.handle_input(at.min(now), port, frame);
-            stats.sent += 1;
-            active = true;
-        }
-        while let Some((port, due, frame)) = net.poll_output_due(now) {
-            hosts.deliver(now, port, due, frame);
-            stats.delivered += 1;
-            active = true;
+        loop {
+            while let Some((port, at, frame)) = hosts.poll_send(now) {
+                net.handle_input(at.min(now), port, frame);
+                stats.sent += 1;
+                active = true;
+            }
+            let mut delivered = false;
+            while let Some((port, due, frame)) = net.poll_output_due(now) {
+                hosts.deliver(now, port, due, frame);
+                stats.delivered += 1;
+                delivered = true;
+            }
+            active |= delivered;
+            if !(delivered
+                && clock.stands_still()
+                && hosts.poll_timeout().is_some_and(|t| t <= now))
+            {
+                break;
+            }
         }
         let next = match (net.poll_timeout(), hosts.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),

@@ -78,6 +78,7 @@ pub struct EgressStats {
 }
 
 impl EgressStats {
+    #[inline]
     fn flow(&mut self, f: u32) -> &mut FlowStats {
         let i = f as usize;
         if self.flows.len() <= i {
@@ -164,6 +165,9 @@ pub struct Egress<F> {
     out: EventQueue<Train<F>>,
     /// [`Egress::poll_timeout`], kept up to date (it is asked every turn).
     deadline: Option<u64>,
+    /// The last instant of the slot of the earliest pending arrival (when it can be taken),
+    /// kept with `pending`'s head.
+    arrivals_due: Option<u64>,
     /// The arrivals of the slot being taken (kept to reuse its allocation).
     batch: Vec<Arrival>,
     /// Counters.
@@ -192,6 +196,7 @@ impl<F: Frame> Egress<F> {
             departures: VecDeque::new(),
             out: EventQueue::new(),
             deadline: None,
+            arrivals_due: None,
             batch: Vec::new(),
             stats: EgressStats::default(),
         }
@@ -252,8 +257,13 @@ impl<F: Frame> Egress<F> {
                 (self.trains.len() - 1) as u32
             }
         };
+        // Only an arrival earlier than the earliest pending one moves the deadline.
+        let head = self.pending.peek_time();
         self.pending.push(Instant(first), slot);
-        self.update_deadline();
+        if head.is_none_or(|h| first < h.0) {
+            self.arrivals_due = Some(self.slot_end(first) - 1);
+            self.update_deadline();
+        }
     }
 
     /// The end (exclusive, ns) of the slot that holds instant `t`.
@@ -265,7 +275,7 @@ impl<F: Frame> Egress<F> {
     }
 
     fn update_deadline(&mut self) {
-        let arr = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
+        let arr = self.arrivals_due;
         let due = self.out.peek_time().map(|t| t.0);
         self.deadline = match (arr, due) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -279,11 +289,15 @@ impl<F: Frame> Egress<F> {
             return;
         }
         self.process(now);
+        self.arrivals_due = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
         self.update_deadline();
     }
 
     fn process(&mut self, now: u64) {
         let mut batch = std::mem::take(&mut self.batch);
+        // The table of pending frames is set apart while the slot is taken, so that each frame
+        // is worked on in place rather than moved out and back.
+        let mut trains = std::mem::take(&mut self.trains);
         while let Some(first) = self.pending.peek_time() {
             // A slot is taken once its last instant has come: every unit arriving in it is
             // known by then (units are announced before they arrive).
@@ -292,11 +306,8 @@ impl<F: Frame> Egress<F> {
                 break;
             }
             // Every frame with units in this slot, with how many.
-            while self.pending.peek_time().is_some_and(|t| t.0 < end) {
-                let Some((at, slot)) = self.pending.pop() else {
-                    break;
-                };
-                let Some(p) = self.trains.get(slot as usize).and_then(Option::as_ref) else {
+            while let Some((at, slot)) = self.pending.pop_due(Instant(end - 1)) {
+                let Some(p) = trains.get(slot as usize).and_then(Option::as_ref) else {
                     continue;
                 };
                 let left = p.units - p.idx;
@@ -324,28 +335,31 @@ impl<F: Frame> Egress<F> {
             }
             self.drain_queue(end.saturating_sub(1));
             for a in batch.drain(..) {
-                let Some(mut p) = self.trains.get_mut(a.slot as usize).and_then(Option::take)
-                else {
+                let Some(entry) = trains.get_mut(a.slot as usize) else {
+                    continue;
+                };
+                let Some(p) = entry.as_mut() else {
                     continue;
                 };
                 for k in 0..a.count {
                     let t = a.at + k * p.spacing;
                     if self.link.is_atm() {
-                        self.cell_arrives(t, &mut p);
+                        self.cell_arrives(t, p);
                     } else {
-                        self.frame_arrives(t, &mut p);
+                        self.frame_arrives(t, p);
                     }
                     p.idx += 1;
                 }
                 if p.idx < p.units {
                     let next = a.at + a.count * p.spacing;
-                    self.trains[a.slot as usize] = Some(p);
                     self.pending.push(Instant(next), a.slot);
                 } else {
+                    *entry = None;
                     self.free.push(a.slot);
                 }
             }
         }
+        self.trains = trains;
         self.batch = batch;
     }
 

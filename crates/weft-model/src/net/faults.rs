@@ -82,6 +82,7 @@ impl FaultInjector {
 
     /// True if the frame is lost (drawn first, so that a link with loss only draws once per
     /// frame).
+    #[inline]
     pub fn lose(&mut self) -> bool {
         let lost = self.faults.loss > 0.0 && self.rng.chance(self.faults.loss);
         self.stats.lost += u64::from(lost);
@@ -90,11 +91,17 @@ impl FaultInjector {
 
     /// Passes a frame due at `due` (ns) through the other faults: `emit(due, frame)` is called
     /// once, twice (duplicated) or with a later `due` (held back). Call after [`Self::lose`].
-    pub fn pass<F: Frame>(&mut self, due: u64, mut frame: F, emit: &mut impl FnMut(u64, F)) {
+    #[inline]
+    pub fn pass<F: Frame>(&mut self, due: u64, frame: F, emit: &mut impl FnMut(u64, F)) {
         let f = self.faults;
         if f.corrupt <= 0.0 && f.duplicate <= 0.0 && f.reorder <= 0.0 {
             return emit(due, frame);
         }
+        self.pass_faulty(due, frame, emit);
+    }
+
+    fn pass_faulty<F: Frame>(&mut self, due: u64, mut frame: F, emit: &mut impl FnMut(u64, F)) {
+        let f = self.faults;
         if f.corrupt > 0.0 && self.rng.chance(f.corrupt) {
             frame.corrupt(&mut self.rng);
             self.stats.corrupted += 1;

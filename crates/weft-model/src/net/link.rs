@@ -117,12 +117,14 @@ impl LinkSpec {
     }
 
     /// True on ATM links.
+    #[inline]
     pub fn is_atm(&self) -> bool {
         matches!(self.framing, Framing::Cells)
     }
 
     /// Cells (ATM) or 1 (frames) that a frame of `frame_len` bytes (Ethernet header included)
     /// occupies.
+    #[inline]
     pub fn units(&self, frame_len: usize) -> u64 {
         match self.framing {
             Framing::Cells => tech::aal5_cells(ip_len(frame_len) + self.encap.header_bytes()),
@@ -131,6 +133,7 @@ impl LinkSpec {
     }
 
     /// Bytes of line time a frame of `frame_len` bytes (Ethernet header included) occupies.
+    #[inline]
     pub fn wire_bytes(&self, frame_len: usize) -> u64 {
         tech::wire_bytes(self.framing, self.encap, ip_len(frame_len))
     }

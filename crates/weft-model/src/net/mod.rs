@@ -43,7 +43,7 @@ pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
 pub use network::{Network, NetworkError, TrunkStats};
 pub use report::{Delivery, SenderStats, delivery};
 pub use serialiser::Serialiser;
-pub use switch::{MAX_LEARNED, PortKind, PortStats, SwitchCore};
+pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::Train;
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::capture::{Direction, LinkId, Tap};
 use super::egress::EgressStats;
 use super::fabric_stage::{FabricStageError, FabricStats};
 use super::frame::Frame;
-use super::switch::{PortKind, PortStats, SwitchCore};
+use super::switch::{PortDeadlines, PortKind, PortStats, SwitchCore};
 use super::topology::{Topology, TopologyError};
 use crate::element::{Element, PortId};
 use crate::fabric::Rng;
@@ -50,9 +50,15 @@ pub struct Network<F> {
     names: Vec<String>,
     host_port: Vec<(usize, PortId)>,
     trunk_end: Vec<Vec<Option<TrunkEnd>>>,
-    next_switch: usize,
-    /// Whether any switch has a trunk.
-    trunked: bool,
+    /// Every port's deadline, by its number in the network.
+    due: PortDeadlines,
+    /// The switch and port of each number in the network.
+    port_at: Vec<(usize, PortId)>,
+    /// The switches with an input-queued fabric.
+    fabrics: Vec<usize>,
+    /// The trunk port (network number) whose trains are being handed on; its deadline is
+    /// renewed when it has no more.
+    trunk_serving: Option<usize>,
     tap: Option<Box<dyn Tap<F> + Send>>,
 }
 
@@ -104,6 +110,7 @@ impl<F: Frame> Network<F> {
             });
         }
         let mut switches = Vec::with_capacity(ns);
+        let mut port_at = Vec::new();
         for (s, spec) in topo.switches.iter().enumerate() {
             let seed = Rng::for_stream(topo.seed, 0x5717c4 + s as u64).next_u64();
             switches.push(SwitchCore::new(
@@ -111,7 +118,9 @@ impl<F: Frame> Network<F> {
                 &ports[s],
                 spec.latency,
                 seed,
+                port_at.len(),
             )?);
+            port_at.extend((0..ports[s].len()).map(|p| (s, p)));
         }
         // Routes: from every switch, the port towards every host, on shortest paths.
         let next = next_hops(topo, &trunk_port);
@@ -137,12 +146,14 @@ impl<F: Frame> Network<F> {
             }
         }
         Ok(Network {
+            fabrics: (0..ns).filter(|&s| switches[s].has_fabric()).collect(),
             switches,
             names: topo.switches.iter().map(|s| s.name.clone()).collect(),
             host_port,
-            trunked: !topo.trunks.is_empty(),
             trunk_end,
-            next_switch: 0,
+            due: PortDeadlines::new(port_at.len()),
+            port_at,
+            trunk_serving: None,
             tap: None,
         })
     }
@@ -170,70 +181,94 @@ impl<F: Frame> Network<F> {
         if let Some(tap) = &mut self.tap {
             tap.record(LinkId::Host(host), now.0, Direction::FromHost, &frame);
         }
-        self.switches[s].handle_frame(now, p, frame, host as u32);
+        self.switches[s].handle_frame(now, p, frame, host as u32, &mut self.due);
     }
 
-    /// Moves every train sent over a trunk by `now` to the switch at its far end.
+    /// Moves what every input-queued fabric has delivered by `now` to its output queues.
+    fn advance_fabrics(&mut self, now: Instant) {
+        for &s in &self.fabrics {
+            self.switches[s].advance_fabric(now, &mut self.due);
+        }
+    }
+
+    /// Moves every train sent over a trunk by `now` to the switch at its far end: the trunk
+    /// ports whose slot of arrivals has ended, in the order of their deadlines, each until it
+    /// has no more.
     fn move_trunk_trains(&mut self, now: Instant) {
         loop {
-            let mut moved = false;
-            for s in 0..self.switches.len() {
-                while let Some((port, t)) = self.switches[s].poll_trunk_train(now) {
-                    let Some(end) = self.trunk_end[s][port] else {
-                        continue;
+            let g = match self.trunk_serving {
+                Some(g) => g,
+                None => match self.due.trunk.peek_due(now) {
+                    Some(g) => g,
+                    None => return,
+                },
+            };
+            let (s, port) = self.port_at[g];
+            let Some(t) = self.switches[s].poll_trunk_port(now, port) else {
+                self.trunk_serving = None;
+                self.switches[s].renew(port, &mut self.due);
+                continue;
+            };
+            self.trunk_serving = Some(g);
+            let Some(end) = self.trunk_end[s][port] else {
+                continue;
+            };
+            if let Some(tap) = &mut self.tap {
+                if !t.damaged {
+                    let dir = if end.forward {
+                        Direction::FromHost
+                    } else {
+                        Direction::ToHost
                     };
-                    if let Some(tap) = &mut self.tap {
-                        if !t.damaged {
-                            let dir = if end.forward {
-                                Direction::FromHost
-                            } else {
-                                Direction::ToHost
-                            };
-                            tap.record(LinkId::Trunk(end.trunk), t.last(), dir, &t.frame);
-                        }
-                    }
-                    self.switches[end.peer].handle_train(end.peer_port, t);
-                    moved = true;
+                    tap.record(LinkId::Trunk(end.trunk), t.last(), dir, &t.frame);
                 }
             }
-            if !moved {
-                break;
-            }
+            self.switches[end.peer].handle_train(end.peer_port, t, &mut self.due);
         }
     }
 
     /// The next frame due at a host at or before `now`: the host, the instant it was due and
-    /// the frame. Hosts are served round-robin.
+    /// the frame. Trains due on trunks are handed on first; host ports are served in the order
+    /// of their deadlines.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(usize, Instant, F)> {
-        if self.trunked {
-            self.move_trunk_trains(now);
+        if !self.fabrics.is_empty() {
+            self.advance_fabrics(now);
         }
-        let n = self.switches.len();
-        for k in 0..n {
-            let s = (self.next_switch + k) % n;
-            if self.switches[s].poll_timeout().is_none_or(|t| t > now) {
+        self.move_trunk_trains(now);
+        if !self.fabrics.is_empty() {
+            self.advance_fabrics(now);
+        }
+        while let Some(g) = self.due.host.peek_due(now) {
+            let (s, port) = self.port_at[g];
+            let Some((due, frame)) = self.switches[s].poll_host_port(now, port, &mut self.due)
+            else {
                 continue;
+            };
+            let Some(PortKind::Host(to)) = self.switches[s].port_kind(port) else {
+                continue;
+            };
+            if let Some(tap) = &mut self.tap {
+                tap.record(LinkId::Host(to), due, Direction::ToHost, &frame);
             }
-            if let Some((port, due, frame)) = self.switches[s].poll_host_frame(now) {
-                let Some(PortKind::Host(to)) = self.switches[s].port_kind(port) else {
-                    continue;
-                };
-                self.next_switch = (s + 1) % n;
-                if let Some(tap) = &mut self.tap {
-                    tap.record(LinkId::Host(to), due, Direction::ToHost, &frame);
-                }
-                return Some((to, Instant(due), frame));
-            }
+            return Some((to, Instant(due), frame));
         }
         None
     }
 
     /// The earliest instant at which something changes without new input.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.switches
-            .iter()
-            .filter_map(SwitchCore::poll_timeout)
-            .min()
+        if self.trunk_serving.is_some() {
+            return Some(Instant::ZERO);
+        }
+        let earlier = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        let mut t = earlier(self.due.host.peek_time(), self.due.trunk.peek_time());
+        for &s in &self.fabrics {
+            t = earlier(t, self.switches[s].fabric_timeout());
+        }
+        t
     }
 
     /// Counters of host `host`'s port: its link towards the switch, and the switch's queue

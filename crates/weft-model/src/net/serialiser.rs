@@ -34,6 +34,7 @@ impl Serialiser {
 
     /// Starts `bytes` at `max(now, line free)` and returns when its last bit leaves (ns, rounded
     /// up). An unlimited line sends in no time.
+    #[inline]
     pub fn send(&mut self, now: u64, bytes: u64) -> u64 {
         if self.rate == 0 {
             self.busy = self.busy.max(now);
@@ -59,6 +60,7 @@ impl Serialiser {
     }
 
     /// When the line is next free (ns, rounded up).
+    #[inline]
     pub fn free_at(&self) -> u64 {
         self.busy + u64::from(self.rem != 0)
     }

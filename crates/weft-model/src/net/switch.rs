@@ -3,7 +3,8 @@
 //! fabric ([`FabricStage`]). Frames go to the port towards their destination MAC (a table the
 //! network fills from the topology, plus addresses learned from unknown senders); broadcast and
 //! unknown destinations are flooded on the ports of the spanning tree, bypassing the fabric.
-//! Nothing here reads a clock.
+//! Each port's next deadline goes into the network's [`PortDeadlines`], which serves the ports
+//! of all its switches in one order. Nothing here reads a clock.
 
 use std::collections::HashMap;
 
@@ -16,7 +17,7 @@ use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
 use super::train::Train;
 use crate::element::PortId;
-use crate::engine::EventQueue;
+use crate::engine::Deadlines;
 use crate::fabric::Rng;
 use crate::time::{Duration, Instant};
 
@@ -42,6 +43,27 @@ pub struct PortStats {
     pub egress: EgressStats,
 }
 
+/// The deadlines of the ports of all the switches of a network, each port under its number in
+/// the network (its switch's first number plus its own): host ports and trunk ports apart, so
+/// that the next port due, and whether a trunk has trains to hand on, are one look each.
+#[derive(Clone, Debug, Default)]
+pub struct PortDeadlines {
+    /// Ports towards hosts.
+    pub host: Deadlines,
+    /// Ports towards other switches.
+    pub trunk: Deadlines,
+}
+
+impl PortDeadlines {
+    /// The deadlines of `ports` ports, none set.
+    pub fn new(ports: usize) -> Self {
+        PortDeadlines {
+            host: Deadlines::new(ports),
+            trunk: Deadlines::new(ports),
+        }
+    }
+}
+
 struct Port<F> {
     kind: PortKind,
     ingress: Option<Ingress>,
@@ -51,19 +73,15 @@ struct Port<F> {
 /// One switch of a network.
 pub struct SwitchCore<F> {
     ports: Vec<Port<F>>,
-    /// The ports that lead to other switches (fixed at construction), so that polling for
-    /// trunk trains, done on every turn of the engine, does not walk every host port.
-    trunk_ports: Vec<PortId>,
     fabric: Option<FabricStage<F>>,
     /// Output port towards host `i` (by its MAC, [`super::frame::host_mac`]).
     to_host: Vec<Option<PortId>>,
     learned: HashMap<Mac, PortId>,
     flood: Vec<bool>,
     latency: u64,
-    /// Each port's next deadline as last pushed into `due` (`due` may hold stale entries:
-    /// those that differ from this are skipped).
-    scheduled: Vec<Option<u64>>,
-    due: EventQueue<PortId>,
+    /// The network's number of this switch's port 0 (its ports' deadlines are kept by the
+    /// network, [`PortDeadlines`], under these numbers).
+    base: usize,
     /// Trains an ingress line made of one frame (kept to reuse its allocation).
     trains: Vec<Train<F>>,
     /// Frames that were too short to switch, or had nowhere to go.
@@ -81,12 +99,14 @@ impl<F> std::fmt::Debug for SwitchCore<F> {
 impl<F: Frame> SwitchCore<F> {
     /// A switch with `fabric` whose ports lead to `ports` over the given links; random choices
     /// (fair order, faults, fabric contention) drawn from streams of `seed`. `latency` is added
-    /// to every frame that crosses it.
+    /// to every frame that crosses it. Its ports are numbered from `base` in the network's
+    /// [`PortDeadlines`].
     pub fn new(
         fabric: &FabricSpec,
         ports: &[(PortKind, LinkSpec)],
         latency: Duration,
         seed: u64,
+        base: usize,
     ) -> Result<Self, FabricStageError> {
         let built = ports
             .iter()
@@ -103,35 +123,41 @@ impl<F: Frame> SwitchCore<F> {
             })
             .collect();
         let links = ports.iter().map(|(_, l)| l.clone()).collect();
-        let trunk_ports = ports
-            .iter()
-            .enumerate()
-            .filter(|(_, (kind, _))| matches!(kind, PortKind::Switch(_)))
-            .map(|(i, _)| i)
-            .collect();
         Ok(SwitchCore {
             ports: built,
-            trunk_ports,
             fabric: FabricStage::new(fabric, links, seed ^ 0xfab)?,
             to_host: Vec::new(),
             learned: HashMap::new(),
             flood: vec![true; ports.len()],
             latency: latency.as_nanos(),
-            scheduled: vec![None; ports.len()],
-            due: EventQueue::new(),
+            base,
             trains: Vec::new(),
             runts: 0,
         })
     }
 
-    /// Records port `port`'s new deadline after its queue changed.
-    fn reschedule(&mut self, port: PortId) {
-        let t = self.ports[port].egress.poll_timeout();
-        if t != self.scheduled[port] {
-            self.scheduled[port] = t;
-            if let Some(t) = t {
-                self.due.push(Instant(t), port);
-            }
+    /// Records port `port`'s new deadline in `d` after its queue changed.
+    fn reschedule(&self, port: PortId, d: &mut PortDeadlines) {
+        self.schedule(port, false, d);
+    }
+
+    /// Port `port`'s next deadline after it was served (behind the other ports due at the
+    /// same instant).
+    pub fn renew(&self, port: PortId, d: &mut PortDeadlines) {
+        self.schedule(port, true, d);
+    }
+
+    fn schedule(&self, port: PortId, served: bool, d: &mut PortDeadlines) {
+        let p = &self.ports[port];
+        let t = p.egress.poll_timeout().map(Instant);
+        let due = match p.kind {
+            PortKind::Host(_) => &mut d.host,
+            PortKind::Switch(_) => &mut d.trunk,
+        };
+        if served {
+            due.renew(self.base + port, t);
+        } else {
+            due.set(self.base + port, t);
         }
     }
 
@@ -161,7 +187,14 @@ impl<F: Frame> SwitchCore<F> {
     }
 
     /// A frame from the host on `port` at `now`, of flow `flow`.
-    pub fn handle_frame(&mut self, now: Instant, port: PortId, frame: F, flow: u32) {
+    pub fn handle_frame(
+        &mut self,
+        now: Instant,
+        port: PortId,
+        frame: F,
+        flow: u32,
+        d: &mut PortDeadlines,
+    ) {
         if frame.frame_len() < super::frame::ETH_HEADER {
             self.runts += 1;
             return;
@@ -174,13 +207,13 @@ impl<F: Frame> SwitchCore<F> {
         ingress.handle_frame(now, frame, &mut |t| trains.push(t));
         for mut t in trains.drain(..) {
             t.flow = flow;
-            self.handle_train(port, t);
+            self.handle_train(port, t, d);
         }
         self.trains = trains;
     }
 
     /// A train reaches the switch on `port` (from its host's line, or from another switch).
-    pub fn handle_train(&mut self, port: PortId, mut t: Train<F>) {
+    pub fn handle_train(&mut self, port: PortId, mut t: Train<F>, d: &mut PortDeadlines) {
         if port >= self.ports.len() {
             self.runts += 1;
             return;
@@ -203,21 +236,23 @@ impl<F: Frame> SwitchCore<F> {
                 Some(f) => f.handle_train(port, o, t),
                 None => {
                     self.ports[o].egress.handle_train(t);
-                    self.reschedule(o);
+                    self.reschedule(o, d);
                 }
             },
             None => {
                 for o in 0..self.ports.len() {
                     if o != port && self.flood[o] {
                         self.ports[o].egress.handle_train(t.clone());
-                        self.reschedule(o);
+                        self.reschedule(o, d);
                     }
                 }
             }
         }
     }
 
-    fn advance_fabric(&mut self, now: u64) {
+    /// Moves what the fabric has delivered by `now` to the output queues.
+    pub fn advance_fabric(&mut self, now: Instant, d: &mut PortDeadlines) {
+        let now = now.as_nanos();
         let Some(f) = self
             .fabric
             .as_mut()
@@ -234,61 +269,41 @@ impl<F: Frame> SwitchCore<F> {
             }
         });
         for o in touched {
-            self.reschedule(o);
+            self.reschedule(o, d);
         }
     }
 
-    /// The next frame due at a host at or before `now`: its port, due instant (ns) and the
-    /// frame. Ports are served in the order of their deadlines.
-    pub fn poll_host_frame(&mut self, now: Instant) -> Option<(PortId, u64, F)> {
-        self.advance_fabric(now.as_nanos());
-        while let Some((t, port)) = self.due.pop_due(now) {
-            if self.scheduled[port] != Some(t.0) {
-                continue; // stale
-            }
-            self.scheduled[port] = None;
-            let p = &mut self.ports[port];
-            let got = if matches!(p.kind, PortKind::Host(_)) {
-                p.egress.poll_frame(now.as_nanos())
-            } else {
-                // A trunk's queue: processed here, its trains taken by `poll_trunk_train`.
-                p.egress.advance(now.as_nanos());
-                None
-            };
-            self.reschedule(port);
-            if let Some((due, frame)) = got {
-                return Some((port, due, frame));
-            }
-        }
-        None
+    /// True if the switch has an input-queued fabric.
+    pub fn has_fabric(&self) -> bool {
+        self.fabric.is_some()
     }
 
-    /// The next train sent towards another switch by `now`: its port and the train.
-    pub fn poll_trunk_train(&mut self, now: Instant) -> Option<(PortId, Train<F>)> {
-        self.advance_fabric(now.as_nanos());
-        for k in 0..self.trunk_ports.len() {
-            let i = self.trunk_ports[k];
-            if let Some(t) = self.ports[i].egress.poll_train(now.as_nanos()) {
-                self.reschedule(i);
-                return Some((i, t));
-            }
-        }
-        None
-    }
-
-    /// The earliest instant at which something changes without new input.
-    /// (It may be early, never late: a port rescheduled later leaves a stale entry behind.)
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        let ports = self.due.peek_time();
-        let fabric = self
-            .fabric
+    /// When the fabric next needs [`SwitchCore::advance_fabric`] (`None`: no fabric, or
+    /// nothing in it).
+    pub fn fabric_timeout(&self) -> Option<Instant> {
+        self.fabric
             .as_ref()
             .and_then(FabricStage::poll_timeout)
-            .map(Instant);
-        match (ports, fabric) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+            .map(Instant)
+    }
+
+    /// The next frame host port `port` (due by `now`) delivers: its due instant (ns) and the
+    /// frame, if it has one; the port's deadline is renewed in `d`.
+    pub fn poll_host_port(
+        &mut self,
+        now: Instant,
+        port: PortId,
+        d: &mut PortDeadlines,
+    ) -> Option<(u64, F)> {
+        let got = self.ports.get_mut(port)?.egress.poll_frame(now.as_nanos());
+        self.renew(port, d);
+        got
+    }
+
+    /// The next train trunk port `port` (due by `now`) sends towards the next switch, if any.
+    /// Its deadline is left as it is: [`SwitchCore::renew`] it when it has no more.
+    pub fn poll_trunk_port(&mut self, now: Instant, port: PortId) -> Option<Train<F>> {
+        self.ports.get_mut(port)?.egress.poll_train(now.as_nanos())
     }
 
     /// The fabric's counters (`None`: output-queued).

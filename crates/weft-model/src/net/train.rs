@@ -23,12 +23,14 @@ pub struct Train<F> {
 
 impl<F> Train<F> {
     /// Arrival of the last unit (ns).
+    #[inline]
     pub fn last(&self) -> u64 {
         self.first + self.spacing * self.units.saturating_sub(1)
     }
 
     /// A train of `units` units from `first_end` to `last_end` (the instants the first and last
     /// left a line, ns), spaced evenly, shifted by `delay` (ns).
+    #[inline]
     pub fn between(
         frame: F,
         first_end: u64,

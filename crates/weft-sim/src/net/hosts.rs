@@ -1,13 +1,12 @@
 //! The simulated hosts of a network: applications plugged into the hosts' ports, as the engine's
 //! [`Hosts`] on virtual time. Each application says when it next has a frame to hand over; the
-//! hosts keep one [`EventQueue`] of those instants, so a turn touches only the applications that
-//! are due.
+//! hosts keep those instants, one per application ([`Deadlines`]), so a turn touches only the
+//! applications that are due.
 
 use std::any::Any;
-use std::collections::VecDeque;
 
 use weft_model::Instant;
-use weft_model::engine::{EventQueue, Hosts};
+use weft_model::engine::{Deadlines, Hosts};
 
 use super::frame::SimFrame;
 
@@ -28,9 +27,10 @@ pub trait App: Any {
 pub struct SimHosts {
     apps: Vec<(usize, Box<dyn App>)>,
     by_host: Vec<Vec<usize>>,
-    wake: EventQueue<usize>,
-    scheduled: Vec<Option<Instant>>,
-    ready: VecDeque<(usize, Instant, SimFrame)>,
+    wake: Deadlines,
+    /// The application whose frames are being taken (it was due); its deadline is renewed
+    /// when it has no more.
+    serving: Option<usize>,
     /// Frames delivered to hosts.
     pub delivered: u64,
 }
@@ -45,11 +45,10 @@ impl SimHosts {
             }
         }
         let mut s = SimHosts {
-            scheduled: vec![None; apps.len()],
+            wake: Deadlines::new(apps.len()),
             apps,
             by_host,
-            wake: EventQueue::new(),
-            ready: VecDeque::new(),
+            serving: None,
             delivered: 0,
         };
         for a in 0..s.apps.len() {
@@ -71,31 +70,25 @@ impl SimHosts {
     }
 
     fn reschedule(&mut self, a: usize) {
-        let t = self.apps[a].1.poll_timeout();
-        if t != self.scheduled[a] {
-            self.scheduled[a] = t;
-            if let Some(t) = t {
-                self.wake.push(t, a);
-            }
-        }
+        self.wake.set(a, self.apps[a].1.poll_timeout());
     }
 }
 
 impl Hosts<SimFrame> for SimHosts {
     fn poll_send(&mut self, now: Instant) -> Option<(usize, Instant, SimFrame)> {
-        while self.ready.is_empty() {
-            let (t, a) = self.wake.pop_due(now)?;
-            if self.scheduled[a] != Some(t) {
-                continue; // stale: the application was rescheduled since
+        loop {
+            let a = match self.serving {
+                Some(a) => a,
+                None => self.wake.peek_due(now)?,
+            };
+            let (host, app) = &mut self.apps[a];
+            if let Some((at, f)) = app.poll_send(now) {
+                self.serving = Some(a);
+                return Some((*host, at, f));
             }
-            self.scheduled[a] = None;
-            let host = self.apps[a].0;
-            while let Some((at, f)) = self.apps[a].1.poll_send(now) {
-                self.ready.push_back((host, at, f));
-            }
-            self.reschedule(a);
+            self.serving = None;
+            self.wake.renew(a, app.poll_timeout());
         }
-        self.ready.pop_front()
     }
 
     fn deliver(&mut self, now: Instant, port: usize, _due: Instant, frame: SimFrame) {
@@ -111,7 +104,7 @@ impl Hosts<SimFrame> for SimHosts {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if !self.ready.is_empty() {
+        if self.serving.is_some() {
             return Some(Instant::ZERO);
         }
         self.wake.peek_time()
