@@ -12,7 +12,7 @@ use std::time::Instant as StdInstant;
 use weft_model::{Duration, Instant, Rate};
 
 use super::ctl::CtlConn;
-use super::{XferError, client_handshake_with_checksum, store, sys};
+use super::{Hello, XferError, client_handshake_with, store, sys};
 
 use super::source::{MEMORY_NAME, Source, read_block};
 use super::sys::Gather;
@@ -432,13 +432,13 @@ fn run_session_inner(
         .map_err(|e| XferError::io(format!("connecting to {addr}"), e))?;
     let mut conn =
         CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
-    let params = client_handshake_with_checksum(
-        &mut conn,
-        opts.mode,
-        opts.window,
-        opts.key.as_ref(),
-        opts.checksum,
-    )?;
+    let hello = Hello {
+        mode: opts.mode,
+        window: opts.window,
+        checksum: opts.checksum,
+        stripe: None,
+    };
+    let params = client_handshake_with(&mut conn, &hello, opts.key.as_ref())?;
     conn.watch_peer();
 
     let mut welcome_pending = params.welcome_pending;
@@ -472,6 +472,7 @@ fn run_session_inner(
         // idle CPUs wake late, wake-ups are often 1 ms or more behind, and a smaller allowance
         // loses that time for good (the rate achieved falls below the rate paced).
         burst: Duration::from_millis(PACING_BURST_MS),
+        early_probe: params.version >= crate::wire::control::STRIPE_VERSION,
     };
     let mut sender = Sender::new(cfg, params.session, metas);
     let mut files: Vec<Option<File>> = (0..items.len()).map(|_| None).collect();

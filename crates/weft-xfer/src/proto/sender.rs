@@ -28,6 +28,10 @@ pub struct SenderConfig {
     pub stripes: u32,
     /// Pacing burst allowance.
     pub burst: Duration,
+    /// The receiver takes the probe round of the first buffer before it has granted the buffer
+    /// (protocol 4): the probe train leaves with the offer instead of a round trip later, when
+    /// `Ready` comes back.
+    pub early_probe: bool,
 }
 
 /// A file to send.
@@ -164,6 +168,9 @@ struct Buf {
     /// Packets from this index on are held back from round 0 (the first buffer's probe round):
     /// they are first sent in round 1, and are neither loss nor retransmissions.
     withheld_from: u32,
+    /// Sent before the receiver granted it (the early probe round): its `Ready` is still to
+    /// come and changes nothing.
+    early: bool,
 }
 
 impl Buf {
@@ -310,6 +317,10 @@ impl Sender {
                 self.next_file();
             }
             Control::Ready { buf } => {
+                if let Some(b) = self.bufs.get_mut(&buf).filter(|b| b.early) {
+                    b.early = false;
+                    return Ok(());
+                }
                 let b = self
                     .bufs
                     .get_mut(&buf)
@@ -514,6 +525,9 @@ impl Sender {
         } else {
             npkts
         };
+        // The probe round goes at once, before the receiver's `Ready` (it holds what comes
+        // early): the train is short, and its report is the first thing the sender waits for.
+        let early = self.cfg.early_probe && withheld_from < npkts;
         self.control.push_back(Control::Start {
             buf: seq,
             file,
@@ -533,10 +547,18 @@ impl Sender {
                 round: 0,
                 sent_round: 0,
                 span: RoundSpan::EMPTY,
-                state: BufState::WaitReady,
+                state: if early {
+                    BufState::Sending
+                } else {
+                    BufState::WaitReady
+                },
                 withheld_from,
+                early,
             },
         );
+        if early {
+            self.active.push_back(seq);
+        }
         self.ask_for_buffer();
         Ok(())
     }

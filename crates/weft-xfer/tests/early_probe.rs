@@ -1,0 +1,190 @@
+//! The probe round before `Ready` (protocol 4): the sender's first buffer starts its probe train
+//! with the file's offer, and the receiver keeps datagrams that come before their buffer's
+//! `Start` (or while the file awaits the driver's answer) until the buffer is granted.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+use weft_model::{Duration, Instant, Rate};
+use weft_xfer::proto::{
+    FileMeta, RateMode, Receiver, ReceiverConfig, ReceiverEvent, Sender, SenderConfig, SenderEvent,
+};
+use weft_xfer::wire::{Control, DataRepr, Mode, RefuseCode};
+
+/// A sender of session 9 with the adaptive controller, offering one file of 100 packets of
+/// 1000 bytes in one buffer.
+fn sender(early_probe: bool) -> Sender {
+    let cfg = SenderConfig {
+        mode: Mode::Reliable,
+        packet_size: 1000,
+        buffer_size: 100_000,
+        window: 2,
+        rate: RateMode::Adaptive {
+            initial: Rate::mbps(1000),
+            min: Rate::mbps(1),
+            max: Rate::mbps(10_000),
+            loss_threshold_ppm: 20_000,
+        },
+        stripes: 1,
+        burst: Duration::from_micros(20),
+        early_probe,
+    };
+    let file = FileMeta {
+        name: "f".into(),
+        size: 100_000,
+        hash: [0; 32],
+        resume: false,
+    };
+    let mut s = Sender::new(cfg, 9, vec![file]);
+    assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file: 0 }));
+    s.provide_buffer(0, Some((0, vec![7; 100_000]))).unwrap();
+    s
+}
+
+/// Every datagram the sender may send by `until` (the pacer given the time it asks for).
+fn datagrams(s: &mut Sender, until: Instant) -> Vec<Vec<u8>> {
+    let (mut out, mut now) = (Vec::new(), Instant::ZERO);
+    loop {
+        let mut d = Vec::new();
+        while s.poll_transmit(now, &mut d).is_some() {
+            out.push(std::mem::take(&mut d));
+        }
+        match s.poll_timeout() {
+            Some(t) if t <= until => now = t.max(now + Duration::from_micros(1)),
+            _ => return out,
+        }
+    }
+}
+
+#[test]
+fn the_probe_train_leaves_before_ready_and_a_later_ready_changes_nothing() {
+    let mut s = sender(true);
+    let train = datagrams(&mut s, Instant(1_000_000_000));
+    assert_eq!(train.len(), 64, "the probe round, before any answer");
+    let ctl: Vec<Control> = std::iter::from_fn(|| s.poll_control()).collect();
+    assert!(
+        matches!(
+            ctl.last(),
+            Some(Control::End {
+                round: 0,
+                sent: 64,
+                ..
+            })
+        ),
+        "{ctl:?}"
+    );
+    let buf = match ctl[1] {
+        Control::Start { buf, .. } => buf,
+        ref c => panic!("{c:?}"),
+    };
+    let t = Instant(2_000_000);
+    s.handle_control(
+        t,
+        Control::FileAccept {
+            file: 0,
+            have: Vec::new(),
+        },
+    )
+    .unwrap();
+    s.handle_control(t, Control::Ready { buf }).unwrap();
+    assert!(datagrams(&mut s, Instant(1_000_000_000)).is_empty());
+    // Without it (an older receiver), nothing leaves before Ready.
+    let mut old = sender(false);
+    assert!(datagrams(&mut old, Instant(1_000_000_000)).is_empty());
+}
+
+fn receiver() -> Receiver {
+    Receiver::new(ReceiverConfig {
+        mode: Mode::Reliable,
+        session: 9,
+        window: 2,
+        max_buffer: 1 << 20,
+        max_packet: 9000,
+        max_file: 1 << 20,
+        settle: Duration::from_millis(1),
+    })
+}
+
+/// The sender's probe round (datagrams, then its offer, `Start` and `End`), as a receiver gets
+/// it when the datagrams overtake the control messages.
+fn probe_round() -> (Vec<Vec<u8>>, Vec<Control>) {
+    let mut s = sender(true);
+    let train = datagrams(&mut s, Instant(1_000_000_000));
+    (train, std::iter::from_fn(|| s.poll_control()).collect())
+}
+
+#[test]
+fn datagrams_before_their_start_are_kept_until_the_file_is_accepted() {
+    let (train, ctl) = probe_round();
+    let mut r = receiver();
+    let t = Instant::ZERO;
+    for d in &train {
+        r.handle_datagram(t, d);
+    }
+    for c in ctl {
+        r.handle_control(t, c).unwrap();
+    }
+    assert_eq!(
+        r.poll_control(),
+        None,
+        "nothing granted before the driver's answer"
+    );
+    assert!(matches!(
+        r.poll_event(),
+        Some(ReceiverEvent::Offer { file: 0, .. })
+    ));
+    r.accept_file(t, 0, Vec::new()).unwrap();
+    let answers: Vec<Control> = std::iter::from_fn(|| r.poll_control()).collect();
+    assert!(matches!(
+        answers[..2],
+        [Control::FileAccept { .. }, Control::Ready { .. }]
+    ));
+    assert_eq!(r.stats().packets_received, 64, "{:?}", r.stats());
+    assert_eq!(r.stats().packets_stray, 0);
+    // The round's End was held with its Start: once the settle time has passed, the report
+    // names only what the sender held back (packets 64 to 100), nothing of the train.
+    r.handle_timeout(Instant(2_000_000));
+    assert!(
+        matches!(r.poll_control(), Some(Control::Nack { missing, .. }) if missing == vec![(64, 100)])
+    );
+}
+
+#[test]
+fn a_refused_file_drops_what_came_early_and_its_round_end() {
+    let (train, ctl) = probe_round();
+    let mut r = receiver();
+    let t = Instant::ZERO;
+    for d in &train[..10] {
+        r.handle_datagram(t, d);
+    }
+    for c in ctl {
+        r.handle_control(t, c).unwrap();
+    }
+    r.reject_file(0, RefuseCode::Exists, "exists".into());
+    for d in &train[10..] {
+        r.handle_datagram(t, d);
+    }
+    assert!(matches!(r.poll_control(), Some(Control::FileReject { .. })));
+    assert_eq!(r.poll_control(), None);
+    assert_eq!(
+        (r.stats().packets_received, r.stats().packets_stray),
+        (0, 64)
+    );
+}
+
+#[test]
+fn what_is_kept_early_is_bounded() {
+    let mut r = receiver();
+    let t = Instant::ZERO;
+    // 300 datagrams of 1000 bytes for buffers never started: at most 128 are kept.
+    for i in 0..300u32 {
+        let mut d = Vec::new();
+        DataRepr {
+            session: 9,
+            buffer: 5 + i % 3,
+            offset: 1000 * (i / 3),
+        }
+        .emit(&[1; 1000], &mut d);
+        r.handle_datagram(t, &d);
+    }
+    assert_eq!(r.stats().packets_stray, 300 - 128);
+}
