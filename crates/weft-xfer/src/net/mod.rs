@@ -1,13 +1,16 @@
 //! The real driver: the protocol core over a TCP control connection and UDP sockets, with files on
 //! disk. [`send`] is the sending side, [`recv`] the receiving side, [`store`] keeps the receiver's
-//! writes inside its directory and makes them atomic and resumable.
+//! writes inside its directory and makes them atomic and resumable, [`stripe`] is where a file
+//! an MBTP transfer spread over separate receivers ends up, and how `weft join` puts it together.
 
 pub mod accept;
 pub mod ctl;
+pub mod reader;
 pub mod recv;
 pub mod send;
 pub mod source;
 pub mod store;
+pub mod stripe;
 pub mod sys;
 
 use crate::auth::{Key, Role};

@@ -4,17 +4,18 @@
 
 use std::fs::File;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Instant as StdInstant;
 
 use weft_model::{Duration, Instant, Rate};
 
 use super::ctl::CtlConn;
-use super::{Hello, XferError, client_handshake_with, store, sys};
+use super::{Hello, XferError, client_handshake_with, sys};
 
-use super::source::{MEMORY_NAME, Source, read_block};
+use super::reader::{Alloc, FileReader, file_reader};
+pub use super::source::{SendItem, collect_files, memory_item};
+use super::source::{fingerprint, read_block};
 use super::sys::Gather;
 use crate::auth::Key;
 use crate::proto::{
@@ -26,9 +27,6 @@ use crate::wire::{Control, Mode};
 
 /// Datagrams handed to the kernel per `sendmmsg`.
 const BATCH: usize = 32;
-
-/// Reader threads per file when buffers are hashed.
-const READERS: usize = 2;
 
 /// Pacing credit a late wake-up may spend at once, milliseconds.
 const PACING_BURST_MS: u64 = 4;
@@ -56,17 +54,6 @@ pub struct SendOptions {
     pub timeout: Duration,
     /// Checksum of each buffer (reliable mode).
     pub checksum: Checksum,
-}
-
-/// A file to send and the name it gets at the receiver.
-#[derive(Debug, Clone)]
-pub struct SendItem {
-    /// Where the bytes come from.
-    pub source: Source,
-    /// Relative name at the receiver.
-    pub name: String,
-    /// Size, bytes.
-    pub size: u64,
 }
 
 /// Live counters for a progress display.
@@ -130,131 +117,6 @@ pub struct SendReport {
     pub checksum: Option<BlockHasher>,
     /// CPU time of the whole sending process (user + system, all threads) over the send.
     pub cpu: Duration,
-}
-
-/// An item of `size` bytes generated in memory (`weft send --mem`), named `dest_dir/weft-memory`
-/// at the receiver.
-pub fn memory_item(size: u64, dest_dir: &str) -> Result<SendItem, XferError> {
-    let prefix = dest_dir.trim_matches('/');
-    let name = if prefix.is_empty() {
-        MEMORY_NAME.to_string()
-    } else {
-        format!("{prefix}/{MEMORY_NAME}")
-    };
-    store::validate_name(&name).map_err(XferError::Local)?;
-    Ok(SendItem {
-        source: Source::Memory,
-        name,
-        size,
-    })
-}
-
-/// Expands files and directories (recursively; symbolic links are skipped) into items named
-/// `dest_dir/basename/...`.
-pub fn collect_files(paths: &[PathBuf], dest_dir: &str) -> Result<Vec<SendItem>, XferError> {
-    let mut out = Vec::new();
-    let prefix = dest_dir.trim_matches('/');
-    for p in paths {
-        let meta = std::fs::symlink_metadata(p)
-            .map_err(|e| XferError::io(format!("reading {}", p.display()), e))?;
-        let base = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| XferError::Local(format!("{} has no usable file name", p.display())))?;
-        let name = if prefix.is_empty() {
-            base.to_string()
-        } else {
-            format!("{prefix}/{base}")
-        };
-        if meta.is_dir() {
-            walk(p, &name, &mut out)?;
-        } else if meta.is_file() {
-            out.push(SendItem {
-                source: Source::File(p.clone()),
-                name,
-                size: meta.len(),
-            });
-        } else {
-            return Err(XferError::Local(format!(
-                "{} is not a regular file or directory",
-                p.display()
-            )));
-        }
-    }
-    for it in &out {
-        store::validate_name(&it.name).map_err(XferError::Local)?;
-    }
-    Ok(out)
-}
-
-fn walk(dir: &Path, name: &str, out: &mut Vec<SendItem>) -> Result<(), XferError> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| XferError::io(format!("listing {}", dir.display()), e))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let Ok(ft) = e.file_type() else { continue };
-        let Some(n) = e.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        let child = format!("{name}/{n}");
-        if ft.is_dir() {
-            walk(&e.path(), &child, out)?;
-        } else if ft.is_file() {
-            let size = e
-                .metadata()
-                .map_err(|er| XferError::io(format!("reading {}", e.path().display()), er))?
-                .len();
-            out.push(SendItem {
-                source: Source::File(e.path()),
-                name: child,
-                size,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Identity of this version of a file (name, size, modification time), so that a receiver
-/// resumes only a journal of the same file.
-fn fingerprint(it: &SendItem) -> Result<[u8; 32], XferError> {
-    use std::os::unix::fs::MetadataExt;
-    let mut h = blake3::Hasher::new();
-    h.update(it.name.as_bytes());
-    h.update(&it.size.to_be_bytes());
-    if let Source::File(path) = &it.source {
-        let m = std::fs::metadata(path)
-            .map_err(|e| XferError::io(format!("reading {}", path.display()), e))?;
-        h.update(&m.mtime().to_be_bytes());
-        h.update(&m.mtime_nsec().to_be_bytes());
-    }
-    Ok(*h.finalize().as_bytes())
-}
-
-/// Hands out buffer indices to sessions (shared by the MBTP sessions), skipping those the
-/// receiver already holds.
-#[derive(Debug)]
-struct Alloc {
-    next: Vec<u64>,
-    nbuf: Vec<u64>,
-    have: Vec<Vec<(u32, u32)>>,
-}
-
-impl Alloc {
-    fn take(&mut self, file: usize) -> Option<u32> {
-        loop {
-            let i = *self.next.get(file)?;
-            if i >= *self.nbuf.get(file)? {
-                return None;
-            }
-            self.next[file] += 1;
-            let i = i as u32;
-            if !self.have[file].iter().any(|(a, b)| (*a..*b).contains(&i)) {
-                return Some(i);
-            }
-        }
-    }
 }
 
 /// Sends `items` to the receiver at `addr`.
@@ -799,130 +661,3 @@ fn transmit(
     Ok(())
 }
 
-/// A buffer read ahead: index in the file, bytes, checksum (zero when not needed).
-type Block = (u32, Vec<u8>, [u8; 32]);
-
-/// What a reader thread delivers: blocks, then `None`, or an error.
-type BlockRx = mpsc::Receiver<Result<Option<Block>, XferError>>;
-
-/// A file's reader threads (see [`spawn_reader`]), with the channel that takes spent buffers
-/// back to them.
-type FileReader = (u32, BlockRx, mpsc::Sender<Vec<u8>>);
-
-fn file_reader(
-    items: &[SendItem],
-    file: u32,
-    alloc: &Arc<Mutex<Alloc>>,
-    opts: &SendOptions,
-    (window, hasher): (u16, BlockHasher),
-) -> Result<FileReader, XferError> {
-    let item = items
-        .get(file as usize)
-        .ok_or_else(|| XferError::Local("file number out of range".into()))?;
-    let (recycle_tx, recycle_rx) = mpsc::channel();
-    let rx = spawn_reader(
-        alloc.clone(),
-        item.clone(),
-        file as usize,
-        opts.buffer_size,
-        opts.mode.is_reliable().then_some(hasher),
-        (window, recycle_rx),
-    );
-    Ok((file, rx, recycle_tx))
-}
-
-/// The reader threads' buffers: recycled by the sender, and at most `cap` of them made, so that
-/// a long transfer does not keep allocating (and faulting in) fresh buffers.
-struct Pool {
-    recycled: Mutex<mpsc::Receiver<Vec<u8>>>,
-    made: AtomicUsize,
-    cap: usize,
-}
-
-impl Pool {
-    /// A buffer to fill: one the sender gave back, else a new one while fewer than `cap` were
-    /// made, else the next one given back (a new one if none comes within a second, so that a
-    /// buffer the sender kept cannot stall the transfer).
-    fn take(&self) -> Vec<u8> {
-        let Ok(r) = self.recycled.lock() else {
-            return Vec::new();
-        };
-        if let Ok(v) = r.try_recv() {
-            return v;
-        }
-        if self.made.fetch_add(1, Ordering::Relaxed) < self.cap {
-            return Vec::new();
-        }
-        r.recv_timeout(std::time::Duration::from_secs(1))
-            .unwrap_or_default()
-    }
-}
-
-/// Reads (and hashes) the buffers of one file ahead of the network loop, on reader threads (two
-/// when hashing, so that hashing one buffer overlaps reading the next and a second core can
-/// help), taking indices from the shared allocator; blocks may come out of index order. The last
-/// reader to run out of indices sends `None`, after every block.
-fn spawn_reader(
-    alloc: Arc<Mutex<Alloc>>,
-    item: SendItem,
-    file: usize,
-    buffer_size: u32,
-    hash: Option<BlockHasher>,
-    (window, recycled): (u16, mpsc::Receiver<Vec<u8>>),
-) -> BlockRx {
-    let (tx, rx) = mpsc::sync_channel(1);
-    let readers = if hash.is_some() { READERS } else { 1 };
-    let live = Arc::new(AtomicUsize::new(readers));
-    // Buffers in the sender's window, one in the channel, one per reader, and one spare.
-    let pool = Arc::new(Pool {
-        recycled: Mutex::new(recycled),
-        made: AtomicUsize::new(0),
-        cap: window as usize + readers + 2,
-    });
-    for _ in 0..readers {
-        let (alloc, item, tx, live, pool) = (
-            alloc.clone(),
-            item.clone(),
-            tx.clone(),
-            live.clone(),
-            pool.clone(),
-        );
-        std::thread::spawn(move || {
-            super::sys::lower_thread_priority();
-            let mut open_file = None;
-            loop {
-                let idx = match alloc.lock() {
-                    Ok(mut a) => a.take(file),
-                    Err(_) => {
-                        let _ = tx.send(Err(XferError::Local("allocator lock poisoned".into())));
-                        return;
-                    }
-                };
-                let Some(idx) = idx else {
-                    if live.fetch_sub(1, Ordering::AcqRel) == 1 {
-                        let _ = tx.send(Ok(None));
-                    }
-                    return;
-                };
-                let reuse = pool.take();
-                let r = read_block(
-                    &item.source,
-                    &mut open_file,
-                    item.size,
-                    buffer_size,
-                    idx,
-                    reuse,
-                )
-                .map(|data| {
-                    let h = hash.map_or([0; 32], |h| h.hash(&data));
-                    Some((idx, data, h))
-                });
-                let failed = r.is_err();
-                if tx.send(r).is_err() || failed {
-                    return;
-                }
-            }
-        });
-    }
-    rx
-}
