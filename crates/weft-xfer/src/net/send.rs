@@ -22,6 +22,7 @@ use crate::proto::{
     BlockHasher, Checksum, FileMeta, ProtoError, RateMode, Sender, SenderConfig, SenderEvent,
     SenderStats, TransmitRef, buffer_len, buffers_in,
 };
+use crate::wire::control::Stripe;
 use crate::wire::data::{HEADER_LEN, MAX_PAYLOAD};
 use crate::wire::{Control, Mode};
 
@@ -117,11 +118,88 @@ pub struct SendReport {
     pub checksum: Option<BlockHasher>,
     /// CPU time of the whole sending process (user + system, all threads) over the send.
     pub cpu: Duration,
+    /// Per session: where it went and what it carried.
+    pub receivers: Vec<PeerOutcome>,
 }
 
-/// Sends `items` to the receiver at `addr`.
+/// What one session of a send carried.
+#[derive(Debug, Clone)]
+pub struct PeerOutcome {
+    /// The receiver's address.
+    pub addr: SocketAddr,
+    /// Its stripe, when the transfer is spread over separate receivers.
+    pub stripe: Option<Stripe>,
+    /// Buffers it took.
+    pub buffers: u64,
+    /// Payload bytes of those buffers.
+    pub bytes: u64,
+    /// What it said of the last file.
+    pub msg: String,
+}
+
+/// Where one session goes.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    addr: SocketAddr,
+    stripe: Option<Stripe>,
+}
+
+/// Sends `items` to the receiver at `addr` (in MBTP, `opts.receivers` sessions to it).
 pub fn send(
     addr: SocketAddr,
+    items: &[SendItem],
+    opts: &SendOptions,
+    progress: Arc<Progress>,
+) -> Result<SendReport, XferError> {
+    let sessions = if opts.mode == Mode::Mbtp {
+        opts.receivers.max(1) as usize
+    } else {
+        1
+    };
+    let peers = vec![Peer { addr, stripe: None }; sessions];
+    send_sessions(&peers, items, opts, progress)
+}
+
+/// Sends `items` with MBTP over the separate receivers at `addrs`, one session each: receiver K
+/// of R keeps its stripe of every file (see [`super::stripe`]).
+pub fn send_striped(
+    addrs: &[SocketAddr],
+    items: &[SendItem],
+    opts: &SendOptions,
+    progress: Arc<Progress>,
+) -> Result<SendReport, XferError> {
+    if opts.mode != Mode::Mbtp {
+        return Err(XferError::Local(
+            "separate receivers are MBTP's: use --mode mbtp".into(),
+        ));
+    }
+    let parts = u16::try_from(addrs.len())
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| XferError::Local(format!("{} receivers: give 1 to 65535", addrs.len())))?;
+    let transfer = loop {
+        let t = super::random_u64()?;
+        if t != 0 {
+            break t;
+        }
+    };
+    let peers: Vec<Peer> = (1..=parts)
+        .zip(addrs)
+        .map(|(part, &addr)| Peer {
+            addr,
+            stripe: Some(Stripe {
+                transfer,
+                part,
+                parts,
+            }),
+        })
+        .collect();
+    send_sessions(&peers, items, opts, progress)
+}
+
+/// Runs one session per peer (sharing the files' buffers), and stops them all when one fails.
+fn send_sessions(
+    peers: &[Peer],
     items: &[SendItem],
     opts: &SendOptions,
     progress: Arc<Progress>,
@@ -154,21 +232,35 @@ pub fn send(
             .collect(),
         have: vec![Vec::new(); items.len()],
     }));
-    let sessions = if opts.mode == Mode::Mbtp {
-        opts.receivers.max(1) as usize
-    } else {
-        1
-    };
+    let sessions = peers.len();
     // MBTP: one sender, so one buffer on the network at a time; the token names the session
     // blasting now (0: none) while the others' receivers write to disk.
     let token = AtomicUsize::new(0);
+    // The first session to fail stops the others (they end with `Stopped`): a transfer over
+    // several receivers fails as fast as over one, and says which receiver failed.
+    let failed = AtomicUsize::new(0);
+    let failed = &failed;
     let results: Vec<Result<SendReport, XferError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..sessions)
-            .map(|id| {
-                let (alloc, progress, metas, token) =
-                    (alloc.clone(), progress.clone(), metas.clone(), &token);
+        let handles: Vec<_> = peers
+            .iter()
+            .enumerate()
+            .map(|(id, peer)| {
+                let shared = Shared {
+                    items,
+                    opts,
+                    alloc: &alloc,
+                    progress: &progress,
+                    token: &token,
+                    failed,
+                };
+                let metas = metas.clone();
                 s.spawn(move || {
-                    run_session(addr, items, metas, opts, &alloc, &progress, (token, id + 1))
+                    let r = run_session(peer, metas, &shared, id + 1);
+                    if r.is_err() {
+                        let _ =
+                            failed.compare_exchange(0, id + 1, Ordering::AcqRel, Ordering::Acquire);
+                    }
+                    r
                 })
             })
             .collect();
@@ -181,13 +273,32 @@ pub fn send(
             .collect()
     });
     progress.done.store(true, Ordering::Relaxed);
+    let first = failed.load(Ordering::Acquire);
+    let mut results: Vec<SendReport> = match first {
+        0 => results.into_iter().collect::<Result<_, _>>()?,
+        id => {
+            let e = results
+                .into_iter()
+                .nth(id - 1)
+                .and_then(Result::err)
+                .unwrap_or_else(|| XferError::Local("a session failed".into()));
+            return Err(e);
+        }
+    };
     let mut total = SendReport {
         sessions,
         hash: hash_time,
         ..Default::default()
     };
-    for (i, r) in results.into_iter().enumerate() {
-        let r = r?;
+    for (i, r) in results.iter_mut().enumerate() {
+        total.receivers.push(PeerOutcome {
+            addr: peers[i].addr,
+            stripe: peers[i].stripe,
+            buffers: r.stats.buffers_done,
+            bytes: r.stats.bytes_done,
+            msg: r.files.last().map(|f| f.msg.clone()).unwrap_or_default(),
+        });
+        let r = &*r;
         if i == 0 {
             total.files = r.files.clone();
             total.final_rate = r.final_rate;
@@ -212,6 +323,15 @@ pub fn send(
             total.disk = total.disk.max(r.disk);
         }
         add_stats(&mut total.stats, &r.stats);
+    }
+    if let Some(n) = peers.first().and_then(|p| p.stripe).map(|s| s.parts) {
+        for f in total.files.iter_mut().filter(|f| f.ok) {
+            f.msg = format!(
+                "in {n} stripes, one per receiver ({}.mbtp-K-of-{n} and its manifest): `weft join` \
+                 puts them together",
+                f.name
+            );
+        }
     }
     total.elapsed = Duration::from(t0.elapsed());
     total.cpu = Duration::from(sys::process_cpu().saturating_sub(cpu0));
@@ -242,43 +362,68 @@ pub fn auto_packet_size(dest: SocketAddr) -> u32 {
     (mtu.saturating_sub(ip_udp + HEADER_LEN)).clamp(512, MAX_PAYLOAD) as u32
 }
 
-/// One session ([`run_session_inner`]), with a receiver that went away named as such.
+/// What the sessions of one send share.
+struct Shared<'a> {
+    items: &'a [SendItem],
+    opts: &'a SendOptions,
+    alloc: &'a Arc<Mutex<Alloc>>,
+    progress: &'a Progress,
+    /// The MBTP session allowed on the network now (0: none).
+    token: &'a AtomicUsize,
+    /// The first session that failed (0: none): the others stop.
+    failed: &'a AtomicUsize,
+}
+
+/// Session `me` ([`run_session_inner`]), with a receiver that went away named as such, and,
+/// when the send has several receivers, which one.
 fn run_session(
-    addr: SocketAddr,
-    items: &[SendItem],
+    peer: &Peer,
     metas: Vec<FileMeta>,
-    opts: &SendOptions,
-    alloc: &Arc<Mutex<Alloc>>,
-    progress: &Progress,
-    turn: (&AtomicUsize, usize),
+    shared: &Shared<'_>,
+    me: usize,
 ) -> Result<SendReport, XferError> {
+    let opts = shared.opts;
     let kept = if opts.mode.is_reliable() {
         "the receiver keeps what arrived for --resume"
     } else {
         "sbtp and mbtp keep no journal"
     };
-    run_session_inner(addr, items, metas, opts, alloc, progress, turn).map_err(|e| match e {
-        XferError::PeerClosed => XferError::Local(format!(
+    let e = match run_session_inner(peer, metas, shared, me) {
+        Ok(r) => return Ok(r),
+        Err(XferError::PeerClosed) => XferError::Local(format!(
             "the receiver closed the control connection mid-transfer (it exited or was killed); {kept}"
         )),
-        XferError::PeerSilent(ms) => XferError::Local(format!(
+        Err(XferError::PeerSilent(ms)) => XferError::Local(format!(
             "the receiver stopped answering mid-transfer: nothing acknowledged on the control \
              connection for {ms} ms (the bound is max(3 x RTO, 2 s)); it died, or the path to it \
              is down; {kept}"
         )),
-        e => e,
+        Err(e) => e,
+    };
+    Err(match peer.stripe {
+        Some(s) => XferError::Local(format!(
+            "receiver {} of {} ({}): {e}",
+            s.part, s.parts, peer.addr
+        )),
+        None => e,
     })
 }
 
 fn run_session_inner(
-    addr: SocketAddr,
-    items: &[SendItem],
+    peer: &Peer,
     metas: Vec<FileMeta>,
-    opts: &SendOptions,
-    alloc: &Arc<Mutex<Alloc>>,
-    progress: &Progress,
-    (token, me): (&AtomicUsize, usize),
+    shared: &Shared<'_>,
+    me: usize,
 ) -> Result<SendReport, XferError> {
+    let &Shared {
+        items,
+        opts,
+        alloc,
+        progress,
+        token,
+        failed,
+    } = shared;
+    let addr = peer.addr;
     let serialise = opts.mode == Mode::Mbtp;
     let start = StdInstant::now();
     // A fresh transfer of the first file needs its first buffers whatever the receiver says:
@@ -298,7 +443,7 @@ fn run_session_inner(
         mode: opts.mode,
         window: opts.window,
         checksum: opts.checksum,
-        stripe: None,
+        stripe: peer.stripe,
     };
     let params = client_handshake_with(&mut conn, &hello, opts.key.as_ref())?;
     conn.watch_peer();
@@ -359,6 +504,9 @@ fn run_session_inner(
     // UDP GSO pays for datagrams well below 64 KiB; off once the kernel refuses it.
     let mut gso = packet_size as usize + HEADER_LEN <= 16 * 1024;
     loop {
+        if failed.load(Ordering::Acquire) != 0 {
+            return Err(XferError::Local("stopped: another session failed".into()));
+        }
         conn.read_available()?;
         loop {
             match conn.next_msg() {
@@ -591,6 +739,7 @@ fn run_session_inner(
         checksum: opts.mode.is_reliable().then_some(params.hasher),
         // The process's CPU time is taken once, over all sessions, by `send`.
         cpu: Duration::ZERO,
+        receivers: Vec::new(),
     })
 }
 
@@ -660,4 +809,3 @@ fn transmit(
     }
     Ok(())
 }
-

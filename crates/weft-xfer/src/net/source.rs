@@ -253,4 +253,3 @@ pub(crate) fn fingerprint(it: &SendItem) -> Result<[u8; 32], XferError> {
     }
     Ok(*h.finalize().as_bytes())
 }
-

@@ -173,7 +173,10 @@ impl Manifest {
             ));
         }
         if self.transfer.len() != 16 || u64::from_str_radix(&self.transfer, 16).is_err() {
-            return Err(format!("transfer id {:?} is not 16 hex digits", self.transfer));
+            return Err(format!(
+                "transfer id {:?} is not 16 hex digits",
+                self.transfer
+            ));
         }
         if self.parts == 0 || self.part == 0 || self.part > self.parts {
             return Err(format!("part {} of {}", self.part, self.parts));
@@ -185,10 +188,7 @@ impl Manifest {
         let mut spans: Vec<(u64, u64)> = Vec::with_capacity(self.buffers.len());
         for b in &self.buffers {
             if b.index as u64 >= nbuf {
-                return Err(format!(
-                    "buffer {} of a file of {nbuf} buffers",
-                    b.index
-                ));
+                return Err(format!("buffer {} of a file of {nbuf} buffers", b.index));
             }
             let want = buffer_len(self.size, self.buffer_size, b.index);
             if b.len != want {
@@ -348,8 +348,13 @@ pub fn join(manifests: &[PathBuf], out: &Path) -> Result<Joined, StripeError> {
         first.parts,
     );
     for (path, m) in parts.values() {
-        if (m.name.as_str(), m.size, m.buffer_size, m.transfer.as_str(), m.parts)
-            != (name.as_str(), size, bs, transfer.as_str(), n)
+        if (
+            m.name.as_str(),
+            m.size,
+            m.buffer_size,
+            m.transfer.as_str(),
+            m.parts,
+        ) != (name.as_str(), size, bs, transfer.as_str(), n)
         {
             return Err(StripeError::Mismatch(format!(
                 "{} is stripe {} of {} of {:?} ({} bytes) in transfer {}, not of {name:?} ({size} bytes) in transfer {transfer}",
@@ -415,7 +420,11 @@ pub fn join(manifests: &[PathBuf], out: &Path) -> Result<Joined, StripeError> {
                 }));
             }
             let base = b.index as u64 * bs as u64;
-            gaps.extend(b.gaps.iter().map(|&(s, e)| (base + s as u64, (e - s) as u64)));
+            gaps.extend(
+                b.gaps
+                    .iter()
+                    .map(|&(s, e)| (base + s as u64, (e - s) as u64)),
+            );
             w.write_all(&buf)?;
         }
         Ok(())

@@ -17,7 +17,10 @@ fn striped(dir: &Path, size: usize, bs: u32, parts: u16) -> (Vec<u8>, Vec<PathBu
         };
         let mut log = StripeLog::new(&stripe, "f.bin", size as u64, bs);
         let mut bytes = Vec::new();
-        for i in (0..nbuf).rev().filter(|i| i % parts as u32 + 1 == part as u32) {
+        for i in (0..nbuf)
+            .rev()
+            .filter(|i| i % parts as u32 + 1 == part as u32)
+        {
             let off = i as usize * bs as usize;
             let chunk = &data[off..(off + bs as usize).min(size)];
             let at = log.place(i, chunk.len() as u32, Vec::new());
@@ -52,7 +55,10 @@ fn a_missing_stripe_a_damaged_buffer_and_a_stranger_are_refused_and_nothing_is_w
     let (_, paths) = striped(d.path(), 10_000, 1000, 3);
     let out = d.path().join("f.bin");
     let e = join(&paths[..2], &out).unwrap_err().to_string();
-    assert!(e.contains("stripe(s) 3 of 3") && e.contains("missing"), "{e}");
+    assert!(
+        e.contains("stripe(s) 3 of 3") && e.contains("missing"),
+        "{e}"
+    );
     // A byte of stripe 2 flipped on its disk.
     let data2 = paths[1].with_extension("");
     let mut b = std::fs::read(&data2).unwrap();
@@ -83,12 +89,19 @@ fn a_buffer_in_two_stripes_or_in_none_is_refused() {
     let mut m: Manifest = serde_json::from_slice(&std::fs::read(&paths[1]).unwrap()).unwrap();
     let taken = m.buffers.pop().unwrap();
     std::fs::write(&paths[1], m.to_json()).unwrap();
-    let e = join(&paths, &d.path().join("f.bin")).unwrap_err().to_string();
-    assert!(e.contains(&format!("buffer {}", taken.index)) && e.contains("in no stripe"), "{e}");
+    let e = join(&paths, &d.path().join("f.bin"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("buffer {}", taken.index)) && e.contains("in no stripe"),
+        "{e}"
+    );
     m.buffers.push(taken);
     m.buffers[0].index = 0;
     std::fs::write(&paths[1], m.to_json()).unwrap();
-    let e = join(&paths, &d.path().join("f.bin")).unwrap_err().to_string();
+    let e = join(&paths, &d.path().join("f.bin"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("buffer 0 is in stripes 1 and 2"), "{e}");
 }
 
@@ -123,7 +136,10 @@ fn manifests_that_say_something_impossible_are_refused() {
         ("part", Box::new(|m| m.parts = 0)),
         ("transfer", Box::new(|m| m.transfer = "xyz".into())),
         ("buffer size 0", Box::new(|m| m.buffer_size = 0)),
-        ("of a file of 3 buffers", Box::new(|m| m.buffers[0].index = 3)),
+        (
+            "of a file of 3 buffers",
+            Box::new(|m| m.buffers[0].index = 3),
+        ),
         ("the file's is 1000", Box::new(|m| m.buffers[0].len = 999)),
         ("gap", Box::new(|m| m.buffers[0].gaps = vec![(5, 1001)])),
         ("BLAKE3", Box::new(|m| m.buffers[0].blake3 = "00".into())),
@@ -141,7 +157,9 @@ fn manifests_that_say_something_impossible_are_refused() {
     for (want, spoil) in cases {
         let mut m = good.clone();
         spoil(&mut m);
-        let e = Manifest::parse(m.to_json().as_bytes(), "m").unwrap_err().to_string();
+        let e = Manifest::parse(m.to_json().as_bytes(), "m")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(want), "{want}: {e}");
     }
     for junk in [&b""[..], b"{", b"[]", b"{\"format\": 5}", &[0xff; 40]] {
