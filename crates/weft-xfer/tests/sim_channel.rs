@@ -119,6 +119,7 @@ fn pipelining_keeps_the_network_busy() {
         settle: None,
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
+        loss_after_queue: false,
     };
     let rate = RateMode::Fixed(Rate::mbps(100));
     let one = run(
@@ -263,6 +264,7 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
         settle: None,
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
+        loss_after_queue: false,
     };
     let rate = adaptive_from_1gbps();
     let o = run(

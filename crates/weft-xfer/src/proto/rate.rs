@@ -31,9 +31,11 @@
 //!   queue that probe left, then six at the estimate. Each phase lasts a round (a buffer's blast,
 //!   often hundreds of milliseconds), so the usual gain is small: a probe of 1/8 held for a
 //!   round would cost 1/64 of the throughput in its drain when the queue runs dry. After any cut
-//!   the next probe comes two reports later. A probe "finds more" when the estimate rose by at
-//!   least half of what it added: near the path's rate the estimate still creeps up by a little
-//!   per probe, and doubling the gain on that would overshoot by a quarter. On a long path a
+//!   the next probe comes two reports later. A probe "finds more" when the estimate rose by
+//!   three quarters of what it added: near the path's rate the estimate still creeps up by a
+//!   little per probe (and where the path loses after its bottleneck, the loss of a probe's
+//!   overflow is hard to tell from random loss), and doubling the gain on that would
+//!   overshoot by a quarter. On a long path a
 //!   report comes in the middle of the next blast, so a round is often sent partly at a probe's
 //!   rate: a round sent half a probe's gain (1/128) above the estimate counts as a probe.
 //! - **Random loss is not congestion**: a round is congested when its loss exceeds the *loss
@@ -323,12 +325,12 @@ impl RateControl {
             if self.startup {
                 self.startup_step(r, arrived_slow);
             } else {
-                // A probe found more when the estimate rose by at least half of what the probe
-                // added (and by 1/64): near the path's rate the estimate still creeps up by a
+                // A probe found more when the estimate rose by three quarters of what the probe
+                // added (and by 1/128): near the path's rate the estimate still creeps up by a
                 // little per probe, and doubling the gain on that would overshoot by a quarter.
                 let added = r.tx_rate.saturating_sub(before);
                 let rose = self.est.saturating_sub(before);
-                self.cruise_step(probing && rose >= added / 2 && self.est > before / 128 * 129);
+                self.cruise_step(probing && rose >= added / 4 * 3 && self.est > before / 128 * 129);
             }
         }
         self.rate = self.rate.clamp(min.as_bps().max(1), max.as_bps().max(1));

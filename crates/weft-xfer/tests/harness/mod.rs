@@ -52,6 +52,10 @@ pub struct ChannelCfg {
     pub ctl_loss_ppm: u64,
     /// TCP's retransmission time-out for a lost control message.
     pub ctl_rto: Duration,
+    /// The random loss is on the bottleneck's link, after its queue (as the emulator loses
+    /// frames on a host's line after its interface queue), rather than before it: traffic the
+    /// path loses has still taken the bottleneck's time.
+    pub loss_after_queue: bool,
 }
 
 /// Bytes in front of each datagram in a frame: an Ethernet header the switches route by, and
@@ -103,7 +107,9 @@ fn topology(sessions: usize, ch: ChannelCfg, seed: u64) -> Topology {
     path.framing = framing;
     path.mtu = 65_000;
     path.buffer = Buffer::bytes(1 << 40);
-    path.faults.loss = ch.loss_ppm as f64 / 1e6;
+    if !ch.loss_after_queue {
+        path.faults.loss = ch.loss_ppm as f64 / 1e6;
+    }
     path.faults.duplicate = ch.dup_ppm as f64 / 1e6;
     if ch.jitter > Duration::ZERO {
         path.faults.reorder = 0.5;
@@ -116,6 +122,9 @@ fn topology(sessions: usize, ch: ChannelCfg, seed: u64) -> Topology {
     narrow.framing = framing;
     narrow.mtu = 65_000;
     narrow.buffer = Buffer::bytes(ch.bottleneck.map_or(1 << 40, |(_, cap)| cap));
+    if ch.loss_after_queue {
+        narrow.faults.loss = ch.loss_ppm as f64 / 1e6;
+    }
     let host = |name: String, switch, link: &LinkSpec| HostSpec {
         name,
         addr: None,
@@ -540,6 +549,7 @@ pub fn lossy(loss_ppm: u64) -> ChannelCfg {
         settle: None,
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
+        loss_after_queue: false,
     }
 }
 
