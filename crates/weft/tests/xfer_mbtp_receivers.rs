@@ -12,59 +12,23 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Recv, WEFT};
+use common::{Recv, WEFT, pseudo_random};
 use weft_testutil::{missing_root, skip_if};
 
-/// A file of `n` bytes that no two offsets of repeat at a buffer's distance.
-fn data(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+/// One sending host `a` and five receiving hosts `r1`..`r5` on one switch, gigabit links
+/// (hosts get 10.77.0.1, .2, ...).
+fn five_receivers() -> String {
+    let mut s = String::from("name = \"mbtp-five-receivers\"\n");
+    let hosts = ["a", "r1", "r2", "r3", "r4", "r5"];
+    for h in hosts {
+        s += &format!("[[host]]\nname = \"{h}\"\n");
+    }
+    s += "[[switch]]\nname = \"sw\"\nfabric = \"output-queued\"\n";
+    for h in hosts {
+        s += &format!("[[link]]\nends = [\"{h}\", \"sw\"]\ntech = \"gige\"\n");
+    }
+    s
 }
-
-/// One sending host and five receiving hosts on one switch (hosts get 10.77.0.1, .2, ...).
-const FIVE_RECEIVERS: &str = r#"
-name = "mbtp-five-receivers"
-[[host]]
-name = "a"
-[[host]]
-name = "r1"
-[[host]]
-name = "r2"
-[[host]]
-name = "r3"
-[[host]]
-name = "r4"
-[[host]]
-name = "r5"
-[[switch]]
-name = "sw"
-fabric = "output-queued"
-[[link]]
-ends = ["a", "sw"]
-tech = "gige"
-[[link]]
-ends = ["sw", "r1"]
-tech = "gige"
-[[link]]
-ends = ["sw", "r2"]
-tech = "gige"
-[[link]]
-ends = ["sw", "r3"]
-tech = "gige"
-[[link]]
-ends = ["sw", "r4"]
-tech = "gige"
-[[link]]
-ends = ["sw", "r5"]
-tech = "gige"
-"#;
 
 /// `expect` with the bytes of `gaps` (offset, length) zero-filled, as MBTP leaves lost data.
 fn with_gaps(expect: &[u8], gaps: &[serde_json::Value]) -> Vec<u8> {
@@ -81,9 +45,9 @@ fn mbtp_runs_with_five_receiver_processes_on_five_emulated_hosts() {
     skip_if!(missing_root("the emulator (network namespaces)"));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(d.join("s.toml"), FIVE_RECEIVERS).unwrap();
+    std::fs::write(d.join("s.toml"), five_receivers()).unwrap();
     // 24 buffers of 256 KiB: about five per receiver, as the study's 25 MB in 1 MB buffers.
-    let want = data(6 << 20, 31);
+    let want = pseudo_random(6 << 20, 31);
     std::fs::write(d.join("f.bin"), &want).unwrap();
     let mut exec: Vec<String> = (1..=5)
         .map(|k| {
@@ -187,7 +151,7 @@ const BOUND: Duration = Duration::from_millis(2000 + 1500);
 fn a_killed_receiver_fails_a_striped_send_fast_and_the_others_keep_no_stripe() {
     let src = tempfile::tempdir().unwrap();
     let file = src.path().join("big.bin");
-    std::fs::write(&file, data(24 << 20, 41)).unwrap();
+    std::fs::write(&file, pseudo_random(24 << 20, 41)).unwrap();
     let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let mut recvs: Vec<Recv> = dirs.iter().map(|d| Recv::start(d.path(), &[])).collect();
     let list: Vec<String> = recvs
