@@ -28,7 +28,10 @@ fn cli_default() -> RateMode {
 }
 
 /// The emulated grid's path: `rtt`, `loss_ppm` random loss on the data and (each way) on the
-/// control channel, whose losses TCP recovers a time-out (a round trip and a bit) later.
+/// control channel, whose losses TCP recovers a time-out (a round trip and a bit) later. The
+/// control channel lags the data by a millisecond: the sender's driver hands a turn's
+/// datagrams to the kernel before its control messages, so a buffer's first datagrams reach the
+/// receiver before its `Start`.
 fn path(rtt_ms: u64, loss_ppm: u64) -> ChannelCfg {
     let one_way = Duration::from_micros(rtt_ms * 500);
     ChannelCfg {
@@ -36,7 +39,7 @@ fn path(rtt_ms: u64, loss_ppm: u64) -> ChannelCfg {
         dup_ppm: 0,
         delay: one_way,
         jitter: Duration::ZERO,
-        ctl_delay: one_way,
+        ctl_delay: one_way + Duration::from_millis(1),
         disk: Duration::from_millis(2),
         bottleneck: Some((AAL5, 256 << 10)),
         settle: Some(Duration::from_millis(2)),
@@ -91,7 +94,11 @@ fn random_loss_above_the_threshold_is_not_taken_for_congestion() {
             rates.iter().all(|&r| r >= AAL5.as_bps() / 10 * 9),
             "the rate fell below 90% of the path's after startup: {rates:?}"
         );
-        assert!(s > 0.65, "{:.1}%", s * 100.0);
+        // With a fixed threshold this transfer made 55% (the rate decayed to 60% of the
+        // path's by its end); now 71% with the loss before the queue, 65% after it (the lost
+        // twentieth took the bottleneck's time too), of a ceiling near 75% (set-up, probe and
+        // recovery round trips of 300 ms on a 4 s transfer).
+        assert!(s > 0.6, "{:.1}%", s * 100.0);
     }
 }
 
@@ -131,14 +138,23 @@ fn probes_near_the_path_rate_do_not_double_into_an_overshoot() {
 }
 
 /// The probe train leaves with the file's offer, before the receiver's `Ready`: its report is
-/// the sender's first wait, one round trip after the offer instead of two.
+/// the sender's first wait, one round trip after the offer instead of two. The train reaches
+/// the receiver before its `Start`, and is kept until the buffer is granted; timed as it came,
+/// it measures the path (fed in at once, it measured four times the path's rate on the
+/// emulator, and the sender went on at 670 Mbit/s).
 #[test]
-fn the_first_report_comes_one_round_trip_after_the_offer() {
+fn the_first_report_comes_one_round_trip_after_the_offer_and_measures_the_path() {
     let o = transfer(16, path(300, 10_000));
-    let first = o.first_report.unwrap();
+    let (first, rate) = o.report_rates[0];
     assert!(
-        first < Instant(330_000_000),
-        "the probe's report came {:?} after the offer (one round trip: 300 ms)",
-        first
+        first < Instant(330_000_000) && o.first_report == Some(first),
+        "the probe's report came {first:?} after the offer (one round trip: 300 ms)"
+    );
+    // Startup goes on from a quarter above what the train measured.
+    let measured = rate / 5 * 4;
+    assert!(
+        measured.abs_diff(AAL5.as_bps()) < AAL5.as_bps() / 20,
+        "the train measured {measured} bit/s on a path of {}",
+        AAL5.as_bps()
     );
 }

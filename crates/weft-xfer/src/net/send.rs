@@ -520,7 +520,38 @@ fn run_session_inner(
                 Ok(Some(m)) => {
                     last_heard = StdInstant::now();
                     let progress_before = sender.stats().bytes_done;
-                    sender.handle_control(now(), m)?;
+                    // What the rate controller heard and did (`-vv`): the first thing to look
+                    // at when a path is used badly.
+                    let report = match &m {
+                        Control::Nack {
+                            buf,
+                            round,
+                            rx_rate,
+                            missing,
+                            ..
+                        } => Some((
+                            *buf,
+                            *round,
+                            *rx_rate,
+                            missing.iter().map(|(a, e)| e - a).sum::<u32>(),
+                        )),
+                        Control::Done { buf, rx_rate, .. } => Some((*buf, u32::MAX, *rx_rate, 0)),
+                        _ => None,
+                    };
+                    let t = now();
+                    sender.handle_control(t, m)?;
+                    if let Some((buf, round, rx, missing)) = report {
+                        tracing::debug!(
+                            t_ns = t.as_nanos(),
+                            session = me,
+                            buf,
+                            round = (round != u32::MAX).then_some(round),
+                            missing,
+                            rx_bps = rx,
+                            rate_bps = sender.rate().map_or(0, Rate::as_bps),
+                            "report"
+                        );
+                    }
                     let d = sender.stats().bytes_done - progress_before;
                     progress.bytes_done.fetch_add(d, Ordering::Relaxed);
                 }

@@ -193,17 +193,16 @@ pub struct Receiver {
     bytes_in: u64,
     /// Datagrams of this session for buffers not started yet (their `Start` still on its way,
     /// or held until the file is accepted: a sender sends its probe round before `Ready`),
-    /// oldest first, bounded by [`EARLY_PACKETS`] and [`EARLY_BYTES`]; fed in when the buffer
-    /// is granted.
-    early: VecDeque<(u32, Vec<u8>)>,
+    /// oldest first with their arrival instants, bounded by [`EARLY_PACKETS`] and
+    /// [`EARLY_BYTES`]; fed in when the buffer is granted, at the instants they arrived (the
+    /// probe round's arrival rate is the first thing the sender's rate control learns).
+    early: VecDeque<(u32, Instant, Vec<u8>)>,
     early_bytes: usize,
     /// The highest buffer sequence number started: datagrams for later ones are early, for
     /// earlier unknown ones stray.
     last_started: Option<u32>,
     /// Buffers whose `Start` was dropped with a refused file: their `End`s are dropped too.
     dropped: Vec<u32>,
-    /// The latest instant a caller gave (for datagrams fed in from `early`).
-    now: Instant,
 }
 
 /// The most datagrams kept for buffers not started yet.
@@ -234,7 +233,6 @@ impl Receiver {
             early_bytes: 0,
             last_started: None,
             dropped: Vec::new(),
-            now: Instant::ZERO,
         }
     }
 
@@ -258,7 +256,6 @@ impl Receiver {
 
     /// Handles one control message from the sender.
     pub fn handle_control(&mut self, now: Instant, msg: Control) -> Result<(), ProtoError> {
-        self.now = self.now.max(now);
         // A sender offering a fresh file does not wait for the answer to start its buffers.
         if let Control::Start { file, .. } | Control::FileEnd { file, .. } = msg {
             if self.offered == Some(file) {
@@ -422,7 +419,6 @@ impl Receiver {
 
     /// Handles one UDP datagram. Anything that does not belong is counted and ignored.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
-        self.now = self.now.max(now);
         let Ok(p) = DataPacket::new_checked(bytes) else {
             self.stats.packets_bad += 1;
             return;
@@ -439,7 +435,7 @@ impl Receiver {
         else {
             let future = self.last_started.is_none_or(|l| h.buffer > l);
             if future && !self.bufs.contains_key(&h.buffer) && !self.dropped.contains(&h.buffer) {
-                self.keep_early(h.buffer, bytes);
+                self.keep_early(h.buffer, now, bytes);
             } else {
                 self.stats.packets_stray += 1;
             }
@@ -624,9 +620,9 @@ impl Receiver {
 
     /// Keeps a datagram that came before its buffer's `Start` (the oldest kept goes, counted as
     /// stray, when the bounds are reached).
-    fn keep_early(&mut self, seq: u32, bytes: &[u8]) {
+    fn keep_early(&mut self, seq: u32, now: Instant, bytes: &[u8]) {
         while self.early.len() >= EARLY_PACKETS || self.early_bytes + bytes.len() > EARLY_BYTES {
-            let Some((_, d)) = self.early.pop_front() else {
+            let Some((_, _, d)) = self.early.pop_front() else {
                 break;
             };
             self.early_bytes -= d.len();
@@ -637,7 +633,7 @@ impl Receiver {
             return;
         }
         self.early_bytes += bytes.len();
-        self.early.push_back((seq, bytes.to_vec()));
+        self.early.push_back((seq, now, bytes.to_vec()));
     }
 
     /// A buffer the sender started for a file that was refused: what came early for it is
@@ -650,17 +646,17 @@ impl Receiver {
         self.stats.packets_stray += self.take_early(seq).len() as u64;
     }
 
-    /// Removes and returns the datagrams kept for buffer `seq`.
-    fn take_early(&mut self, seq: u32) -> Vec<Vec<u8>> {
+    /// Removes and returns the datagrams kept for buffer `seq`, with their arrival instants.
+    fn take_early(&mut self, seq: u32) -> Vec<(Instant, Vec<u8>)> {
         if self.early.is_empty() {
             return Vec::new();
         }
         let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.early)
             .into_iter()
-            .partition(|(s, _)| *s == seq);
+            .partition(|(s, _, _)| *s == seq);
         self.early = rest.into();
-        self.early_bytes = self.early.iter().map(|(_, d)| d.len()).sum();
-        mine.into_iter().map(|(_, d)| d).collect()
+        self.early_bytes = self.early.iter().map(|(_, _, d)| d.len()).sum();
+        mine.into_iter().map(|(_, t, d)| (t, d)).collect()
     }
 
     /// Grants `Ready` to pending buffers while slots are free.
@@ -685,9 +681,8 @@ impl Receiver {
             b.state = State::Receiving;
             self.slots += 1;
             self.control.push_back(Control::Ready { buf: seq });
-            let now = self.now;
-            for d in self.take_early(seq) {
-                self.handle_datagram(now, &d);
+            for (t, d) in self.take_early(seq) {
+                self.handle_datagram(t, &d);
             }
         }
     }
