@@ -216,3 +216,105 @@ fn what_is_kept_early_is_bounded() {
     }
     assert_eq!(r.stats().packets_stray, 300 - 128);
 }
+
+/// Asks for buffers as the sender wants them (each a buffer of the file, in order), and says how
+/// many it asked for.
+fn hand_buffers(s: &mut Sender, next: &mut u32) -> u32 {
+    let mut n = 0;
+    while let Some(e) = s.poll_event() {
+        if e == (SenderEvent::NeedBuffer { file: 0 }) {
+            s.provide_buffer(0, Some((*next, vec![7; 100_000])))
+                .unwrap();
+            *next += 1;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A probe train that found a bottleneck is short, and a stall on the way can make it measure
+/// the path at twice its rate: until a round of a whole buffer has reported (here the rest of
+/// the probe buffer), the sender keeps two buffers in flight, not its window of eight (on the
+/// emulator a train measured at four times the path had eight buffers blasted into it).
+#[test]
+fn after_a_train_that_found_a_bottleneck_two_buffers_fly_until_a_whole_round_confirms() {
+    let cfg = SenderConfig {
+        mode: Mode::Reliable,
+        packet_size: 1000,
+        buffer_size: 100_000,
+        window: 8,
+        rate: RateMode::Adaptive {
+            initial: Rate::mbps(1000),
+            min: Rate::mbps(1),
+            max: Rate::mbps(10_000),
+            loss_threshold_ppm: 20_000,
+        },
+        stripes: 1,
+        burst: Duration::from_micros(20),
+        early_probe: true,
+    };
+    let file = FileMeta {
+        name: "f".into(),
+        size: 2_000_000,
+        hash: [0; 32],
+        resume: false,
+    };
+    let mut s = Sender::new(cfg, 9, vec![file]);
+    let mut next = 0;
+    assert_eq!(
+        hand_buffers(&mut s, &mut next),
+        1,
+        "one buffer while probing"
+    );
+    let train = datagrams(&mut s, Instant(1_000_000_000));
+    assert_eq!(train.len(), 64);
+    let ctl: Vec<Control> = std::iter::from_fn(|| s.poll_control()).collect();
+    let buf = ctl
+        .iter()
+        .find_map(|c| match c {
+            Control::Start { buf, .. } => Some(*buf),
+            _ => None,
+        })
+        .unwrap();
+    let t = Instant(10_000_000);
+    s.handle_control(
+        t,
+        Control::FileAccept {
+            file: 0,
+            have: Vec::new(),
+        },
+    )
+    .unwrap();
+    s.handle_control(t, Control::Ready { buf }).unwrap();
+    // The train came at 100 Mbit/s: a bottleneck.
+    let nack = |round, rx_rate, missing| Control::Nack {
+        buf,
+        round,
+        rx_rate,
+        drops: 0,
+        missing,
+    };
+    s.handle_control(t, nack(0, 100_000_000, vec![(64, 100)]))
+        .unwrap();
+    assert_eq!(hand_buffers(&mut s, &mut next), 1, "two in flight");
+    // The rest of the probe buffer goes out and reports: the window opens.
+    let mut now = t;
+    loop {
+        let mut d = Vec::new();
+        while s.poll_transmit(now, &mut d).is_some() {
+            d.clear();
+        }
+        let ended = std::iter::from_fn(|| s.poll_control())
+            .any(|c| matches!(c, Control::End { buf: b, round: 1, .. } if b == buf));
+        if ended {
+            break;
+        }
+        now = s
+            .poll_timeout()
+            .unwrap()
+            .max(now + Duration::from_micros(1));
+    }
+    s.handle_control(now, nack(1, 100_000_000, vec![(99, 100)]))
+        .unwrap();
+    assert_eq!(hand_buffers(&mut s, &mut next), 6, "the window of eight");
+}

@@ -23,8 +23,12 @@
 //!   of milliseconds, and one stall on the way makes it measure low: when it overflows or
 //!   arrives slower than it left, startup goes on from a quarter above what got through, growing
 //!   by a quarter per round (a round lasts hundreds of milliseconds, and one at twice a
-//!   bottleneck's rate would queue or lose a round's worth of data). Ended by loss, the estimate
-//!   becomes what got through (BBR's bottleneck bandwidth), not less.
+//!   bottleneck's rate would queue or lose a round's worth of data). Until a round of a whole
+//!   buffer has reported after such a train (the rest of the probe buffer), the sender keeps two
+//!   buffers in flight, not its window ([`RateControl::confirming`]): a stall that makes the
+//!   train measure twice the path's rate then costs two buffers of overflow, not a window of
+//!   them. Ended by loss, the estimate becomes what got through (BBR's bottleneck bandwidth),
+//!   not less.
 //! - **Cruise**: a cycle of eight reports: one 1/32 above the estimate to probe for more (the
 //!   probe's own losses are expected and not taken as congestion; again at once, with twice the
 //!   gain up to 1/4, while probes find more), one below it by the last probe's gain to drain the
@@ -218,6 +222,23 @@ impl RateControl {
     /// costs one buffer of losses, not a window of them.
     pub fn probing(&self) -> bool {
         matches!(self.mode, RateMode::Adaptive { .. }) && self.reports == 0
+    }
+
+    /// How many times to send each of `missing` packets when the link has nothing else to
+    /// carry: enough that, at the loss floor (1% at least), another round is needed one time
+    /// in a hundred (2 copies at 1% loss and 10 packets, 3 at 5% and 50), at most 4.
+    pub fn tail_copies(&self, missing: u32) -> u32 {
+        let p = (self.loss_floor().max(10_000) as f64 / 1e6).min(0.5);
+        let c = (0.01 / missing.max(1) as f64).ln() / p.ln();
+        (c.ceil() as u32).clamp(1, 4)
+    }
+
+    /// Whether the probe train found a bottleneck and no full round has reported since: the
+    /// train is short, and a stall on the way can make it measure the path at twice its rate or
+    /// half of it, so the sender keeps no more than two buffers in flight until a round of
+    /// a whole buffer confirms (one blasting while the other's report is on its way).
+    pub fn confirming(&self) -> bool {
+        matches!(self.mode, RateMode::Adaptive { .. }) && self.gentle && self.reports == 1
     }
 
     /// How many times the adaptive controller has backed off for congestion.

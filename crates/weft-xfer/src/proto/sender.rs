@@ -179,6 +179,12 @@ impl Buf {
     fn tx_rate(&self) -> u64 {
         self.span.rate()
     }
+
+    /// Whether the round that just ended sent most of the buffer for the first time: its
+    /// first round, or the second of the probe buffer (what the probe round held back).
+    fn first_blast(&self) -> bool {
+        self.round == 0 || (self.round == 1 && self.withheld_from < self.npkts)
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -343,6 +349,7 @@ impl Sender {
                 if !self.cfg.mode.is_reliable() {
                     return Err(ProtoError::Unexpected("Nack in an unreliable mode"));
                 }
+                let repairs_only = self.only_repairs_left(buf);
                 let b = self
                     .bufs
                     .get_mut(&buf)
@@ -371,7 +378,8 @@ impl Sender {
                 self.stats.packets_nacked += n as u64;
                 // Only a buffer's first blast, sent back to back, measures the path: the few
                 // retransmissions of later rounds mingle with other buffers' data on the way.
-                if b.round == 0 {
+                // (The probe buffer's second round is the first blast of most of it.)
+                if b.first_blast() {
                     self.rate.on_report(&Report {
                         now,
                         round_start: b.span.start().unwrap_or(now),
@@ -381,6 +389,17 @@ impl Sender {
                         rx_rate: wire_rate(rx_rate, self.cfg.packet_size),
                         tx_rate: b.tx_rate(),
                     });
+                }
+                // At a file's tail the link idles but for retransmissions: each missing packet
+                // goes out more than once (spaced by the others), so that its loss does not
+                // cost another round trip (at 5% loss most buffers' first retransmissions lose
+                // one of theirs: a round of 300 ms on a long path).
+                let probe_round = b.round == 0 && b.withheld_from < b.npkts;
+                if !probe_round && repairs_only {
+                    let once = todo.clone();
+                    for _ in 1..self.rate.tail_copies(n) {
+                        todo.extend(once.iter().copied());
+                    }
                 }
                 b.todo = todo;
                 b.round += 1;
@@ -410,7 +429,7 @@ impl Sender {
                 if lost > b.npkts || (lost > 0 && self.cfg.mode.is_reliable()) {
                     return Err(ProtoError::Invalid("Done loss count"));
                 }
-                if b.round == 0 {
+                if b.first_blast() {
                     self.rate.on_report(&Report {
                         now,
                         round_start: b.span.start().unwrap_or(now),
@@ -726,6 +745,8 @@ impl Sender {
             && (self.bufs.len() as u32)
                 < if self.rate.probing() {
                     1
+                } else if self.rate.confirming() {
+                    2.min(self.cfg.window.max(1))
                 } else {
                     self.cfg.window.max(1)
                 }
@@ -735,6 +756,25 @@ impl Sender {
                 file: self.cur as u32,
             });
         }
+    }
+
+    /// Whether the file's last buffer has been handed over and every buffer but `seq` has sent
+    /// its first blast: nothing new is left to send, and the link carries only repairs.
+    fn only_repairs_left(&self, seq: u32) -> bool {
+        let handed_over = matches!(
+            self.phase,
+            FilePhase::Ending
+                | FilePhase::Sending {
+                    exhausted: true,
+                    ..
+                }
+        );
+        handed_over
+            && self.bufs.iter().all(|(s, b)| {
+                *s == seq
+                    || b.state == BufState::WaitReport
+                    || (!b.first_blast() && b.state == BufState::Sending)
+            })
     }
 
     /// After the last datagram of a round, tell the receiver.

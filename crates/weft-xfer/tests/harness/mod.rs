@@ -181,8 +181,11 @@ struct Machines<'a> {
     /// Per session, the arrival of the last control message sent each way.
     ctl_last: Vec<[Instant; 2]>,
     ctl_rng: Rng,
-    /// Bytes queued at each session's bottleneck, as of the engine's last turn.
-    queued: Vec<u64>,
+    /// Per session, when the bottleneck will have sent what it was given (a copy of its
+    /// drop-tail arithmetic, for the control channel's order only), and when the last datagram
+    /// that got through it arrives.
+    bottleneck_free: Vec<Instant>,
+    last_data_due: Vec<Instant>,
     /// Print every control message delivered between these instants
     /// (`WEFT_TRACE_CTL=FROM..TO`, seconds).
     trace: Option<(Instant, Instant)>,
@@ -303,10 +306,27 @@ impl Machines<'_> {
             frame[0..6].copy_from_slice(&host_mac(self.sessions() + s));
             frame[6..12].copy_from_slice(&host_mac(s));
             frame.extend_from_slice(&self.dgram);
+            self.note_data(now, s, frame.len());
             self.ready.push_back((s, frame));
         }
         // The last datagram of a round queues its `End`.
         self.flush_sender(now, s);
+    }
+
+    /// A datagram of `len` bytes (frame) of session `s` leaves at `now`: when it arrives, if the
+    /// bottleneck takes it (the control channel keeps behind it).
+    fn note_data(&mut self, now: Instant, s: usize, len: usize) {
+        let at = now + self.ch.delay;
+        let Some((rate, cap)) = self.ch.bottleneck else {
+            self.last_data_due[s] = self.last_data_due[s].max(at);
+            return;
+        };
+        let start = at.max(self.bottleneck_free[s]);
+        if start - at > rate.time_to_send(weft_model::Size(cap)) {
+            return;
+        }
+        self.bottleneck_free[s] = start + rate.time_to_send(weft_model::Size(len as u64));
+        self.last_data_due[s] = self.bottleneck_free[s];
     }
 
     /// Puts what sender `s` has to say on its control channel.
@@ -329,13 +349,14 @@ impl Machines<'_> {
     /// to the receiver) arrives: after the delay, a time-out per loss, and never before the
     /// message sent ahead of it (one TCP connection delivers in order).
     fn ctl_due(&mut self, now: Instant, s: usize, dir: usize) -> Instant {
-        // Towards the receiver, the message waits behind the data queued at the bottleneck (one
-        // path: an `End` does not overtake the round's last datagrams).
-        let queued = match (dir, self.ch.bottleneck) {
-            (0, Some((rate, _))) => rate.time_to_send(weft_model::Size(self.queued[s])),
-            _ => Duration::ZERO,
+        // Towards the receiver, the message is not delivered before the last datagram the
+        // session sent ahead of it (one path: an `End` does not overtake its round's data).
+        let behind = if dir == 0 {
+            self.last_data_due[s]
+        } else {
+            Instant::ZERO
         };
-        let mut due = now + self.ch.ctl_delay + queued;
+        let mut due = (now + self.ch.ctl_delay).max(behind);
         while self.ch.ctl_loss_ppm > 0 && self.ctl_rng.chance(self.ch.ctl_loss_ppm as f64 / 1e6) {
             due += self.ch.ctl_rto;
         }
@@ -485,7 +506,8 @@ pub fn run(
         report_rates: Vec::new(),
         ctl_last: vec![[Instant::ZERO; 2]; sessions],
         ctl_rng: Rng::for_stream(seed, 77),
-        queued: vec![0; sessions],
+        bottleneck_free: vec![Instant::ZERO; sessions],
+        last_data_due: vec![Instant::ZERO; sessions],
         trace: std::env::var("WEFT_TRACE_CTL").ok().and_then(|s| {
             let (a, b) = s.split_once("..")?;
             let at = |x: &str| x.parse::<f64>().ok().map(|s| Instant((s * 1e9) as u64));
@@ -497,9 +519,6 @@ pub fn run(
     let mut clock = VirtualClock::until(Instant(3_600_000_000_000));
     let end = clock.end();
     engine::run(&mut net, &mut m, &mut clock, |now, net, m| {
-        for s in 0..sessions {
-            m.queued[s] = net.host_queue(sessions + s);
-        }
         now < end && !(m.done() && Network::poll_timeout(net).is_none())
     });
     assert!(m.finished.iter().all(|f| *f), "did not finish");
