@@ -41,7 +41,8 @@ pub struct SendOptions {
     pub packet_size: Option<u32>,
     /// Buffer size, bytes.
     pub buffer_size: u32,
-    /// Buffers to keep in flight (reliable mode; the receiver may grant fewer).
+    /// Buffers to keep in flight (reliable mode; the receiver may grant fewer); 0 chooses by
+    /// the path ([`default_window`]).
     pub window: u16,
     /// Rate control.
     pub rate: RateMode,
@@ -355,6 +356,22 @@ fn add_stats(a: &mut SenderStats, b: &SenderStats) {
     a.files_failed = a.files_failed.max(b.files_failed);
 }
 
+/// The window a long path gets by default: eight buffers of 8 MiB keep an OC-3c path of 300 ms
+/// busy while buffers at 5% loss wait out their recovery rounds (82% with four, 89% with eight,
+/// in simulation).
+pub const LONG_PATH_WINDOW: u16 = 8;
+
+/// The window (buffers in flight) asked for when none is given: [`LONG_PATH_WINDOW`] when the
+/// control connection's round trip is 10 ms or more (or unknown), else 4. On loopback, where
+/// a round trip is tens of microseconds, eight buffers of 8 MiB only leave more memory cold:
+/// 5.5 against 6.5 Gbit/s with four, memory to memory.
+pub fn default_window(rtt_us: Option<u32>) -> u16 {
+    match rtt_us {
+        Some(us) if us < 10_000 => 4,
+        _ => LONG_PATH_WINDOW,
+    }
+}
+
 /// Payload bytes per datagram that fit the path MTU to `dest` without IP fragmentation.
 pub fn auto_packet_size(dest: SocketAddr) -> u32 {
     let ip_udp = if dest.is_ipv4() { 28 } else { 48 };
@@ -433,15 +450,20 @@ fn run_session_inner(
     let mut reader: Option<FileReader> = None;
     if !opts.resume && opts.mode != Mode::Mbtp && !items.is_empty() && opts.key.is_none() {
         let hasher = BlockHasher::new(opts.checksum, None);
-        reader = Some(file_reader(items, 0, alloc, opts, (opts.window, hasher))?);
+        let most = opts.window.max(LONG_PATH_WINDOW);
+        reader = Some(file_reader(items, 0, alloc, opts, (most, hasher))?);
     }
     let stream = TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))
         .map_err(|e| XferError::io(format!("connecting to {addr}"), e))?;
+    let window = match opts.window {
+        0 => default_window(sys::tcp_rtt_us(&stream)),
+        w => w,
+    };
     let mut conn =
         CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
     let hello = Hello {
         mode: opts.mode,
-        window: opts.window,
+        window,
         checksum: opts.checksum,
         stripe: peer.stripe,
     };
@@ -839,4 +861,19 @@ fn transmit(
         off += k;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_window_follows_the_round_trip() {
+        // Loopback (tens of microseconds) and a LAN: four; 17 ms and more, or unknown: eight.
+        assert_eq!(default_window(Some(40)), 4);
+        assert_eq!(default_window(Some(2_000)), 4);
+        assert_eq!(default_window(Some(17_000)), 8);
+        assert_eq!(default_window(Some(300_000)), 8);
+        assert_eq!(default_window(None), 8);
+    }
 }

@@ -53,10 +53,11 @@ pub struct Args {
     /// Buffer size. Default: 8MiB in reliable mode, 1MiB in sbtp/mbtp (the study's MBTP).
     #[arg(long, value_parser = crate::cmd::bounds::size("1", "2GiB"))]
     buffer_size: Option<Size>,
-    /// Buffers in flight in reliable mode (the receiver may grant fewer). Eight of 8 MiB keep
-    /// an OC-3c path of 300 ms busy while buffers at 5% loss wait out their recovery rounds.
-    #[arg(long, default_value_t = 8)]
-    window: u16,
+    /// Buffers in flight in reliable mode (the receiver may grant fewer). Default: 8 when the
+    /// round trip to the receiver is 10 ms or more (eight of 8 MiB keep an OC-3c path of 300 ms
+    /// busy while buffers at 5% loss wait out their recovery rounds), else 4.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    window: Option<u16>,
     /// MBTP: number of receiver sessions the sender serves in turn, all to HOST (one `weft
     /// recv`, which writes each file whole).
     #[arg(long, default_value_t = 5)]
@@ -300,7 +301,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         mode: a.mode,
         packet_size,
         buffer_size: buffer_size as u32,
-        window: a.window.max(1),
+        window: a.window.unwrap_or(0),
         rate,
         key: load_key(&a.key, &a.key_file)?,
         resume: a.resume,
