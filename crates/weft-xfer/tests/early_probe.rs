@@ -10,14 +10,14 @@ use weft_xfer::proto::{
 };
 use weft_xfer::wire::{Control, DataRepr, Mode, RefuseCode};
 
-/// A sender of session 9 with the adaptive controller, offering one file of 100 packets of
-/// 1000 bytes in one buffer.
-fn sender(early_probe: bool) -> Sender {
+/// A sender of session 9 with the adaptive controller and a window of `window`, offering one
+/// file of `size` bytes in buffers of 100 packets of 1000 bytes.
+fn new_sender(window: u32, size: u64, early_probe: bool) -> Sender {
     let cfg = SenderConfig {
         mode: Mode::Reliable,
         packet_size: 1000,
         buffer_size: 100_000,
-        window: 2,
+        window,
         rate: RateMode::Adaptive {
             initial: Rate::mbps(1000),
             min: Rate::mbps(1),
@@ -30,14 +30,38 @@ fn sender(early_probe: bool) -> Sender {
     };
     let file = FileMeta {
         name: "f".into(),
-        size: 100_000,
+        size,
         hash: [0; 32],
         resume: false,
     };
-    let mut s = Sender::new(cfg, 9, vec![file]);
+    Sender::new(cfg, 9, vec![file])
+}
+
+/// A sender offering a file of one buffer, the buffer handed to it.
+fn sender(early_probe: bool) -> Sender {
+    let mut s = new_sender(2, 100_000, early_probe);
     assert_eq!(s.poll_event(), Some(SenderEvent::NeedBuffer { file: 0 }));
     s.provide_buffer(0, Some((0, vec![7; 100_000]))).unwrap();
     s
+}
+
+/// The receiver's answers to the offer in `ctl` (what the sender sent): the file accepted and
+/// its first buffer granted, at `t`. Returns the buffer.
+fn accept_and_grant(s: &mut Sender, ctl: &[Control], t: Instant) -> u32 {
+    let buf = ctl
+        .iter()
+        .find_map(|c| match c {
+            Control::Start { buf, .. } => Some(*buf),
+            _ => None,
+        })
+        .unwrap();
+    let accept = Control::FileAccept {
+        file: 0,
+        have: Vec::new(),
+    };
+    s.handle_control(t, accept).unwrap();
+    s.handle_control(t, Control::Ready { buf }).unwrap();
+    buf
 }
 
 /// Every datagram the sender may send by `until` (the pacer given the time it asks for).
@@ -72,20 +96,7 @@ fn the_probe_train_leaves_before_ready_and_a_later_ready_changes_nothing() {
         ),
         "{ctl:?}"
     );
-    let buf = match ctl[1] {
-        Control::Start { buf, .. } => buf,
-        ref c => panic!("{c:?}"),
-    };
-    let t = Instant(2_000_000);
-    s.handle_control(
-        t,
-        Control::FileAccept {
-            file: 0,
-            have: Vec::new(),
-        },
-    )
-    .unwrap();
-    s.handle_control(t, Control::Ready { buf }).unwrap();
+    accept_and_grant(&mut s, &ctl, Instant(2_000_000));
     assert!(datagrams(&mut s, Instant(1_000_000_000)).is_empty());
     // Without it (an older receiver), nothing leaves before Ready.
     let mut old = sender(false);
@@ -238,28 +249,7 @@ fn hand_buffers(s: &mut Sender, next: &mut u32) -> u32 {
 /// emulator a train measured at four times the path had eight buffers blasted into it).
 #[test]
 fn after_a_train_that_found_a_bottleneck_two_buffers_fly_until_a_whole_round_confirms() {
-    let cfg = SenderConfig {
-        mode: Mode::Reliable,
-        packet_size: 1000,
-        buffer_size: 100_000,
-        window: 8,
-        rate: RateMode::Adaptive {
-            initial: Rate::mbps(1000),
-            min: Rate::mbps(1),
-            max: Rate::mbps(10_000),
-            loss_threshold_ppm: 20_000,
-        },
-        stripes: 1,
-        burst: Duration::from_micros(20),
-        early_probe: true,
-    };
-    let file = FileMeta {
-        name: "f".into(),
-        size: 2_000_000,
-        hash: [0; 32],
-        resume: false,
-    };
-    let mut s = Sender::new(cfg, 9, vec![file]);
+    let mut s = new_sender(8, 2_000_000, true);
     let mut next = 0;
     assert_eq!(
         hand_buffers(&mut s, &mut next),
@@ -269,23 +259,8 @@ fn after_a_train_that_found_a_bottleneck_two_buffers_fly_until_a_whole_round_con
     let train = datagrams(&mut s, Instant(1_000_000_000));
     assert_eq!(train.len(), 64);
     let ctl: Vec<Control> = std::iter::from_fn(|| s.poll_control()).collect();
-    let buf = ctl
-        .iter()
-        .find_map(|c| match c {
-            Control::Start { buf, .. } => Some(*buf),
-            _ => None,
-        })
-        .unwrap();
     let t = Instant(10_000_000);
-    s.handle_control(
-        t,
-        Control::FileAccept {
-            file: 0,
-            have: Vec::new(),
-        },
-    )
-    .unwrap();
-    s.handle_control(t, Control::Ready { buf }).unwrap();
+    let buf = accept_and_grant(&mut s, &ctl, t);
     // The train came at 100 Mbit/s: a bottleneck.
     let nack = |round, rx_rate, missing| Control::Nack {
         buf,
