@@ -8,6 +8,7 @@ pub mod ctl;
 pub mod reader;
 pub mod recv;
 pub mod send;
+mod send_session;
 pub mod source;
 pub mod store;
 pub mod stripe;
