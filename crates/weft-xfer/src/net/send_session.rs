@@ -168,6 +168,7 @@ fn run_session_inner(
         })
         .collect();
     let (mut sync, mut disk, mut transfer) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let reader_for = |file| file_reader(items, file, alloc, opts, (params.window, params.hasher));
     let now = || Instant(start.elapsed().as_nanos() as u64);
     // Datagram headers of a batch; payloads stay in their buffers (gathered by the kernel).
     let mut heads: Vec<[u8; HEADER_LEN]> = vec![[0; HEADER_LEN]; BATCH];
@@ -245,13 +246,7 @@ fn run_session_inner(
                 SenderEvent::NeedBuffer { file } => {
                     // A fresh file's buffers are asked for before the receiver answers the offer.
                     if !matches!(&reader, Some((f, _, _)) if *f == file) {
-                        reader = Some(file_reader(
-                            items,
-                            file,
-                            alloc,
-                            opts,
-                            (params.window, params.hasher),
-                        )?);
+                        reader = Some(reader_for(file)?);
                     }
                     // Waiting for the reader thread is time the sender spends on the disk.
                     let t = StdInstant::now();
@@ -307,13 +302,7 @@ fn run_session_inner(
                     {
                         *h = have;
                     }
-                    reader = Some(file_reader(
-                        items,
-                        file,
-                        alloc,
-                        opts,
-                        (params.window, params.hasher),
-                    )?);
+                    reader = Some(reader_for(file)?);
                 }
                 SenderEvent::FileRejected { file, code, msg } => {
                     if let Some(o) = outcomes.get_mut(file as usize) {
