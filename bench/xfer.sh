@@ -19,15 +19,20 @@
 # RIACS study's Table 2 tabulates, and the loss fraction (the study's target: under 5%).
 # The emulated OC-3c comparison is at the end (needs root and the emulator).
 #
-# Usage: bench/xfer.sh [SIZE_MIB] [RUNS]     (defaults: 1024 MiB, 3 runs; medians compared)
+# Usage: [WEFT_BIN=path] bench/xfer.sh [SIZE_MIB] [RUNS]   (defaults: 1024 MiB, 3 runs; medians compared)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib="${1:-1024}"
 runs="${2:-3}"
 
 command -v iperf3 >/dev/null || { apt-get update -qq && apt-get install -y -qq iperf3 >/dev/null; }
-cargo build --release -q -p weft
-weft=$PWD/target/release/weft
+# WEFT_BIN: a weft binary to measure instead of this tree's release build (A/B of two builds).
+if [ -n "${WEFT_BIN:-}" ]; then
+  weft=$(realpath "$WEFT_BIN")
+else
+  cargo build --release -q -p weft
+  weft=$PWD/target/release/weft
+fi
 
 work=$(mktemp -d /dev/shm/weft-xfer-bench.XXXXXX)
 pids=()

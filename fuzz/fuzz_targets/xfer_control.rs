@@ -36,6 +36,7 @@ fuzz_target!(|data: &[u8]| {
             rate: RateMode::Unlimited,
             stripes: 2,
             burst: Duration::ZERO,
+            early_probe: true,
         },
         1,
         vec![FileMeta { name: "f".into(), size: 2500, hash: [0; 32], resume: false }],

@@ -18,7 +18,9 @@
 //!   time (a token passes between sessions) while the other receivers write theirs.
 //! - **Reliable** (default): up to `window` buffers in flight (the receiver writes one while the
 //!   next arrives), each blasted at the paced rate, then `End`; the receiver answers `Nack` with
-//!   the missing packet ranges (retransmitted first, NETBLT/RBUDP style) until complete, checks
+//!   the missing packet ranges (retransmitted first, NETBLT/RBUDP style; at a file's tail, where
+//!   only repairs are left and the link is otherwise idle, each missing packet is sent two to
+//!   four times so that a lost repair does not cost another round trip) until complete, checks
 //!   the buffer's BLAKE3, writes it and answers `Done`. At the end of a file the sender sends the
 //!   whole-file digest (BLAKE3 over the blocks' BLAKE3s); the receiver checks it against the
 //!   hashes of the buffers it verified (reading back those resumed from a journal), and only

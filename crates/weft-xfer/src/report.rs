@@ -73,6 +73,13 @@ pub fn send_doc(r: &SendReport, params: Value) -> ResultDoc {
         "checksum": checksum_name(r.checksum),
         "cpu_s": r.cpu.as_secs_f64(),
         "cpu_s_per_gbit": cpu_per_gbit(r.cpu, moved),
+        "receivers": r.receivers.iter().map(|p| json!({
+            "addr": p.addr.to_string(),
+            "stripe": p.stripe.map(|s| json!({ "part": s.part, "parts": s.parts, "transfer": format!("{:016x}", s.transfer) })),
+            "buffers": p.buffers,
+            "bytes": p.bytes,
+            "msg": p.msg,
+        })).collect::<Vec<_>>(),
     });
     doc.samples = r
         .files

@@ -22,6 +22,7 @@ fn hello(port: u16, version: u16, checksum: u8) -> Control {
         window: 2,
         nonce: [5; 16],
         checksum,
+        stripe: None,
     });
     conn.flush_all(5000).unwrap();
     conn.recv_wait(5000).unwrap()
@@ -80,10 +81,13 @@ fn an_unknown_checksum_is_refused_by_name_and_an_older_sender_is_still_served() 
         }
         m => panic!("expected a refusal, got {m:?}"),
     }
-    // A version 2 sender (no checksum byte: BLAKE3) is answered in its own version.
-    match hello(recv.port, 2, 0) {
-        Control::ServerHello { version, .. } => assert_eq!(version, 2),
-        m => panic!("expected ServerHello, got {m:?}"),
+    // Version 2 (no checksum byte: BLAKE3) and 3 (no stripe) senders are answered in their
+    // own versions.
+    for v in [2, 3] {
+        match hello(recv.port, v, 0) {
+            Control::ServerHello { version, .. } => assert_eq!(version, v),
+            m => panic!("expected ServerHello, got {m:?}"),
+        }
     }
     match hello(recv.port, 1, 0) {
         Control::Refuse { code, msg } => {

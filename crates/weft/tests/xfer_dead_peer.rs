@@ -29,16 +29,9 @@ const SLOW: [&str; 6] = [
     "60Mbps",
 ];
 
+/// The 24 MiB file of these tests.
 fn data(seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..24 << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    common::pseudo_random(24 << 20, seed)
 }
 
 fn send_cmd(port: u16, file: &Path, extra: &[&str]) -> Command {

@@ -14,7 +14,7 @@ use weft_xfer::wire::{Control, Mode, RefuseCode};
 
 mod common;
 
-use common::{Recv, WEFT};
+use common::{Recv, WEFT, pseudo_random};
 
 fn send_cmd(port: u16, args: &[&str], files: &[&Path], target: &str) -> Command {
     let mut c = Command::new(WEFT);
@@ -30,18 +30,6 @@ fn send(port: u16, args: &[&str], files: &[&Path], target: &str) -> Output {
     send_cmd(port, args, files, target)
         .output()
         .expect("run weft send")
-}
-
-fn pseudo_random(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn listing(dir: &Path) -> Vec<String> {

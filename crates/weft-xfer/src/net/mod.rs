@@ -1,18 +1,22 @@
 //! The real driver: the protocol core over a TCP control connection and UDP sockets, with files on
 //! disk. [`send`] is the sending side, [`recv`] the receiving side, [`store`] keeps the receiver's
-//! writes inside its directory and makes them atomic and resumable.
+//! writes inside its directory and makes them atomic and resumable, [`stripe`] is where a file
+//! an MBTP transfer spread over separate receivers ends up, and how `weft join` puts it together.
 
 pub mod accept;
 pub mod ctl;
+pub mod reader;
 pub mod recv;
 pub mod send;
+mod send_session;
 pub mod source;
 pub mod store;
+pub mod stripe;
 pub mod sys;
 
 use crate::auth::{Key, Role};
 use crate::proto::{BlockHasher, Checksum, ProtoError};
-use crate::wire::control::{MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use crate::wire::control::{MIN_PROTOCOL_VERSION, PROTOCOL_VERSION, Stripe};
 use crate::wire::{Control, Mode, RefuseCode, WireError};
 use ctl::CtlConn;
 
@@ -129,6 +133,23 @@ pub struct SessionParams {
     pub welcome_pending: bool,
     /// The buffers' checksum, keyed for this session when the ends share a key.
     pub hasher: BlockHasher,
+    /// The protocol version the session speaks (the sender's).
+    pub version: u16,
+    /// MBTP over separate receivers: which stripe this session is (from the sender's hello).
+    pub stripe: Option<Stripe>,
+}
+
+/// What a sender asks for in its hello.
+#[derive(Debug, Clone, Copy)]
+pub struct Hello {
+    /// Transfer mode.
+    pub mode: Mode,
+    /// Buffers the sender would keep in flight.
+    pub window: u16,
+    /// The buffers' checksum.
+    pub checksum: Checksum,
+    /// MBTP over separate receivers: which one this session goes to.
+    pub stripe: Option<Stripe>,
 }
 
 /// The per-session key of the buffers' BLAKE3 ([`BlockHasher`]): derived from the pre-shared key
@@ -161,17 +182,27 @@ pub fn client_handshake(
     window: u16,
     key: Option<&Key>,
 ) -> Result<SessionParams, XferError> {
-    client_handshake_with_checksum(conn, mode, window, key, Checksum::default())
+    let hello = Hello {
+        mode,
+        window,
+        checksum: Checksum::default(),
+        stripe: None,
+    };
+    client_handshake_with(conn, &hello, key)
 }
 
-/// The sender's side of the handshake, naming the buffers' checksum.
-pub fn client_handshake_with_checksum(
+/// The sender's side of the handshake, asking for what `hello` names.
+pub fn client_handshake_with(
     conn: &mut CtlConn,
-    mode: Mode,
-    window: u16,
+    hello: &Hello,
     key: Option<&Key>,
-    checksum: Checksum,
 ) -> Result<SessionParams, XferError> {
+    let &Hello {
+        mode,
+        window,
+        checksum,
+        stripe,
+    } = hello;
     let cn = nonce()?;
     conn.queue(&Control::ClientHello {
         version: PROTOCOL_VERSION,
@@ -179,15 +210,17 @@ pub fn client_handshake_with_checksum(
         window,
         nonce: cn,
         checksum: checksum.to_wire(),
+        stripe,
     });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
-    // A receiver of protocol 2 cannot parse a version 3 hello (it has one byte more) and closes
-    // without a word: say what that probably means.
+    // A receiver of protocol 2 or 3 cannot parse this version's hello (it has bytes more) and
+    // closes without a word: say what that probably means.
     let reply = conn.recv_wait(HANDSHAKE_TIMEOUT_MS).map_err(|e| match e {
         XferError::PeerClosed => XferError::Local(format!(
             "the receiver closed the connection without answering the hello: if it is an older \
-             weft (protocol 2, before --checksum), upgrade it (this sender speaks protocol \
-             {PROTOCOL_VERSION}; receivers of this version still serve protocol 2 senders)"
+             weft (protocol 2 or 3, before --checksum or separate MBTP receivers), upgrade it \
+             (this sender speaks protocol {PROTOCOL_VERSION}; receivers of this version still \
+             serve protocol 2 and 3 senders)"
         )),
         e => e,
     })?;
@@ -224,6 +257,8 @@ pub fn client_handshake_with_checksum(
             ports,
             welcome_pending: true,
             hasher,
+            version: PROTOCOL_VERSION,
+            stripe,
         });
     }
     match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
@@ -248,6 +283,8 @@ pub fn client_handshake_with_checksum(
         ports,
         welcome_pending: false,
         hasher,
+        version: PROTOCOL_VERSION,
+        stripe,
     })
 }
 
@@ -261,13 +298,14 @@ pub fn server_handshake(
     bind: impl FnOnce() -> Result<Vec<u16>, XferError>,
     max_window: u16,
 ) -> Result<(Mode, SessionParams), XferError> {
-    let (mode, want, cn, version, checksum) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
+    let (mode, want, cn, version, checksum, stripe) = match conn.recv_wait(HANDSHAKE_TIMEOUT_MS)? {
         Control::ClientHello {
             version,
             mode,
             window,
             nonce,
             checksum,
+            stripe,
         } => {
             if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&version) {
                 refuse(
@@ -291,7 +329,13 @@ pub fn server_handshake(
                 refuse(conn, RefuseCode::Version, msg.clone());
                 return Err(XferError::Local(msg));
             };
-            (mode, window, nonce, version, checksum)
+            if stripe.is_some() && mode != Mode::Mbtp {
+                let msg =
+                    "a stripe of a transfer over separate receivers is MBTP's only".to_string();
+                refuse(conn, RefuseCode::Version, msg.clone());
+                return Err(XferError::Local(msg));
+            }
+            (mode, window, nonce, version, checksum, stripe)
         }
         _ => return Err(ProtoError::Unexpected("message instead of ClientHello").into()),
     };
@@ -338,6 +382,8 @@ pub fn server_handshake(
             ports: ports.to_vec(),
             welcome_pending: false,
             hasher: BlockHasher::new(checksum, checksum_key(key, &cn, &sn, session)),
+            version,
+            stripe,
         },
     ))
 }

@@ -14,6 +14,7 @@ use weft_model::{Duration, Instant};
 
 use super::ctl::CtlConn;
 use super::store::{self, Entry, Opened, Store};
+use super::stripe::{self, StripeLog};
 use super::{SessionParams, XferError, server_handshake, sys};
 use crate::auth::Key;
 use crate::proto::{BlockHasher, Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
@@ -122,6 +123,8 @@ struct Job {
     verify: Option<[u8; 32]>,
     /// The session's checksum, for `verify`.
     hasher: BlockHasher,
+    /// A stripe's buffer: its BLAKE3 as written goes in the stripe's manifest.
+    record: bool,
 }
 
 /// What the pipeline thread did with a buffer.
@@ -147,6 +150,9 @@ struct FileSlot {
     buffer_size: u32,
     /// BLAKE3 of each buffer verified in memory before it was written, by buffer index.
     hashes: HashMap<u32, [u8; 32]>,
+    /// This session's stripe of the file (MBTP over separate receivers): where each buffer
+    /// went in it, for the manifest.
+    stripe: Option<StripeLog>,
 }
 
 /// The pipeline thread: checks and writes buffers in order, off the network thread, and wakes
@@ -172,6 +178,7 @@ fn pipeline(
                 None => Ok(()),
             };
             match written {
+                Ok(()) if j.record => JobDone::Written(Some(*blake3::hash(&j.data).as_bytes())),
                 Ok(()) => JobDone::Written(hash),
                 Err(e) => JobDone::Failed(e.to_string()),
             }
@@ -421,7 +428,9 @@ fn session_loop(
                         if let Some(h) = hash
                             && let Some(f) = open.get_mut(&file)
                         {
-                            if known_hashes < opts.max_known_hashes {
+                            if let Some(log) = f.stripe.as_mut() {
+                                log.written(index, &h);
+                            } else if known_hashes < opts.max_known_hashes {
                                 known_hashes += usize::from(f.hashes.insert(index, h).is_none());
                             } else {
                                 rep.hashes_not_kept += 1;
@@ -497,6 +506,7 @@ fn session_loop(
                                 size,
                                 buffer_size,
                                 hashes: HashMap::new(),
+                                stripe: None,
                             };
                             open.insert(file, slot);
                             continue;
@@ -508,7 +518,8 @@ fn session_loop(
                             fingerprint: &hash,
                             resume,
                             reliable: mode.is_reliable(),
-                            shared: mode == Mode::Mbtp,
+                            shared: mode == Mode::Mbtp && params.stripe.is_none(),
+                            stripe: params.stripe,
                         };
                         match store.open(&req) {
                             Ok(opened) => {
@@ -519,6 +530,9 @@ fn session_loop(
                                     size,
                                     buffer_size,
                                     hashes: HashMap::new(),
+                                    stripe: params
+                                        .stripe
+                                        .map(|s| StripeLog::new(&s, &name, size, buffer_size)),
                                 };
                                 open.insert(file, slot);
                             }
@@ -538,7 +552,7 @@ fn session_loop(
                         verify,
                     } => {
                         let f = open
-                            .get(&file)
+                            .get_mut(&file)
                             .ok_or(XferError::Local("write for a file not open".into()))?;
                         if let Some(r) = rep.files.get_mut(f.report) {
                             r.gaps.extend(
@@ -546,6 +560,11 @@ fn session_loop(
                                     .map(|(a, b)| (offset + *a as u64, (*b - *a) as u64)),
                             );
                         }
+                        // A stripe's buffers go one after another, in the order they came.
+                        let (offset, record) = match f.stripe.as_mut() {
+                            Some(log) => (log.place(index, data.len() as u32, gaps), true),
+                            None => (offset, false),
+                        };
                         job_tx
                             .send(Job {
                                 seq,
@@ -556,6 +575,7 @@ fn session_loop(
                                 data,
                                 verify,
                                 hasher: params.hasher,
+                                record,
                             })
                             .map_err(|_| XferError::Local("writer thread stopped".into()))?;
                     }
@@ -607,6 +627,9 @@ fn end_file(
         return end_discarded(mode, f, digest);
     };
     let entry = &opened.entry;
+    if let Some(log) = &f.stripe {
+        return end_stripe(store, entry, log);
+    }
     let result = if mode.is_reliable() {
         let no_hashes = HashMap::new();
         let known = if opts.read_back {
@@ -623,6 +646,39 @@ fn end_file(
     let (ok, msg) = match result {
         Ok(()) if entry.lock().map(|g| g.complete).unwrap_or(false) => (true, "in place".into()),
         Ok(()) => (true, "part written; other receivers still writing".into()),
+        Err(e) => (false, e),
+    };
+    store.close(entry, !ok);
+    (ok, msg)
+}
+
+/// Puts a stripe whose sender has finished in place: its data under `NAME.mbtp-K-of-R`, then its
+/// manifest beside it (written last: a stripe without a manifest is incomplete).
+fn end_stripe(store: &Store, entry: &Arc<Mutex<Entry>>, log: &StripeLog) -> (bool, String) {
+    let m = &log.manifest;
+    let result = store::finish(entry, None).and_then(|()| {
+        let path = entry
+            .lock()
+            .map(|g| g.final_path.clone())
+            .map_err(|_| "entry lock poisoned".to_string())?;
+        let manifest = stripe::manifest_path(&path);
+        weft_report::write_atomic(&manifest, m.to_json().as_bytes())
+            .map_err(|e| format!("writing {}: {e}", manifest.display()))
+    });
+    let (ok, msg) = match result {
+        Ok(()) => {
+            let gaps: usize = m.buffers.iter().map(|b| b.gaps.len()).sum();
+            (
+                true,
+                format!(
+                    "stripe {} of {} in place ({} buffers, {gaps} gaps); `weft join` puts the {} stripes together",
+                    m.part,
+                    m.parts,
+                    log.buffers(),
+                    m.parts
+                ),
+            )
+        }
         Err(e) => (false, e),
     };
     store.close(entry, !ok);
@@ -670,6 +726,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, h)| (i as u32, h))
                 .collect(),
+            stripe: None,
         }
     }
 

@@ -1,11 +1,12 @@
-//! Where the sender's bytes come from: a file, or memory (`weft send --mem`, the ttcp `-s` /
-//! iperf3 default), which measures the network and the protocol without any file system.
+//! Where the sender's bytes come from: files and directories walked into named items, or
+//! memory (`weft send --mem`, the ttcp `-s` / iperf3 default), which measures the network and
+//! the protocol without any file system.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::XferError;
+use super::{XferError, store};
 use crate::proto::buffer_len;
 
 /// The bytes of one item to send.
@@ -140,4 +141,115 @@ mod tests {
         let b1 = read_block(&src, &mut f, 2500, 1000, 1, b2).unwrap();
         assert_eq!(b1, bytes[1000..2000]);
     }
+}
+
+/// A file to send and the name it gets at the receiver.
+#[derive(Debug, Clone)]
+pub struct SendItem {
+    /// Where the bytes come from.
+    pub source: Source,
+    /// Relative name at the receiver.
+    pub name: String,
+    /// Size, bytes.
+    pub size: u64,
+}
+
+/// An item of `size` bytes generated in memory (`weft send --mem`), named `dest_dir/weft-memory`
+/// at the receiver.
+pub fn memory_item(size: u64, dest_dir: &str) -> Result<SendItem, XferError> {
+    let prefix = dest_dir.trim_matches('/');
+    let name = if prefix.is_empty() {
+        MEMORY_NAME.to_string()
+    } else {
+        format!("{prefix}/{MEMORY_NAME}")
+    };
+    store::validate_name(&name).map_err(XferError::Local)?;
+    Ok(SendItem {
+        source: Source::Memory,
+        name,
+        size,
+    })
+}
+
+/// Expands files and directories (recursively; symbolic links are skipped) into items named
+/// `dest_dir/basename/...`.
+pub fn collect_files(paths: &[PathBuf], dest_dir: &str) -> Result<Vec<SendItem>, XferError> {
+    let mut out = Vec::new();
+    let prefix = dest_dir.trim_matches('/');
+    for p in paths {
+        let meta = std::fs::symlink_metadata(p)
+            .map_err(|e| XferError::io(format!("reading {}", p.display()), e))?;
+        let base = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| XferError::Local(format!("{} has no usable file name", p.display())))?;
+        let name = if prefix.is_empty() {
+            base.to_string()
+        } else {
+            format!("{prefix}/{base}")
+        };
+        if meta.is_dir() {
+            walk(p, &name, &mut out)?;
+        } else if meta.is_file() {
+            out.push(SendItem {
+                source: Source::File(p.clone()),
+                name,
+                size: meta.len(),
+            });
+        } else {
+            return Err(XferError::Local(format!(
+                "{} is not a regular file or directory",
+                p.display()
+            )));
+        }
+    }
+    for it in &out {
+        store::validate_name(&it.name).map_err(XferError::Local)?;
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, name: &str, out: &mut Vec<SendItem>) -> Result<(), XferError> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| XferError::io(format!("listing {}", dir.display()), e))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(ft) = e.file_type() else { continue };
+        let Some(n) = e.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let child = format!("{name}/{n}");
+        if ft.is_dir() {
+            walk(&e.path(), &child, out)?;
+        } else if ft.is_file() {
+            let size = e
+                .metadata()
+                .map_err(|er| XferError::io(format!("reading {}", e.path().display()), er))?
+                .len();
+            out.push(SendItem {
+                source: Source::File(e.path()),
+                name: child,
+                size,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Identity of this version of a file (name, size, modification time), so that a receiver
+/// resumes only a journal of the same file.
+pub(crate) fn fingerprint(it: &SendItem) -> Result<[u8; 32], XferError> {
+    use std::os::unix::fs::MetadataExt;
+    let mut h = blake3::Hasher::new();
+    h.update(it.name.as_bytes());
+    h.update(&it.size.to_be_bytes());
+    if let Source::File(path) = &it.source {
+        let m = std::fs::metadata(path)
+            .map_err(|e| XferError::io(format!("reading {}", path.display()), e))?;
+        h.update(&m.mtime().to_be_bytes());
+        h.update(&m.mtime_nsec().to_be_bytes());
+    }
+    Ok(*h.finalize().as_bytes())
 }

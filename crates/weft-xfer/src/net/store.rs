@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use weft_model::Size;
 
-use crate::proto::{BlockHasher, buffers_in};
+use crate::proto::{BlockHasher, buffer_len, buffers_in};
 use crate::wire::RefuseCode;
+use crate::wire::control::Stripe;
 
 /// First line of a journal: format, size, buffer size, whole-file hash.
 const JOURNAL_MAGIC: &str = "weft-xfer-journal v1";
@@ -74,12 +75,15 @@ pub struct Entry {
     pub complete: bool,
     /// Sessions that joined (MBTP).
     pub sessions: u32,
+    /// A stripe of a file (MBTP over separate receivers): `size` is only its fair share, and
+    /// it is complete when its sender says so, not when that much is written.
+    pub striped: bool,
 }
 
 impl Entry {
-    /// Every byte has been written (unreliable modes: the file is whole).
+    /// Every byte has been written (unreliable modes: the file is whole; never for a stripe).
     pub fn all_written(&self) -> bool {
-        self.written >= self.size
+        !self.striped && self.written >= self.size
     }
 }
 
@@ -109,6 +113,9 @@ pub struct OpenRequest<'a> {
     pub reliable: bool,
     /// Let several MBTP sessions write the same file.
     pub shared: bool,
+    /// Keep this session's stripe of the file instead of the file (MBTP over separate
+    /// receivers; see [`super::stripe`]): written compactly under `NAME.mbtp-K-of-R`.
+    pub stripe: Option<Stripe>,
 }
 
 /// The receiving directory.
@@ -147,7 +154,10 @@ impl Store {
             resume,
             reliable,
             shared,
+            stripe,
         } = req;
+        let striped = stripe.map(|s| super::stripe::stripe_name(name, &s));
+        let name = striped.as_deref().unwrap_or(name);
         let parts = validate_name(name).map_err(|m| (RefuseCode::Path, m))?;
         let (last, dirs) = parts
             .split_last()
@@ -250,7 +260,15 @@ impl Store {
             .values()
             .filter_map(|e| e.lock().ok().map(|g| g.size.saturating_sub(g.written)))
             .sum();
-        check_space(&dir, name, size.saturating_sub(present), promised)?;
+        // A stripe takes what its receiver is given, not known ahead: room for its fair share
+        // (the file's buffers over the receivers, rounded up) is asked for; a receiver given
+        // more than that by a slower peer's absence may still fill its disk, which the session
+        // then reports.
+        let need = match stripe {
+            Some(s) => fair_share(size, buffer_size, s.parts),
+            None => size.saturating_sub(present),
+        };
+        check_space(&dir, name, need, promised)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -260,7 +278,9 @@ impl Store {
             .open(&part_path)
             .map_err(|e| other(format!("opening {}: {e}", part_path.display())))?;
         if fresh {
-            file.set_len(size)
+            // A stripe grows as buffers are appended; a file has its size from the start.
+            let len = if stripe.is_some() { 0 } else { size };
+            file.set_len(len)
                 .map_err(|e| other(format!("sizing {}: {e}", part_path.display())))?;
         }
         let journal = if reliable {
@@ -289,11 +309,12 @@ impl Store {
             part_path,
             journal_path: reliable.then_some(journal_path),
             journal,
-            size,
+            size: if stripe.is_some() { need } else { size },
             buffer_size,
             written: 0,
             complete: false,
             sessions: 1,
+            striped: stripe.is_some(),
         }));
         open.insert(final_path, entry.clone());
         Ok(Opened {
@@ -328,6 +349,16 @@ impl Store {
             g.journal = None;
         }
     }
+}
+
+/// Bytes of a file of `size` in buffers of `buffer_size` that `parts` receivers each take if
+/// they share its buffers evenly (rounded up to whole buffers).
+fn fair_share(size: u64, buffer_size: u32, parts: u16) -> u64 {
+    let n = buffers_in(size, buffer_size);
+    let per = n.div_ceil(parts.max(1) as u64);
+    (0..per.min(n))
+        .map(|i| buffer_len(size, buffer_size, i as u32) as u64)
+        .sum()
 }
 
 /// Refuses a file that cannot fit: `need` bytes are still to be written under `dir`, which has
@@ -580,6 +611,7 @@ mod tests {
                 resume: false,
                 reliable: true,
                 shared: false,
+                stripe: None,
             })
             .unwrap_err();
         assert_eq!(e.0, RefuseCode::Path);
@@ -592,7 +624,8 @@ mod tests {
                 fingerprint: &h,
                 resume: false,
                 reliable: true,
-                shared: false
+                shared: false,
+                stripe: None,
             })
             .unwrap_err()
             .0,
@@ -609,6 +642,7 @@ mod tests {
                 resume: false,
                 reliable: true,
                 shared: false,
+                stripe: None,
             })
             .unwrap();
         write_buffer(&o.entry, 4, 1, b"4567").unwrap();
@@ -624,6 +658,7 @@ mod tests {
                 resume: true,
                 reliable: true,
                 shared: false,
+                stripe: None,
             })
             .unwrap();
         assert_eq!(o.have, vec![(1, 2)]);
@@ -646,6 +681,7 @@ mod tests {
                 resume: true,
                 reliable: true,
                 shared: false,
+                stripe: None,
             })
             .unwrap();
         assert!(o.have.is_empty(), "the failed part was discarded");
@@ -682,6 +718,7 @@ mod tests {
                             resume: false,
                             reliable: false,
                             shared: true,
+                            stripe: None,
                         })
                     })
                 })

@@ -61,6 +61,16 @@ pub fn dead_peer_bound_ms(rto_us: Option<u32>) -> u64 {
 
 /// The connection's current retransmission timeout, µs (`TCP_INFO`'s `tcpi_rto`).
 pub fn tcp_rto_us(sock: &std::net::TcpStream) -> Option<u32> {
+    tcp_info(sock).map(|i| i.tcpi_rto)
+}
+
+/// The connection's smoothed round trip, µs (`TCP_INFO`'s `tcpi_rtt`; after `connect` the
+/// handshake's own sample).
+pub fn tcp_rtt_us(sock: &std::net::TcpStream) -> Option<u32> {
+    tcp_info(sock).map(|i| i.tcpi_rtt)
+}
+
+fn tcp_info(sock: &std::net::TcpStream) -> Option<libc::tcp_info> {
     // SAFETY: tcp_info is plain old data; zeroed is a valid value to be overwritten.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -74,7 +84,7 @@ pub fn tcp_rto_us(sock: &std::net::TcpStream) -> Option<u32> {
             &mut len,
         )
     };
-    (r == 0).then_some(info.tcpi_rto)
+    (r == 0).then_some(info)
 }
 
 /// Makes the kernel abort the connection (reads and writes then fail with `ETIMEDOUT`) once the

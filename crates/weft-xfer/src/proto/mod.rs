@@ -15,6 +15,7 @@ mod checksum;
 mod rate;
 mod receiver;
 mod sender;
+mod sender_api;
 mod span;
 
 pub use checksum::{BlockHasher, Checksum};

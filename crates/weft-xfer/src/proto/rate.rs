@@ -10,9 +10,9 @@
 //! the manner of BBR rather than of loss-driven AIMD:
 //! - The delivery rate of a round is every byte of the session that arrived between the round's
 //!   first and last datagram (other buffers' datagrams interleave with it), scaled up by the
-//!   random loss rate (a moving average of the loss of cruise rounds that were neither probes nor
-//!   congested: random loss thins what arrives although the path had room for it), and never
-//!   more than the session sent in that time.
+//!   random loss rate (the loss floor below: random loss thins what arrives although the path
+//!   had room for it, and loss before the bottleneck leaves the bottleneck room for more), and
+//!   never more than the session sent in that time.
 //! - The estimate is the largest delivery rate of the last eight reports (a max filter: a
 //!   receiver that was descheduled for a while makes one sample low, not the estimate).
 //! - **Startup**: the rate is twice the estimate while the estimate keeps growing; three reports
@@ -23,19 +23,34 @@
 //!   of milliseconds, and one stall on the way makes it measure low: when it overflows or
 //!   arrives slower than it left, startup goes on from a quarter above what got through, growing
 //!   by a quarter per round (a round lasts hundreds of milliseconds, and one at twice a
-//!   bottleneck's rate would queue or lose a round's worth of data). Ended by loss, the estimate
-//!   becomes what got through (BBR's bottleneck bandwidth), not less.
+//!   bottleneck's rate would queue or lose a round's worth of data). Until a round of a whole
+//!   buffer has reported after such a train (the rest of the probe buffer), the sender keeps two
+//!   buffers in flight, not its window ([`RateControl::confirming`]): a stall that makes the
+//!   train measure twice the path's rate then costs two buffers of overflow, not a window of
+//!   them. Ended by loss, the estimate becomes what got through (BBR's bottleneck bandwidth),
+//!   not less.
 //! - **Cruise**: a cycle of eight reports: one 1/32 above the estimate to probe for more (the
 //!   probe's own losses are expected and not taken as congestion; again at once, with twice the
 //!   gain up to 1/4, while probes find more), one below it by the last probe's gain to drain the
 //!   queue that probe left, then six at the estimate. Each phase lasts a round (a buffer's blast,
 //!   often hundreds of milliseconds), so the usual gain is small: a probe of 1/8 held for a
 //!   round would cost 1/64 of the throughput in its drain when the queue runs dry. After any cut
-//!   the next probe comes two reports later.
-//! - **Random loss is not congestion**: loss below the threshold (default 2%) changes nothing.
-//!   Loss above the threshold (a queue overflowing, or a competing flow) lowers the estimate to
+//!   the next probe comes two reports later. A probe "finds more" when the estimate rose by
+//!   three quarters of what it added: near the path's rate the estimate still creeps up by a
+//!   little per probe (and where the path loses after its bottleneck, the loss of a probe's
+//!   overflow is hard to tell from random loss), and doubling the gain on that would
+//!   overshoot by a quarter. On a long path a
+//!   report comes in the middle of the next blast, so a round is often sent partly at a probe's
+//!   rate: a round sent half a probe's gain (1/128) above the estimate counts as a probe.
+//! - **Random loss is not congestion**: a round is congested when its loss exceeds the *loss
+//!   floor* by the threshold (default 2%). The floor is the median loss of the last eight cruise
+//!   rounds that were not probes: the loss the path has whatever the rate. Random loss of 5%
+//!   then changes nothing (with a fixed threshold every round of such a path looked congested,
+//!   and the rate fell by a sixteenth per round to a fraction of the path's); loss above the
+//!   floor by the threshold (a queue overflowing, or a competing flow) lowers the estimate to
 //!   15/16 of the smaller of it and the delivery rate, once per congestion event (reports on
-//!   rounds begun before the decrease are stale).
+//!   rounds begun before the decrease are stale). Loss that persists at every rate raises the
+//!   floor within four rounds and is then taken as the path's.
 //! - **Receiver overrun is not network loss**: the receiver reports separately the datagrams its
 //!   own sockets dropped (full kernel queues). Those are subtracted from the loss, and instead of
 //!   backing off as for congestion the rate is capped at the receiver's drain rate (flow control,
@@ -43,8 +58,10 @@
 //!
 //! **Fairness**: it is fair to flows of its own kind that see the same delivery rate (they
 //! converge on shares of the bottleneck's delivery rate, as BBR flows do, not exactly equal). It
-//! is NOT TCP-friendly: it ignores loss under the threshold and does not halve on loss, so
-//! against loss-based TCP (cubic, reno) on a shared bottleneck it takes more than half.
+//! is NOT TCP-friendly: it ignores loss under the floor and threshold and does not halve on
+//! loss, so against loss-based TCP (cubic, reno) on a shared bottleneck it takes more than half;
+//! a TCP that keeps the queue overflowing raises the floor, after which only the delivery rate
+//! (the max filter of eight reports) holds this controller back.
 
 use weft_model::{Duration, Instant, Rate, Size};
 
@@ -156,9 +173,9 @@ pub struct RateControl {
     last_decrease: Option<Instant>,
     /// Reports taken into account.
     reports: u64,
-    /// Random loss, parts per million: a moving average over cruise rounds that were neither
-    /// probes nor congested.
-    random_loss_ppm: u32,
+    /// Loss of the last [`FILTER`] cruise rounds that were not probes, parts per million: their
+    /// median is the loss the path has whatever the rate (see [`RateControl::loss_floor`]).
+    cruise_losses: std::collections::VecDeque<u32>,
     /// The probe's gain is 1/2^probe_shift: 1/32, doubled while probes keep finding more.
     probe_shift: u32,
     /// The probe train found a bottleneck: startup grows by a quarter per round, not twice.
@@ -186,7 +203,7 @@ impl RateControl {
             overruns: 0,
             last_decrease: None,
             reports: 0,
-            random_loss_ppm: 0,
+            cruise_losses: std::collections::VecDeque::with_capacity(FILTER),
             probe_shift: PROBE_SHIFT,
             gentle: false,
         }
@@ -205,6 +222,23 @@ impl RateControl {
     /// costs one buffer of losses, not a window of them.
     pub fn probing(&self) -> bool {
         matches!(self.mode, RateMode::Adaptive { .. }) && self.reports == 0
+    }
+
+    /// How many times to send each of `missing` packets when the link has nothing else to
+    /// carry: enough that, at the loss floor (1% at least), another round is needed one time
+    /// in a hundred (2 copies at 1% loss and 10 packets, 3 at 5% and 50), at most 4.
+    pub fn tail_copies(&self, missing: u32) -> u32 {
+        let p = (self.loss_floor().max(10_000) as f64 / 1e6).min(0.5);
+        let c = (0.01 / missing.max(1) as f64).ln() / p.ln();
+        (c.ceil() as u32).clamp(1, 4)
+    }
+
+    /// Whether the probe train found a bottleneck and no full round has reported since: the
+    /// train is short, and a stall on the way can make it measure the path at twice its rate or
+    /// half of it, so the sender keeps no more than two buffers in flight until a round of
+    /// a whole buffer confirms (one blasting while the other's report is on its way).
+    pub fn confirming(&self) -> bool {
+        matches!(self.mode, RateMode::Adaptive { .. }) && self.gentle && self.reports == 1
     }
 
     /// How many times the adaptive controller has backed off for congestion.
@@ -235,7 +269,19 @@ impl RateControl {
         self.reports += 1;
         let net_lost = r.lost.saturating_sub(r.drops);
         let loss_ppm = (net_lost as u64 * 1_000_000 / r.sent as u64) as u32;
-        let congested = loss_ppm > loss_threshold_ppm;
+        // A round sent above the estimate was a probe: its losses are the probe's, expected.
+        // (Half a probe's gain above it is enough: on a long path a report comes in the middle
+        // of the next blast, so a round is often sent partly at the probe's rate.)
+        let probing = !self.startup && r.tx_rate > self.est / 128 * 129;
+        if !self.startup && !probing {
+            if self.cruise_losses.len() == FILTER {
+                self.cruise_losses.pop_front();
+            }
+            self.cruise_losses.push_back(loss_ppm);
+        }
+        // Congestion is loss above what the path loses anyway: random loss of 5% on a long
+        // path is no reason to slow down (it would, round after round, to nothing).
+        let congested = loss_ppm > self.loss_floor().saturating_add(loss_threshold_ppm);
         let overrun = r.drops > 0;
         // The delivery rate: measured by the receiver (never more than was sent: a receiver
         // that stalled and then drained its queue at once would overstate it), else what got
@@ -243,21 +289,14 @@ impl RateControl {
         let got = (r.sent - r.lost.min(r.sent)) as u64;
         // Random loss thins what arrives although the path carried it (or had room for it):
         // scaled back up by the random loss rate, the delivery rate is the path's.
-        let unthin = |rx: u64| {
-            (rx as u128 * 1_000_000 / (1_000_000 - self.random_loss_ppm.min(500_000)) as u128)
-                as u64
-        };
+        let random = self.loss_floor().min(500_000);
+        let unthin = |rx: u64| (rx as u128 * 1_000_000 / (1_000_000 - random) as u128) as u64;
         let sample = match (r.rx_rate, r.tx_rate) {
             (0, tx) => tx / r.sent as u64 * got,
             (rx, 0) => rx,
             (rx, tx) => unthin(rx).min(tx),
         }
         .max(1);
-        // A round sent above the estimate was a probe: its losses are the probe's, expected.
-        let probing = !self.startup && r.tx_rate > self.est / 64 * 65;
-        if !self.startup && !probing && !congested && !overrun {
-            self.random_loss_ppm = (self.random_loss_ppm * 3 + loss_ppm) / 4;
-        }
         // Data arriving at under 7/8 of the rate it left at found a bottleneck outright (a deep
         // queue may hide it from the loss for a long while).
         let arrived_slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 8 * 7;
@@ -307,10 +346,28 @@ impl RateControl {
             if self.startup {
                 self.startup_step(r, arrived_slow);
             } else {
-                self.cruise_step(probing && self.est > before / 64 * 65);
+                // A probe found more when the estimate rose by three quarters of what the probe
+                // added (and by 1/128): near the path's rate the estimate still creeps up by a
+                // little per probe, and doubling the gain on that would overshoot by a quarter.
+                let added = r.tx_rate.saturating_sub(before);
+                let rose = self.est.saturating_sub(before);
+                self.cruise_step(probing && rose >= added / 4 * 3 && self.est > before / 128 * 129);
             }
         }
         self.rate = self.rate.clamp(min.as_bps().max(1), max.as_bps().max(1));
+    }
+
+    /// The loss the path has whatever the rate, parts per million: the (lower) median loss of
+    /// the last [`FILTER`] cruise rounds that were not probes, the current one included (0
+    /// before the first). A median, not a minimum: at 5% random loss a round of 900 datagrams
+    /// loses 5 +- 0.7%, and the minimum of eight such rounds is a point and a half below the
+    /// typical one, so an ordinary round would look congested now and then. Rounds congested
+    /// by the sender itself (a rate above the bottleneck's) sit above the median until they
+    /// are most of the last eight.
+    pub fn loss_floor(&self) -> u32 {
+        let mut v: Vec<u32> = self.cruise_losses.iter().copied().collect();
+        v.sort_unstable();
+        v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
     }
 
     /// Startup after a report that was neither congested nor an overrun: grow, or end when the
@@ -500,6 +557,34 @@ mod tests {
         f.on_report(&rep(1, 0, 100, 100, 0, 1, 5_000_000));
         assert_eq!(f.rate(), Some(Rate::mbps(5)));
         assert_eq!(RateControl::new(RateMode::Unlimited).rate(), None);
+    }
+
+    /// A 150 Mbit/s path that loses 5% of what it is sent, whatever the rate, before its
+    /// bottleneck: past the probe train nothing is congestion, and the rate settles at what
+    /// the bottleneck takes over the 95% that reaches it.
+    #[test]
+    fn random_loss_above_the_threshold_sets_the_floor_and_is_no_congestion() {
+        let btl = 150_000_000u64;
+        let mut c = adaptive(1000);
+        for i in 0..40 {
+            let tx = c.rate().unwrap().as_bps();
+            let reaches = tx / 100 * 95;
+            let through = reaches.min(btl);
+            let lost = 1000 - (through * 1000 / tx) as u32;
+            c.on_report(&rep(10 * i + 5, 10 * i, 1000, lost, 0, through, tx));
+        }
+        assert!(c.decreases() <= 2, "{} decreases", c.decreases());
+        assert!(
+            c.loss_floor().abs_diff(50_000) <= 5_000,
+            "floor {}",
+            c.loss_floor()
+        );
+        let r = c.rate().unwrap().as_bps();
+        let path = btl * 100 / 95;
+        assert!(
+            r >= path / 16 * 15 && r <= path / 16 * 17,
+            "{r} against {path}"
+        );
     }
 
     #[test]

@@ -191,7 +191,24 @@ pub struct Receiver {
     drops_reported: u64,
     /// Payload bytes of every valid datagram of the session received so far.
     bytes_in: u64,
+    /// Datagrams of this session for buffers not started yet (their `Start` still on its way,
+    /// or held until the file is accepted: a sender sends its probe round before `Ready`),
+    /// oldest first with their arrival instants, bounded by [`EARLY_PACKETS`] and
+    /// [`EARLY_BYTES`]; fed in when the buffer is granted, at the instants they arrived (the
+    /// probe round's arrival rate is the first thing the sender's rate control learns).
+    early: VecDeque<(u32, Instant, Vec<u8>)>,
+    early_bytes: usize,
+    /// The highest buffer sequence number started: datagrams for later ones are early, for
+    /// earlier unknown ones stray.
+    last_started: Option<u32>,
+    /// Buffers whose `Start` was dropped with a refused file: their `End`s are dropped too.
+    dropped: Vec<u32>,
 }
+
+/// The most datagrams kept for buffers not started yet.
+const EARLY_PACKETS: usize = 128;
+/// The most bytes kept for buffers not started yet.
+const EARLY_BYTES: usize = 2 << 20;
 
 impl Receiver {
     /// A receiver for an authenticated session.
@@ -212,6 +229,10 @@ impl Receiver {
             drops_total: 0,
             drops_reported: 0,
             bytes_in: 0,
+            early: VecDeque::new(),
+            early_bytes: 0,
+            last_started: None,
+            dropped: Vec::new(),
         }
     }
 
@@ -238,14 +259,34 @@ impl Receiver {
         // A sender offering a fresh file does not wait for the answer to start its buffers.
         if let Control::Start { file, .. } | Control::FileEnd { file, .. } = msg {
             if self.offered == Some(file) {
-                // At most a window of buffers and the file's end can come before the answer.
-                if self.held.len() > self.cfg.window as usize {
+                // At most a window of buffers (and the file's end) can come before the answer.
+                let starts = self
+                    .held
+                    .iter()
+                    .filter(|c| matches!(c, Control::Start { .. }));
+                if matches!(msg, Control::Start { .. })
+                    && starts.count() >= self.cfg.window as usize
+                {
                     return Err(ProtoError::Unexpected("more Starts than the window"));
                 }
-                self.held.push(msg);
+                self.hold(msg)?;
                 return Ok(());
             }
             if self.refused == Some(file) {
+                if let Control::Start { buf, .. } = msg {
+                    self.drop_buffer(buf);
+                }
+                return Ok(());
+            }
+        }
+        // The end of the probe round, sent before the answer, waits with its `Start`.
+        if let Control::End { buf, .. } = msg {
+            let held = |c: &Control| matches!(c, Control::Start { buf: b, .. } if *b == buf);
+            if self.held.iter().any(held) {
+                self.hold(msg)?;
+                return Ok(());
+            }
+            if self.dropped.contains(&buf) {
                 return Ok(());
             }
         }
@@ -317,6 +358,7 @@ impl Receiver {
                 if self.bufs.contains_key(&buf) {
                     return Err(ProtoError::Unexpected("Start for a known buffer"));
                 }
+                self.last_started = Some(self.last_started.map_or(buf, |l| l.max(buf)));
                 if (index as u64) >= buffers_in(f.size, f.buffer_size)
                     || size != buffer_len(f.size, f.buffer_size, index)
                     || packet_size != f.packet_size
@@ -391,7 +433,12 @@ impl Receiver {
             .get_mut(&h.buffer)
             .filter(|b| matches!(b.state, State::Receiving | State::Settling(_)))
         else {
-            self.stats.packets_stray += 1;
+            let future = self.last_started.is_none_or(|l| h.buffer > l);
+            if future && !self.bufs.contains_key(&h.buffer) && !self.dropped.contains(&h.buffer) {
+                self.keep_early(h.buffer, now, bytes);
+            } else {
+                self.stats.packets_stray += 1;
+            }
             return;
         };
         let payload = p.payload();
@@ -455,7 +502,11 @@ impl Receiver {
     pub fn reject_file(&mut self, file: u32, code: RefuseCode, msg: String) {
         if self.offered == Some(file) {
             self.offered = None;
-            self.held.clear();
+            for c in std::mem::take(&mut self.held) {
+                if let Control::Start { buf, .. } = c {
+                    self.drop_buffer(buf);
+                }
+            }
             self.refused = Some(file);
             self.files.remove(&file);
             self.control
@@ -555,6 +606,59 @@ impl Receiver {
             .min()
     }
 
+    /// Holds a message that came before the driver's answer to the offer: at most a window of
+    /// `Start`s, an `End` for each and the file's end.
+    fn hold(&mut self, msg: Control) -> Result<(), ProtoError> {
+        if self.held.len() > 2 * self.cfg.window as usize {
+            return Err(ProtoError::Unexpected(
+                "too much before the answer to an offer",
+            ));
+        }
+        self.held.push(msg);
+        Ok(())
+    }
+
+    /// Keeps a datagram that came before its buffer's `Start` (the oldest kept goes, counted as
+    /// stray, when the bounds are reached).
+    fn keep_early(&mut self, seq: u32, now: Instant, bytes: &[u8]) {
+        while self.early.len() >= EARLY_PACKETS || self.early_bytes + bytes.len() > EARLY_BYTES {
+            let Some((_, _, d)) = self.early.pop_front() else {
+                break;
+            };
+            self.early_bytes -= d.len();
+            self.stats.packets_stray += 1;
+        }
+        if bytes.len() > EARLY_BYTES {
+            self.stats.packets_stray += 1;
+            return;
+        }
+        self.early_bytes += bytes.len();
+        self.early.push_back((seq, now, bytes.to_vec()));
+    }
+
+    /// A buffer the sender started for a file that was refused: what came early for it is
+    /// stray, and its `End` is dropped.
+    fn drop_buffer(&mut self, seq: u32) {
+        if self.dropped.len() > self.cfg.window as usize {
+            self.dropped.remove(0);
+        }
+        self.dropped.push(seq);
+        self.stats.packets_stray += self.take_early(seq).len() as u64;
+    }
+
+    /// Removes and returns the datagrams kept for buffer `seq`, with their arrival instants.
+    fn take_early(&mut self, seq: u32) -> Vec<(Instant, Vec<u8>)> {
+        if self.early.is_empty() {
+            return Vec::new();
+        }
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.early)
+            .into_iter()
+            .partition(|(s, _, _)| *s == seq);
+        self.early = rest.into();
+        self.early_bytes = self.early.iter().map(|(_, _, d)| d.len()).sum();
+        mine.into_iter().map(|(_, t, d)| (t, d)).collect()
+    }
+
     /// Grants `Ready` to pending buffers while slots are free.
     fn grant(&mut self) {
         while self.slots < self.cfg.window.max(1) {
@@ -577,6 +681,9 @@ impl Receiver {
             b.state = State::Receiving;
             self.slots += 1;
             self.control.push_back(Control::Ready { buf: seq });
+            for (t, d) in self.take_early(seq) {
+                self.handle_datagram(t, &d);
+            }
         }
     }
 

@@ -3,142 +3,16 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use weft_model::{Duration, Instant};
+use weft_model::Instant;
 
-use super::rate::{Pacer, RateControl, RateMode, Report};
+use super::rate::{Pacer, RateControl, Report};
+pub use super::sender_api::{
+    FileMeta, SenderConfig, SenderEvent, SenderStats, Transmit, TransmitRef,
+};
 use super::span::RoundSpan;
 use super::{IP_UDP_OVERHEAD, ProtoError, buffer_len, packets_in};
 use crate::wire::control::Control;
-use crate::wire::{DataRepr, Mode, RefuseCode};
-
-/// Sender parameters.
-#[derive(Debug, Clone)]
-pub struct SenderConfig {
-    /// Transfer mode.
-    pub mode: Mode,
-    /// Payload bytes per datagram.
-    pub packet_size: u32,
-    /// Buffer size, bytes.
-    pub buffer_size: u32,
-    /// Buffers in flight (granted by the receiver's `ServerHello`; 1 in SBTP/MBTP).
-    pub window: u32,
-    /// Rate mode.
-    pub rate: RateMode,
-    /// Number of receiving UDP sockets to stripe over.
-    pub stripes: u32,
-    /// Pacing burst allowance.
-    pub burst: Duration,
-}
-
-/// A file to send.
-#[derive(Debug, Clone)]
-pub struct FileMeta {
-    /// Relative name at the receiver (`/`-separated).
-    pub name: String,
-    /// Size, bytes.
-    pub size: u64,
-    /// Identity of this version of the file, for resuming (zero in unreliable modes).
-    pub hash: [u8; 32],
-    /// Ask the receiver to continue from its journal.
-    pub resume: bool,
-}
-
-/// One datagram to send: its bytes were appended to the caller's buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Transmit {
-    /// Index of the receiver's UDP port to send it to.
-    pub stripe: u32,
-    /// Length of the datagram, bytes.
-    pub len: usize,
-}
-
-/// One datagram to send without copying its payload: the header was appended to the caller's
-/// buffer, and the payload is [`Sender::payload`]`(buf, start, len)` (a zero-copy driver hands
-/// both to the kernel as two pieces of one datagram).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TransmitRef {
-    /// Index of the receiver's UDP port to send it to.
-    pub stripe: u32,
-    /// Buffer sequence number the payload lies in.
-    pub buf: u32,
-    /// Byte offset of the payload in that buffer.
-    pub start: usize,
-    /// Payload length, bytes.
-    pub len: usize,
-}
-
-/// Something the driver must do or know.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SenderEvent {
-    /// The receiver took file `file`; it already holds the buffer indices in `have`.
-    FileAccepted {
-        /// File number.
-        file: u32,
-        /// Half-open ranges of buffer indices already at the receiver.
-        have: Vec<(u32, u32)>,
-    },
-    /// The receiver refused file `file`; the sender goes on with the next file.
-    FileRejected {
-        /// File number.
-        file: u32,
-        /// Why.
-        code: RefuseCode,
-        /// Receiver's reason.
-        msg: String,
-    },
-    /// Read the next buffer of `file` and call [`Sender::provide_buffer`].
-    NeedBuffer {
-        /// File number.
-        file: u32,
-    },
-    /// A buffer is at the receiver.
-    BufferDone {
-        /// File number.
-        file: u32,
-        /// Buffer index in the file.
-        index: u32,
-        /// Bytes in the buffer.
-        size: u32,
-        /// Packets lost for good (unreliable modes).
-        lost: u32,
-    },
-    /// The receiver's verdict on a file.
-    FileDone {
-        /// File number.
-        file: u32,
-        /// Whether it is in place.
-        ok: bool,
-        /// Receiver's details.
-        msg: String,
-    },
-    /// Every file has been dealt with and `Bye` is queued.
-    Finished,
-}
-
-/// Counters, for the summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SenderStats {
-    /// Datagrams sent, retransmissions included.
-    pub packets_sent: u64,
-    /// Datagrams that were retransmissions.
-    pub packets_retransmitted: u64,
-    /// Payload bytes sent, retransmissions included.
-    pub payload_bytes_sent: u64,
-    /// Packets the receiver reported lost for good (unreliable modes).
-    pub packets_lost: u64,
-    /// Packets the receiver reported missing at round ends (reliable mode).
-    pub packets_nacked: u64,
-    /// Duplicate packets the receiver saw.
-    pub packets_dup: u64,
-    /// Buffers completed.
-    pub buffers_done: u64,
-    /// Payload bytes of completed buffers.
-    pub bytes_done: u64,
-    /// Files the receiver put in place.
-    pub files_ok: u64,
-    /// Files refused or failed.
-    pub files_failed: u64,
-}
+use crate::wire::{DataRepr, Mode};
 
 #[derive(Debug, PartialEq, Eq)]
 enum BufState {
@@ -164,6 +38,9 @@ struct Buf {
     /// Packets from this index on are held back from round 0 (the first buffer's probe round):
     /// they are first sent in round 1, and are neither loss nor retransmissions.
     withheld_from: u32,
+    /// Sent before the receiver granted it (the early probe round): its `Ready` is still to
+    /// come and changes nothing.
+    early: bool,
 }
 
 impl Buf {
@@ -171,6 +48,12 @@ impl Buf {
     /// wire (0: unknown).
     fn tx_rate(&self) -> u64 {
         self.span.rate()
+    }
+
+    /// Whether the round that just ended sent most of the buffer for the first time: its
+    /// first round, or the second of the probe buffer (what the probe round held back).
+    fn first_blast(&self) -> bool {
+        self.round == 0 || (self.round == 1 && self.withheld_from < self.npkts)
     }
 }
 
@@ -310,6 +193,10 @@ impl Sender {
                 self.next_file();
             }
             Control::Ready { buf } => {
+                if let Some(b) = self.bufs.get_mut(&buf).filter(|b| b.early) {
+                    b.early = false;
+                    return Ok(());
+                }
                 let b = self
                     .bufs
                     .get_mut(&buf)
@@ -332,6 +219,7 @@ impl Sender {
                 if !self.cfg.mode.is_reliable() {
                     return Err(ProtoError::Unexpected("Nack in an unreliable mode"));
                 }
+                let repairs_only = self.only_repairs_left(buf);
                 let b = self
                     .bufs
                     .get_mut(&buf)
@@ -360,7 +248,8 @@ impl Sender {
                 self.stats.packets_nacked += n as u64;
                 // Only a buffer's first blast, sent back to back, measures the path: the few
                 // retransmissions of later rounds mingle with other buffers' data on the way.
-                if b.round == 0 {
+                // (The probe buffer's second round is the first blast of most of it.)
+                if b.first_blast() {
                     self.rate.on_report(&Report {
                         now,
                         round_start: b.span.start().unwrap_or(now),
@@ -370,6 +259,17 @@ impl Sender {
                         rx_rate: wire_rate(rx_rate, self.cfg.packet_size),
                         tx_rate: b.tx_rate(),
                     });
+                }
+                // At a file's tail the link idles but for retransmissions: each missing packet
+                // goes out more than once (spaced by the others), so that its loss does not
+                // cost another round trip (at 5% loss most buffers' first retransmissions lose
+                // one of theirs: a round of 300 ms on a long path).
+                let probe_round = b.round == 0 && b.withheld_from < b.npkts;
+                if !probe_round && repairs_only {
+                    let once = todo.clone();
+                    for _ in 1..self.rate.tail_copies(n) {
+                        todo.extend(once.iter().copied());
+                    }
                 }
                 b.todo = todo;
                 b.round += 1;
@@ -399,7 +299,7 @@ impl Sender {
                 if lost > b.npkts || (lost > 0 && self.cfg.mode.is_reliable()) {
                     return Err(ProtoError::Invalid("Done loss count"));
                 }
-                if b.round == 0 {
+                if b.first_blast() {
                     self.rate.on_report(&Report {
                         now,
                         round_start: b.span.start().unwrap_or(now),
@@ -514,6 +414,9 @@ impl Sender {
         } else {
             npkts
         };
+        // The probe round goes at once, before the receiver's `Ready` (it holds what comes
+        // early): the train is short, and its report is the first thing the sender waits for.
+        let early = self.cfg.early_probe && withheld_from < npkts;
         self.control.push_back(Control::Start {
             buf: seq,
             file,
@@ -533,10 +436,18 @@ impl Sender {
                 round: 0,
                 sent_round: 0,
                 span: RoundSpan::EMPTY,
-                state: BufState::WaitReady,
+                state: if early {
+                    BufState::Sending
+                } else {
+                    BufState::WaitReady
+                },
                 withheld_from,
+                early,
             },
         );
+        if early {
+            self.active.push_back(seq);
+        }
         self.ask_for_buffer();
         Ok(())
     }
@@ -704,6 +615,8 @@ impl Sender {
             && (self.bufs.len() as u32)
                 < if self.rate.probing() {
                     1
+                } else if self.rate.confirming() {
+                    2.min(self.cfg.window.max(1))
                 } else {
                     self.cfg.window.max(1)
                 }
@@ -713,6 +626,25 @@ impl Sender {
                 file: self.cur as u32,
             });
         }
+    }
+
+    /// Whether the file's last buffer has been handed over and every buffer but `seq` has sent
+    /// its first blast: nothing new is left to send, and the link carries only repairs.
+    fn only_repairs_left(&self, seq: u32) -> bool {
+        let handed_over = matches!(
+            self.phase,
+            FilePhase::Ending
+                | FilePhase::Sending {
+                    exhausted: true,
+                    ..
+                }
+        );
+        handed_over
+            && self.bufs.iter().all(|(s, b)| {
+                *s == seq
+                    || b.state == BufState::WaitReport
+                    || (!b.first_blast() && b.state == BufState::Sending)
+            })
     }
 
     /// After the last datagram of a round, tell the receiver.

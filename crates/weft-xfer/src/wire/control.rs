@@ -12,13 +12,30 @@
 use super::{Reader, WireError};
 
 /// Control protocol version spoken by this build. Version 3 added the checksum byte to
-/// `ClientHello`; a receiver of this build still serves version 2 senders (BLAKE3), and a
-/// version 2 receiver refuses this build's senders with a `Refuse` naming both versions.
-pub const PROTOCOL_VERSION: u16 = 3;
+/// `ClientHello`; version 4 added the MBTP stripe to it, and lets a sender send its probe round
+/// before the receiver's `Ready` (the receiver holds what comes early). A receiver of this
+/// build still serves version 2 and 3 senders, and answers each in its own version; an older
+/// receiver refuses this build's senders.
+pub const PROTOCOL_VERSION: u16 = 4;
 /// The oldest sender version a receiver of this build serves.
 pub const MIN_PROTOCOL_VERSION: u16 = 2;
 /// The first version whose `ClientHello` carries the checksum byte.
 const CHECKSUM_VERSION: u16 = 3;
+/// The first version whose `ClientHello` carries the stripe.
+pub const STRIPE_VERSION: u16 = 4;
+
+/// Which part of an MBTP transfer spread over separate receivers a session is: receiver `part`
+/// of `parts`, all sessions of one `weft send` sharing the random `transfer` id. The receiver
+/// keeps what it gets as a stripe of each file (see `crate::net::stripe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stripe {
+    /// The transfer's id, the same for every receiver.
+    pub transfer: u64,
+    /// This receiver's number, 1..=parts.
+    pub part: u16,
+    /// How many receivers share the transfer.
+    pub parts: u16,
+}
 /// Length of the frame header (`len` field), bytes.
 pub const FRAME_HEADER_LEN: usize = 4;
 /// The largest frame body accepted, bytes.
@@ -127,6 +144,9 @@ pub enum Control {
         /// version 3; 0, BLAKE3, for older senders). Kept as a number so that a receiver can
         /// refuse one it does not know with a clear message.
         checksum: u8,
+        /// MBTP over separate receivers: which one this session is (from version 4; on the
+        /// wire as transfer u64, part u16, parts u16, all zero for none).
+        stripe: Option<Stripe>,
     },
     /// Receiver answers: version, session id, its nonce, UDP ports, whether a key is required.
     ServerHello {
@@ -329,6 +349,11 @@ impl Control {
                     } else {
                         0
                     },
+                    stripe: if version >= STRIPE_VERSION {
+                        stripe(&mut r)?
+                    } else {
+                        None
+                    },
                 }
             }
             T_SERVER_HELLO => {
@@ -435,6 +460,7 @@ impl Control {
                 window,
                 nonce,
                 checksum,
+                stripe,
             } => {
                 out.push(T_CLIENT_HELLO);
                 out.extend_from_slice(&version.to_be_bytes());
@@ -443,6 +469,16 @@ impl Control {
                 out.extend_from_slice(nonce);
                 if *version >= CHECKSUM_VERSION {
                     out.push(*checksum);
+                }
+                if *version >= STRIPE_VERSION {
+                    let s = stripe.unwrap_or(Stripe {
+                        transfer: 0,
+                        part: 0,
+                        parts: 0,
+                    });
+                    out.extend_from_slice(&s.transfer.to_be_bytes());
+                    out.extend_from_slice(&s.part.to_be_bytes());
+                    out.extend_from_slice(&s.parts.to_be_bytes());
                 }
             }
             Control::ServerHello {
@@ -578,6 +614,20 @@ impl Control {
     }
 }
 
+/// A `ClientHello`'s stripe: transfer u64, part u16, parts u16; all zero is none.
+fn stripe(r: &mut Reader<'_>) -> Result<Option<Stripe>, WireError> {
+    let (transfer, part, parts) = (r.u64()?, r.u16()?, r.u16()?);
+    match (transfer, part, parts) {
+        (0, 0, 0) => Ok(None),
+        (_, 1.., 1..) if part <= parts => Ok(Some(Stripe {
+            transfer,
+            part,
+            parts,
+        })),
+        _ => Err(WireError::Invalid("stripe")),
+    }
+}
+
 fn bool_of(v: u8) -> Result<bool, WireError> {
     match v {
         0 => Ok(false),
@@ -631,212 +681,5 @@ fn put_ranges(out: &mut Vec<u8>, v: &[(u32, u32)]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn round_trip(m: Control) {
-        let mut out = Vec::new();
-        m.emit(&mut out);
-        let total = frame_len(&out).unwrap().unwrap();
-        assert_eq!(total, out.len());
-        assert_eq!(Control::parse(&out[FRAME_HEADER_LEN..]).unwrap(), m);
-        // Every strict prefix of the body is rejected, never panics.
-        for cut in 0..out.len() - FRAME_HEADER_LEN {
-            assert!(Control::parse(&out[FRAME_HEADER_LEN..FRAME_HEADER_LEN + cut]).is_err());
-        }
-    }
-
-    #[test]
-    fn start_byte_vector() {
-        let mut out = Vec::new();
-        Control::Start {
-            buf: 1,
-            file: 2,
-            index: 3,
-            size: 0x0010_0000,
-            packet_size: 9000,
-            hash: [0xab; 32],
-        }
-        .emit(&mut out);
-        let mut want = vec![0, 0, 0, 53, 13, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3];
-        want.extend_from_slice(&[0, 0x10, 0, 0, 0, 0, 0x23, 0x28]);
-        want.extend_from_slice(&[0xab; 32]);
-        assert_eq!(out, want);
-    }
-
-    #[test]
-    fn nack_byte_vector() {
-        let body = [
-            16, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0,
-            0, 4, 0, 0, 0, 6,
-        ];
-        assert_eq!(
-            Control::parse(&body).unwrap(),
-            Control::Nack {
-                buf: 9,
-                round: 1,
-                rx_rate: 1000,
-                drops: 2,
-                missing: vec![(4, 6)]
-            }
-        );
-    }
-
-    #[test]
-    fn all_messages_round_trip() {
-        for m in [
-            Control::ClientHello {
-                version: 2,
-                mode: Mode::Mbtp,
-                window: 4,
-                nonce: [7; 16],
-                checksum: 0,
-            },
-            Control::ClientHello {
-                version: 3,
-                mode: Mode::Reliable,
-                window: 4,
-                nonce: [7; 16],
-                checksum: 200,
-            },
-            Control::ServerHello {
-                version: 1,
-                session: u64::MAX,
-                nonce: [9; 16],
-                window: 3,
-                ports: vec![1, 2, 65535],
-                key_required: true,
-            },
-            Control::Auth { mac: [1; 32] },
-            Control::Welcome { mac: [2; 32] },
-            Control::Refuse {
-                code: RefuseCode::Auth,
-                msg: "wrong key".into(),
-            },
-            Control::FileOffer {
-                file: 0,
-                size: 1 << 40,
-                buffer_size: 1 << 22,
-                packet_size: 8972,
-                resume: true,
-                hash: [3; 32],
-                name: "dir/ü.bin".into(),
-            },
-            Control::FileAccept {
-                file: 5,
-                have: vec![(0, 3), (7, 9)],
-            },
-            Control::FileReject {
-                file: 5,
-                code: RefuseCode::Exists,
-                msg: String::new(),
-            },
-            Control::Ready { buf: 77 },
-            Control::End {
-                buf: 1,
-                round: 2,
-                sent: 3,
-            },
-            Control::Done {
-                buf: 1,
-                received: 2,
-                lost: 3,
-                dup: 4,
-                rx_rate: 5,
-                drops: 6,
-            },
-            Control::FileEnd {
-                file: 1,
-                digest: [4; 32],
-            },
-            Control::FileDone {
-                file: 1,
-                ok: false,
-                msg: "hash mismatch".into(),
-            },
-            Control::Bye,
-        ] {
-            round_trip(m);
-        }
-    }
-
-    /// A version 2 sender's hello (no checksum byte) still parses, as BLAKE3; from version 3 the
-    /// byte is there and required.
-    #[test]
-    fn client_hello_carries_the_checksum_from_version_3() {
-        let v2 = [&[T_CLIENT_HELLO, 0, 2, 0, 0, 4][..], &[7; 16]].concat();
-        assert_eq!(
-            Control::parse(&v2).unwrap(),
-            Control::ClientHello {
-                version: 2,
-                mode: Mode::Reliable,
-                window: 4,
-                nonce: [7; 16],
-                checksum: 0,
-            }
-        );
-        let mut v3 = v2.clone();
-        v3[2] = 3;
-        assert_eq!(Control::parse(&v3).unwrap_err(), WireError::Truncated);
-        v3.push(1);
-        assert!(matches!(
-            Control::parse(&v3).unwrap(),
-            Control::ClientHello {
-                version: 3,
-                checksum: 1,
-                ..
-            }
-        ));
-        assert_eq!(
-            Control::parse(&[&v2[..], &[1]].concat()).unwrap_err(),
-            WireError::Trailing(1),
-            "a version 2 hello has no checksum byte"
-        );
-    }
-
-    #[test]
-    fn rejects_bad_fields() {
-        assert_eq!(Control::parse(&[]).unwrap_err(), WireError::Truncated);
-        assert_eq!(
-            Control::parse(&[99]).unwrap_err(),
-            WireError::UnknownType(99)
-        );
-        assert_eq!(
-            Control::parse(&[T_FILE_DONE, 0, 0, 0, 1, 2, 0, 0]).unwrap_err(),
-            WireError::Invalid("boolean")
-        );
-        assert_eq!(
-            Control::parse(&[T_BYE, 0]).unwrap_err(),
-            WireError::Trailing(1)
-        );
-        // A reversed range and an absurd count.
-        assert!(
-            Control::parse(&[
-                T_FILE_ACCEPT,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                1,
-                0,
-                0,
-                0,
-                5,
-                0,
-                0,
-                0,
-                5
-            ])
-            .is_err()
-        );
-        assert!(Control::parse(&[T_FILE_ACCEPT, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]).is_err());
-        assert_eq!(
-            frame_len(&[0xff, 0xff, 0xff, 0xff]).unwrap_err(),
-            WireError::TooLong(0xffff_ffff)
-        );
-        assert_eq!(frame_len(&[0, 0, 1]).unwrap(), None);
-    }
-}
+#[path = "control_tests.rs"]
+mod tests;

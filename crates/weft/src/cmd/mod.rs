@@ -8,6 +8,7 @@ mod completions;
 mod demo;
 mod emu;
 mod gate;
+mod join;
 mod man;
 mod mp;
 mod pattern;
@@ -53,6 +54,8 @@ pub enum Command {
     Send(send::Args),
     /// Receive files sent by `weft send` into a directory.
     Recv(recv::Args),
+    /// Put a file that MBTP striped over separate receivers back together from its stripes.
+    Join(join::Args),
     /// Run a grid of scenario or simulator runs on all cores or as a Slurm job array, resumably.
     Sweep(sweep::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -78,6 +81,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Trace(a) => trace::run(a),
         Command::Send(a) => send::run(a),
         Command::Recv(a) => recv::run(a),
+        Command::Join(a) => join::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),

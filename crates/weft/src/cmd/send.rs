@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 use weft_model::{Duration, Rate, Size};
 use weft_xfer::auth::Key;
-use weft_xfer::net::send::{Progress, SendOptions, collect_files, memory_item, send};
+use weft_xfer::net::send::{Progress, SendOptions, collect_files, memory_item, send, send_striped};
 use weft_xfer::proto::{Checksum, RateMode};
 use weft_xfer::wire::Mode;
 
@@ -18,8 +18,8 @@ use weft_xfer::wire::Mode;
 pub struct Args {
     /// Files or directories to send, then the receiver as HOST[:DIR] (DIR is relative to the
     /// receiver's --dir, and `HOST:.` is --dir itself, as with scp; IPv6 hosts in brackets:
-    /// [::1]:DIR). With --mem, only HOST[:DIR].
-    #[arg(required = true, num_args = 1.., value_name = "FILE... HOST[:DIR]")]
+    /// [::1]:DIR). With --mem, only HOST[:DIR]. With --receiver, no HOST: FILE... [:DIR].
+    #[arg(required_unless_present = "receiver", num_args = 1.., value_name = "FILE... HOST[:DIR]")]
     args: Vec<String>,
     /// Send this many bytes generated in memory instead of files (the ttcp -s source, iperf3's
     /// default): measures the network and the protocol without the file system. The receiver
@@ -53,12 +53,25 @@ pub struct Args {
     /// Buffer size. Default: 8MiB in reliable mode, 1MiB in sbtp/mbtp (the study's MBTP).
     #[arg(long, value_parser = crate::cmd::bounds::size("1", "2GiB"))]
     buffer_size: Option<Size>,
-    /// Buffers in flight in reliable mode (the receiver may grant fewer).
-    #[arg(long, default_value_t = 4)]
-    window: u16,
-    /// MBTP: number of receiver sessions the sender serves in turn.
+    /// Buffers in flight in reliable mode (the receiver may grant fewer). Default: 8 when the
+    /// round trip to the receiver is 10 ms or more (eight of 8 MiB keep an OC-3c path of 300 ms
+    /// busy while buffers at 5% loss wait out their recovery rounds), else 4.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    window: Option<u16>,
+    /// MBTP: number of receiver sessions the sender serves in turn, all to HOST (one `weft
+    /// recv`, which writes each file whole).
     #[arg(long, default_value_t = 5)]
     receivers: u16,
+    /// MBTP over separate receivers: one session to each `weft recv` named (HOST or HOST:PORT,
+    /// repeated or comma-separated; IPv6 in brackets). Receiver K of R keeps its share of each
+    /// file as NAME.mbtp-K-of-R with a manifest; `weft join` puts the R stripes together.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "HOST[:PORT]",
+        conflicts_with = "receivers"
+    )]
+    receiver: Vec<String>,
     /// Pre-shared key (visible in the process list: prefer --key-file).
     #[arg(long, conflicts_with = "key_file")]
     key: Option<String>,
@@ -117,6 +130,32 @@ fn split_target(t: &str) -> (String, String) {
     }
 }
 
+/// The address of a `--receiver`: HOST, HOST:PORT, [V6] or [V6]:PORT (a bare IPv6 address
+/// takes `port`).
+fn receiver_addr(r: &str, port: u16) -> anyhow::Result<SocketAddr> {
+    let (host, p) = match r.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
+        Some((h, after)) => (h, after.strip_prefix(':')),
+        None => match r.split_once(':') {
+            Some((h, p)) if !p.contains(':') => (h, Some(p)),
+            _ => (r, None),
+        },
+    };
+    let port = match p {
+        Some(p) => p
+            .parse::<u16>()
+            .map_err(|_| crate::cli::usage(format!("--receiver {r:?}: {p:?} is not a port")))?,
+        None => port,
+    };
+    if host.is_empty() {
+        return Err(crate::cli::usage(format!("--receiver {r:?} names no host")));
+    }
+    (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("resolving {host}"))?
+        .next()
+        .with_context(|| format!("{host} has no address"))
+}
+
 /// The receive directory itself for `.` and `./` (scp's `HOST:.`), else `dir` unchanged.
 fn remote_dir(dir: String) -> String {
     if dir.trim_end_matches('/') == "." || dir == "./" {
@@ -153,16 +192,26 @@ pub(crate) fn load_key(
 
 /// Runs `weft send`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let (target, paths) = a
-        .args
-        .split_last()
-        .ok_or_else(|| crate::cli::usage("give FILE... HOST[:DIR]"))?;
+    // With --receiver there is no HOST: the files, and maybe `:DIR`.
+    let (target, paths) = match a.args.split_last() {
+        Some((last, rest)) if !a.receiver.is_empty() && last.starts_with(':') => {
+            (last.as_str(), rest)
+        }
+        _ if !a.receiver.is_empty() => (":", &a.args[..]),
+        Some((last, rest)) => (last.as_str(), rest),
+        None => return Err(crate::cli::usage("give FILE... HOST[:DIR]")),
+    };
     let (host, dir) = split_target(target);
     let dir = remote_dir(dir);
-    if host.is_empty() {
+    if host.is_empty() && a.receiver.is_empty() {
         return Err(crate::cli::usage(format!(
             "no host in {target:?}: expected HOST[:DIR]"
         )));
+    }
+    if !a.receiver.is_empty() && a.mode != Mode::Mbtp {
+        return Err(crate::cli::usage(
+            "--receiver (separate receivers) is MBTP's: add --mode mbtp",
+        ));
     }
     if !dir.is_empty() {
         weft_xfer::net::store::validate_name(&dir)
@@ -195,11 +244,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             collect_files(&paths, &dir).map_err(|e| crate::cli::usage(e.to_string()))?
         }
     };
-    let addr: SocketAddr = (host.as_str(), a.port)
-        .to_socket_addrs()
-        .with_context(|| format!("resolving {host}"))?
-        .next()
-        .with_context(|| format!("{host} has no address"))?;
+    let addrs: Vec<SocketAddr> = if a.receiver.is_empty() {
+        vec![
+            (host.as_str(), a.port)
+                .to_socket_addrs()
+                .with_context(|| format!("resolving {host}"))?
+                .next()
+                .with_context(|| format!("{host} has no address"))?,
+        ]
+    } else {
+        a.receiver
+            .iter()
+            .map(|r| receiver_addr(r, a.port))
+            .collect::<anyhow::Result<_>>()?
+    };
+    let addr = addrs[0];
     let buffer_size = a
         .buffer_size
         .map(|s| s.as_bytes())
@@ -242,7 +301,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         mode: a.mode,
         packet_size,
         buffer_size: buffer_size as u32,
-        window: a.window.max(1),
+        window: a.window.unwrap_or(0),
         rate,
         key: load_key(&a.key, &a.key_file)?,
         resume: a.resume,
@@ -261,20 +320,29 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let p = &*progress;
             scope.spawn(move || follow(p, bar));
         }
-        let r = send(addr, &items, &opts, progress.clone());
+        let r = if a.receiver.is_empty() {
+            send(addr, &items, &opts, progress.clone())
+        } else {
+            send_striped(&addrs, &items, &opts, progress.clone())
+        };
         progress.done.store(true, Ordering::Relaxed);
         r
     });
     drop(bar);
-    let report = result.with_context(|| format!("sending to {addr}"))?;
+    let to: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+    let report = result.with_context(|| format!("sending to {}", to.join(", ")))?;
     let params = serde_json::json!({
         "mode": format!("{:?}", a.mode).to_lowercase(),
-        "to": addr.to_string(),
+        "to": if a.receiver.is_empty() { serde_json::json!(addr.to_string()) } else { serde_json::json!(to) },
         "buffer_size": buffer_size,
         "packet_size": report.packet_size,
         "window_requested": a.window,
         "rate": match rate { RateMode::Fixed(r) => serde_json::json!(r.as_bps()), RateMode::Unlimited => serde_json::json!("unlimited"), RateMode::Adaptive { .. } => serde_json::json!("adaptive") },
-        "receivers": if a.mode == Mode::Mbtp { a.receivers } else { 1 },
+        "receivers": match a.mode {
+            Mode::Mbtp if !a.receiver.is_empty() => addrs.len() as u16,
+            Mode::Mbtp => a.receivers,
+            _ => 1,
+        },
         "resume": a.resume,
         "authenticated": opts.key.is_some(),
         "checksum": a.checksum.name(),
@@ -310,6 +378,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 f.size,
                 if f.ok { "ok" } else { "FAILED" },
                 f.msg
+            );
+        }
+        for p in report.receivers.iter().filter(|p| p.stripe.is_some()) {
+            println!(
+                "  receiver {:<22} {:>4} buffers {:>14} bytes  {}",
+                p.addr, p.buffers, p.bytes, p.msg
             );
         }
     }

@@ -16,6 +16,20 @@ pub fn weft() -> Command {
     Command::new(WEFT)
 }
 
+/// `n` pseudo-random bytes (xorshift from `seed`): files for the transfer tests, no two
+/// buffers alike.
+pub fn pseudo_random(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 /// Runs `cmd` to the end and returns its output, failing the test with its stderr if it did
 /// not succeed.
 pub fn succeed(cmd: &mut Command) -> std::process::Output {
