@@ -218,9 +218,8 @@ pub fn replay_timing(plans: &[Plan], cost: Cost) -> Result<Replay, ReplayError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mp::npb::{Benchmark, Class, skeleton};
+    use crate::mp::npb::{Benchmark, Class, Programs, skeleton};
     use crate::mp::pattern::{Pattern, allreduce_rd, allreduce_ring, pingpong_bandwidth};
-    use crate::mp::plan::{Region, Step};
 
     const UNIT: Cost = Cost {
         alpha: 1.0,
@@ -329,36 +328,6 @@ mod tests {
         assert!(r.finish.iter().all(|f| *f > 0.0));
     }
 
-    /// A plan of `steps`, each a list of sends (`true`) and receives to a peer of `len` bytes,
-    /// every operation in a region of its own.
-    fn hand_plan(rank: usize, ranks: usize, steps: &[&[(bool, usize, usize)]]) -> Plan {
-        let mut offset = 0;
-        let steps = steps
-            .iter()
-            .map(|ops| {
-                Step::comm(
-                    ops.iter()
-                        .map(|&(send, peer, len)| {
-                            let at = Region::new(offset, len);
-                            offset += len;
-                            if send {
-                                Op::Send { peer, at }
-                            } else {
-                                Op::Recv { peer, at }
-                            }
-                        })
-                        .collect(),
-                )
-            })
-            .collect();
-        Plan {
-            rank,
-            ranks,
-            buffer: offset,
-            steps,
-        }
-    }
-
     /// A second per message and per byte.
     const ONES: Cost = Cost {
         alpha: 1.0,
@@ -369,11 +338,13 @@ mod tests {
     fn a_step_ends_with_its_receives_while_its_eager_sends_still_leave() {
         // Rank 0 sends 100 bytes to rank 1 and receives a byte from rank 2, then receives
         // another byte from rank 2: its steps wait for rank 2's bytes, not for its own send.
-        let plans = [
-            hand_plan(0, 3, &[&[(true, 1, 100), (false, 2, 1)], &[(false, 2, 1)]]),
-            hand_plan(1, 3, &[&[(false, 0, 100)]]),
-            hand_plan(2, 3, &[&[(true, 0, 1)], &[(true, 0, 1)]]),
-        ];
+        let mut p = Programs::new(3);
+        p.step(0, vec![(1, 100, true), (2, 1, false)]);
+        p.step(0, vec![(2, 1, false)]);
+        p.step(1, vec![(0, 100, false)]);
+        p.step(2, vec![(0, 1, true)]);
+        p.step(2, vec![(0, 1, true)]);
+        let plans = p.into_plans(3);
         let r = replay_timing(&plans, ONES).unwrap();
         // Rank 2's bytes leave at 1 and 2 (its port is busy for a byte each), arrive at 2, 3.
         assert_eq!(r.finish[0], 3.0, "{r:?}");
@@ -385,11 +356,12 @@ mod tests {
         // Rank 0 posts the receive of rank 1's 5 bytes first, but rank 1 sends them only once
         // rank 2's byte reached it (at 2, leaving at 7, arriving at 8); rank 2's byte to rank 0
         // arrives at 3 and is taken in then, not after the 5 bytes (which would end at 9).
-        let plans = [
-            hand_plan(0, 3, &[&[(false, 1, 5), (false, 2, 1)]]),
-            hand_plan(1, 3, &[&[(false, 2, 1)], &[(true, 0, 5)]]),
-            hand_plan(2, 3, &[&[(true, 1, 1), (true, 0, 1)]]),
-        ];
+        let mut p = Programs::new(3);
+        p.step(0, vec![(1, 5, false), (2, 1, false)]);
+        p.step(1, vec![(2, 1, false)]);
+        p.step(1, vec![(0, 5, true)]);
+        p.step(2, vec![(1, 1, true), (0, 1, true)]);
+        let plans = p.into_plans(3);
         let r = replay_timing(&plans, ONES).unwrap();
         assert_eq!(r.finish[0], 8.0, "{r:?}");
     }
