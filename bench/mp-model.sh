@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Four local ranks' collectives against the model (issue 14's done-when: within 20% of a model
 # fitted from ping-pong). Each round fits the model from a 2-rank ping-pong alone (one-way time
-# and the time in the send and receive calls, LogP's overheads) and runs the collectives among
-# 4 ranks beside it (`weft mp --model-from`, weft_model::calc::shared_host: alpha-beta, and the
-# messages' CPU time shared by the host's cores when ranks outnumber them). The collectives never
-# enter the fit.
+# and the time in the send and receive calls, LogP's overheads, and the ranks' reduction kernel
+# timed on its own: gamma) and runs the collectives among 4 ranks beside it (`weft mp
+# --model-from`, weft_model::calc::shared_host: alpha-beta-gamma, and the messages' and
+# reductions' CPU time shared by the host's cores when ranks outnumber them). The collectives
+# never enter the fit.
 #
 # Two modes, alternating which goes first: `normal` (the ranks at normal priority, as on any
 # machine) and `realtime` (`weft mp --realtime`, SCHED_FIFO: other work on the host cannot
@@ -56,9 +57,11 @@ for mode in modes:
     for r in range(1, rounds + 1):
         for s in samples(f"{tmp}/pp.{mode}.{r}.json"):
             pp.setdefault(s["size"], []).append(s)
-    print(f"\n{mode}: ping-pong one-way mean / send + receive calls per message, us")
+    print(f"\n{mode}: ping-pong one-way mean / send + receive calls per message / reduction "
+          "kernel, us")
     print("  " + "  ".join(f"{z} B {statistics.median(x['mean_us'] for x in v):.2f}/"
-                          f"{statistics.median(x['send_us'] + x['recv_us'] for x in v):.2f}"
+                          f"{statistics.median(x['send_us'] + x['recv_us'] for x in v):.2f}/"
+                          f"{statistics.median(x.get('reduce_kernel_us', 0) for x in v):.2f}"
                           for z, v in sorted(pp.items())))
     coll = {}
     for r in range(1, rounds + 1):

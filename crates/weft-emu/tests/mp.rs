@@ -217,8 +217,10 @@ fn nasa_lace_npb_scenario_runs_on_emu_above_the_model_floor() {
         );
         assert_eq!(sample["iterations"], 5, "{sample}");
         assert!(sample["total_ms"].as_f64().unwrap_or(0.0) > 0.0, "{sample}");
+        // A floor (weft_model::mp::replay: eager sends, messages taken in as they arrive):
+        // no emulated run can beat it, however lagged.
         assert!(
-            emu_us >= 0.9 * floor,
+            emu_us >= floor,
             "emu {emu_us} us below the model's floor {floor} us"
         );
     }

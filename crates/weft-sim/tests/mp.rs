@@ -192,8 +192,11 @@ fn nasa_lace_npb_scenario_runs_on_sim_above_the_model_floor() {
         );
         assert_eq!(sample["iterations"], 5, "{sample}");
         assert!(sample["total_ms"].as_f64().unwrap_or(0.0) > 0.0, "{sample}");
+        // The model's replay lets a rank's next step start while its eager sends still leave
+        // and takes a step's messages in as they arrive (weft_model::mp::replay), so a later
+        // step's message no longer overtakes the floor: the simulator is at or above it.
         assert!(
-            sim_us >= 0.9 * floor,
+            sim_us >= floor,
             "sim {sim_us} us below the model's floor {floor} us"
         );
     }

@@ -5,8 +5,10 @@
 //! communication operations in MPICH", IJHPCA 19(1), 2005, section 2), and the fit of `alpha`
 //! and `beta` to ping-pong measurements.
 //!
-//! The reduction's computation (their `gamma`) is left out: on the links weft compares it with
-//! (loopback, emulated fabrics) summing a megabyte takes well under a tenth of moving it.
+//! The reduction's computation (their `gamma`) is left out here: on the emulated fabrics and
+//! networks weft compares this with, summing a megabyte takes well under a tenth of moving it.
+//! On one host (loopback) it takes about as long as moving it, and
+//! [`crate::calc::shared_host`] adds it.
 //! [`crate::mp::replay`] evaluates the plans themselves under the same model; its tests hold the
 //! two against each other.
 

@@ -183,12 +183,12 @@ pub fn skeleton(b: Benchmark, c: Class, ranks: usize) -> Result<Skeleton, String
 }
 
 /// A rank's program while it is being built: steps of (peer, bytes, is-send).
-struct Programs {
+pub(crate) struct Programs {
     steps: Vec<Vec<Vec<(usize, usize, bool)>>>,
 }
 
 impl Programs {
-    fn new(ranks: usize) -> Programs {
+    pub(crate) fn new(ranks: usize) -> Programs {
         Programs {
             steps: vec![Vec::new(); ranks],
         }
@@ -218,7 +218,7 @@ impl Programs {
     }
 
     /// Appends one step to rank `r` alone.
-    fn step(&mut self, r: usize, ops: Vec<(usize, usize, bool)>) {
+    pub(crate) fn step(&mut self, r: usize, ops: Vec<(usize, usize, bool)>) {
         if !ops.is_empty() {
             self.steps[r].push(ops);
         }
@@ -226,7 +226,7 @@ impl Programs {
 
     /// Plans whose messages all use one scratch region of the largest message (the data is not
     /// looked at).
-    fn into_plans(self, ranks: usize) -> Vec<Plan> {
+    pub(crate) fn into_plans(self, ranks: usize) -> Vec<Plan> {
         self.steps
             .into_iter()
             .enumerate()

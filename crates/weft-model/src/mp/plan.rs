@@ -136,6 +136,23 @@ impl Plan {
         self.sends().map(|r| r.len as u64).sum()
     }
 
+    /// Reductions this rank runs per iteration (its steps' [`Local::Reduce`]s).
+    pub fn reductions(&self) -> usize {
+        self.reduced().count()
+    }
+
+    /// Bytes this rank reduces per iteration: the lengths of its reductions' accumulators.
+    pub fn bytes_reduced(&self) -> u64 {
+        self.reduced().map(|r| r.len as u64).sum()
+    }
+
+    fn reduced(&self) -> impl Iterator<Item = Region> + '_ {
+        self.steps.iter().flat_map(|s| s.then.iter()).map(|l| {
+            let Local::Reduce { into, .. } = *l;
+            into
+        })
+    }
+
     /// The largest message this rank sends or receives, bytes.
     pub fn largest_message(&self) -> usize {
         self.steps

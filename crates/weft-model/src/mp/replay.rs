@@ -9,9 +9,11 @@
 //! Timing (`alpha` seconds per message, `beta` seconds per byte): each rank has one outgoing and
 //! one incoming port (full duplex, single port, as Hockney's model and the closed forms of
 //! [`crate::calc::alpha_beta`] assume). The sends of a step leave one after another from the
-//! step's start, each occupying the outgoing port for `m beta`; a message is complete at the
-//! receiver `alpha` after its last byte left, or when the incoming port has taken in the
-//! messages before it. A step ends when its receives are complete and its sends have left.
+//! step's start or once the outgoing port has sent the earlier steps' messages, each occupying
+//! it for `m beta`; a message is complete at the receiver `alpha` after its last byte left, or
+//! when the incoming port has taken in the step's messages that arrived before it (in the order
+//! they arrive, not the order the receives were posted in). A step ends when its receives are
+//! complete: its sends are eager, so the next step may start while they are still leaving.
 
 use std::collections::VecDeque;
 
@@ -108,6 +110,7 @@ pub fn replay(plans: &[Plan], bufs: &mut [Vec<u8>], cost: Cost) -> Result<Replay
     let mut posted = vec![false; n];
     let mut start = vec![0.0f64; n];
     let mut in_port = vec![0.0f64; n];
+    let mut out_port = vec![0.0f64; n];
     let mut messages = 0;
     loop {
         let mut progressed = false;
@@ -116,7 +119,7 @@ pub fn replay(plans: &[Plan], bufs: &mut [Vec<u8>], cost: Cost) -> Result<Replay
                 continue;
             };
             if !posted[r] {
-                let mut t = start[r];
+                let mut t = start[r].max(out_port[r]);
                 for op in &step.ops {
                     if let Op::Send { peer, at } = *op {
                         t += at.len as f64 * cost.beta;
@@ -124,6 +127,7 @@ pub fn replay(plans: &[Plan], bufs: &mut [Vec<u8>], cost: Cost) -> Result<Replay
                         queues[r * n + peer].push_back(InFlight { data, left: t });
                     }
                 }
+                out_port[r] = t;
                 posted[r] = true;
                 progressed = true;
             }
@@ -139,32 +143,35 @@ pub fn replay(plans: &[Plan], bufs: &mut [Vec<u8>], cost: Cost) -> Result<Replay
             if !ready {
                 continue;
             }
-            let mut end = start[r];
+            // The step's messages, taken in by the incoming port in the order they arrive.
+            let mut arrivals = Vec::new();
             for op in &step.ops {
-                match *op {
-                    Op::Send { at, .. } => end = end.max(start[r] + at.len as f64 * cost.beta),
-                    Op::Recv { peer, at } => {
-                        let Some(m) = queues[peer * n + r].pop_front() else {
-                            continue;
-                        };
-                        if m.data.len() != at.len {
-                            return Err(ReplayError::Length {
-                                src: peer,
-                                dst: r,
-                                want: at.len,
-                                got: m.data.len(),
-                            });
-                        }
-                        bufs[r][at.offset..at.end()].copy_from_slice(&m.data);
-                        let arrive = m.left + cost.alpha;
-                        let done = arrive
-                            .max(in_port[r] + at.len as f64 * cost.beta)
-                            .max(start[r]);
-                        in_port[r] = done;
-                        end = end.max(done);
-                        messages += 1;
-                    }
+                let Op::Recv { peer, at } = *op else {
+                    continue;
+                };
+                let Some(m) = queues[peer * n + r].pop_front() else {
+                    continue;
+                };
+                if m.data.len() != at.len {
+                    return Err(ReplayError::Length {
+                        src: peer,
+                        dst: r,
+                        want: at.len,
+                        got: m.data.len(),
+                    });
                 }
+                bufs[r][at.offset..at.end()].copy_from_slice(&m.data);
+                arrivals.push((m.left + cost.alpha, at.len));
+                messages += 1;
+            }
+            arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut end = start[r];
+            for (arrive, len) in arrivals {
+                let done = arrive
+                    .max(in_port[r] + len as f64 * cost.beta)
+                    .max(start[r]);
+                in_port[r] = done;
+                end = end.max(done);
             }
             plans[r].apply_locals(pc[r], &mut bufs[r]);
             pc[r] += 1;
@@ -211,7 +218,7 @@ pub fn replay_timing(plans: &[Plan], cost: Cost) -> Result<Replay, ReplayError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mp::npb::{Benchmark, Class, skeleton};
+    use crate::mp::npb::{Benchmark, Class, Programs, skeleton};
     use crate::mp::pattern::{Pattern, allreduce_rd, allreduce_ring, pingpong_bandwidth};
 
     const UNIT: Cost = Cost {
@@ -319,5 +326,43 @@ mod tests {
         let r = replay_timing(&sk.plans, UNIT).unwrap();
         assert!(r.makespan() > 4.0);
         assert!(r.finish.iter().all(|f| *f > 0.0));
+    }
+
+    /// A second per message and per byte.
+    const ONES: Cost = Cost {
+        alpha: 1.0,
+        beta: 1.0,
+    };
+
+    #[test]
+    fn a_step_ends_with_its_receives_while_its_eager_sends_still_leave() {
+        // Rank 0 sends 100 bytes to rank 1 and receives a byte from rank 2, then receives
+        // another byte from rank 2: its steps wait for rank 2's bytes, not for its own send.
+        let mut p = Programs::new(3);
+        p.step(0, vec![(1, 100, true), (2, 1, false)]);
+        p.step(0, vec![(2, 1, false)]);
+        p.step(1, vec![(0, 100, false)]);
+        p.step(2, vec![(0, 1, true)]);
+        p.step(2, vec![(0, 1, true)]);
+        let plans = p.into_plans(3);
+        let r = replay_timing(&plans, ONES).unwrap();
+        // Rank 2's bytes leave at 1 and 2 (its port is busy for a byte each), arrive at 2, 3.
+        assert_eq!(r.finish[0], 3.0, "{r:?}");
+        assert_eq!(r.finish[1], 101.0, "{r:?}");
+    }
+
+    #[test]
+    fn a_step_takes_its_messages_in_as_they_arrive() {
+        // Rank 0 posts the receive of rank 1's 5 bytes first, but rank 1 sends them only once
+        // rank 2's byte reached it (at 2, leaving at 7, arriving at 8); rank 2's byte to rank 0
+        // arrives at 3 and is taken in then, not after the 5 bytes (which would end at 9).
+        let mut p = Programs::new(3);
+        p.step(0, vec![(1, 5, false), (2, 1, false)]);
+        p.step(1, vec![(2, 1, false)]);
+        p.step(1, vec![(0, 5, true)]);
+        p.step(2, vec![(1, 1, true), (0, 1, true)]);
+        let plans = p.into_plans(3);
+        let r = replay_timing(&plans, ONES).unwrap();
+        assert_eq!(r.finish[0], 8.0, "{r:?}");
     }
 }

@@ -6,6 +6,7 @@
 //! - [`wire`]: the frames between ranks (24-byte header, chunks), fuzzed;
 //! - [`conn`]: one non-blocking connection (gathered writes, staged reads);
 //! - [`engine`]: the executor of a plan over a rank's connections (an MPI-like progress engine);
+//! - [`kernel`]: the reduction kernel timed on its own (the model's `gamma`);
 //! - [`mesh`]: the direct route's connections and the hellos that refuse mismatched ranks;
 //! - [`pvmd`]: the daemon route (PVM's default: TCP to a daemon, UDP between daemons);
 //! - [`spec`]: the request each rank gets (control protocol `Request`, kind `mp`);
@@ -24,6 +25,7 @@ pub mod conn;
 pub mod engine;
 pub mod error;
 pub mod inproc;
+pub mod kernel;
 pub mod launch;
 pub mod local;
 pub mod mesh;

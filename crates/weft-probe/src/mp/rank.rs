@@ -6,6 +6,10 @@
 //! samples are halved by the coordinator), its bandwidth loop times `iterations / 10` windows of
 //! 64 messages as a whole (`osu_bw`); a collective's iteration is one call, timed at every rank.
 //! An NPB skeleton's iteration is one time step.
+//!
+//! Beside the times, a rank reports where its timed iterations went (the time in its send and
+//! receive calls and its reductions, and its thread's CPU time), and after a ping-pong the two
+//! ranks that took part time their reduction kernel at that size on its own ([`super::kernel`]).
 
 use std::time::Instant;
 
@@ -13,8 +17,11 @@ use serde::{Deserialize, Serialize};
 use weft_model::mp::program::{Measure, Program, Timing};
 use weft_model::mp::{AllReduceAlgo, Pattern};
 
-use super::engine::Engine;
+use crate::cpu::ThreadCpu;
+
+use super::engine::{Engine, EngineStats};
 use super::error::MpError;
+use super::kernel;
 use super::spec::MpSpec;
 
 /// What one rank measured for one pattern at one size.
@@ -48,6 +55,16 @@ pub struct RankSample {
     /// Time this rank spent in the calls that received them, ns.
     #[serde(default)]
     pub recv_ns: u64,
+    /// Time this rank spent in its timed iterations' reductions, ns.
+    #[serde(default)]
+    pub reduce_ns: u64,
+    /// CPU time (user and system) of this rank's thread over its timed iterations, ns.
+    #[serde(default)]
+    pub cpu_ns: u64,
+    /// Ping-pong, at the two ranks that take part: the median time of this rank's reduction
+    /// kernel over `size` bytes, timed on its own after the measurement ([`super::kernel`]).
+    #[serde(default)]
+    pub kernel_ns: Option<u64>,
 }
 
 /// Runs every pattern of `spec` on `engine` (the blocks of [`Program`]), handing each sample to
@@ -62,7 +79,8 @@ pub fn run(
     let mut buf = vec![0u8; prog.buffer()];
     let mut times_ns = Vec::new();
     let mut whole_ns = None;
-    let (mut send_ns, mut recv_ns) = (0, 0);
+    let mut used = EngineStats::default();
+    let mut cpu_ns = 0;
     for (i, b) in prog.blocks.iter().enumerate() {
         let plan = &prog.plans[b.plan];
         let what = match prog.measures.get(b.measure) {
@@ -72,6 +90,7 @@ pub fn run(
         };
         let t = Instant::now();
         let before = engine.stats();
+        let cpu = ThreadCpu::thread();
         for _ in 0..b.repeat {
             let s = Instant::now();
             engine
@@ -86,14 +105,20 @@ pub fn run(
         }
         if b.timing == Timing::Each {
             let after = engine.stats();
-            send_ns += after.send_ns - before.send_ns;
-            recv_ns += after.recv_ns - before.recv_ns;
+            used.send_ns += after.send_ns - before.send_ns;
+            used.recv_ns += after.recv_ns - before.recv_ns;
+            used.reduce_ns += after.reduce_ns - before.reduce_ns;
+            cpu_ns += ThreadCpu::thread().since(cpu).total_ns();
         }
         if prog.ends_measure(i) {
             let m = &prog.measures[b.measure];
             let mut s = sample(me, m, std::mem::take(&mut times_ns), whole_ns.take());
-            s.send_ns = std::mem::take(&mut send_ns);
-            s.recv_ns = std::mem::take(&mut recv_ns);
+            let used = std::mem::take(&mut used);
+            (s.send_ns, s.recv_ns, s.reduce_ns) = (used.send_ns, used.recv_ns, used.reduce_ns);
+            s.cpu_ns = std::mem::take(&mut cpu_ns);
+            if m.pattern == Pattern::PingPong && me < 2 {
+                s.kernel_ns = Some(kernel::reduction_ns(m.size));
+            }
             sink(s)?;
         }
     }
@@ -129,5 +154,8 @@ pub fn sample(me: usize, m: &Measure, times_ns: Vec<u64>, whole_ns: Option<u64>)
         messages_per_iter: m.messages_per_iter,
         send_ns: 0,
         recv_ns: 0,
+        reduce_ns: 0,
+        cpu_ns: 0,
+        kernel_ns: None,
     }
 }

@@ -64,6 +64,19 @@ pub struct MpSample {
     /// pattern has a rank receive as many messages as it sends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recv_us: Option<f64>,
+    /// Time a rank spent in its reductions per iteration, µs (mean over ranks; all-reduce
+    /// only). Measured in the run, for seeing where its time went: the model never takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduce_us: Option<f64>,
+    /// CPU time (user and system) of a rank per iteration, µs (mean over the ranks that send
+    /// messages; ping-pong: per round trip). Not measured on the simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<f64>,
+    /// Ping-pong: the ranks' reduction kernel over `size` bytes, timed on its own after the
+    /// ping-pong (median of its calls, mean of the two ranks), µs: what the model's `gamma`
+    /// is fitted from ([`super::kernel`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduce_kernel_us: Option<f64>,
     /// What the model fitted from a ping-pong predicts for this sample, µs (`weft mp
     /// --model-from`; see [`super::model`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,6 +140,14 @@ impl MpSample {
             .max()
             .unwrap_or(0);
         let (send_us, recv_us) = call_times(parts, pingpong);
+        let (reduce_us, cpu_us) = per_iteration(parts);
+        let kernels: Vec<f64> = parts
+            .iter()
+            .filter_map(|p| p.kernel_ns)
+            .map(|ns| ns as f64)
+            .collect();
+        let reduce_kernel_us =
+            (!kernels.is_empty()).then(|| kernels.iter().sum::<f64>() / kernels.len() as f64 / 1e3);
         Some(MpSample {
             pattern: first.pattern.clone(),
             algorithm: first.algorithm.clone(),
@@ -147,6 +168,9 @@ impl MpSample {
             total_ms: npb.map(|steps| s.mean_ns * f64::from(steps) / 1e6),
             send_us,
             recv_us,
+            reduce_us,
+            cpu_us,
+            reduce_kernel_us,
             model_us: None,
         })
     }
@@ -166,6 +190,18 @@ fn call_times(parts: &[RankSample], pingpong: bool) -> (Option<f64>, Option<f64>
     }
     let per = |ns: u64| Some(ns as f64 / msgs as f64 / 1e3);
     (per(send), per(recv))
+}
+
+/// The ranks' time in reductions and their CPU time per timed iteration, µs, over the ranks
+/// that send messages; `None` where nothing was measured.
+fn per_iteration(parts: &[RankSample]) -> (Option<f64>, Option<f64>) {
+    let active = || parts.iter().filter(|p| p.messages_per_iter > 0);
+    let iterations: u64 = active().map(|p| p.times_ns.len() as u64).sum();
+    let per = |ns: u64| (iterations > 0 && ns > 0).then(|| ns as f64 / iterations as f64 / 1e3);
+    (
+        per(active().map(|p| p.reduce_ns).sum()),
+        per(active().map(|p| p.cpu_ns).sum()),
+    )
 }
 
 impl MpResult {
@@ -307,6 +343,9 @@ mod tests {
             messages_per_iter: 1,
             send_ns: 3000 * times.len() as u64,
             recv_ns: 1000 * times.len() as u64,
+            reduce_ns: 500 * times.len() as u64,
+            cpu_ns: 6000 * times.len() as u64,
+            kernel_ns: (rank < 2).then_some(100 + 100 * u64::from(rank)),
         }
     }
 
@@ -323,6 +362,8 @@ mod tests {
             (Some(3.0), Some(1.0)),
             "rank 0's calls"
         );
+        assert_eq!((s.reduce_us, s.cpu_us), (Some(0.5), Some(6.0)));
+        assert_eq!(s.reduce_kernel_us, Some(0.15), "both ranks' kernel, mean");
         // 1e6 bytes in 1 ms = 8000 Mbit/s.
         assert!((s.mbps - 8000.0).abs() < 1e-6);
         let s = MpSample::from_ranks(&[

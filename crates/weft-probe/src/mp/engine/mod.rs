@@ -16,7 +16,8 @@
 //!
 //! The executor counts the time in the passes that wrote and read bytes
 //! ([`EngineStats::send_ns`], [`EngineStats::recv_ns`]): a ping-pong then measures LogP's
-//! overheads beside its latency (see `weft_model::calc::shared_host`).
+//! overheads beside its latency (see `weft_model::calc::shared_host`), and the time in the
+//! steps' reductions ([`EngineStats::reduce_ns`]).
 //!
 //! The connections are either one per peer (the direct route) or a single one to the rank's
 //! daemon, which carries every peer's frames in chunks (the PVM daemon route, [`super::pvmd`]).
@@ -39,6 +40,9 @@ const DIRECT_READ: usize = 16 * 1024;
 
 /// Most bytes kept for messages that arrived before their receives.
 const MAX_UNEXPECTED: usize = 256 << 20;
+
+/// Most buffers of handed-over unexpected messages kept for reuse.
+const MAX_SPARE: usize = 8;
 
 /// Longest single `poll` sleep, so that the watch descriptor and time-out are looked at.
 const POLL_SLICE: Duration = Duration::from_millis(100);
@@ -70,6 +74,8 @@ pub struct EngineStats {
     /// Time in the passes that read bytes (the `recv` calls, parsing and the copies out of the
     /// staging buffer), ns: the receiving side's CPU overhead.
     pub recv_ns: u64,
+    /// Time in the steps' local work (an all-reduce's reductions), ns.
+    pub reduce_ns: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -129,6 +135,8 @@ pub struct Engine {
     partial: Vec<Option<Partial>>,
     unexpected: Vec<VecDeque<Unexpected>>,
     unexpected_bytes: usize,
+    /// Buffers of unexpected messages that were handed over, kept for the next ones.
+    spare: Vec<Vec<u8>>,
     posted: Vec<Posted>,
     bye: Vec<bool>,
     hello: Vec<Option<(u16, u64)>>,
@@ -197,6 +205,7 @@ impl Engine {
             partial: vec![None; ranks],
             unexpected: (0..ranks).map(|_| VecDeque::new()).collect(),
             unexpected_bytes: 0,
+            spare: Vec::new(),
             posted: Vec::new(),
             bye: vec![false; ranks],
             hello: vec![None; ranks],
@@ -232,7 +241,11 @@ impl Engine {
     pub fn run_plan(&mut self, plan: &Plan, buf: &mut [u8]) -> Result<(), MpError> {
         for (i, step) in plan.steps.iter().enumerate() {
             self.run_step(step, buf)?;
-            plan.apply_locals(i, buf);
+            if !step.then.is_empty() {
+                let t = Instant::now();
+                plan.apply_locals(i, buf);
+                self.stats.reduce_ns += t.elapsed().as_nanos() as u64;
+            }
         }
         Ok(())
     }
