@@ -283,9 +283,11 @@ fn weft_run_engine_emu_reports_goodput() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = write_scenario(dir.path());
     // The emulator reports how many frames left its switch late (`late_frames`, past the lag
-    // warning threshold): on a machine busy with other work a run can fall behind the clock and
-    // then measures the machine, not the fabric. Such a run is repeated (at most three times);
-    // a run that kept up is compared with the model.
+    // warning threshold) and marks a run `degraded` when over 1% of them were: on a machine busy
+    // with other work a run can fall behind the clock and then measures the machine, not the
+    // fabric (CI saw 9 of 364 frames late stretch a 64 KiB window's rounds to 22.9 against
+    // 28.3 Mbit/s). Such a run is repeated (at most three times), by the same rule as the
+    // engines' agreement tests; a run that kept up is compared with the model.
     let mut degraded = Vec::new();
     for _ in 0..3 {
         let out = weft(&["run", &file, "--engine", "model,emu", "--json"]);
@@ -304,12 +306,13 @@ fn weft_run_engine_emu_reports_goodput() {
             emu["switch"]["late_frames"].as_u64().expect("late_frames"),
             emu["switch"]["frames_in"].as_u64().expect("frames_in"),
         );
+        let behind = emu["switch"]["degraded"] == true;
         let (model, emu) = (goodput(&model), goodput(&emu));
         println!(
             "64 KiB window over 17 ms on OC-3c: model {model:.2}, emulated {emu:.2} Mbit/s \
              ({late} of {frames} frames late)"
         );
-        if late * 10 > frames {
+        if behind {
             degraded.push(format!(
                 "{emu:.2} Mbit/s with {late} of {frames} frames late"
             ));
