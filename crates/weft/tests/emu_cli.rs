@@ -286,8 +286,8 @@ fn weft_run_engine_emu_reports_goodput() {
     // warning threshold) and marks a run `degraded` when over 1% of them were: on a machine busy
     // with other work a run can fall behind the clock and then measures the machine, not the
     // fabric (CI saw 9 of 364 frames late stretch a 64 KiB window's rounds to 22.9 against
-    // 28.3 Mbit/s). Such a run is repeated (at most three times), by the same rule as the
-    // engines' agreement tests; a run that kept up is compared with the model.
+    // 28.3 Mbit/s). A miss in such a run is repeated (at most three times), by the same rule
+    // as the engines' agreement tests; a miss in a run that kept up fails.
     let mut degraded = Vec::new();
     for _ in 0..3 {
         let out = weft(&["run", &file, "--engine", "model,emu", "--json"]);
@@ -312,17 +312,20 @@ fn weft_run_engine_emu_reports_goodput() {
             "64 KiB window over 17 ms on OC-3c: model {model:.2}, emulated {emu:.2} Mbit/s \
              ({late} of {frames} frames late)"
         );
-        if behind {
+        // Window-bound, far below the line: the emulated TCP must reach the model's window/RTT
+        // within 10% (slow start costs a few round trips of the 1 s run). A miss fails in a run
+        // whose switch kept time; in one that fell behind it is the machine's, and run again.
+        let within = (emu - model).abs() <= 0.10 * model;
+        if !within && behind {
             degraded.push(format!(
                 "{emu:.2} Mbit/s with {late} of {frames} frames late"
             ));
             continue;
         }
-        // Window-bound, far below the line: the emulated TCP must reach the model's window/RTT
-        // within 10% (slow start costs a few round trips of the 1 s run).
         assert!(
-            (emu - model).abs() <= 0.10 * model,
-            "emulated {emu:.2} Mbit/s is not within 10% of the model's {model:.2}"
+            within,
+            "emulated {emu:.2} Mbit/s is not within 10% of the model's {model:.2} \
+             ({late} of {frames} frames late)"
         );
         return;
     }
