@@ -120,6 +120,7 @@ fn pipelining_keeps_the_network_busy() {
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
         loss_after_queue: false,
+        rx_stall: None,
     };
     let rate = RateMode::Fixed(Rate::mbps(100));
     let one = run(
@@ -166,6 +167,7 @@ fn reliable_receiver(window: u32) -> Receiver {
         max_packet: 9000,
         max_file: 1 << 20,
         settle: Duration::from_millis(1),
+        arrival_reports: true,
     })
 }
 
@@ -265,6 +267,7 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
         loss_after_queue: false,
+        rx_stall: None,
     };
     let rate = adaptive_from_1gbps();
     let o = run(
@@ -324,7 +327,8 @@ fn a_buffer_failing_its_hash_is_received_again_and_done_waits_for_the_write() {
             round: 0,
             rx_rate: 0,
             drops: 3,
-            missing: vec![(0, 2)]
+            missing: vec![(0, 2)],
+            arrival_rate: Some(0),
         })
     );
     assert_eq!(r.stats().hash_failures, 1);

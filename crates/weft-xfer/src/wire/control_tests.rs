@@ -45,7 +45,23 @@ fn nack_byte_vector() {
             round: 1,
             rx_rate: 1000,
             drops: 2,
-            missing: vec![(4, 6)]
+            missing: vec![(4, 6)],
+            arrival_rate: None,
+        }
+    );
+    // Protocol 5's type 21: the arrival rate after the read rate.
+    let mut v5 = body.to_vec();
+    v5[0] = 21;
+    v5.splice(17..17, 2000u64.to_be_bytes());
+    assert_eq!(
+        Control::parse(&v5).unwrap(),
+        Control::Nack {
+            buf: 9,
+            round: 1,
+            rx_rate: 1000,
+            drops: 2,
+            missing: vec![(4, 6)],
+            arrival_rate: Some(2000),
         }
     );
 }
@@ -134,6 +150,24 @@ fn all_messages_round_trip() {
             dup: 4,
             rx_rate: 5,
             drops: 6,
+            arrival_rate: None,
+        },
+        Control::Done {
+            buf: 1,
+            received: 2,
+            lost: 3,
+            dup: 4,
+            rx_rate: 5,
+            drops: 6,
+            arrival_rate: Some(7),
+        },
+        Control::Nack {
+            buf: 1,
+            round: 2,
+            rx_rate: 3,
+            drops: 4,
+            missing: vec![(0, 2), (5, 9)],
+            arrival_rate: Some(6),
         },
         Control::FileEnd {
             file: 1,
