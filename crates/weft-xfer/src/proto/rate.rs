@@ -13,6 +13,15 @@
 //!   random loss rate (the loss floor below: random loss thins what arrives although the path
 //!   had room for it, and loss before the bottleneck leaves the bottleneck room for more), and
 //!   never more than the session sent in that time.
+//! - **The receiver's lateness is not the path's**: the receiver times each round twice, by when
+//!   it read the datagrams and by when they reached its host (the kernel's receive timestamps,
+//!   reported since protocol 5), and the delivery rate is taken from the second. A receiver
+//!   descheduled for a few milliseconds in the middle of the short probe train stretches its
+//!   read times (on loopback the train then looked like a bottleneck at half its rate, and
+//!   startup crept up by a quarter per round, a quarter of a second to full rate); the arrival
+//!   times are the path's dispersion, which is what a bottleneck leaves. A receiver too slow
+//!   for the rate over whole rounds fills its socket queues and drops: overrun, below, capped
+//!   at its read rate. Older receivers report only the read rate, used as before.
 //! - The estimate is the largest delivery rate of the last eight reports (a max filter: a
 //!   receiver that was descheduled for a while makes one sample low, not the estimate).
 //! - **Startup**: the rate is twice the estimate while the estimate keeps growing; three reports
