@@ -112,6 +112,7 @@ fn receiver() -> Receiver {
         max_packet: 9000,
         max_file: 1 << 20,
         settle: Duration::from_millis(1),
+        arrival_reports: true,
     })
 }
 
@@ -261,13 +262,14 @@ fn after_a_train_that_found_a_bottleneck_two_buffers_fly_until_a_whole_round_con
     let ctl: Vec<Control> = std::iter::from_fn(|| s.poll_control()).collect();
     let t = Instant(10_000_000);
     let buf = accept_and_grant(&mut s, &ctl, t);
-    // The train came at 100 Mbit/s: a bottleneck.
+    // The train came at 100 Mbit/s (by the kernel's clock too): a bottleneck.
     let nack = |round, rx_rate, missing| Control::Nack {
         buf,
         round,
         rx_rate,
         drops: 0,
         missing,
+        arrival_rate: Some(rx_rate),
     };
     s.handle_control(t, nack(0, 100_000_000, vec![(64, 100)]))
         .unwrap();

@@ -46,6 +46,7 @@ fn path(rtt_ms: u64, loss_ppm: u64) -> ChannelCfg {
         ctl_loss_ppm: loss_ppm,
         ctl_rto: Duration::from_millis(rtt_ms + 20),
         loss_after_queue: false,
+        rx_stall: None,
     }
 }
 

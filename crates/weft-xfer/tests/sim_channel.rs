@@ -120,6 +120,7 @@ fn pipelining_keeps_the_network_busy() {
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
         loss_after_queue: false,
+        rx_stall: None,
     };
     let rate = RateMode::Fixed(Rate::mbps(100));
     let one = run(
@@ -156,8 +157,9 @@ fn pipelining_keeps_the_network_busy() {
     );
 }
 
-/// A reliable receiver of session 9 granting `window` buffers, of files and buffers up to 1 MiB.
-fn reliable_receiver(window: u32) -> Receiver {
+/// A reliable receiver of session 9 granting `window` buffers, of files and buffers up to 1 MiB,
+/// for a sender of protocol 5 (`arrival_reports`) or older.
+fn receiver_for(window: u32, arrival_reports: bool) -> Receiver {
     Receiver::new(ReceiverConfig {
         mode: Mode::Reliable,
         session: 9,
@@ -166,13 +168,23 @@ fn reliable_receiver(window: u32) -> Receiver {
         max_packet: 9000,
         max_file: 1 << 20,
         settle: Duration::from_millis(1),
+        arrival_reports,
     })
+}
+
+/// A reliable receiver of session 9 for a sender of protocol 5, granting `window` buffers.
+fn reliable_receiver(window: u32) -> Receiver {
+    receiver_for(window, true)
 }
 
 /// A reliable receiver of session 9 granting `window` buffers, that has accepted file 0 (10
 /// bytes in one buffer of two 5-byte packets) and been told to expect buffer 0, "0123456789".
 fn one_buffer_receiver(window: u32) -> Receiver {
-    let mut r = reliable_receiver(window);
+    expecting_one_buffer(reliable_receiver(window))
+}
+
+/// `r` once it has accepted file 0 and been told to expect buffer 0 (see above).
+fn expecting_one_buffer(mut r: Receiver) -> Receiver {
     let t = Instant::ZERO;
     r.handle_control(
         t,
@@ -265,6 +277,7 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
         loss_after_queue: false,
+        rx_stall: None,
     };
     let rate = adaptive_from_1gbps();
     let o = run(
@@ -290,6 +303,43 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
         "goodput {:.1}% of the bottleneck",
         share * 100.0
     );
+}
+
+/// The report says when the round reached the host (the arrival instants the driver passes)
+/// apart from when it was read, to a sender of protocol 5; an older sender's report has only
+/// the read rate (its format has no room for more).
+#[test]
+fn reports_carry_the_arrival_rate_to_senders_of_protocol_5() {
+    for v5 in [true, false] {
+        let mut r = expecting_one_buffer(receiver_for(1, v5));
+        while r.poll_control().is_some() {}
+        while r.poll_event().is_some() {}
+        // Both read at 10 ms (the receiver was late), having arrived 1 ms apart.
+        let read = Instant(10_000_000);
+        r.handle_datagram_at(read, Some(Instant(0)), &dg(9, 0, 0, b"01234"));
+        r.handle_datagram_at(read, Some(Instant(1_000_000)), &dg(9, 0, 5, b"56789"));
+        let end = Control::End {
+            buf: 0,
+            round: 0,
+            sent: 2,
+        };
+        r.handle_control(read, end).unwrap();
+        let Some(ReceiverEvent::Write { seq, .. }) = r.poll_event() else {
+            panic!("the buffer is complete")
+        };
+        r.buffer_written(seq);
+        let Some(Control::Done {
+            rx_rate,
+            arrival_rate,
+            ..
+        }) = r.poll_control()
+        else {
+            panic!("Done")
+        };
+        // 5 bytes (the second datagram's) in 1 ms; read at one instant, the read rate is unknown.
+        assert_eq!(rx_rate, 0);
+        assert_eq!(arrival_rate, v5.then_some(40_000));
+    }
 }
 
 #[test]
@@ -324,7 +374,8 @@ fn a_buffer_failing_its_hash_is_received_again_and_done_waits_for_the_write() {
             round: 0,
             rx_rate: 0,
             drops: 3,
-            missing: vec![(0, 2)]
+            missing: vec![(0, 2)],
+            arrival_rate: Some(0),
         })
     );
     assert_eq!(r.stats().hash_failures, 1);

@@ -214,13 +214,14 @@ pub fn client_handshake_with(
     });
     conn.flush_all(HANDSHAKE_TIMEOUT_MS)?;
     // A receiver of protocol 2 or 3 cannot parse this version's hello (it has bytes more) and
-    // closes without a word: say what that probably means.
+    // closes without a word, and one of protocol 4 refuses it by version: say what that
+    // probably means.
     let reply = conn.recv_wait(HANDSHAKE_TIMEOUT_MS).map_err(|e| match e {
         XferError::PeerClosed => XferError::Local(format!(
             "the receiver closed the connection without answering the hello: if it is an older \
              weft (protocol 2 or 3, before --checksum or separate MBTP receivers), upgrade it \
              (this sender speaks protocol {PROTOCOL_VERSION}; receivers of this version still \
-             serve protocol 2 and 3 senders)"
+             serve protocol 2 to 4 senders)"
         )),
         e => e,
     })?;

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Instant as StdInstant;
+use std::time::{Instant as StdInstant, SystemTime, UNIX_EPOCH};
 
 use weft_model::{Duration, Instant};
 
@@ -223,6 +223,8 @@ pub fn handshake(stream: TcpStream, opts: &RecvOptions) -> Result<Admitted, Xfer
             let u = UdpSocket::bind(SocketAddr::new(local_ip, 0))
                 .map_err(|e| XferError::io("binding a UDP socket", e))?;
             sys::set_buffers(&u, 32 << 20);
+            // The reports time rounds by when they reached this host (see `proto::rate`).
+            sys::enable_rx_timestamps(&u);
             u.set_nonblocking(true)
                 .map_err(|e| XferError::io("UDP socket", e))?;
             socks.push(u);
@@ -324,6 +326,7 @@ fn session_loop(
         max_packet: crate::wire::data::MAX_PAYLOAD as u32,
         max_file: opts.max_file,
         settle: opts.settle,
+        arrival_reports: params.version >= crate::wire::control::ARRIVAL_VERSION,
     });
     // Pipeline thread: checks buffers' BLAKE3 and writes them (and their journal lines), then
     // wakes the loop; the network thread only receives and reassembles.
@@ -352,6 +355,7 @@ fn session_loop(
     let now = || Instant(epoch.elapsed().as_nanos() as u64);
     let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; MAX_DATAGRAM]).collect();
     let mut lens = vec![0usize; BATCH];
+    let mut stamps = vec![None; BATCH];
     let mut fds = vec![conn.fd(), wake_r.as_raw_fd()];
     fds.extend(socks.iter().map(|s| s.as_raw_fd()));
     let mut last_heard = StdInstant::now();
@@ -372,15 +376,24 @@ fn session_loop(
             // Data first: a round's `End` must not overtake its datagrams already queued.
             for s in &socks {
                 loop {
-                    let n = sys::recv_batch(s, &mut bufs, &mut lens)
+                    let n = sys::recv_batch(s, &mut bufs, &mut lens, &mut stamps)
                         .map_err(|e| XferError::io("receiving datagrams", e))?;
                     if n == 0 {
                         break;
                     }
                     last_heard = StdInstant::now();
                     let t = now();
+                    // The kernel stamps arrivals on the wall clock: how long before this read
+                    // each datagram arrived puts it on the session's clock.
+                    let wall = SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .unwrap_or_default();
                     for i in 0..n {
-                        rx.handle_datagram(t, &bufs[i][..lens[i]]);
+                        let arrived = stamps[i].map(|at| {
+                            let late = wall.saturating_sub(at).as_nanos() as u64;
+                            Instant(t.as_nanos().saturating_sub(late))
+                        });
+                        rx.handle_datagram_at(t, arrived, &bufs[i][..lens[i]]);
                     }
                 }
             }

@@ -203,19 +203,26 @@ fn run_session_inner(
                             round,
                             rx_rate,
                             missing,
+                            arrival_rate,
                             ..
                         } => Some((
                             *buf,
                             *round,
                             *rx_rate,
+                            *arrival_rate,
                             missing.iter().map(|(a, e)| e - a).sum::<u32>(),
                         )),
-                        Control::Done { buf, rx_rate, .. } => Some((*buf, u32::MAX, *rx_rate, 0)),
+                        Control::Done {
+                            buf,
+                            rx_rate,
+                            arrival_rate,
+                            ..
+                        } => Some((*buf, u32::MAX, *rx_rate, *arrival_rate, 0)),
                         _ => None,
                     };
                     let t = now();
                     sender.handle_control(t, m)?;
-                    if let Some((buf, round, rx, missing)) = report {
+                    if let Some((buf, round, rx, arrival, missing)) = report {
                         tracing::debug!(
                             t_ns = t.as_nanos(),
                             session = me,
@@ -223,6 +230,7 @@ fn run_session_inner(
                             round = (round != u32::MAX).then_some(round),
                             missing,
                             rx_bps = rx,
+                            arrival_bps = arrival,
                             rate_bps = sender.rate().map_or(0, Rate::as_bps),
                             "report"
                         );

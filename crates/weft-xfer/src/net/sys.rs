@@ -262,10 +262,27 @@ pub fn send_batch_gather(sock: &UdpSocket, msgs: &[(SocketAddr, Gather<'_>)]) ->
     Ok(n as usize)
 }
 
+/// Asks the kernel to stamp each datagram `sock` receives with the time it arrived
+/// (`SO_TIMESTAMPNS`, `CLOCK_REALTIME`), read by [`recv_batch`]. Whether it took.
+pub fn enable_rx_timestamps(sock: &UdpSocket) -> bool {
+    setsockopt_int(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).is_ok()
+}
+
+/// Room for one `SCM_TIMESTAMPNS` control message (`CMSG_SPACE` of a `timespec`: 32 bytes on
+/// 64-bit Linux), in u64s for its alignment.
+const CMSG_WORDS: usize = 8;
+
 /// Receives up to `bufs.len()` datagrams without blocking (`recvmmsg`); `lens[i]` is set to the
-/// length of datagram `i`. Returns how many arrived (0 if none was waiting).
-pub fn recv_batch(sock: &UdpSocket, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> io::Result<usize> {
-    let n = bufs.len().min(lens.len());
+/// length of datagram `i` and `stamps[i]` to when it reached this host (the kernel's receive
+/// timestamp, since the Unix epoch, where [`enable_rx_timestamps`] took; else `None`). Returns
+/// how many arrived (0 if none was waiting).
+pub fn recv_batch(
+    sock: &UdpSocket,
+    bufs: &mut [Vec<u8>],
+    lens: &mut [usize],
+    stamps: &mut [Option<std::time::Duration>],
+) -> io::Result<usize> {
+    let n = bufs.len().min(lens.len()).min(stamps.len());
     if n == 0 {
         return Ok(0);
     }
@@ -276,18 +293,22 @@ pub fn recv_batch(sock: &UdpSocket, bufs: &mut [Vec<u8>], lens: &mut [usize]) ->
             iov_len: b.len(),
         })
         .collect();
+    let mut cmsgs = vec![[0u64; CMSG_WORDS]; n];
     let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(n);
-    for iov in iovs.iter_mut() {
+    for (iov, c) in iovs.iter_mut().zip(cmsgs.iter_mut()) {
         // SAFETY: msghdr is plain old data; all-zero is a valid value, filled in below.
         let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
         h.msg_iov = iov;
         h.msg_iovlen = 1;
+        h.msg_control = c.as_mut_ptr().cast();
+        h.msg_controllen = std::mem::size_of_val(c);
         hdrs.push(libc::mmsghdr {
             msg_hdr: h,
             msg_len: 0,
         });
     }
-    // SAFETY: headers point at iovecs over the caller's buffers, all live for the call.
+    // SAFETY: headers point at iovecs over the caller's buffers and at the control buffers,
+    // all live for the call.
     let r = unsafe {
         libc::recvmmsg(
             sock.as_raw_fd(),
@@ -307,8 +328,29 @@ pub fn recv_batch(sock: &UdpSocket, bufs: &mut [Vec<u8>], lens: &mut [usize]) ->
     let r = r as usize;
     for i in 0..r {
         lens[i] = hdrs[i].msg_len as usize;
+        stamps[i] = rx_timestamp(&hdrs[i].msg_hdr);
     }
     Ok(r)
+}
+
+/// The `SCM_TIMESTAMPNS` of a received message, if the kernel attached one.
+fn rx_timestamp(h: &libc::msghdr) -> Option<std::time::Duration> {
+    // SAFETY: the kernel filled `msg_control` up to `msg_controllen`; the CMSG macros walk
+    // only within it, and a timestamp's data is a `timespec` (read unaligned to be safe).
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                return Some(std::time::Duration::new(
+                    u64::try_from(ts.tv_sec).ok()?,
+                    u32::try_from(ts.tv_nsec).ok()?,
+                ));
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
 }
 
 /// `SO_MEMINFO` and the index of its drop counter (`SK_MEMINFO_DROPS`), Linux >= 4.4.
@@ -451,6 +493,38 @@ mod tests {
             .unwrap();
         assert_eq!(bulk, (true, Some((mine + BULK_NICENESS).min(19))));
         assert_eq!(thread_nice(), Some(mine), "only that thread");
+    }
+
+    #[test]
+    fn received_datagrams_carry_the_kernels_arrival_time() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert!(enable_rx_timestamps(&rx));
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let wall = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+        };
+        let mut bufs = vec![vec![0u8; 64]; 4];
+        let (mut lens, mut stamps) = (vec![0; 4], vec![None; 4]);
+        // The kernel turns arrival stamping on a moment after the first socket asks (deferred
+        // work); until then a datagram is stamped when it is read. So: tries until one is
+        // stamped when it arrived (on loopback, within the sender's call), not when it was
+        // read 5 ms later.
+        let stamped_on_arrival = (0..100).any(|_| {
+            let before = wall();
+            tx.send_to(b"stamped", rx.local_addr().unwrap()).unwrap();
+            let sent = wall();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            assert_eq!(
+                recv_batch(&rx, &mut bufs, &mut lens, &mut stamps).unwrap(),
+                1
+            );
+            assert_eq!(&bufs[0][..lens[0]], b"stamped");
+            let at = stamps[0].expect("every datagram carries a timestamp");
+            at >= before && at <= sent
+        });
+        assert!(stamped_on_arrival);
     }
 
     #[test]

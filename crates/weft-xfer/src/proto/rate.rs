@@ -13,6 +13,15 @@
 //!   random loss rate (the loss floor below: random loss thins what arrives although the path
 //!   had room for it, and loss before the bottleneck leaves the bottleneck room for more), and
 //!   never more than the session sent in that time.
+//! - **The receiver's lateness is not the path's**: the receiver times each round twice, by when
+//!   it read the datagrams and by when they reached its host (the kernel's receive timestamps,
+//!   reported since protocol 5), and the delivery rate is taken from the second. A receiver
+//!   descheduled for a few milliseconds in the middle of the short probe train stretches its
+//!   read times (on loopback the train then looked like a bottleneck at half its rate, and
+//!   startup crept up by a quarter per round, a quarter of a second to full rate); the arrival
+//!   times are the path's dispersion, which is what a bottleneck leaves. A receiver too slow
+//!   for the rate over whole rounds fills its socket queues and drops: overrun, below, capped
+//!   at its read rate. Older receivers report only the read rate, used as before.
 //! - The estimate is the largest delivery rate of the last eight reports (a max filter: a
 //!   receiver that was descheduled for a while makes one sample low, not the estimate).
 //! - **Startup**: the rate is twice the estimate while the estimate keeps growing; three reports
@@ -140,8 +149,11 @@ pub struct Report {
     pub lost: u32,
     /// Datagrams the receiver's own sockets dropped (overrun) since its previous report.
     pub drops: u32,
-    /// Rate the round arrived at, bits/s on the wire (0: unknown).
+    /// Rate the receiver read the round at, bits/s on the wire (0: unknown).
     pub rx_rate: u64,
+    /// Rate the round reached the receiver's host at, bits/s on the wire, by the kernel's
+    /// receive timestamps (0: unknown, e.g. a receiver of protocol 4).
+    pub arrival_rate: u64,
     /// Rate the round was actually sent at, bits/s on the wire (0: unknown).
     pub tx_rate: u64,
 }
@@ -287,11 +299,20 @@ impl RateControl {
         // that stalled and then drained its queue at once would overstate it), else what got
         // through of what was sent.
         let got = (r.sent - r.lost.min(r.sent)) as u64;
+        // The path delivered the round when it reached the receiver's host, not when the
+        // receiver read it: a receiver descheduled for a few milliseconds stretches a short
+        // train's read times (and squeezes them when it catches up), which is no evidence of a
+        // bottleneck. A receiver too slow for the rate shows as drops (overrun, below).
+        let rx_rate = if r.arrival_rate > 0 {
+            r.arrival_rate
+        } else {
+            r.rx_rate
+        };
         // Random loss thins what arrives although the path carried it (or had room for it):
         // scaled back up by the random loss rate, the delivery rate is the path's.
         let random = self.loss_floor().min(500_000);
         let unthin = |rx: u64| (rx as u128 * 1_000_000 / (1_000_000 - random) as u128) as u64;
-        let sample = match (r.rx_rate, r.tx_rate) {
+        let sample = match (rx_rate, r.tx_rate) {
             (0, tx) => tx / r.sent as u64 * got,
             (rx, 0) => rx,
             (rx, tx) => unthin(rx).min(tx),
@@ -299,7 +320,7 @@ impl RateControl {
         .max(1);
         // Data arriving at under 7/8 of the rate it left at found a bottleneck outright (a deep
         // queue may hide it from the loss for a long while).
-        let arrived_slow = r.rx_rate > 0 && r.rx_rate < r.tx_rate / 8 * 7;
+        let arrived_slow = rx_rate > 0 && rx_rate < r.tx_rate / 8 * 7;
         // The first report comes from the short probe train.
         if self.startup && self.reports == 1 && (congested || arrived_slow) && !overrun {
             // The train found a bottleneck (it overflowed a queue or arrived slower than it
@@ -344,7 +365,7 @@ impl RateControl {
             let before = self.est;
             self.est = self.samples.iter().copied().max().unwrap_or(sample);
             if self.startup {
-                self.startup_step(r, arrived_slow);
+                self.startup_step(r.tx_rate.saturating_sub(rx_rate), arrived_slow);
             } else {
                 // A probe found more when the estimate rose by three quarters of what the probe
                 // added (and by 1/128): near the path's rate the estimate still creeps up by a
@@ -372,7 +393,8 @@ impl RateControl {
 
     /// Startup after a report that was neither congested nor an overrun: grow, or end when the
     /// pipe is full.
-    fn startup_step(&mut self, r: &Report, arrived_slow: bool) {
+    /// `shortfall`: how much slower than it was sent the round arrived, bits/s.
+    fn startup_step(&mut self, shortfall: u64, arrived_slow: bool) {
         // Double while the delivery rate keeps growing; three reports without 25% growth mean
         // the pipe is full (BBR's startup exit).
         if self.est >= self.full / 4 * 5 {
@@ -386,7 +408,7 @@ impl RateControl {
             // below the estimate (at most half), so the queue drains.
             self.startup = false;
             self.cycle = FILTER - 2;
-            let queued = r.tx_rate.saturating_sub(r.rx_rate).min(self.est / 2);
+            let queued = shortfall.min(self.est / 2);
             self.rate = self.est - queued;
         } else if self.gentle {
             // Near a bottleneck a round at twice its rate (hundreds of milliseconds, not one
@@ -473,6 +495,7 @@ mod tests {
             lost,
             drops,
             rx_rate: rx,
+            arrival_rate: 0,
             tx_rate: tx,
         }
     }
@@ -620,6 +643,29 @@ mod tests {
         assert_eq!(c.rate(), Some(Rate(135_000_000 - 65_000_000)));
         c.on_report(&rep(3, 2, 100, 0, 0, 70_000_000, 70_000_000));
         assert_eq!(c.rate(), Some(Rate(135_000_000)));
+    }
+
+    /// The probe train read at under 3/4 of its sending rate because the receiver was
+    /// descheduled, while the kernel's timestamps have it arriving as it left: no bottleneck,
+    /// startup doubles with the whole window. Slow by the kernel's clock too, it is one.
+    #[test]
+    fn a_train_the_receiver_read_late_found_no_bottleneck() {
+        let train = |rx, arrival| Report {
+            arrival_rate: arrival,
+            ..rep(1, 0, 16, 0, 0, rx, 1_600_000_000)
+        };
+        let mut c = adaptive(1000);
+        c.on_report(&train(700_000_000, 1_590_000_000));
+        assert_eq!(c.rate(), Some(Rate(3_180_000_000)));
+        assert!(!c.confirming());
+        let mut d = adaptive(1000);
+        d.on_report(&train(700_000_000, 700_000_000));
+        assert_eq!(d.rate(), Some(Rate(700_000_000 / 4 * 5)));
+        assert!(d.confirming());
+        // An older receiver (no arrival rate): its read rate is all there is.
+        let mut e = adaptive(1000);
+        e.on_report(&train(700_000_000, 0));
+        assert_eq!(e.rate(), d.rate());
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct ReceiverConfig {
     pub max_file: u64,
     /// How long after `End` to wait for datagrams still in flight before judging a round.
     pub settle: Duration,
+    /// The sender speaks protocol 5 or later: `Nack` and `Done` carry the rate at which the
+    /// round reached this host, timed by the arrival instants the driver passes to
+    /// [`Receiver::handle_datagram_at`] (0 where it passed none).
+    pub arrival_reports: bool,
 }
 
 /// Something the driver must do.
@@ -121,10 +125,14 @@ struct RBuf {
     dup: u32,
     round: u32,
     state: State,
-    /// This round's new datagrams against the session's running byte count.
+    /// This round's new datagrams against the session's running byte count, at the instants
+    /// the receiver read them.
     span: RoundSpan,
-    /// Arrival rate of the last judged round, bits/s, for the deferred `Done`.
+    /// The same at the instants they reached this host (the kernel's receive timestamps).
+    arrived: RoundSpan,
+    /// Read and arrival rates of the last judged round, bits/s, for the deferred `Done`.
     rx_rate: u64,
+    arrival_rate: Option<u64>,
 }
 
 impl RBuf {
@@ -196,7 +204,7 @@ pub struct Receiver {
     /// oldest first with their arrival instants, bounded by [`EARLY_PACKETS`] and
     /// [`EARLY_BYTES`]; fed in when the buffer is granted, at the instants they arrived (the
     /// probe round's arrival rate is the first thing the sender's rate control learns).
-    early: VecDeque<(u32, Instant, Vec<u8>)>,
+    early: VecDeque<(u32, Instant, Option<Instant>, Vec<u8>)>,
     early_bytes: usize,
     /// The highest buffer sequence number started: datagrams for later ones are early, for
     /// earlier unknown ones stray.
@@ -379,7 +387,9 @@ impl Receiver {
                         round: 0,
                         state: State::Pending,
                         span: RoundSpan::EMPTY,
+                        arrived: RoundSpan::EMPTY,
                         rx_rate: 0,
+                        arrival_rate: None,
                     },
                 );
                 self.pending.push_back(buf);
@@ -417,8 +427,16 @@ impl Receiver {
         Ok(())
     }
 
-    /// Handles one UDP datagram. Anything that does not belong is counted and ignored.
+    /// Handles one UDP datagram read at `now`, its arrival instant unknown. Anything that does
+    /// not belong is counted and ignored.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        self.handle_datagram_at(now, None, bytes);
+    }
+
+    /// Handles one UDP datagram read at `now` that reached this host at `arrived` (the kernel's
+    /// receive timestamp, on the driver's clock): a receiver that was late to read a round
+    /// makes it look slow by `now`, not by `arrived`, and the report says both.
+    pub fn handle_datagram_at(&mut self, now: Instant, arrived: Option<Instant>, bytes: &[u8]) {
         let Ok(p) = DataPacket::new_checked(bytes) else {
             self.stats.packets_bad += 1;
             return;
@@ -435,7 +453,7 @@ impl Receiver {
         else {
             let future = self.last_started.is_none_or(|l| h.buffer > l);
             if future && !self.bufs.contains_key(&h.buffer) && !self.dropped.contains(&h.buffer) {
-                self.keep_early(h.buffer, now, bytes);
+                self.keep_early(h.buffer, now, arrived, bytes);
             } else {
                 self.stats.packets_stray += 1;
             }
@@ -462,6 +480,9 @@ impl Receiver {
         }
         self.stats.packets_received += 1;
         b.span.note(now, self.bytes_in);
+        if let Some(t) = arrived {
+            b.arrived.note(t.min(now), self.bytes_in);
+        }
         if b.have.is_full() && matches!(b.state, State::Settling(_)) {
             self.judge(h.buffer);
         }
@@ -531,7 +552,8 @@ impl Receiver {
         {
             let file = b.file;
             if self.cfg.mode.is_reliable() {
-                let (received, dup, rx_rate) = (b.have.count(), b.dup, b.rx_rate);
+                let (received, dup, rx_rate, arrival_rate) =
+                    (b.have.count(), b.dup, b.rx_rate, b.arrival_rate);
                 let drops = self.take_drops();
                 self.stats.buffers_done += 1;
                 self.control.push_back(Control::Done {
@@ -541,6 +563,7 @@ impl Receiver {
                     dup,
                     rx_rate,
                     drops,
+                    arrival_rate,
                 });
             }
             self.bufs.remove(&seq);
@@ -573,6 +596,7 @@ impl Receiver {
             rx_rate: 0,
             drops,
             missing,
+            arrival_rate: self.cfg.arrival_reports.then_some(0),
         });
         b.round += 1;
         b.state = State::Receiving;
@@ -620,9 +644,9 @@ impl Receiver {
 
     /// Keeps a datagram that came before its buffer's `Start` (the oldest kept goes, counted as
     /// stray, when the bounds are reached).
-    fn keep_early(&mut self, seq: u32, now: Instant, bytes: &[u8]) {
+    fn keep_early(&mut self, seq: u32, now: Instant, arrived: Option<Instant>, bytes: &[u8]) {
         while self.early.len() >= EARLY_PACKETS || self.early_bytes + bytes.len() > EARLY_BYTES {
-            let Some((_, _, d)) = self.early.pop_front() else {
+            let Some((_, _, _, d)) = self.early.pop_front() else {
                 break;
             };
             self.early_bytes -= d.len();
@@ -633,7 +657,7 @@ impl Receiver {
             return;
         }
         self.early_bytes += bytes.len();
-        self.early.push_back((seq, now, bytes.to_vec()));
+        self.early.push_back((seq, now, arrived, bytes.to_vec()));
     }
 
     /// A buffer the sender started for a file that was refused: what came early for it is
@@ -646,17 +670,18 @@ impl Receiver {
         self.stats.packets_stray += self.take_early(seq).len() as u64;
     }
 
-    /// Removes and returns the datagrams kept for buffer `seq`, with their arrival instants.
-    fn take_early(&mut self, seq: u32) -> Vec<(Instant, Vec<u8>)> {
+    /// Removes and returns the datagrams kept for buffer `seq`, with the instants they were
+    /// read and arrived.
+    fn take_early(&mut self, seq: u32) -> Vec<(Instant, Option<Instant>, Vec<u8>)> {
         if self.early.is_empty() {
             return Vec::new();
         }
         let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.early)
             .into_iter()
-            .partition(|(s, _, _)| *s == seq);
+            .partition(|(s, _, _, _)| *s == seq);
         self.early = rest.into();
-        self.early_bytes = self.early.iter().map(|(_, _, d)| d.len()).sum();
-        mine.into_iter().map(|(_, t, d)| (t, d)).collect()
+        self.early_bytes = self.early.iter().map(|(_, _, _, d)| d.len()).sum();
+        mine.into_iter().map(|(_, t, a, d)| (t, a, d)).collect()
     }
 
     /// Grants `Ready` to pending buffers while slots are free.
@@ -681,8 +706,8 @@ impl Receiver {
             b.state = State::Receiving;
             self.slots += 1;
             self.control.push_back(Control::Ready { buf: seq });
-            for (t, d) in self.take_early(seq) {
-                self.handle_datagram(t, &d);
+            for (t, a, d) in self.take_early(seq) {
+                self.handle_datagram_at(t, a, &d);
             }
         }
     }
@@ -694,8 +719,11 @@ impl Receiver {
             return;
         };
         let rx_rate = b.span.rate();
+        let arrival_rate = self.cfg.arrival_reports.then(|| b.arrived.rate());
         b.span = RoundSpan::EMPTY;
+        b.arrived = RoundSpan::EMPTY;
         b.rx_rate = rx_rate;
+        b.arrival_rate = arrival_rate;
         if reliable && !b.have.is_full() {
             let missing = b.have.missing();
             let n: u32 = missing.iter().map(|(a, e)| e - a).sum();
@@ -707,6 +735,7 @@ impl Receiver {
                 rx_rate,
                 drops,
                 missing,
+                arrival_rate,
             });
             b.round += 1;
             b.state = State::Receiving;
@@ -746,6 +775,7 @@ impl Receiver {
             dup: b.dup,
             rx_rate,
             drops,
+            arrival_rate,
         });
         let buffer_size = self.files.get(&b.file).map_or(0, |f| f.buffer_size);
         self.events

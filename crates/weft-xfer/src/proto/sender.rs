@@ -215,6 +215,7 @@ impl Sender {
                 rx_rate,
                 drops,
                 missing,
+                arrival_rate,
             } => {
                 if !self.cfg.mode.is_reliable() {
                     return Err(ProtoError::Unexpected("Nack in an unreliable mode"));
@@ -257,6 +258,7 @@ impl Sender {
                         lost: n,
                         drops,
                         rx_rate: wire_rate(rx_rate, self.cfg.packet_size),
+                        arrival_rate: wire_rate(arrival_rate.unwrap_or(0), self.cfg.packet_size),
                         tx_rate: b.tx_rate(),
                     });
                 }
@@ -290,6 +292,7 @@ impl Sender {
                 dup,
                 rx_rate,
                 drops,
+                arrival_rate,
             } => {
                 let b = self
                     .bufs
@@ -307,6 +310,7 @@ impl Sender {
                         lost,
                         drops,
                         rx_rate: wire_rate(rx_rate, self.cfg.packet_size),
+                        arrival_rate: wire_rate(arrival_rate.unwrap_or(0), self.cfg.packet_size),
                         tx_rate: b.tx_rate(),
                     });
                 }

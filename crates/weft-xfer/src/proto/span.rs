@@ -22,10 +22,12 @@ impl RoundSpan {
     };
 
     /// Notes one of the round's datagrams at `now`; `total` is the session's byte count
-    /// including it.
+    /// including it. The span's ends are the earliest and latest instants noted: the kernel's
+    /// arrival times of datagrams read from several sockets in turn are not in order.
     pub(crate) fn note(&mut self, now: Instant, total: u64) {
-        self.first.get_or_insert((now, total));
-        self.last = (now, total);
+        let first = self.first.get_or_insert((now, total));
+        first.0 = first.0.min(now);
+        self.last = (self.last.0.max(now), total);
     }
 
     /// When the first datagram was noted.

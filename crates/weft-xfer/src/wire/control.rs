@@ -13,16 +13,20 @@ use super::{Reader, WireError};
 
 /// Control protocol version spoken by this build. Version 3 added the checksum byte to
 /// `ClientHello`; version 4 added the MBTP stripe to it, and lets a sender send its probe round
-/// before the receiver's `Ready` (the receiver holds what comes early). A receiver of this
-/// build still serves version 2 and 3 senders, and answers each in its own version; an older
-/// receiver refuses this build's senders.
-pub const PROTOCOL_VERSION: u16 = 4;
+/// before the receiver's `Ready` (the receiver holds what comes early); version 5 added the
+/// arrival rate to `Nack` and `Done` (as message types of their own, so that each type has one
+/// layout). A receiver of this build still serves
+/// version 2 to 4 senders, and answers each in its own version (reports without the arrival
+/// rate); an older receiver refuses this build's senders.
+pub const PROTOCOL_VERSION: u16 = 5;
 /// The oldest sender version a receiver of this build serves.
 pub const MIN_PROTOCOL_VERSION: u16 = 2;
 /// The first version whose `ClientHello` carries the checksum byte.
 const CHECKSUM_VERSION: u16 = 3;
 /// The first version whose `ClientHello` carries the stripe.
 pub const STRIPE_VERSION: u16 = 4;
+/// The first version whose `Nack` and `Done` carry the arrival rate.
+pub const ARRIVAL_VERSION: u16 = 5;
 
 /// Which part of an MBTP transfer spread over separate receivers a session is: receiver `part`
 /// of `parts`, all sessions of one `weft send` sharing the random `transfer` id. The receiver
@@ -257,6 +261,11 @@ pub enum Control {
         drops: u32,
         /// Half-open ranges of missing packet indices.
         missing: Vec<(u32, u32)>,
+        /// Rate at which this round's data reached the receiver's host, bits/s, timed by the
+        /// kernel's receive timestamps rather than when the receiver read it (from version 5,
+        /// as message type 21 with it after `rx_rate`; `None` for older peers, 0 if unknown): a
+        /// receiver that was late to read makes `rx_rate` low, not this.
+        arrival_rate: Option<u64>,
     },
     /// Receiver has the buffer (complete and verified, or with `lost` packets zero-filled).
     Done {
@@ -272,6 +281,8 @@ pub enum Control {
         rx_rate: u64,
         /// Datagrams the receiver's own sockets dropped since its previous report.
         drops: u32,
+        /// As `Nack`'s (message type 22 with it after `rx_rate`).
+        arrival_rate: Option<u64>,
     },
     /// Sender has no more buffers for this file.
     FileEnd {
@@ -310,6 +321,9 @@ const T_DONE: u8 = 17;
 const T_FILE_END: u8 = 18;
 const T_FILE_DONE: u8 = 19;
 const T_BYE: u8 = 20;
+/// `Nack` and `Done` with the arrival rate (protocol 5).
+const T_NACK_ARRIVAL: u8 = 21;
+const T_DONE_ARRIVAL: u8 = 22;
 
 /// How many bytes of frame are needed to know the length of the first frame in `buf`, or the
 /// total length of that frame once its header is present. `Err` if the declared length is out of
@@ -417,19 +431,29 @@ impl Control {
                 round: r.u32()?,
                 sent: r.u32()?,
             },
-            T_NACK => Control::Nack {
+            T_NACK | T_NACK_ARRIVAL => Control::Nack {
                 buf: r.u32()?,
                 round: r.u32()?,
                 rx_rate: r.u64()?,
+                arrival_rate: if t == T_NACK_ARRIVAL {
+                    Some(r.u64()?)
+                } else {
+                    None
+                },
                 drops: r.u32()?,
                 missing: ranges(&mut r)?,
             },
-            T_DONE => Control::Done {
+            T_DONE | T_DONE_ARRIVAL => Control::Done {
                 buf: r.u32()?,
                 received: r.u32()?,
                 lost: r.u32()?,
                 dup: r.u32()?,
                 rx_rate: r.u64()?,
+                arrival_rate: if t == T_DONE_ARRIVAL {
+                    Some(r.u64()?)
+                } else {
+                    None
+                },
                 drops: r.u32()?,
             },
             T_FILE_END => Control::FileEnd {
@@ -573,11 +597,19 @@ impl Control {
                 rx_rate,
                 drops,
                 missing,
+                arrival_rate,
             } => {
-                out.push(T_NACK);
+                out.push(if arrival_rate.is_some() {
+                    T_NACK_ARRIVAL
+                } else {
+                    T_NACK
+                });
                 out.extend_from_slice(&buf.to_be_bytes());
                 out.extend_from_slice(&round.to_be_bytes());
                 out.extend_from_slice(&rx_rate.to_be_bytes());
+                if let Some(a) = arrival_rate {
+                    out.extend_from_slice(&a.to_be_bytes());
+                }
                 out.extend_from_slice(&drops.to_be_bytes());
                 put_ranges(out, missing);
             }
@@ -588,12 +620,20 @@ impl Control {
                 dup,
                 rx_rate,
                 drops,
+                arrival_rate,
             } => {
-                out.push(T_DONE);
+                out.push(if arrival_rate.is_some() {
+                    T_DONE_ARRIVAL
+                } else {
+                    T_DONE
+                });
                 for v in [buf, received, lost, dup] {
                     out.extend_from_slice(&v.to_be_bytes());
                 }
                 out.extend_from_slice(&rx_rate.to_be_bytes());
+                if let Some(a) = arrival_rate {
+                    out.extend_from_slice(&a.to_be_bytes());
+                }
                 out.extend_from_slice(&drops.to_be_bytes());
             }
             Control::FileEnd { file, digest } => {

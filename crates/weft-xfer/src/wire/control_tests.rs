@@ -38,16 +38,20 @@ fn nack_byte_vector() {
         16, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0,
         4, 0, 0, 0, 6,
     ];
-    assert_eq!(
-        Control::parse(&body).unwrap(),
-        Control::Nack {
-            buf: 9,
-            round: 1,
-            rx_rate: 1000,
-            drops: 2,
-            missing: vec![(4, 6)]
-        }
-    );
+    let nack = |arrival_rate| Control::Nack {
+        buf: 9,
+        round: 1,
+        rx_rate: 1000,
+        drops: 2,
+        missing: vec![(4, 6)],
+        arrival_rate,
+    };
+    assert_eq!(Control::parse(&body).unwrap(), nack(None));
+    // Protocol 5's type 21: the arrival rate after the read rate.
+    let mut v5 = body.to_vec();
+    v5[0] = 21;
+    v5.splice(17..17, 2000u64.to_be_bytes());
+    assert_eq!(Control::parse(&v5).unwrap(), nack(Some(2000)));
 }
 
 #[test]
@@ -127,13 +131,13 @@ fn all_messages_round_trip() {
             round: 2,
             sent: 3,
         },
-        Control::Done {
+        Control::Nack {
             buf: 1,
-            received: 2,
-            lost: 3,
-            dup: 4,
-            rx_rate: 5,
-            drops: 6,
+            round: 2,
+            rx_rate: 3,
+            drops: 4,
+            missing: vec![(0, 2), (5, 9)],
+            arrival_rate: Some(6),
         },
         Control::FileEnd {
             file: 1,
@@ -147,6 +151,18 @@ fn all_messages_round_trip() {
         Control::Bye,
     ] {
         round_trip(m);
+    }
+    // Before protocol 5 and since (type 22).
+    for arrival_rate in [None, Some(7)] {
+        round_trip(Control::Done {
+            buf: 1,
+            received: 2,
+            lost: 3,
+            dup: 4,
+            rx_rate: 5,
+            drops: 6,
+            arrival_rate,
+        });
     }
 }
 

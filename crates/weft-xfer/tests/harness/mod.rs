@@ -56,6 +56,23 @@ pub struct ChannelCfg {
     /// frames on a host's line after its interface queue), rather than before it: traffic the
     /// path loses has still taken the bottleneck's time.
     pub loss_after_queue: bool,
+    /// The receiver is descheduled once for a while (every session's, each on its own).
+    pub rx_stall: Option<RxStall>,
+}
+
+/// A receiver descheduled for `pause` after it has read `after` datagrams: what arrives
+/// meanwhile (data, control messages, the disk's completions) waits until it runs again, and is
+/// then read all at once, data first.
+#[derive(Clone, Copy)]
+pub struct RxStall {
+    /// Datagrams read before the stall.
+    pub after: u32,
+    /// How long the receiver does not run.
+    pub pause: Duration,
+    /// Whether each datagram carries the instant it arrived (the kernel's receive timestamp)
+    /// to [`Receiver::handle_datagram_at`], as `weft recv` passes it; without, the receiver
+    /// knows only when it read them.
+    pub stamps: bool,
 }
 
 /// Bytes in front of each datagram in a frame: an Ethernet header the switches route by, and
@@ -67,6 +84,8 @@ enum Item {
     ToRecv(usize, Control),
     ToSend(usize, Control),
     Written(usize, u32),
+    /// A stalled receiver runs again.
+    Wake(usize),
 }
 
 pub struct Outcome {
@@ -186,6 +205,12 @@ struct Machines<'a> {
     /// that got through it arrives.
     bottleneck_free: Vec<Instant>,
     last_data_due: Vec<Instant>,
+    /// Per session: datagrams its receiver has read, whether it is stalled, and what waits for
+    /// it to run again (data with the instants it arrived, then control and disk items).
+    rx_read: Vec<u32>,
+    rx_stalled: Vec<bool>,
+    rx_held: Vec<Vec<(Instant, Vec<u8>)>>,
+    rx_held_items: Vec<Vec<Item>>,
     /// Print every control message delivered between these instants
     /// (`WEFT_TRACE_CTL=FROM..TO`, seconds).
     trace: Option<(Instant, Instant)>,
@@ -232,10 +257,15 @@ impl Machines<'_> {
                     Item::ToRecv(s, c) => format!("s{s} -> r: {}", brief(c)),
                     Item::ToSend(s, c) => format!("r{s} -> s: {}", brief(c)),
                     Item::Written(s, seq) => format!("r{s} wrote {seq}"),
+                    Item::Wake(s) => format!("r{s} runs again"),
                 };
                 eprintln!("{:9.4} {what}", now.as_nanos() as f64 / 1e9);
             }
             match it {
+                Item::ToRecv(s, _) | Item::Written(s, _) if self.rx_stalled[s] => {
+                    self.rx_held_items[s].push(it);
+                }
+                Item::Wake(s) => self.wake_receiver(now, s),
                 Item::ToRecv(s, c) => self.receivers[s].handle_control(now, c).unwrap(),
                 Item::ToSend(s, c) => {
                     let report = matches!(c, Control::Nack { .. } | Control::Done { .. });
@@ -251,7 +281,9 @@ impl Machines<'_> {
         }
         for s in 0..self.sessions() {
             self.senders[s].handle_timeout(now);
-            self.receivers[s].handle_timeout(now);
+            if !self.rx_stalled[s] {
+                self.receivers[s].handle_timeout(now);
+            }
         }
         for s in 0..self.sessions() {
             self.drive_sender(now, s);
@@ -411,6 +443,25 @@ impl Machines<'_> {
         self.flush_receiver(now, s);
     }
 
+    /// Receiver `s` runs again after a stall: it reads the datagrams that arrived meanwhile
+    /// (stamped with their arrival, if the stall says so), then the control messages.
+    fn wake_receiver(&mut self, now: Instant, s: usize) {
+        self.rx_stalled[s] = false;
+        let stamps = self.ch.rx_stall.is_some_and(|st| st.stamps);
+        for (at, b) in std::mem::take(&mut self.rx_held[s]) {
+            self.receivers[s].handle_datagram_at(now, stamps.then_some(at), &b);
+        }
+        for it in std::mem::take(&mut self.rx_held_items[s]) {
+            match it {
+                Item::ToRecv(_, c) => self.receivers[s].handle_control(now, c).unwrap(),
+                Item::Written(_, seq) => self.receivers[s].buffer_written(seq),
+                _ => {}
+            }
+        }
+        self.receivers[s].handle_timeout(now);
+        self.drive_receiver(now, s);
+    }
+
     fn done(&self) -> bool {
         self.finished.iter().all(|f| *f) && self.items.is_empty() && self.ready.is_empty()
     }
@@ -433,7 +484,19 @@ impl Hosts<Vec<u8>> for Machines<'_> {
             e.0 += 1;
             e.1 = true;
         }
-        self.receivers[s].handle_datagram(now, b);
+        if self.rx_stalled[s] {
+            self.rx_held[s].push((now, b.to_vec()));
+            return;
+        }
+        let stamps = self.ch.rx_stall.is_none_or(|st| st.stamps);
+        self.receivers[s].handle_datagram_at(now, stamps.then_some(now), b);
+        self.rx_read[s] += 1;
+        if let Some(st) = self.ch.rx_stall
+            && self.rx_read[s] == st.after
+        {
+            self.rx_stalled[s] = true;
+            self.items.push(now + st.pause, Item::Wake(s));
+        }
         self.drive_receiver(now, s);
     }
 
@@ -488,6 +551,7 @@ pub fn run(
                     max_packet: 65_000,
                     max_file: 1 << 30,
                     settle: ch.settle.unwrap_or(ch.delay + ch.jitter + ch.jitter),
+                    arrival_reports: true,
                 })
             })
             .collect(),
@@ -505,6 +569,10 @@ pub fn run(
         first_report: None,
         report_rates: Vec::new(),
         ctl_last: vec![[Instant::ZERO; 2]; sessions],
+        rx_read: vec![0; sessions],
+        rx_stalled: vec![false; sessions],
+        rx_held: vec![Vec::new(); sessions],
+        rx_held_items: (0..sessions).map(|_| Vec::new()).collect(),
         ctl_rng: Rng::for_stream(seed, 77),
         bottleneck_free: vec![Instant::ZERO; sessions],
         last_data_due: vec![Instant::ZERO; sessions],
@@ -569,6 +637,7 @@ pub fn lossy(loss_ppm: u64) -> ChannelCfg {
         ctl_loss_ppm: 0,
         ctl_rto: Duration::ZERO,
         loss_after_queue: false,
+        rx_stall: None,
     }
 }
 
