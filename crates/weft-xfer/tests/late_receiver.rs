@@ -21,18 +21,13 @@ const PATH: Rate = Rate(10_000_000_000);
 /// A fast, short path with a deep queue (16 MiB), the receiver stalled as `stall` says.
 fn fast_path(stall: Option<RxStall>) -> ChannelCfg {
     ChannelCfg {
-        loss_ppm: 0,
-        dup_ppm: 0,
         delay: Duration::from_micros(20),
-        jitter: Duration::ZERO,
         ctl_delay: Duration::from_micros(30),
         disk: Duration::from_micros(200),
         bottleneck: Some((PATH, 16 << 20)),
         settle: Some(Duration::from_micros(500)),
-        ctl_loss_ppm: 0,
-        ctl_rto: Duration::ZERO,
-        loss_after_queue: false,
         rx_stall: stall,
+        ..ChannelCfg::default()
     }
 }
 

@@ -36,17 +36,14 @@ fn path(rtt_ms: u64, loss_ppm: u64) -> ChannelCfg {
     let one_way = Duration::from_micros(rtt_ms * 500);
     ChannelCfg {
         loss_ppm,
-        dup_ppm: 0,
         delay: one_way,
-        jitter: Duration::ZERO,
         ctl_delay: one_way + Duration::from_millis(1),
         disk: Duration::from_millis(2),
         bottleneck: Some((AAL5, 256 << 10)),
         settle: Some(Duration::from_millis(2)),
         ctl_loss_ppm: loss_ppm,
         ctl_rto: Duration::from_millis(rtt_ms + 20),
-        loss_after_queue: false,
-        rx_stall: None,
+        ..ChannelCfg::default()
     }
 }
 

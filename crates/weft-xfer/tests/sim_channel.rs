@@ -109,18 +109,10 @@ fn pipelining_keeps_the_network_busy() {
     // with four it does not.
     let files = vec![data(800_000, 1)];
     let ch = ChannelCfg {
-        loss_ppm: 0,
-        dup_ppm: 0,
         delay: Duration::from_millis(1),
-        jitter: Duration::ZERO,
         ctl_delay: Duration::from_millis(1),
         disk: Duration::from_millis(6),
-        bottleneck: None,
-        settle: None,
-        ctl_loss_ppm: 0,
-        ctl_rto: Duration::ZERO,
-        loss_after_queue: false,
-        rx_stall: None,
+        ..ChannelCfg::default()
     };
     let rate = RateMode::Fixed(Rate::mbps(100));
     let one = run(
@@ -267,17 +259,11 @@ fn adaptive_rate_fills_a_lossy_long_bottleneck() {
     let files = vec![data(64 << 20, 11)];
     let ch = ChannelCfg {
         loss_ppm: 10_000,
-        dup_ppm: 0,
         delay: Duration::from_micros(8_500),
-        jitter: Duration::ZERO,
         ctl_delay: Duration::from_micros(8_500),
         disk: Duration::from_millis(2),
         bottleneck: Some((aal5, 256 << 10)),
-        settle: None,
-        ctl_loss_ppm: 0,
-        ctl_rto: Duration::ZERO,
-        loss_after_queue: false,
-        rx_stall: None,
+        ..ChannelCfg::default()
     };
     let rate = adaptive_from_1gbps();
     let o = run(

@@ -27,7 +27,9 @@ use weft_xfer::proto::{
 };
 use weft_xfer::wire::{Control, Mode};
 
-#[derive(Clone, Copy)]
+/// The simulated path; `Default` is a perfect one (no delay, loss or bottleneck), which each
+/// test changes where it matters.
+#[derive(Clone, Copy, Default)]
 pub struct ChannelCfg {
     /// Datagrams lost on the path, per million.
     pub loss_ppm: u64,
@@ -632,12 +634,7 @@ pub fn lossy(loss_ppm: u64) -> ChannelCfg {
         jitter: Duration::from_millis(2),
         ctl_delay: Duration::from_millis(5),
         disk: Duration::from_micros(300),
-        bottleneck: None,
-        settle: None,
-        ctl_loss_ppm: 0,
-        ctl_rto: Duration::ZERO,
-        loss_after_queue: false,
-        rx_stall: None,
+        ..ChannelCfg::default()
     }
 }
 
