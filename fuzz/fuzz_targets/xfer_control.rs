@@ -26,6 +26,8 @@ fuzz_target!(|data: &[u8]| {
         max_packet: 1 << 12,
         max_file: 1 << 20,
         settle: Duration::from_millis(1),
+        // Protocol 5: its `Nack` and `Done` carry the arrival rate (message types 21 and 22).
+        arrival_reports: true,
     });
     let mut tx = Sender::new(
         SenderConfig {

@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
         max_packet: 1 << 12,
         max_file: 1 << 20,
         settle: Duration::from_millis(1),
+        arrival_reports: true,
     });
     let t = Instant(1);
     let offer = Control::FileOffer { file: 0, size: 700, buffer_size: 500, packet_size: 64, resume: false, hash: [0; 32], name: "f".into() };
@@ -44,7 +45,8 @@ fuzz_target!(|data: &[u8]| {
             v[..4].copy_from_slice(b"WF\x01\x00");
             v[4..12].copy_from_slice(&7u64.to_be_bytes());
             v[12..16].copy_from_slice(&0u32.to_be_bytes());
-            rx.handle_datagram(t, &v);
+            // With a kernel arrival instant too, as the driver passes on protocol 5.
+            rx.handle_datagram_at(t, Some(t), &v);
         }
     }
     let s = rx.stats();
