@@ -1,12 +1,14 @@
-//! The emulator's switch takes whatever frames the hosts' kernels (or anything running in a host
+//! The switch the emulator runs (`weft_model::net::Network`, shared with the simulator) takes
+//! whatever frames the hosts' kernels (or anything running in a host
 //! namespace) send: arbitrary bytes on any port at any time must never panic, and frames must
 //! leave no earlier than they are due. The first byte picks the fabric (output-queued,
 //! input-FIFO, VOQ/iSLIP) and whether host a's VC is shaped or policed.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weft_emu::switch::SwitchCore;
-use weft_emu::topo::{Buffer, DropPolicy, FabricKind, FabricSpec, HostSpec, LinkSpec, Topology};
+use weft_model::fabric::Contention;
+use weft_model::net::{FabricKind, FabricSpec, HostSpec, LinkSpec, Network, Topology};
+use weft_model::queue::{Buffer, DropPolicy};
 use weft_model::shaper::VcContract;
 use weft_model::{Duration, Instant, Rate};
 
@@ -15,9 +17,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut atm = LinkSpec::atm(Some(Rate::mbps(26)), Duration::from_micros(50), 0, 100);
-    atm.buffer = Buffer::Cells(300);
-    atm.drop = DropPolicy::Epd { threshold: 100 };
-    atm.loss = 0.1;
+    atm.buffer = Buffer::cells(300);
+    atm.drop = DropPolicy::Epd {
+        threshold: Buffer::cells(100),
+    };
+    atm.faults.loss = 0.1;
     if mode & 4 != 0 {
         atm.contract = Some(VcContract {
             pcr: Rate::mbps(10),
@@ -29,29 +33,18 @@ fuzz_target!(|data: &[u8]| {
     }
     let kind = match mode % 4 {
         1 => FabricKind::InputFifo {
-            contention: weft_model::fabric::Contention::RoundRobin,
+            contention: Contention::RoundRobin,
         },
         2 => FabricKind::VoqIslip { iterations: 2 },
         _ => FabricKind::OutputQueued,
     };
     let eth = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(5));
     let mut small = LinkSpec::ethernet(None, Duration::ZERO);
-    small.buffer = Buffer::Frames(2);
-    let topo = Topology {
-        hosts: vec![
-            HostSpec { name: "a".into(), addr: None, link: atm },
-            HostSpec { name: "b".into(), addr: None, link: eth },
-            HostSpec { name: "c".into(), addr: None, link: small },
-        ],
-        seed: 3,
-        fabric: FabricSpec {
-            kind,
-            rate: Rate::mbps(100),
-            buffer_cells: 64,
-            drop: DropPolicy::Ppd,
-        },
-    };
-    let Ok(mut sw) = SwitchCore::new(&topo) else {
+    small.buffer = Buffer::frames(2);
+    let host = |name: &str, link| HostSpec { name: name.into(), addr: None, link, switch: 0 };
+    let fabric = FabricSpec { kind, rate: Rate::mbps(100), buffer_cells: 64, drop: DropPolicy::Ppd };
+    let topo = Topology::star(vec![host("a", atm), host("b", eth), host("c", small)], fabric, 3);
+    let Ok(mut sw) = Network::<Vec<u8>>::new(&topo) else {
         return;
     };
     let mut now = 0u64;
@@ -64,21 +57,21 @@ fuzz_target!(|data: &[u8]| {
         let frame = rest[4..4 + len].to_vec();
         rest = &rest[4 + len..];
         sw.handle_frame(Instant(now), port, frame);
-        while let Some(tx) = sw.poll_transmit(Instant(now)) {
-            assert!(tx.due.as_nanos() <= now);
+        while let Some((_, due, _)) = sw.poll_transmit(Instant(now)) {
+            assert!(due.as_nanos() <= now);
         }
     }
     // Drain to the end: deadlines must advance.
     let mut guard = 0;
     while let Some(t) = sw.poll_timeout() {
         now = now.max(t.as_nanos());
-        while let Some(tx) = sw.poll_transmit(Instant(now)) {
-            assert!(tx.due.as_nanos() <= now);
+        while let Some((_, due, _)) = sw.poll_transmit(Instant(now)) {
+            assert!(due.as_nanos() <= now);
         }
         guard += 1;
         assert!(guard < 1_000_000, "deadlines do not advance");
     }
-    for p in sw.stats() {
+    for p in sw.all_host_stats() {
         assert!(p.egress.frames_out <= p.egress.frames_in);
     }
     if let Some(f) = sw.fabric_stats() {
