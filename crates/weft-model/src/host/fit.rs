@@ -1,7 +1,7 @@
 //! Host costs fitted to the studies' published figures, and the figures they then predict.
 //!
 //! Each fit uses as few figures as the model has unknowns and names them by their key in
-//! `reference/figures.toml`; every other figure the fitted host bears on is a prediction, and
+//! `data/figures.toml`; every other figure the fitted host bears on is a prediction, and
 //! [`Report`] prints published against predicted with the miss. The misses are what they are:
 //! they say where the model is too simple (see the notes on each prediction).
 //!
@@ -591,23 +591,13 @@ fn rs6000(p: &Published, r: &mut Report) {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
     use crate::host::presets;
 
-    /// The shared figures file, found above this crate (beside the repository, or one level
-    /// further up from a worktree).
+    /// The figures weft ships (`data/figures.toml`, compiled in): the fit reads nothing outside
+    /// the repository.
     fn published() -> Published {
-        let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let path = here
-            .ancestors()
-            .map(|d| d.join("shared/reference/figures.toml"))
-            .find(|p| p.exists())
-            .unwrap_or_else(|| panic!("no shared/reference/figures.toml above {}", here.display()));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-        let f =
-            Figures::parse(&text, &path.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let f = Figures::bundled().unwrap_or_else(|e| panic!("{e}"));
         Published::from_figures(&f).unwrap_or_else(|e| panic!("{e}"))
     }
 
