@@ -31,6 +31,7 @@ pub fn compare(
                 metric: w.kind.default_metric().into(),
                 tolerance: 0.0,
                 workload: i,
+                items: Vec::new(),
             })
             .map(|e| Comparison::new(&e, None, scenario, &samples))
             .collect();
@@ -57,7 +58,7 @@ pub fn attach(docs: &mut [(&str, ResultDoc)], comparisons: &[Comparison]) {
                     .iter()
                     .map(|r| {
                         let cell = r.cells.iter().find(|x| x.engine == *name);
-                        json!({ "point": r.label, "paper": r.paper,
+                        json!({ "point": r.label, "item": r.item, "paper": r.paper,
                                 "value": cell.and_then(|x| x.value), "miss": cell.and_then(|x| x.miss),
                                 "within": cell.and_then(|x| x.within) })
                     })

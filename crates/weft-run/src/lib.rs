@@ -1,13 +1,15 @@
 //! One scenario answered by every engine: the engine registry ([`engines`]), the closed-form
 //! model as an engine ([`engines::model`]), the comparison of the engines' results with the
-//! published figures ([`compare`]) and the side-by-side text ([`table`]).
+//! published figures ([`compare`]), the qualitative checks ([`checks`]) and the side-by-side text ([`table`]).
 //!
 //! `weft run` is this crate plus argument parsing and output files; so is anything else that
 //! wants a scenario's results from several engines.
 
+pub mod checks;
 pub mod compare;
 pub mod engines;
 pub mod table;
 
+pub use checks::{attach_checks, checks};
 pub use compare::{attach, compare};
 pub use engines::{ENGINES, EngineFn, RunCtx, RunError, lookup};

@@ -1,16 +1,18 @@
 //! The text `weft run` prints: the comparisons, then each engine's samples one line per point.
 
 use serde_json::Value;
-use weft_model::scenario::{Comparison, Param, Scenario};
+use weft_model::scenario::{CheckResult, Comparison, Param, Scenario};
 use weft_report::ResultDoc;
 
-/// The scenario's name, the engines that could not run and why, every comparison's table, and
-/// each engine's samples (numeric metrics, then notes not already printed for the point before).
+/// The scenario's name, the engines that could not run and why, every comparison's table, every
+/// check's verdicts, and each engine's samples (numeric metrics, then notes not already printed
+/// for the point before).
 pub fn human(
     s: &Scenario,
     docs: &[(&str, ResultDoc)],
     unavailable: &[(&str, String)],
     comps: &[Comparison],
+    checks: &[CheckResult],
 ) -> String {
     let mut out = format!("scenario {}", s.name);
     if !s.description.is_empty() {
@@ -21,6 +23,10 @@ pub fn human(
         out.push_str(&format!("  {n}: {why}\n"));
     }
     for c in comps {
+        out.push('\n');
+        out.push_str(&c.table());
+    }
+    for c in checks {
         out.push('\n');
         out.push_str(&c.table());
     }

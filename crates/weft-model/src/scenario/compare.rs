@@ -9,6 +9,9 @@ use super::{Expect, Figures, Param, Scenario};
 /// The `source` of a comparison made without a published figure.
 pub const NO_SOURCE: &str = "(none)";
 
+/// How an `[[expect]]`'s `items` marks a row that is no catalogue item (`"-"`).
+pub const NO_ITEM: &str = "-";
+
 /// The samples one engine reported for a scenario (the `samples` of its result document).
 #[derive(Clone, Copy, Debug)]
 pub struct EngineSamples<'a> {
@@ -36,6 +39,10 @@ pub struct Cell {
 pub struct Row {
     /// `inputs=3`, or `#2` for a point without a sweep value.
     pub label: String,
+    /// The swept value of the point in its base unit (count, bytes, bit/s, ns), if it has one.
+    pub x: Option<f64>,
+    /// The catalogue item this row reproduces, if the scenario names one.
+    pub item: Option<String>,
     /// The published figure for this point.
     pub paper: Option<f64>,
     /// One cell per engine, in the order given.
@@ -62,21 +69,12 @@ impl Comparison {
         scenario: &Scenario,
         engines: &[EngineSamples<'_>],
     ) -> Comparison {
-        let labels: Vec<String> = scenario
+        let labels = point_labels(scenario, expect.workload);
+        let xs: Vec<Option<f64>> = scenario
             .points()
             .iter()
             .filter(|p| p.workload == expect.workload)
-            .enumerate()
-            .map(
-                |(i, p)| match (&p.value, &p.spec.sweep, scenario.workloads.get(p.workload)) {
-                    (Some(v), _, Some(w)) => format!(
-                        "{}={}",
-                        w.sweep.as_ref().map_or("point", |s| s.field.as_str()),
-                        param_text(v)
-                    ),
-                    _ => format!("#{i}"),
-                },
-            )
+            .map(|p| p.value.map(|v| v.as_f64()))
             .collect();
         let (paper, error) = match figures.map(|f| paper_values(expect, f)) {
             None => (Vec::new(), None),
@@ -127,11 +125,25 @@ impl Comparison {
                     .collect();
                 Row {
                     label: labels.get(i).cloned().unwrap_or_else(|| format!("#{i}")),
+                    x: xs.get(i).copied().flatten(),
+                    item: expect.item(i).map(str::to_string),
                     paper: p,
                     cells,
                 }
             })
-            .collect();
+            .collect::<Vec<Row>>();
+        // A file that names items names one per row; fewer or more is the file's mistake, which
+        // only the figures' length reveals.
+        let error = error.or_else(|| {
+            (figures.is_some() && !expect.items.is_empty() && expect.items.len() != rows.len())
+                .then(|| {
+                    format!(
+                        "`items` names {} item(s) for {} row(s)",
+                        expect.items.len(),
+                        rows.len()
+                    )
+                })
+        });
         Comparison {
             expect: expect.clone(),
             rows,
@@ -190,6 +202,26 @@ impl Comparison {
         }
         out
     }
+}
+
+/// A label per point of workload `workload`: `inputs=3` for a swept value, `#2` otherwise.
+pub(super) fn point_labels(scenario: &Scenario, workload: usize) -> Vec<String> {
+    scenario
+        .points()
+        .iter()
+        .filter(|p| p.workload == workload)
+        .enumerate()
+        .map(
+            |(i, p)| match (&p.value, &p.spec.sweep, scenario.workloads.get(p.workload)) {
+                (Some(v), _, Some(w)) => format!(
+                    "{}={}",
+                    w.sweep.as_ref().map_or("point", |s| s.field.as_str()),
+                    param_text(v)
+                ),
+                _ => format!("#{i}"),
+            },
+        )
+        .collect()
 }
 
 fn paper_values(expect: &Expect, figures: &Figures) -> Result<Vec<f64>, String> {

@@ -40,6 +40,11 @@
 //! source = "gigaswitch.contention_model_mbps"   # dotted key into figures.toml
 //! metric = "throughput_mbps"   # the sample key engines report; default depends on the kind
 //! tolerance = 0.10             # relative
+//! items = ["003.t9.model.1", "003.t9.model.2", "-"]   # the catalogue item of each row ("-": none)
+//!
+//! [[check]]                    # a qualitative result of the study (see `check`)
+//! item = "003.t9.falls"
+//! decreasing = "throughput_mbps @ w0"
 //! ```
 //!
 //! # What engines report
@@ -49,9 +54,11 @@
 //! [`Metric`]; `weft run` compares the sample key named by each [`Expect::metric`] with the
 //! published figure.
 
+mod check;
 mod compare;
 mod figures;
 mod parse;
+mod parse_check;
 mod reader;
 mod tcp;
 
@@ -61,7 +68,8 @@ use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 use crate::units::{Rate, Size};
 
-pub use compare::{Cell, Comparison, EngineSamples, NO_SOURCE, Row};
+pub use check::{Check, CheckCell, CheckResult, CheckTest, ValueRef};
+pub use compare::{Cell, Comparison, EngineSamples, NO_ITEM, NO_SOURCE, Row};
 pub use figures::{BUNDLED_NAME, BUNDLED_TEXT, FigureError, Figures};
 
 /// A scenario file, parsed and validated.
@@ -83,6 +91,8 @@ pub struct Scenario {
     pub workloads: Vec<Workload>,
     /// Published figures to compare with.
     pub expect: Vec<Expect>,
+    /// Qualitative results of the studies to check (`[[check]]`).
+    pub checks: Vec<Check>,
 }
 
 /// An end host.
@@ -355,6 +365,19 @@ pub struct Expect {
     pub tolerance: f64,
     /// Which workload's points are compared (default 0).
     pub workload: usize,
+    /// The catalogue item (`data/catalogue.toml`) of each row of the comparison, in row order;
+    /// [`NO_ITEM`] for a row that is none. Empty when the file names none.
+    pub items: Vec<String>,
+}
+
+impl Expect {
+    /// The catalogue item of row `row`, if the file names one.
+    pub fn item(&self, row: usize) -> Option<&str> {
+        self.items
+            .get(row)
+            .map(String::as_str)
+            .filter(|i| *i != NO_ITEM)
+    }
 }
 
 /// Well-known metric names reported in samples, with their units.
@@ -504,6 +527,20 @@ impl Scenario {
             }
         }
         None
+    }
+}
+
+impl Param {
+    /// The value as a number in its base unit: a count, a plain number, bytes, bits per second
+    /// or nanoseconds.
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            Param::Count(n) => n as f64,
+            Param::Number(x) => x,
+            Param::Size(s) => s.0 as f64,
+            Param::Rate(r) => r.0 as f64,
+            Param::Duration(d) => d.as_nanos() as f64,
+        }
     }
 }
 

@@ -83,6 +83,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         "link",
         "workload",
         "expect",
+        "check",
     ])?;
     let name = root.req_string("name")?;
     if name.trim().is_empty() {
@@ -146,6 +147,10 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     for e in root.tables("expect")? {
         expect.push(expectation(&e, &workloads)?);
     }
+    let mut checks = Vec::new();
+    for c in root.tables("check")? {
+        checks.push(super::parse_check::check(&c, &workloads)?);
+    }
     Ok(Scenario {
         name,
         description,
@@ -155,6 +160,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         links,
         workloads,
         expect,
+        checks,
     })
 }
 
@@ -732,7 +738,14 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
 }
 
 fn expectation(e: &Tbl<'_, '_>, workloads: &[Workload]) -> Result<Expect> {
-    e.check_keys(&["source", "select", "metric", "tolerance", "workload"])?;
+    e.check_keys(&[
+        "source",
+        "select",
+        "metric",
+        "tolerance",
+        "workload",
+        "items",
+    ])?;
     let source = e.req_string("source")?;
     if source.split('.').any(str::is_empty) {
         return Err(e.err(
@@ -784,6 +797,7 @@ fn expectation(e: &Tbl<'_, '_>, workloads: &[Workload]) -> Result<Expect> {
             _ => return Err(e.err("select", "expected a list of indices such as [0, 1, 2]")),
         },
     };
+    let items = super::parse_check::items(e, w.expand().len(), select.as_ref().map(Vec::len))?;
     Ok(Expect {
         source,
         select,
@@ -792,5 +806,6 @@ fn expectation(e: &Tbl<'_, '_>, workloads: &[Workload]) -> Result<Expect> {
             .unwrap_or_else(|| w.kind.default_metric().to_string()),
         tolerance,
         workload,
+        items,
     })
 }

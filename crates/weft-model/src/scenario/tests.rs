@@ -460,3 +460,129 @@ fn a_linux_window_is_the_senders_buffer_and_scales_as_linux_does() {
     );
     assert_eq!(with("bsd", "131072").window_scale, Some(2));
 }
+
+/// Two workloads to hang items and checks on: three swept points, then one.
+const LINKED: &str = r#"
+name = "linked"
+[[workload]]
+kind = "saturated"
+inputs = [1, 2, 3]
+outputs = 5
+[[workload]]
+kind = "saturated"
+inputs = 4
+outputs = 5
+"#;
+
+#[test]
+fn expect_rows_name_their_catalogue_items() {
+    let s = Scenario::parse(
+        &format!(
+            "{LINKED}[[expect]]\nsource = \"g.v\"\nitems = [\"003.t7.1\", \"-\", \"003.t7.3\"]\n\
+             [[expect]]\nsource = \"g.w\"\nworkload = 1\nselect = [0, 1]\nitems = [\"a.1\", \"a.2\"]\n"
+        ),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(s.expect[0].item(0), Some("003.t7.1"));
+    assert_eq!(s.expect[0].item(1), None);
+    assert_eq!(s.expect[1].items.len(), 2);
+    let bad = |items: &str, extra: &str| {
+        error(&format!(
+            "{LINKED}[[expect]]\nsource = \"g.v\"\n{extra}items = {items}\n"
+        ))
+    };
+    let e = bad("[\"a.1\", \"a.2\"]", "");
+    assert_eq!(e.key, "expect[0].items");
+    assert!(e.message.contains("at least 3"), "{e}");
+    let e = bad(
+        "[\"a.1\", \"a.2\", \"a.3\"]",
+        "select = [0]\nworkload = 1\n",
+    );
+    assert!(e.message.contains("expected 1"), "{e}");
+    let e = bad("[\"a.1\", \"a 2\", \"a.3\"]", "");
+    assert!(e.message.contains("\"a 2\""), "{e}");
+    assert_eq!(e.column, 17, "{e}");
+    let e = bad("[\"a.1\", \"a.1\", \"a.3\"]", "");
+    assert!(e.message.contains("twice"), "{e}");
+    let e = bad("\"a.1\"", "");
+    assert!(e.message.contains("list"), "{e}");
+}
+
+#[test]
+fn checks_parse_in_each_form() {
+    let s = Scenario::parse(
+        &format!(
+            "{LINKED}[[check]]\nitem = \"003.falls\"\nwhat = \"less with more inputs\"\n\
+             decreasing = \"throughput_mbps @ w0\"\n\
+             [[check]]\nitem = \"x.2\"\nincreasing = [\"e @ w1\", \"e @ w0 #0\"]\n\
+             [[check]]\nitem = \"x.3\"\nratio = [\"e @ w0 #2\", \"e@w1\"]\nwithin = [0.5, 2]\n\
+             [[check]]\nitem = \"x.4\"\nvalue = \"e @ w0\"\nabove = 0.1\nbelow = 1\n"
+        ),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(s.checks.len(), 4);
+    assert_eq!(s.checks[0].item, "003.falls");
+    assert_eq!(s.checks[0].what, "less with more inputs");
+    assert!(matches!(&s.checks[0].test, CheckTest::Decreasing(r) if r.len() == 1));
+    assert!(
+        matches!(&s.checks[2].test, CheckTest::Ratio { num, lo, hi, .. } if num.point == Some(2) && *lo == 0.5 && *hi == 2.0)
+    );
+    assert!(matches!(
+        &s.checks[3].test,
+        CheckTest::Bound {
+            above: Some(_),
+            below: Some(_),
+            ..
+        }
+    ));
+    assert_eq!(
+        s.checks[1].test.to_string(),
+        "e @ w1 < e @ w0 #0",
+        "the claim reads back"
+    );
+}
+
+#[test]
+fn bad_checks_say_what_is_expected() {
+    let bad = |body: &str| error(&format!("{LINKED}[[check]]\nitem = \"x.1\"\n{body}\n"));
+    let e = bad("");
+    assert_eq!(e.key, "check[0]");
+    assert!(e.message.contains("increasing"), "{e}");
+    let e = bad("increasing = \"e @ w0\"\ndecreasing = \"e @ w0\"");
+    assert_eq!(e.key, "check[0].decreasing");
+    assert!(e.message.contains("one relation"), "{e}");
+    let e = bad("increasing = \"e @ w1\"");
+    assert!(e.message.contains("at least two"), "{e}");
+    let e = bad("increasing = [\"e @ w0\", \"e @ w7\"]");
+    assert!(e.message.contains("no workload 7"), "{e}");
+    let e = bad("increasing = [\"e @ w0 #3\"]");
+    assert!(e.message.contains("3 point(s)"), "{e}");
+    let e = bad("increasing = [\"e w0\"]");
+    assert!(e.message.contains("METRIC @ wW"), "{e}");
+    let e = bad("ratio = [\"e @ w0\", \"e @ w1\"]\nwithin = [1, 2]");
+    assert!(e.message.contains("name one with #P"), "{e}");
+    let e = bad("ratio = [\"e @ w1\", \"e @ w1\"]");
+    assert!(e.message.contains("needs `within`"), "{e}");
+    let e = bad("ratio = [\"e @ w1\", \"e @ w1\"]\nwithin = [2, 1]");
+    assert_eq!(e.key, "check[0].within");
+    let e = bad("ratio = [\"e @ w1\"]\nwithin = [1, 2]");
+    assert!(e.message.contains("two values"), "{e}");
+    let e = bad("value = \"e @ w1\"");
+    assert!(e.message.contains("`above` or `below`"), "{e}");
+    let e = bad("value = \"e @ w1\"\nabove = 2\nbelow = 1");
+    assert_eq!(e.key, "check[0].below");
+    let e = bad("value = \"e @ w1\"\nwithin = [1, 2]");
+    assert!(e.message.contains("does not go with `value`"), "{e}");
+    let e = bad("value = [\"e @ w1\", \"e @ w0\"]\nabove = 1");
+    assert!(e.message.contains("one value"), "{e}");
+    let e = error(&format!(
+        "{LINKED}[[check]]\nitem = \"a b\"\nvalue = \"e @ w1\"\nabove = 1\n"
+    ));
+    assert_eq!(e.key, "check[0].item");
+    let e = error(&format!(
+        "{LINKED}[[check]]\nvalue = \"e @ w1\"\nabove = 1\n"
+    ));
+    assert!(e.message.contains("missing `item`"), "{e}");
+}

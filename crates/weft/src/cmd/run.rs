@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use weft_model::scenario::{Comparison, Scenario};
+use weft_model::scenario::{CheckResult, Comparison, Scenario};
 use weft_report::ResultDoc;
 use weft_run::RunCtx;
 
@@ -36,7 +36,8 @@ pub struct Args {
     /// several engines).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Exit with status 1 if any engine misses a published figure by more than its tolerance.
+    /// Exit with status 1 if any engine misses a published figure by more than its tolerance,
+    /// or a `[[check]]` fails on any engine.
     #[arg(long)]
     pub strict: bool,
     /// Write one capture per link (pcap; SunATM on ATM links) under DIR/ENGINE/point<k>/, for
@@ -88,6 +89,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let comparisons = weft_run::compare(&scenario, &docs, figures.as_ref());
     weft_run::attach(&mut docs, &comparisons);
+    let checks = weft_run::checks(&scenario, &docs);
+    weft_run::attach_checks(&mut docs, &checks);
     write_outputs(&args, &docs)?;
     if args.json {
         let body = if docs.len() == 1 {
@@ -102,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             eprintln!("weft: {n}: {why}");
         }
     } else {
-        let text = weft_run::table::human(&scenario, &docs, &unavailable, &comparisons);
+        let text = weft_run::table::human(&scenario, &docs, &unavailable, &comparisons, &checks);
         print!("{text}");
     }
     if docs.is_empty() {
@@ -114,6 +117,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.strict && !comparisons.iter().all(Comparison::all_within) {
         return Err(anyhow::anyhow!(
             "some results miss the published figures by more than their tolerance"
+        ));
+    }
+    if args.strict && !checks.iter().all(CheckResult::all_held) {
+        return Err(anyhow::anyhow!(
+            "some of the scenario's checks failed on an engine"
         ));
     }
     Ok(())
