@@ -118,10 +118,25 @@ impl TestContext {
             .map_err(|e| ProbeError::io("binding a UDP data socket", e))
     }
 
+    /// The client's address: the peer of this test's control connection.
+    pub fn peer_ip(&self) -> Option<IpAddr> {
+        self.control.stream().peer_addr().ok().map(|a| a.ip())
+    }
+
     /// Waits (at most the idle time-out) for the UDP hello of `stream` with this test's cookie on
     /// `sock`, then connects `sock` to its sender. Anything else arriving meanwhile is ignored.
+    ///
+    /// The hello must come from the control connection's peer: UDP sources are forged at no
+    /// cost, and a socket connected to whatever sent the cookie would let a client aim a
+    /// reverse test's unpaced streams at a third party (a reflection attack). The port is the
+    /// client's to choose; the address is the one that completed a TCP handshake with us.
     pub fn await_udp_hello(&self, sock: &UdpSocket, stream: u16) -> Result<SocketAddr, ProbeError> {
         let deadline = Instant::now() + self.limits.idle_timeout;
+        let client = self
+            .peer_ip()
+            .ok_or_else(|| ProbeError::Protocol("the control connection has no peer".into()))?
+            .to_canonical();
+        let mut forged = 0u64;
         let mut buf = [0u8; 64];
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -146,6 +161,16 @@ impl TestContext {
                 Err(e) => return Err(ProbeError::io("receiving a UDP hello", e)),
             };
             match Hello::parse(buf.get(..n).unwrap_or(&[])) {
+                Ok(h) if h.udp && from.ip().to_canonical() != client => {
+                    // Logged once: a flood of forged hellos must not flood the log.
+                    if forged == 0 {
+                        self.log(&format!(
+                            "ignored a UDP hello for stream {} from {from}, not the client {client}",
+                            h.stream
+                        ));
+                    }
+                    forged += 1;
+                }
                 Ok(h) if h.udp && h.cookie == self.cookie && h.stream == stream => {
                     sock.connect(from)
                         .map_err(|e| ProbeError::io("connecting the UDP data socket", e))?;

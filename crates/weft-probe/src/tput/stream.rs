@@ -262,14 +262,23 @@ pub fn udp_send(
                 counter.packets.fetch_add(1, Ordering::Relaxed);
                 last = now;
             }
-            // A full queue or an ICMP error for an earlier datagram: this one was not sent.
+            // A full queue: this one was not sent.
             Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::Interrupted | ErrorKind::ConnectionRefused | ErrorKind::WouldBlock
-                ) || e.raw_os_error() == Some(libc::ENOBUFS) =>
+                if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock)
+                    || e.raw_os_error() == Some(libc::ENOBUFS) =>
             {
                 std::thread::yield_now();
+            }
+            // An ICMP port unreachable for an earlier datagram: nothing listens there (any
+            // more). The peer's socket is open for the whole test, so this is a peer that died
+            // or an address that never asked for the stream: stop rather than keep flooding it.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                return Err(ProbeError::Protocol(format!(
+                    "the peer refused the datagrams (ICMP port unreachable) after {seq} were \
+                     sent: nothing listens at {} any more",
+                    s.peer_addr()
+                        .map_or_else(|_| "the peer".to_string(), |a| a.to_string())
+                )));
             }
             Err(e) => return Err(ProbeError::io("sending a datagram", e)),
         }
