@@ -9,9 +9,12 @@
 //! (the bulk-transfer bound, the request/response round trip) live in
 //! [`crate::calc::host`] and [`crate::calc::rtt`].
 //!
+//! [`disk`] is a host's disk behind its buffer cache (rate, positioning, cache, write-behind).
+//!
 //! [`presets`] holds the studies' machines, each parameter with the published figure it was
 //! fitted to; [`fit`] does the fitting, predicts the other figures and reports the misses.
 
+pub mod disk;
 pub mod fit;
 pub mod presets;
 
