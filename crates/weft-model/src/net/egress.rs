@@ -4,6 +4,14 @@
 //! cells of several inputs interleave, a full queue loses single cells (the frame then fails
 //! reassembly), and PPD/EPD discard whole frames.
 //!
+//! A contract on a link between switches is enforced on the cells this queue sends onto it
+//! ([`LinkSpec::contract`]): shaped, each cell leaves no earlier than the contract allows and
+//! waits in this queue meanwhile (so a burst longer than the buffer loses cells here); policed,
+//! the cells leave at the line's pace and those that break the contract are discarded (their
+//! frame fails reassembly downstream) or tagged, as the next network's usage parameter control
+//! would do where they enter it. A queue with a CLP threshold drops the cells of tagged frames
+//! while it is that full ([`LinkSpec::clp_threshold`]).
+//!
 //! Fairness: arrivals are taken one slot of the line at a time (a cell time on ATM, the time of
 //! the smallest frame otherwise, [`LinkSpec::slot`]), and the units of different flows that
 //! arrive within one slot are offered to the queue in a seeded random order, as a shared-bus
@@ -23,7 +31,8 @@ use super::train::Train;
 use crate::WireLen;
 use crate::engine::EventQueue;
 use crate::fabric::Rng;
-use crate::queue::{DropReason, FlowState, Queue, Queued};
+use crate::queue::{Capacity, DropReason, FlowState, Queue, Queued};
+use crate::shaper::DualGcra;
 use crate::tech::CELL_BYTES;
 use crate::time::Instant;
 
@@ -69,6 +78,13 @@ pub struct EgressStats {
     pub cells_dropped: u64,
     /// Cells sent on the line (ATM links), including those of frames that then failed.
     pub cells_out: u64,
+    /// Cells that broke the link's contract where they entered the next switch (discarded or
+    /// tagged).
+    pub cells_policed: u64,
+    /// Frames discarded by that policer (a cell of theirs was).
+    pub frames_policed: u64,
+    /// Cells of tagged frames dropped at the CLP threshold.
+    pub cells_clp_dropped: u64,
     /// Largest queue occupancy seen (cells on ATM, bytes or frames otherwise).
     pub max_occupancy: u64,
     /// Other faults injected on the line.
@@ -128,6 +144,8 @@ struct Pending<F> {
     flow: u32,
     /// The queue's drop-policy state for this frame.
     queue_state: FlowState,
+    /// A policer tagged cells of it (CLP = 1).
+    tagged: bool,
     /// Instant the first unit sent left the line, and units sent.
     first_dep: u64,
     sent: u64,
@@ -142,6 +160,14 @@ struct Arrival {
     count: u64,
     slot: u32,
     flow: u32,
+}
+
+/// A contract enforced on the cells an output sends towards the next switch.
+#[derive(Clone, Copy, Debug)]
+struct EdgeContract {
+    gcra: DualGcra,
+    police: bool,
+    tag: bool,
 }
 
 /// The switch's output queue onto one link, with the line behind it.
@@ -170,6 +196,10 @@ pub struct Egress<F> {
     arrivals_due: Option<u64>,
     /// The arrivals of the slot being taken (kept to reuse its allocation).
     batch: Vec<Arrival>,
+    /// The link's contract, on a link towards another switch.
+    contract: Option<EdgeContract>,
+    /// Occupancy (cells) from which cells of tagged frames are dropped.
+    clp_limit: Option<u64>,
     /// Counters.
     pub stats: EgressStats,
 }
@@ -181,7 +211,21 @@ impl<F: Frame> Egress<F> {
     pub fn new(link: &LinkSpec, mut rng: Rng, to_switch: bool) -> Self {
         let (capacity, policy) = link.queue();
         let faults = FaultInjector::new(link.faults, Rng::new(rng.next_u64()));
+        let contract = link
+            .contract
+            .filter(|_| to_switch && link.is_atm())
+            .map(|c| EdgeContract {
+                gcra: c.gcra(),
+                police: c.police,
+                tag: c.tag,
+            });
+        let clp_limit = match (link.clp_threshold, capacity) {
+            (Some(f), Capacity::Cells(n)) => Some((n as f64 * f.clamp(0.0, 1.0)).floor() as u64),
+            _ => None,
+        };
         Egress {
+            contract,
+            clp_limit,
             line: Serialiser::new(link.rate),
             queue: Queue::new(capacity, policy),
             slot: link.slot().as_nanos(),
@@ -243,6 +287,7 @@ impl<F: Frame> Egress<F> {
             state,
             flow: t.flow,
             queue_state: FlowState::default(),
+            tagged: t.tagged,
             first_dep: 0,
             sent: 0,
             frame: Some(t.frame),
@@ -409,9 +454,19 @@ impl<F: Frame> Egress<F> {
             eof: last,
             len: CELL_BYTES as u32,
         };
-        match self.queue.offer_in(cell, &mut p.queue_state) {
+        // Selective discard: a congested queue refuses the cells of tagged frames.
+        let offer = if p.tagged && self.clp_limit.is_some_and(|l| self.queue.occupancy() >= l) {
+            self.stats.cells_clp_dropped += 1;
+            if last {
+                p.queue_state = FlowState::default();
+            }
+            Err(DropReason::Full)
+        } else {
+            self.queue.offer_in(cell, &mut p.queue_state)
+        };
+        match offer {
             Ok(()) => {
-                let dep = self.line.send(t, CELL_BYTES);
+                let dep = self.send_cell(t, p);
                 self.departures.push_back(dep);
                 self.stats.max_occupancy = self.stats.max_occupancy.max(self.queue.occupancy());
                 self.stats.cells_out += 1;
@@ -455,6 +510,33 @@ impl<F: Frame> Egress<F> {
         }
     }
 
+    /// Sends a queued cell that arrived at `t` onto the line, under the link's contract if it
+    /// has one; returns when it has left (ns). A shaped cell waits until it conforms; a policed
+    /// one is judged as it arrives whole at the next switch, and if it breaks the contract its
+    /// frame is damaged, or tagged.
+    fn send_cell(&mut self, t: u64, p: &mut Pending<F>) -> u64 {
+        let Some(c) = self.contract.as_mut() else {
+            return self.line.send(t, CELL_BYTES);
+        };
+        if !c.police {
+            let at = c.gcra.earliest(Instant(t.max(self.line.free_at())));
+            c.gcra.police(at);
+            return self.line.send(at.as_nanos(), CELL_BYTES);
+        }
+        let dep = self.line.send(t, CELL_BYTES);
+        if !c.gcra.police(Instant(dep)) {
+            self.stats.cells_policed += 1;
+            if c.tag {
+                p.tagged = true;
+            } else if p.state == FrameState::Ok {
+                p.state = FrameState::Damaged;
+                self.stats.frames_policed += 1;
+                self.stats.flow(p.flow).frames_corrupt += 1;
+            }
+        }
+        dep
+    }
+
     /// A frame whose last unit has been sent at `dep` (ns): through the line's faults to the
     /// host, or on to the next switch.
     fn deliver(&mut self, p: &Pending<F>, dep: u64, frame: F) {
@@ -472,11 +554,13 @@ impl<F: Frame> Egress<F> {
     fn hand_on(&mut self, p: &Pending<F>, dep: u64, frame: F, damaged: bool) {
         let delay = self.link.delay.as_nanos();
         let (units, first_dep, flow) = (p.sent.max(1), p.first_dep.min(dep), p.flow);
+        let tagged = p.tagged;
         let out = &mut self.out;
         self.faults.pass(dep + delay, frame, &mut |due, f| {
             let held = due - (dep + delay);
             let mut t = Train::between(f, first_dep + held, dep + held, units, delay, flow);
             t.damaged = damaged;
+            t.tagged = tagged;
             out.push(Instant(due), t);
         });
         self.stats.faults = self.faults.stats;
@@ -520,5 +604,133 @@ impl<F: Frame> Egress<F> {
     /// or its earliest delivery.
     pub fn poll_timeout(&self) -> Option<u64> {
         self.deadline
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shaper::VcContract;
+    use crate::time::Duration;
+    use crate::units::Rate;
+
+    const OC3C: Rate = Rate::bps(149_760_000);
+    /// An IP length that makes a 10-cell AAL5 frame with LLC/SNAP.
+    const TEN_CELLS: usize = 10 * 48 - 16 + ETH_HEADER;
+
+    fn trunk(contract: Option<VcContract>) -> LinkSpec {
+        let mut l = LinkSpec::atm(Some(OC3C), Duration::ZERO, 1, 100);
+        l.contract = contract;
+        l
+    }
+
+    fn contract(pcr: Rate, scr: Option<Rate>, mbs: u64, police: bool, tag: bool) -> VcContract {
+        VcContract {
+            pcr,
+            scr,
+            mbs,
+            // A microsecond absorbs the rounding of cell times to whole nanoseconds.
+            cdvt: Duration(1_000),
+            police,
+            tag,
+        }
+    }
+
+    /// `n` 10-cell frames arriving back to back at the OC-3c cell rate from t = 0; the trains
+    /// the queue sends on.
+    fn run(link: &LinkSpec, n: u64) -> Vec<Train<Vec<u8>>> {
+        let mut e = Egress::new(link, Rng::new(1), true);
+        let cell = OC3C.time_to_send(crate::units::Size(CELL_BYTES)).as_nanos();
+        for k in 0..n {
+            let t = Train {
+                frame: vec![0u8; TEN_CELLS],
+                first: k * 10 * cell,
+                spacing: cell,
+                units: 10,
+                flow: 0,
+                damaged: false,
+                tagged: false,
+            };
+            e.handle_train(t);
+        }
+        let mut out = Vec::new();
+        while let Some(t) = e.poll_timeout() {
+            while let Some(tr) = e.poll_train(t) {
+                out.push(tr);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_shaped_trunk_spaces_cells_at_the_contract_and_holds_them_in_the_queue() {
+        let link = trunk(Some(contract(Rate::mbps(26), None, 1, false, false)));
+        let out = run(&link, 2);
+        assert_eq!(out.len(), 2);
+        // 20 cells one per 16.31 us (26 Mbit/s of cells) instead of one per 2.83 us (less the
+        // microsecond of tolerance, which lets the shaper send once that much early).
+        let gap = 1_000_000_000u64.div_ceil(26_000_000 / 424);
+        let span = out[1].last() - out[0].first;
+        assert!(
+            span.abs_diff(19 * gap - 1_000) <= 20,
+            "{span} against {}",
+            19 * gap
+        );
+        assert!(out.iter().all(|t| !t.damaged));
+    }
+
+    #[test]
+    fn a_policed_trunk_damages_the_frames_past_the_burst() {
+        // Peak at the line rate, a tenth sustained, 30 cells of burst: three frames conform.
+        let c = contract(OC3C, Some(Rate::bps(14_976_000)), 30, true, false);
+        let link = trunk(Some(c));
+        let out = run(&link, 6);
+        let damaged: Vec<bool> = out.iter().map(|t| t.damaged).collect();
+        assert_eq!(damaged, [false, false, false, true, true, true]);
+        // The policed cells still crossed the line: the cells of every frame went on.
+        assert!(out.iter().all(|t| t.units == 10));
+        // Without the contract, all six pass.
+        assert!(run(&trunk(None), 6).iter().all(|t| !t.damaged));
+    }
+
+    #[test]
+    fn a_tagging_policer_marks_frames_and_a_congested_queue_drops_them_first() {
+        let c = contract(OC3C, Some(Rate::bps(14_976_000)), 30, true, true);
+        let out = run(&trunk(Some(c)), 6);
+        let tagged: Vec<bool> = out.iter().map(|t| t.tagged).collect();
+        assert_eq!(tagged, [false, false, false, true, true, true]);
+        assert!(out.iter().all(|t| !t.damaged));
+        // Downstream, a queue at its CLP threshold (here: always) drops the tagged frames'
+        // cells and delivers the others.
+        let mut host = LinkSpec::atm(Some(OC3C), Duration::ZERO, 0, 101);
+        host.clp_threshold = Some(0.0);
+        let mut e = Egress::new(&host, Rng::new(1), false);
+        for t in out.clone() {
+            e.handle_train(t);
+        }
+        let mut got = 0;
+        while let Some(t) = e.poll_timeout() {
+            while e.poll_frame(t).is_some() {
+                got += 1;
+            }
+        }
+        assert_eq!(got, 3);
+        assert_eq!(e.stats.cells_clp_dropped, 30);
+        // Without a threshold they are queued like the others.
+        let mut e = Egress::new(
+            &LinkSpec::atm(Some(OC3C), Duration::ZERO, 0, 101),
+            Rng::new(1),
+            false,
+        );
+        for t in out {
+            e.handle_train(t);
+        }
+        let mut got = 0;
+        while let Some(t) = e.poll_timeout() {
+            while e.poll_frame(t).is_some() {
+                got += 1;
+            }
+        }
+        assert_eq!(got, 6);
     }
 }

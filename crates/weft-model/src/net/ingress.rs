@@ -25,10 +25,12 @@ pub struct IngressStats {
     pub overflow: u64,
     /// Frames lost at random on the line.
     pub lost: u64,
-    /// Cells that broke the VC's contract at the policer (dropped).
+    /// Cells that broke the VC's contract at the policer (dropped, or tagged).
     pub cells_policed: u64,
     /// Frames discarded because a cell of theirs was policed.
     pub frames_policed: u64,
+    /// Frames the policer tagged (CLP = 1) instead.
+    pub frames_tagged: u64,
     /// Other faults injected on the line.
     pub faults: FaultStats,
 }
@@ -39,7 +41,8 @@ pub struct Ingress {
     line: Serialiser,
     link: LinkSpec,
     faults: FaultInjector,
-    contract: Option<(DualGcra, bool)>,
+    /// The VC's contract: its GCRA, whether it polices (else shapes) and whether policing tags.
+    contract: Option<(DualGcra, bool, bool)>,
     /// Counters of this direction.
     pub stats: IngressStats,
 }
@@ -53,7 +56,7 @@ impl Ingress {
             contract: link
                 .contract
                 .filter(|_| link.is_atm())
-                .map(|c| (c.gcra(), c.police)),
+                .map(|c| (c.gcra(), c.police, c.tag)),
             link: link.clone(),
             stats: IngressStats::default(),
         }
@@ -79,6 +82,7 @@ impl Ingress {
             }
         }
         let units = self.link.units(len);
+        let mut tagged = false;
         // When the first and the last unit have left the host (ns).
         let (first_end, end) = match &mut self.contract {
             None => {
@@ -86,13 +90,17 @@ impl Ingress {
                 let end = self.line.send(now, self.link.wire_bytes(len));
                 (start + (end - start) / units.max(1), end)
             }
-            Some((gcra, police)) => {
+            Some((gcra, police, tag)) => {
                 let (first_end, end, broken) =
                     contract_cells(&mut self.line, gcra, *police, now, units);
                 if broken > 0 {
                     self.stats.cells_policed += broken;
-                    self.stats.frames_policed += 1;
-                    return;
+                    if !*tag {
+                        self.stats.frames_policed += 1;
+                        return;
+                    }
+                    self.stats.frames_tagged += 1;
+                    tagged = true;
                 }
                 (first_end, end)
             }
@@ -104,14 +112,9 @@ impl Ingress {
         let delay = self.link.delay.as_nanos();
         self.faults.pass(end + delay, frame, &mut |last, f| {
             let held = last - (end + delay);
-            out(Train::between(
-                f,
-                first_end + held,
-                end + held,
-                units,
-                delay,
-                0,
-            ));
+            let mut t = Train::between(f, first_end + held, end + held, units, delay, 0);
+            t.tagged = tagged;
+            out(t);
         });
         self.stats.faults = self.faults.stats;
     }
@@ -170,6 +173,7 @@ mod tests {
             mbs,
             cdvt: Duration::ZERO,
             police,
+            tag: false,
         });
         l
     }

@@ -1,6 +1,8 @@
 //! One link as the switch runs it: rate, propagation delay, framing (frames, or AAL5 in ATM
-//! cells), MTU, the switch's output queue onto it, faults, and the VC contract of the host's
-//! circuit. The same description drives the simulator and the emulator.
+//! cells), MTU, the switch's output queue onto it, faults, and the traffic contract of the
+//! circuit it carries: a host's VC where it enters its switch, or a path between switches (a
+//! VP into another network) at the upstream switch's output. The same description drives the
+//! simulator and the emulator.
 
 use serde::{Deserialize, Serialize};
 
@@ -48,11 +50,19 @@ pub struct LinkSpec {
     pub faults: Faults,
     /// Bytes a host may have waiting for the line before its frames are dropped.
     pub ingress_buffer: u64,
-    /// The traffic contract of the host's VC, enforced on its cells as they enter the switch:
-    /// shaped (delayed until they conform) or policed (non-conforming cells dropped, which
-    /// discards their frame). ATM links only; `None`: no contract.
+    /// The traffic contract of the circuit on this link. On a host's link, enforced on its cells
+    /// as they enter the switch: shaped (delayed until they conform) or policed (non-conforming
+    /// cells dropped, which discards their frame, or tagged). On a link between switches,
+    /// enforced on the cells the upstream switch sends onto it: shaped by that switch's output
+    /// (the cells wait in its queue), or policed where they enter the next switch (the usage
+    /// parameter control at the edge of another network). ATM links only; `None`: no contract.
     #[serde(default)]
     pub contract: Option<VcContract>,
+    /// Selective discard in the switch's output queue onto this link: while the queue holds at
+    /// least this share of its capacity, cells of tagged frames (CLP = 1) are dropped. ATM
+    /// links only; `None`: tagged cells are queued like the others.
+    #[serde(default)]
+    pub clp_threshold: Option<f64>,
 }
 
 /// An Ethernet frame format that charges a frame its own length and nothing more (an idealised
@@ -81,6 +91,7 @@ impl LinkSpec {
             faults: Faults::default(),
             ingress_buffer: 4 << 20,
             contract: None,
+            clp_threshold: None,
         }
     }
 
@@ -99,6 +110,7 @@ impl LinkSpec {
             faults: Faults::default(),
             ingress_buffer: 4 << 20,
             contract: None,
+            clp_threshold: None,
         }
     }
 

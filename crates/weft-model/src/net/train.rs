@@ -19,6 +19,9 @@ pub struct Train<F> {
     pub flow: u32,
     /// Cells of it were lost upstream: it still occupies queues but is not delivered.
     pub damaged: bool,
+    /// A policer tagged cells of it (CLP = 1): queues above their CLP threshold drop its cells
+    /// (the frame as the unit of tagging: see [`crate::net::LinkSpec::clp_threshold`]).
+    pub tagged: bool,
 }
 
 impl<F> Train<F> {
@@ -53,6 +56,7 @@ impl<F> Train<F> {
             units,
             flow,
             damaged: false,
+            tagged: false,
         }
     }
 }

@@ -164,6 +164,9 @@ pub struct Switch {
     pub contention: Contention,
     /// Fixed forwarding latency added to every item, ns (default 0).
     pub latency: Duration,
+    /// Share of the buffer from which its queues drop the cells of tagged frames (CLP = 1),
+    /// 0..=1; `None`: tagged cells are queued like the others.
+    pub clp_threshold: Option<f64>,
 }
 
 /// A link between two named nodes (hosts or switches), the same in both directions.

@@ -176,6 +176,7 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
         "iterations",
         "contention",
         "latency",
+        "clp_threshold",
     ])?;
     let name = s.req_string("name")?;
     s.unique(names, &name)?;
@@ -237,6 +238,7 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
         latency: s
             .duration("latency", DELAYS.0, DELAYS.1)?
             .unwrap_or_default(),
+        clp_threshold: s.number("clp_threshold", 0.0, 1.0)?,
     })
 }
 
@@ -376,10 +378,20 @@ fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
     let scr = l.rate("scr", RATES.0, RATES.1)?;
     let mbs = l.count("mbs", MBS.0, MBS.1)?;
     let cdvt = l.duration("cdvt", DELAYS.0, DELAYS.1)?;
+    // `police`: true or "discard" (drop what breaks the contract), "tag" (mark it CLP = 1),
+    // false or "shape" (delay it until it conforms).
     let police = match l.get("police").map(|v| v.get_ref()) {
         None => None,
-        Some(DeValue::Boolean(b)) => Some(*b),
-        Some(_) => return Err(l.err("police", "expected true (police) or false (shape)")),
+        Some(DeValue::Boolean(b)) => Some((*b, false)),
+        Some(DeValue::String(s)) if s == "discard" => Some((true, false)),
+        Some(DeValue::String(s)) if s == "tag" => Some((true, true)),
+        Some(DeValue::String(s)) if s == "shape" => Some((false, false)),
+        Some(_) => {
+            return Err(l.err(
+                "police",
+                "expected true or \"discard\" (police, dropping), \"tag\" (police, marking CLP), or false or \"shape\"",
+            ));
+        }
     };
     let Some(pcr) = pcr else {
         if scr.is_some() || mbs.is_some() || cdvt.is_some() || police.is_some() {
@@ -403,7 +415,8 @@ fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
         scr,
         mbs: mbs.unwrap_or(1).max(1),
         cdvt: cdvt.unwrap_or_default(),
-        police: police.unwrap_or(false),
+        police: police.is_some_and(|p| p.0),
+        tag: police.is_some_and(|p| p.1),
     }))
 }
 

@@ -23,6 +23,11 @@ pub struct VcContract {
     pub cdvt: Duration,
     /// Drop non-conforming cells (policing, UPC) instead of delaying them (shaping).
     pub police: bool,
+    /// With `police`: tag non-conforming cells (CLP = 1) instead of discarding them; they go on,
+    /// and a congested queue downstream drops them first (see
+    /// [`crate::net::LinkSpec::clp_threshold`]).
+    #[serde(default)]
+    pub tag: bool,
 }
 
 impl VcContract {
@@ -56,6 +61,7 @@ mod tests {
             mbs: 1,
             cdvt: Duration::ZERO,
             police: false,
+            tag: false,
         };
         let mut g = c.gcra();
         let mut t = Instant::ZERO;
@@ -77,6 +83,7 @@ mod tests {
             mbs: 4,
             cdvt: Duration::ZERO,
             police: true,
+            tag: false,
         };
         let mut g = c.gcra();
         // Cells at the peak rate: the first `mbs` conform, then the sustainable GCRA refuses.
