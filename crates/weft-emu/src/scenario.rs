@@ -11,6 +11,7 @@ use std::time::Duration as StdDuration;
 
 use serde_json::{Value, json};
 use weft_model::Rate;
+use weft_model::app::rr::Latencies;
 use weft_model::net::{ETH_HEADER, Topology, delivery};
 use weft_model::scenario::{Scenario, TcpStack, Workload, WorkloadKind};
 use weft_model::tcp::CcAlgorithm;
@@ -82,7 +83,8 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
                 let emu = Emulation::up(&topo, &up)?;
                 let out = match p.spec.kind {
                     WorkloadKind::Rr => run_rr(&emu, s, &p.spec, &mut pnotes),
-                    _ => run_point(&emu, s, &p.spec, opts, &mut pnotes),
+                    _ => run_point(&emu, s, &p.spec, opts, &mut pnotes)
+                        .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
                 };
                 let report = emu.down()?;
                 let metrics = out?;
@@ -240,7 +242,7 @@ fn run_rr(
     s: &Scenario,
     w: &Workload,
     notes: &mut Vec<String>,
-) -> Result<Vec<(&'static str, Value)>, EmuError> {
+) -> Result<Vec<(String, Value)>, EmuError> {
     let size = w.size.map_or(64, |x| x.0.clamp(4, 65_000) as usize);
     let response = w
         .response_size
@@ -286,22 +288,8 @@ fn run_rr(
     if w.beside.is_some() {
         notes.push("emu gives the unloaded round trip: `beside` runs on sim".into());
     }
-    all.sort_unstable();
-    let asked = all.len() as u64 + lost;
-    let mut out = vec![
-        ("rr_loss", json!(lost as f64 / asked.max(1) as f64)),
-        ("requests", json!(asked)),
-    ];
-    if !all.is_empty() {
-        let mean = all.iter().sum::<u64>() as f64 / all.len() as f64;
-        let q = |p: f64| all[((p * (all.len() - 1) as f64).round() as usize).min(all.len() - 1)];
-        out.push(("rtt_mean_us", json!(mean / 1e3)));
-        out.push(("rtt_ms", json!(mean / 1e6)));
-        out.push(("rtt_min_us", json!(all[0] as f64 / 1e3)));
-        out.push(("rtt_p50_us", json!(q(0.5) as f64 / 1e3)));
-        out.push(("rtt_p99_us", json!(q(0.99) as f64 / 1e3)));
-    }
-    Ok(out)
+    let latencies = Latencies { rtt_ns: all, lost };
+    Ok(latencies.metrics().into_iter().collect())
 }
 
 /// Runs an `mp` workload point ([`workload::mp`]) and reports its first sample's metrics

@@ -5,6 +5,7 @@
 //! `poll_*(now)` and `poll_timeout()` (see [`element`]). The simulator (`weft-sim`) feeds it virtual
 //! time, the emulator (`weft-emu`) feeds it the wall clock.
 
+pub mod app;
 pub mod calc;
 pub mod cell;
 pub mod element;

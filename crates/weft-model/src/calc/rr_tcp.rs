@@ -28,21 +28,12 @@
 //! milliseconds between the tick and the held segment's arrival, which both overstate by those
 //! milliseconds.
 
+pub use crate::app::rr::Answer;
 use crate::calc::rtt::{Hop, RttBreakdown};
 use crate::host::{Direction, HostCosts};
 use crate::tcp::Config;
 use crate::tech::Transport;
 use crate::time::Duration;
-
-/// How the server answers a request.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Answer {
-    /// Once the whole request has been read, with one write of the answer (netperf's TCP_RR).
-    #[default]
-    Whole,
-    /// Each read written straight back (an RFC 862 echo service, such as inetd's).
-    Echo,
-}
 
 /// The TCP behaviour a request/response exchange depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

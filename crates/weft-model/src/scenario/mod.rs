@@ -407,9 +407,9 @@ impl Metric {
     /// Fraction of cells lost.
     pub const CELL_LOSS: &'static str = "cell_loss";
     /// Mean round trip of the answered requests of a request/response workload, microseconds.
-    pub const RTT_MEAN_US: &'static str = "rtt_mean_us";
+    pub const RTT_MEAN_US: &'static str = crate::app::rr::keys::RTT_MEAN_US;
     /// Requests of a request/response workload that got no answer in time, a fraction 0..=1.
-    pub const RR_LOSS: &'static str = "rr_loss";
+    pub const RR_LOSS: &'static str = crate::app::rr::keys::RR_LOSS;
     /// TCP segments the senders sent again.
     pub const RETRANSMITS: &'static str = "retransmits";
     /// Mean time of one iteration of a message-passing pattern (one NPB time step's

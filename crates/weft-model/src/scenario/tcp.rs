@@ -2,7 +2,7 @@
 //! `nodelay`, `echo`), for every engine that runs weft's own TCP or its closed forms.
 
 use super::{TcpStack, Workload};
-use crate::calc::rr_tcp::Answer;
+use crate::app::rr::Answer;
 use crate::tcp::config::{MAX_UNSCALED_WINDOW, MAX_WINDOW_SCALE};
 use crate::tcp::{CcAlgorithm, Config};
 

@@ -31,6 +31,9 @@ pub struct SimFrame {
     pub born: u64,
     /// A bit was flipped on the way (fault injection): the receiver's checksum drops it.
     pub corrupted: bool,
+    /// Bytes of payload of the whole datagram this frame is a fragment of (IP reassembles it
+    /// from its fragments): the frame's own payload unless the datagram was cut.
+    pub message: u32,
     /// The TCP segment it carries (`None`: a UDP datagram).
     pub tcp: Option<Segment>,
 }
@@ -38,6 +41,20 @@ pub struct SimFrame {
 impl SimFrame {
     /// A UDP datagram of `ip_len` bytes (IP header included) from host `src` to host `dst`.
     pub fn udp(src: usize, dst: usize, ip_len: u32, seq: u32, born: u64) -> Self {
+        let message = ip_len.saturating_sub(UDP_IP_HEADERS);
+        Self::fragment(src, dst, ip_len, seq, born, u64::from(message))
+    }
+
+    /// A frame of `ip_len` bytes (IP header included) of a UDP datagram of `message` bytes of
+    /// payload from host `src` to host `dst`.
+    pub fn fragment(
+        src: usize,
+        dst: usize,
+        ip_len: u32,
+        seq: u32,
+        born: u64,
+        message: u64,
+    ) -> Self {
         SimFrame {
             src: src as u16,
             dst: dst as u16,
@@ -45,6 +62,7 @@ impl SimFrame {
             seq,
             born,
             corrupted: false,
+            message: message.min(u64::from(u32::MAX)) as u32,
             tcp: None,
         }
     }
@@ -59,6 +77,7 @@ impl SimFrame {
             seq: seg.seq.0,
             born,
             corrupted: false,
+            message: seg.len,
             tcp: Some(seg),
         }
     }

@@ -1,11 +1,11 @@
 //! The `rr` workload of a scenario file on the simulated network: a client on every `from` host
 //! asking the server on every `to` host, one pair after another (each pair alone on the network,
-//! as an echo test is run), with the round-trip table the emulator reports. Over UDP
-//! (`proto = "udp"`, the default) an [`RrClient`] and an [`RrServer`]; over TCP a
-//! [`TcpRrClient`] and a [`TcpRrServer`] on one connection opened before the first request,
-//! configured as a `tput` workload's flows are (`stack`, `cc`, `mss`, `window` as both socket
-//! buffers), with `nodelay` turning Nagle's algorithm off at both ends and `echo` making the
-//! server an RFC 862 echo service.
+//! as an echo test is run), with the metrics every engine reports ([`Latencies::metrics`]). The
+//! client and server are the core's ([`weft_model::app::rr`]) on the simulated hosts
+//! ([`Hosted`]): over UDP (`proto = "udp"`, the default) on a UDP socket each; over TCP on one
+//! connection opened before the first request, configured as a `tput` workload's flows are
+//! (`stack`, `cc`, `mss`, `window` as both socket buffers), with `nodelay` turning Nagle's
+//! algorithm off at both ends and `echo` making the server an RFC 862 echo service.
 //!
 //! With `beside = K` the requests share the network with the flows of `tput` workload K (its
 //! first point if it sweeps): the bulk flows start at time zero, the first request leaves when
@@ -13,18 +13,17 @@
 //! asked (`requests` counts those that were).
 
 use serde_json::{Map, Value, json};
+use weft_model::app::rr::{Latencies, RrClient, RrServer, RrSpec, Via, quantile};
+use weft_model::fabric::Rng;
 use weft_model::host::{HostCpu, presets};
 use weft_model::net::Topology;
-use weft_model::scenario::{Metric, Scenario, Workload};
-use weft_model::{Duration, Instant};
-
-use weft_model::fabric::Rng;
+use weft_model::scenario::{Scenario, Workload};
 use weft_model::tcp::SeqNum;
 use weft_model::tech::Transport;
+use weft_model::{Duration, Instant};
 
+use super::hosted::{Hosted, TcpEnd};
 use super::hosts::App;
-use super::rr::{RrClient, RrServer};
-use super::rr_tcp::{TcpRrClient, TcpRrServer, Transactions};
 use super::run::{RunOptions, run};
 use super::tput;
 
@@ -39,14 +38,6 @@ const TCP_GIVE_UP: Duration = Duration::from_secs(1800);
 const CLIENT_PORT: u16 = 41_000;
 /// The TCP server's port (the echo service's).
 const SERVER_PORT: u16 = 7;
-
-/// The `q` quantile (0..=1) of sorted `v`, by nearest rank.
-fn quantile(v: &[u64], q: f64) -> u64 {
-    if v.is_empty() {
-        return 0;
-    }
-    v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)]
-}
 
 /// Runs an `rr` workload of `s` on `topo`; metrics into `m`, problems into `notes`.
 pub fn rr(
@@ -77,7 +68,7 @@ pub fn rr(
             .and_then(presets::by_name)
             .map(HostCpu::new)
     };
-    let (mut all, mut lost, mut pairs) = (Vec::new(), 0u64, Vec::new());
+    let (mut all, mut pairs) = (Latencies::default(), Vec::new());
     for f in &w.from {
         for t in &w.to {
             let (Some(a), Some(b)) = (index(f), index(t)) else {
@@ -128,13 +119,12 @@ pub fn rr(
                 Ok(r) => r,
                 Err(e) => return notes.push(e.to_string()),
             };
-            let Some(mut pair) = answered(&r.hosts) else {
+            let Some(pair) = answered(&r.hosts) else {
                 continue;
             };
-            pair.rtt_ns.sort_unstable();
-            let v = pair.rtt_ns;
+            let v = pair.latencies.sorted();
             let mut row = json!({
-                "from": f, "to": t, "answered": v.len(), "lost": pair.lost,
+                "from": f, "to": t, "answered": v.len(), "lost": pair.latencies.lost,
                 "rtt_p50_us": quantile(&v, 0.5) as f64 / 1e3,
             });
             if let Some(x) = pair.tcp {
@@ -144,57 +134,38 @@ pub fn rr(
                 notes.push(format!("rr {f} -> {t}: the connection failed ({e})"));
             }
             pairs.push(row);
-            lost += pair.lost;
-            all.extend(v);
+            all.extend(&pair.latencies);
         }
     }
-    all.sort_unstable();
-    let asked = all.len() as u64 + lost;
-    if !all.is_empty() {
-        let mean = all.iter().sum::<u64>() as f64 / all.len() as f64;
-        m.insert(Metric::RTT_MEAN_US.into(), json!(mean / 1e3));
-        m.insert("rtt_ms".into(), json!(mean / 1e6));
-        m.insert("rtt_min_us".into(), json!(all[0] as f64 / 1e3));
-        m.insert("rtt_p50_us".into(), json!(quantile(&all, 0.5) as f64 / 1e3));
-        m.insert(
-            "rtt_p99_us".into(),
-            json!(quantile(&all, 0.99) as f64 / 1e3),
-        );
-    }
-    m.insert(
-        Metric::RR_LOSS.into(),
-        json!(if asked == 0 {
-            0.0
-        } else {
-            lost as f64 / asked as f64
-        }),
-    );
-    m.insert("requests".into(), json!(asked));
+    m.extend(all.metrics());
     m.insert("pairs".into(), json!(pairs));
 }
 
 /// What one pair's client measured.
 struct PairResult {
-    rtt_ns: Vec<u64>,
-    lost: u64,
+    latencies: Latencies,
     /// TCP: the connections' counters.
     tcp: Option<Value>,
     /// TCP: why the connection failed.
-    failed: Option<weft_model::tcp::Error>,
+    failed: Option<weft_model::app::StreamError>,
 }
 
 /// The client (application 0) and server (application 1) of a finished pair's run.
 fn answered(hosts: &super::SimHosts) -> Option<PairResult> {
-    if let Some(c) = hosts.app::<RrClient>(0) {
+    let c = hosts.app::<Hosted<RrClient>>(0)?;
+    let latencies = c.app().latencies().clone();
+    let (Some(client), Some(server)) = (
+        c.connection(),
+        hosts
+            .app::<Hosted<RrServer>>(1)
+            .and_then(Hosted::connection),
+    ) else {
         return Some(PairResult {
-            rtt_ns: c.rtt_ns.clone(),
-            lost: c.lost,
+            latencies,
             tcp: None,
             failed: None,
         });
-    }
-    let c = hosts.app::<TcpRrClient>(0)?;
-    let server = hosts.app::<TcpRrServer>(1)?;
+    };
     let counters = |conn: &weft_model::tcp::Connection| {
         let st = conn.stats();
         json!({
@@ -204,14 +175,13 @@ fn answered(hosts: &super::SimHosts) -> Option<PairResult> {
         })
     };
     Some(PairResult {
-        rtt_ns: c.rtt_ns.clone(),
-        lost: c.lost,
+        latencies,
         tcp: Some(json!({
-            "mss": c.connection().mss(),
-            "client": counters(c.connection()),
-            "server": counters(server.connection()),
+            "mss": client.mss(),
+            "client": counters(client),
+            "server": counters(server),
         })),
-        failed: c.failed,
+        failed: c.app().failed(),
     })
 }
 
@@ -240,48 +210,37 @@ fn pair_apps(
 ) -> (Box<dyn App>, Box<dyn App>) {
     let response = w.response_size.map_or(size, |r| r.0);
     let ((a, a_cpu), (b, b_cpu), mtu) = (ends.client, ends.server, ends.mtu);
-    if !matches!(w.proto, Some(Transport::Tcp { .. })) {
-        let mut c = RrClient::new(a, b, size, mtu, count, timeout)
-            .with_response(response, mtu)
-            .starting(ends.start);
-        let mut sv = RrServer::new(b, size, mtu).with_response(response, mtu);
-        if let Some(x) = a_cpu {
-            c = c.with_cpu(x);
-        }
-        if let Some(x) = b_cpu {
-            sv = sv.with_cpu(x);
-        }
-        return (Box::new(c), Box::new(sv));
-    }
-    let cfg = w.tcp_config(u64::from(mtu));
-    let mut rng = Rng::for_stream(ends.seed, 0);
-    let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
-    let spec = Transactions {
+    let spec = RrSpec {
         request: size,
         response,
         count,
         timeout,
+        start: ends.start,
     };
-    let c_cfg = tput::on_host(&cfg, seed, a);
-    let s_cfg = tput::on_host(&cfg, seed, b);
-    let mut c =
-        TcpRrClient::new(a, CLIENT_PORT, b, SERVER_PORT, c_cfg, iss.0, spec).starting(ends.start);
-    let mut sv = TcpRrServer::new(
-        b,
-        SERVER_PORT,
-        a,
-        CLIENT_PORT,
-        s_cfg,
-        iss.1,
-        size,
-        response,
-        w.rr_answer(),
-    );
-    if let Some(x) = a_cpu {
-        c = c.with_cpu(x);
+    if !matches!(w.proto, Some(Transport::Tcp { .. })) {
+        let c = Hosted::udp(RrClient::new(spec, Via::Datagram(b)), a, mtu);
+        let sv = RrServer::new(size, response, w.rr_answer(), Via::Datagram(a));
+        let sv = Hosted::udp(sv, b, mtu);
+        return (Box::new(c.with_cpu(a_cpu)), Box::new(sv.with_cpu(b_cpu)));
     }
-    if let Some(x) = b_cpu {
-        sv = sv.with_cpu(x);
-    }
-    (Box::new(c), Box::new(sv))
+    let cfg = w.tcp_config(u64::from(mtu));
+    let mut rng = Rng::for_stream(ends.seed, 0);
+    let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
+    let client = TcpEnd {
+        host: a,
+        port: CLIENT_PORT,
+        peer: b,
+        peer_port: SERVER_PORT,
+    };
+    let server = TcpEnd {
+        host: b,
+        port: SERVER_PORT,
+        peer: a,
+        peer_port: CLIENT_PORT,
+    };
+    let c = RrClient::new(spec, Via::Stream);
+    let c = Hosted::connect(c, client, tput::on_host(&cfg, seed, a), iss.0);
+    let sv = RrServer::new(size, response, w.rr_answer(), Via::Stream);
+    let sv = Hosted::listen(sv, server, tput::on_host(&cfg, seed, b), iss.1);
+    (Box::new(c.with_cpu(a_cpu)), Box::new(sv.with_cpu(b_cpu)))
 }

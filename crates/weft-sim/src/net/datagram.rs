@@ -1,0 +1,198 @@
+//! A UDP socket on a simulated host: an application's datagrams cut into frames of the path MTU
+//! (as IP fragments them) and put back together at the receiver (as IP reassembles them), with
+//! the host's CPU ([`HostCpu`]) charged what [`weft_model::calc::rtt`] charges a message: one
+//! call, its packets and its bytes to send, the same to receive.
+//!
+//! A datagram's number ([`weft_model::app::Tag`]) travels in its frames' `seq`. Time comes only
+//! from the caller's `now`.
+
+use std::collections::VecDeque;
+
+use weft_model::Instant;
+use weft_model::host::HostCpu;
+
+use super::frame::{SimFrame, UDP_IP_HEADERS};
+
+/// Messages being put together at once, at most (the oldest is dropped, as IP's reassembly
+/// queue drops fragments that time out).
+const REASSEMBLY: usize = 64;
+
+/// How a datagram of `size` bytes is cut into frames of at most `mtu` bytes: the IP length of
+/// each.
+pub fn datagrams(size: u64, mtu: u32) -> Vec<u32> {
+    let per = u64::from(mtu.saturating_sub(UDP_IP_HEADERS).max(1));
+    let n = size.div_ceil(per).max(1);
+    (0..n)
+        .map(|i| (size - i * per).min(per) as u32 + UDP_IP_HEADERS)
+        .collect()
+}
+
+/// A whole datagram received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    /// The sending host.
+    pub from: usize,
+    /// Bytes of payload.
+    pub len: u64,
+    /// Its number.
+    pub seq: u32,
+}
+
+/// One host's UDP socket.
+#[derive(Debug)]
+pub struct DatagramSocket {
+    host: usize,
+    mtu: u32,
+    cpu: Option<HostCpu>,
+    /// Frames ready, each with when the NIC gets it.
+    outbox: VecDeque<(Instant, SimFrame)>,
+    /// Datagrams being put together: sender, number, payload bytes and frames so far.
+    partial: VecDeque<(usize, u32, u64, u64)>,
+    /// Whole datagrams, each with when the application has it (its receive work done).
+    inbox: VecDeque<(Instant, Received)>,
+    /// Frames that arrived corrupted (dropped by the checksum).
+    pub corrupted: u64,
+}
+
+impl DatagramSocket {
+    /// A socket on host `host` sending frames of at most `mtu` bytes (IP).
+    pub fn new(host: usize, mtu: u32) -> Self {
+        DatagramSocket {
+            host,
+            mtu,
+            cpu: None,
+            outbox: VecDeque::new(),
+            partial: VecDeque::new(),
+            inbox: VecDeque::new(),
+            corrupted: 0,
+        }
+    }
+
+    /// Charges the host's work to `cpu` from now on.
+    pub fn set_cpu(&mut self, cpu: HostCpu) {
+        self.cpu = Some(cpu);
+    }
+
+    /// The host's CPU, if costs are charged.
+    pub fn cpu(&self) -> Option<&HostCpu> {
+        self.cpu.as_ref()
+    }
+
+    /// A send call at `now` of a datagram of `len` bytes numbered `seq` to host `to`: its
+    /// frames go to the NIC together once the call's work is done.
+    pub fn send(&mut self, now: Instant, to: usize, len: u64, seq: u32) {
+        let parts = datagrams(len, self.mtu);
+        let ready = match &mut self.cpu {
+            Some(cpu) => cpu.send(now, len, parts.len() as u64, 1),
+            None => now,
+        };
+        for ip_len in parts {
+            let f = SimFrame::fragment(self.host, to, ip_len, seq, ready.0, len);
+            self.outbox.push_back((ready, f));
+        }
+    }
+
+    /// A frame reaches the host at `now`: a datagram whose last frame it is joins the inbox
+    /// once its receive work is done. False if the frame is not for this socket.
+    pub fn deliver(&mut self, now: Instant, f: &SimFrame) -> bool {
+        if f.tcp.is_some() || f.dst as usize != self.host {
+            return false;
+        }
+        if f.corrupted {
+            self.corrupted += 1;
+            return true;
+        }
+        let (from, seq) = (f.src as usize, f.seq);
+        let k = self.partial.iter().position(|p| p.0 == from && p.1 == seq);
+        let (mut got, mut parts) = k
+            .and_then(|k| self.partial.remove(k))
+            .map_or((0, 0), |p| (p.2, p.3));
+        got += u64::from(f.payload());
+        parts += 1;
+        let len = u64::from(f.message);
+        if got < len {
+            if self.partial.len() == REASSEMBLY {
+                self.partial.pop_front();
+            }
+            self.partial.push_back((from, seq, got, parts));
+            return true;
+        }
+        let at = match &mut self.cpu {
+            Some(cpu) => cpu.receive(now, len, parts, 1),
+            None => now,
+        };
+        self.inbox.push_back((at, Received { from, len, seq }));
+        true
+    }
+
+    /// The next whole datagram the application has by `now`, with when it had it.
+    pub fn recv(&mut self, now: Instant) -> Option<(Instant, Received)> {
+        let &(t, _) = self.inbox.front()?;
+        if t > now {
+            return None;
+        }
+        self.inbox.pop_front()
+    }
+
+    /// The next frame for the NIC at `now`, with the instant the NIC got it.
+    pub fn pop_frame(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
+        let &(t, _) = self.outbox.front()?;
+        if t > now {
+            return None;
+        }
+        self.outbox.pop_front()
+    }
+
+    /// The earliest instant the socket has work: a frame for the NIC or a datagram for the
+    /// application.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [
+            self.outbox.front().map(|x| x.0),
+            self.inbox.front().map(|x| x.0),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datagrams_are_cut_at_the_mtu() {
+        assert_eq!(datagrams(64, 1500), vec![92]);
+        assert_eq!(datagrams(1500, 1500), vec![1500, 56]);
+        assert_eq!(datagrams(0, 1500), vec![28]);
+    }
+
+    #[test]
+    fn a_datagram_is_whole_once_its_last_frame_arrives() {
+        let mut a = DatagramSocket::new(0, 1500);
+        let mut b = DatagramSocket::new(1, 1500);
+        a.send(Instant(5), 1, 3000, 7);
+        let frames: Vec<_> = std::iter::from_fn(|| a.pop_frame(Instant(5))).collect();
+        assert_eq!(frames.len(), 3);
+        for (i, (_, f)) in frames.iter().enumerate() {
+            assert!(b.deliver(Instant(10 + i as u64), f));
+            let whole = b.recv(Instant(100));
+            assert_eq!(whole.is_some(), i == 2, "{i}");
+            if let Some((t, r)) = whole {
+                assert_eq!(
+                    (t, r),
+                    (
+                        Instant(12),
+                        Received {
+                            from: 0,
+                            len: 3000,
+                            seq: 7
+                        }
+                    )
+                );
+            }
+        }
+        // Not for host 0.
+        assert!(!a.deliver(Instant(20), &frames[0].1));
+    }
+}
