@@ -8,10 +8,11 @@
 //! the run alone. The hosts run `stack = "linux"` with `cc = "newreno"` (SACK, delayed ACKs every
 //! second segment, 4 MiB buffers), as bench/sim-ns3-tcp-dumbbell.cc configures ns-3.
 
+use weft_model::app::bulk::{BulkSink, BulkSource};
 use weft_model::net::Topology;
 use weft_model::scenario::Scenario;
 use weft_sim::net::tput::{self, DEFAULT_TIME};
-use weft_sim::net::{RunOptions, TcpApp, run};
+use weft_sim::net::{Hosted, RunOptions, run};
 
 /// CPU seconds this process has used (user and system, all threads).
 fn cpu_seconds() -> f64 {
@@ -92,9 +93,12 @@ fn main() {
     };
     let cpu = cpu_seconds() - t;
     let (mut segments, mut read) = (0u64, 0u64);
-    for (_, app) in r.hosts.apps_of::<TcpApp>() {
-        segments += app.connection().stats().segments_sent;
-        read += app.bytes_read;
+    for (_, app) in r.hosts.apps_of::<Hosted<BulkSource>>() {
+        segments += app.connection().map_or(0, |c| c.stats().segments_sent);
+    }
+    for (_, app) in r.hosts.apps_of::<Hosted<BulkSink>>() {
+        segments += app.connection().map_or(0, |c| c.stats().segments_sent);
+        read += app.app().bytes();
     }
     println!(
         "weft segments={segments} payload_bytes={read} goodput_mbps={:.2} events={} cpu_s={cpu:.6} \

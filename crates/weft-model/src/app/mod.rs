@@ -47,8 +47,9 @@
 //! engine reports); give it a unit test with the in-memory [`testing`] driver. Then give it its
 //! scenario keys ([`crate::scenario::Workload`]) and let the engines build it from them: the
 //! simulator's hosts and the socket driver run any [`Application`] unchanged. [`rr`] is the
-//! example to follow.
+//! example to follow; [`bulk`] (ttcp's source and sink) the second.
 
+pub mod bulk;
 pub mod rr;
 pub mod testing;
 
@@ -140,6 +141,11 @@ impl From<crate::tcp::Error> for StreamError {
 pub enum Input<'a> {
     /// Stream `stream` is open both ways.
     Connected {
+        /// The stream.
+        stream: StreamId,
+    },
+    /// The last write call on `stream` returned: the send buffer has taken all its bytes.
+    Written {
         /// The stream.
         stream: StreamId,
     },

@@ -1,7 +1,8 @@
 //! The smallest driver: two applications joined by an in-memory link of fixed delay, on virtual
 //! time, for an application's unit tests (smoltcp's netsim in miniature). Over a stream each
-//! write arrives whole, one read, `delay` later; over datagrams each send arrives `delay` later
-//! unless the link loses it. The client is peer 0 and the server peer 1.
+//! write arrives whole, one read, `delay` later, and the write call returns then
+//! ([`Input::Written`]); over datagrams each send arrives `delay` later unless the link loses
+//! it. The client is peer 0 and the server peer 1.
 
 use super::{Application, Input, Output, PeerId};
 use crate::engine::EventQueue;
@@ -20,6 +21,7 @@ pub struct Link {
 #[derive(Clone, Copy, Debug)]
 enum Item {
     Bytes(u64),
+    Written,
     Datagram(u64, Option<super::Tag>),
     Fin,
 }
@@ -72,6 +74,8 @@ impl<C: Application, S: Application> Pair<C, S> {
         loop {
             while let Some((_, (side, item))) = self.wire.pop_due(now) {
                 let from: PeerId = 1 - side;
+                // Items for a side are pushed with the side they reach; a write's return is
+                // pushed with its writer's side.
                 let input = match item {
                     Item::Bytes(len) => Input::Read {
                         stream: 0,
@@ -84,6 +88,7 @@ impl<C: Application, S: Application> Pair<C, S> {
                         tag,
                         data: None,
                     },
+                    Item::Written => Input::Written { stream: 0 },
                     Item::Fin => Input::Closed {
                         stream: 0,
                         error: None,
@@ -129,7 +134,10 @@ impl<C: Application, S: Application> Pair<C, S> {
         let at = now + self.link.delay;
         for o in out {
             let item = match o {
-                Output::Write { len, .. } | Output::Echo { len, .. } => Item::Bytes(len),
+                Output::Write { len, .. } | Output::Echo { len, .. } => {
+                    self.wire.push(at, (side, Item::Written));
+                    Item::Bytes(len)
+                }
                 Output::Send { len, tag, .. } => {
                     self.datagrams += 1;
                     if self.link.lose_every > 0 && self.datagrams % self.link.lose_every == 0 {

@@ -399,9 +399,9 @@ impl Metric {
     /// Mean queueing wait, in slots.
     pub const MEAN_WAIT_SLOTS: &'static str = "mean_wait_slots";
     /// Transport payload rate, Mbit/s.
-    pub const GOODPUT_MBPS: &'static str = "goodput_mbps";
+    pub const GOODPUT_MBPS: &'static str = crate::app::bulk::keys::GOODPUT_MBPS;
     /// Transport payload rate in KiB/s (ttcp's unit).
-    pub const PAYLOAD_KIB_S: &'static str = "payload_kib_s";
+    pub const PAYLOAD_KIB_S: &'static str = crate::app::bulk::keys::PAYLOAD_KIB_S;
     /// Fraction of frames delivered whole.
     pub const FRAME_GOODPUT: &'static str = "frame_goodput";
     /// Fraction of cells lost.

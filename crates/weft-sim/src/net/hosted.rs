@@ -14,7 +14,7 @@ use weft_model::tcp::{Config, Connection, SeqNum, State};
 use super::datagram::DatagramSocket;
 use super::frame::SimFrame;
 use super::hosts::App;
-use super::stream::{HostSocket, Stream};
+use super::stream::{HostSocket, Stream, earliest};
 
 /// Bytes of a datagram's number the simulator carries (its frames' `seq`).
 const SEQ_BYTES: usize = 4;
@@ -50,8 +50,12 @@ enum Io {
 pub struct Hosted<A> {
     app: A,
     io: Io,
-    /// Nothing has run yet and the first call sends a SYN.
+    /// Nothing has run yet and the first call runs at time zero (a client's SYN).
     fresh: bool,
+    /// The instant of the last step, if nothing has arrived since: a step again at that
+    /// instant finds nothing new to do (its inputs, segments and timers at or before it, are
+    /// spent), so the calls that only drain the socket's frames skip it.
+    stepped_at: Option<Instant>,
 }
 
 impl<A: Application> Hosted<A> {
@@ -78,6 +82,7 @@ impl<A: Application> Hosted<A> {
                 ended: false,
             },
             fresh,
+            stepped_at: None,
         }
     }
 
@@ -87,6 +92,7 @@ impl<A: Application> Hosted<A> {
             app,
             io: Io::Datagram(Box::new(DatagramSocket::new(host, mtu))),
             fresh: false,
+            stepped_at: None,
         }
     }
 
@@ -98,6 +104,28 @@ impl<A: Application> Hosted<A> {
             (_, None) => {}
         }
         self
+    }
+
+    /// The host as the bulk-transfer model runs it: reads pipelined, one for whatever has
+    /// arrived each time the application runs; segments sent after the application has run
+    /// (not from the receive path); a blocked writer waiting for `send_lowat` free bytes; and a
+    /// first turn at time zero at either end. (The request/response host reads one call at a
+    /// time and sends what acknowledgements release from its receive path.)
+    pub fn bulk_host(mut self, send_lowat: u64) -> Self {
+        if let Io::Stream { io, .. } = &mut self.io {
+            io.set_bulk_host(true, false);
+            io.set_send_lowat(send_lowat);
+        }
+        self.fresh = true;
+        self
+    }
+
+    /// The host's CPU, if costs are charged.
+    pub fn cpu(&self) -> Option<&HostCpu> {
+        match &self.io {
+            Io::Stream { io, .. } => io.sock.cpu(),
+            Io::Datagram(s) => s.cpu(),
+        }
     }
 
     /// The application, for its results.
@@ -123,37 +151,46 @@ impl<A: Application> Hosted<A> {
                 connected,
                 ended,
             } => {
+                let app = &mut self.app;
                 io.receive(now);
-                if self.app.poll_timeout().is_some_and(|t| t <= now) {
-                    self.app.handle_timeout(now);
+                if app.poll_timeout().is_some_and(|t| t <= now) {
+                    app.handle_timeout(now);
                 }
-                if let Some((t, len)) = io.read(now) {
+                io.read(now, |t, len| {
                     let read = Input::Read {
                         stream: 0,
                         len,
                         data: None,
                     };
-                    self.app.handle_input(t, read);
-                }
+                    app.handle_input(t, read);
+                });
                 let conn = io.sock.conn();
                 if !*ended && (conn.error().is_some() || conn.is_recv_finished()) {
                     *ended = true;
                     let error = conn.error().map(Into::into);
-                    self.app
-                        .handle_input(now, Input::Closed { stream: 0, error });
+                    app.handle_input(now, Input::Closed { stream: 0, error });
                 }
                 if !*connected && io.sock.conn().state() == State::Established {
                     *connected = true;
-                    self.app.handle_input(now, Input::Connected { stream: 0 });
+                    app.handle_input(now, Input::Connected { stream: 0 });
                 }
-                while let Some(out) = self.app.poll_output(now) {
-                    match out {
-                        Output::Write { len, .. } | Output::Echo { len, .. } => io.write(len),
-                        Output::Close { .. } => io.sock.conn_mut().close(),
-                        _ => {}
+                loop {
+                    while let Some(out) = app.poll_output(now) {
+                        match out {
+                            Output::Write { len, .. } | Output::Echo { len, .. } => io.write(len),
+                            Output::Close { .. } => io.close(now),
+                            _ => {}
+                        }
+                    }
+                    let written = io.pump(now);
+                    if written == 0 {
+                        break;
+                    }
+                    for _ in 0..written {
+                        app.handle_input(now, Input::Written { stream: 0 });
                     }
                 }
-                io.flush(now);
+                io.sock.transmit(now);
             }
             Io::Datagram(sock) => {
                 if self.app.poll_timeout().is_some_and(|t| t <= now) {
@@ -181,7 +218,15 @@ impl<A: Application> Hosted<A> {
 
 impl<A: Application + 'static> App for Hosted<A> {
     fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
-        self.step(now);
+        let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
+        let timer = match &self.io {
+            Io::Stream { io, .. } => due(io.sock.conn().poll_timeout()),
+            Io::Datagram(_) => false,
+        };
+        if self.stepped_at != Some(now) || timer || due(self.app.poll_timeout()) {
+            self.step(now);
+            self.stepped_at = Some(now);
+        }
         match &mut self.io {
             Io::Stream { io, .. } => io.sock.pop_frame(now),
             Io::Datagram(s) => s.pop_frame(now),
@@ -189,6 +234,7 @@ impl<A: Application + 'static> App for Hosted<A> {
     }
 
     fn deliver(&mut self, now: Instant, f: SimFrame) {
+        self.stepped_at = None;
         match &mut self.io {
             Io::Stream { io, .. } => {
                 io.sock.deliver(now, &f);
@@ -200,18 +246,14 @@ impl<A: Application + 'static> App for Hosted<A> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
+        if self.fresh {
+            return Some(Instant::ZERO);
+        }
         let io = match &self.io {
             Io::Stream { io, .. } => io.poll_timeout(),
             Io::Datagram(s) => s.poll_timeout(),
         };
-        [
-            self.fresh.then_some(Instant::ZERO),
-            io,
-            self.app.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        earliest(io, self.app.poll_timeout())
     }
 
     fn as_any(&self) -> &dyn Any {

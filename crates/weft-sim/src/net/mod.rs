@@ -2,9 +2,9 @@
 //! code) run on virtual time through the same switch code the emulator runs
 //! ([`weft_model::net`]), with applications on the hosts: the core's applications
 //! ([`weft_model::app`]) on TCP byte streams ([`stream`]) or UDP sockets ([`datagram`]) through
-//! [`hosted`] (request/response, [`rr_workload`]), constant-rate frame sources and sinks
-//! ([`cbr`]), TCP endpoints ([`tcp`]) and the bulk transfers of `tput` workloads ([`tput`]),
-//! message-passing ranks ([`mp`], [`mp_workload`]).
+//! [`hosted`] (request/response, [`rr_workload`]; the bulk transfers of `tput` workloads,
+//! [`tput`]), constant-rate frame sources and sinks ([`cbr`]), message-passing ranks ([`mp`],
+//! [`mp_workload`]).
 
 pub mod cbr;
 pub mod datagram;
@@ -17,7 +17,6 @@ pub mod nic;
 pub mod rr_workload;
 pub mod run;
 pub mod stream;
-pub mod tcp;
 pub mod tput;
 pub mod workload;
 
@@ -26,7 +25,6 @@ pub use frame::SimFrame;
 pub use hosted::{Hosted, TcpEnd};
 pub use hosts::{App, SimHosts};
 pub use run::{NetRun, RunOptions, run};
-pub use tcp::TcpApp;
 
 #[cfg(test)]
 mod tcp_tests;

@@ -155,20 +155,17 @@ impl HostSocket {
 
     /// The earliest instant the socket has work: a segment to hand on, either way, or a timer.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.inbox.front().map(|x| x.0),
+        earliest(
+            earliest(self.conn.poll_timeout(), self.inbox.front().map(|x| x.0)),
             self.outbox.front().map(|x| x.0),
-            self.conn.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 }
 
 /// An application's writes into a socket: messages written one call each, in order, the
-/// writer blocking while the send buffer is full.
-#[derive(Debug, Default)]
+/// writer blocking while the send buffer is full (until it has `lowat` bytes free, BSD's
+/// `SO_SNDLOWAT`, or what is left of the message if less).
+#[derive(Debug)]
 pub struct Writer {
     /// Bytes of each message not yet copied into the socket, oldest first.
     queue: VecDeque<u64>,
@@ -176,6 +173,22 @@ pub struct Writer {
     started: bool,
     /// A copy in progress: its bytes and when they join the send buffer.
     copying: Option<(Instant, u64)>,
+    /// Free bytes a blocked writer waits for.
+    lowat: u64,
+    /// Close the connection once the copy in progress is done.
+    closing: bool,
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Writer {
+            queue: VecDeque::new(),
+            started: false,
+            copying: None,
+            lowat: 1,
+            closing: false,
+        }
+    }
 }
 
 impl Writer {
@@ -184,29 +197,63 @@ impl Writer {
         self.queue.push_back(bytes);
     }
 
+    /// A blocked writer waits for `bytes` free before it copies more (1: whenever there is
+    /// room).
+    pub fn set_lowat(&mut self, bytes: u64) {
+        self.lowat = bytes.max(1);
+    }
+
     /// True when every message written is in the socket.
     pub fn is_idle(&self) -> bool {
         self.queue.is_empty() && self.copying.is_none()
     }
 
-    /// Copies what the send buffer takes at `now`.
-    pub fn pump(&mut self, now: Instant, sock: &mut HostSocket) {
+    /// The application closes at `now`: the copy in progress finishes (when it is done), what
+    /// is left of its write and of the messages queued is dropped (the write call returns
+    /// short), and the connection closes.
+    pub fn close(&mut self, now: Instant, sock: &mut HostSocket) {
+        self.queue.clear();
+        self.started = false;
+        match self.copying {
+            Some((t, n)) if t <= now => {
+                self.copying = None;
+                sock.conn_mut().send(n as usize);
+                sock.conn_mut().close();
+            }
+            Some(_) => self.closing = true,
+            None => sock.conn_mut().close(),
+        }
+    }
+
+    /// Copies what the send buffer takes at `now`; returns how many messages were completed
+    /// (their write calls returned).
+    pub fn pump(&mut self, now: Instant, sock: &mut HostSocket) -> usize {
+        let mut done = 0;
         if let Some((t, n)) = self.copying {
             if t > now {
-                return;
+                return done;
             }
             self.copying = None;
             // The room was there when the copy began and only grows meanwhile.
             sock.conn_mut().send(n as usize);
+            if self.closing {
+                self.closing = false;
+                sock.conn_mut().close();
+                return done;
+            }
+            if !self.started {
+                done += 1;
+            }
         }
         while let Some(&left) = self.queue.front() {
             let room = sock.conn().send_space().min(left);
-            if room == 0 && left > 0 {
-                return;
+            if left > 0 && (room == 0 || room < self.lowat.min(left)) {
+                return done;
             }
             let call = !self.started;
             self.started = true;
-            if room == left {
+            let last = room == left;
+            if last {
                 self.queue.pop_front();
                 self.started = false;
             } else if let Some(front) = self.queue.front_mut() {
@@ -215,10 +262,12 @@ impl Writer {
             let t = sock.charge_write(now, room, call);
             if t > now {
                 self.copying = Some((t, room));
-                return;
+                return done;
             }
             sock.conn_mut().send(room as usize);
+            done += usize::from(last);
         }
+        done
     }
 
     /// When the copy in progress ends.
@@ -227,38 +276,56 @@ impl Writer {
     }
 }
 
-/// An application's reads from a socket, one call at a time.
+/// An application's reads from a socket: one call at a time, as a blocked `read` returns what
+/// has arrived and the application calls again; or, `pipelined`, a call for whatever has
+/// arrived each time the application runs, without waiting for the one before (ttcp's receiver
+/// as the bulk model runs it).
 #[derive(Debug, Default)]
 pub struct Reader {
-    /// A read in progress: its bytes and when the application has them.
-    reading: Option<(Instant, u64)>,
+    /// Reads in progress: their bytes and when the application has them.
+    reading: VecDeque<(Instant, u64)>,
+    pipelined: bool,
 }
 
 impl Reader {
-    /// Runs the reader at `now`: the bytes of the reads that finished by `now` (with when the
-    /// last did), and a new read of everything that has arrived if none is running.
-    pub fn pump(&mut self, now: Instant, sock: &mut HostSocket) -> Option<(Instant, u64)> {
-        let mut done: Option<(Instant, u64)> = None;
+    /// Runs the reader at `now`: hands `done` the reads that finished by `now` (each with when
+    /// it did; one at a time, those that finished in this call together, with when the last
+    /// did), and starts a new read of everything that has arrived if it may.
+    pub fn pump(
+        &mut self,
+        now: Instant,
+        sock: &mut HostSocket,
+        mut done: impl FnMut(Instant, u64),
+    ) {
+        let mut batch: Option<(Instant, u64)> = None;
         loop {
-            if let Some((t, n)) = self.reading
-                && t <= now
-            {
-                self.reading = None;
-                done = Some(done.map_or((t, n), |(t0, n0)| (t0.max(t), n0 + n)));
+            while let Some(&(t, n)) = self.reading.front() {
+                if t > now {
+                    break;
+                }
+                self.reading.pop_front();
+                if self.pipelined {
+                    done(t, n);
+                } else {
+                    batch = Some(batch.map_or((t, n), |(t0, n0)| (t0.max(t), n0 + n)));
+                }
             }
             let ready = sock.conn().readable();
-            if self.reading.is_some() || ready == 0 {
-                return done;
+            if (!self.pipelined && !self.reading.is_empty()) || ready == 0 {
+                break;
             }
             let n = sock.conn_mut().recv(ready as usize) as u64;
             let t = sock.charge_read(now, n);
-            self.reading = Some((t, n));
+            self.reading.push_back((t, n));
+        }
+        if let Some((t, n)) = batch {
+            done(t, n);
         }
     }
 
-    /// When the read in progress ends.
+    /// When the first read in progress ends.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.reading.map(|r| r.0)
+        self.reading.front().map(|r| r.0)
     }
 }
 
@@ -269,6 +336,10 @@ pub struct Stream {
     pub sock: HostSocket,
     writer: Writer,
     reader: Reader,
+    /// Segments that arriving acknowledgements release leave from the receive path, before
+    /// the application runs (a stack that transmits in its receive path, as Linux's does);
+    /// otherwise after it.
+    transmit_on_receive: bool,
 }
 
 impl Stream {
@@ -278,24 +349,50 @@ impl Stream {
             sock,
             writer: Writer::default(),
             reader: Reader::default(),
+            transmit_on_receive: true,
         }
     }
 
-    /// Takes the segments due at `now` and sends at once what their acknowledgements release
-    /// (from the receive path, before the application's calls take the CPU).
+    /// The writer waits for `bytes` free in the send buffer before it copies more.
+    pub fn set_send_lowat(&mut self, bytes: u64) {
+        self.writer.set_lowat(bytes);
+    }
+
+    /// Reads are `pipelined` ([`Reader`]), and segments leave only after the application has
+    /// run (`!transmit_on_receive`): the bulk model's host.
+    pub fn set_bulk_host(&mut self, pipelined: bool, transmit_on_receive: bool) {
+        self.reader.pipelined = pipelined;
+        self.transmit_on_receive = transmit_on_receive;
+    }
+
+    /// Takes the segments due at `now`, runs the connection's timers and, if it transmits in
+    /// its receive path, sends at once what their acknowledgements release (before the
+    /// application's calls take the CPU).
     pub fn receive(&mut self, now: Instant) {
         self.sock.receive_due(now);
-        self.sock.transmit(now);
+        if self.transmit_on_receive {
+            self.sock.transmit(now);
+        }
     }
 
     /// Runs the reader ([`Reader::pump`]).
-    pub fn read(&mut self, now: Instant) -> Option<(Instant, u64)> {
-        self.reader.pump(now, &mut self.sock)
+    pub fn read(&mut self, now: Instant, done: impl FnMut(Instant, u64)) {
+        self.reader.pump(now, &mut self.sock, done)
     }
 
     /// Queues a message of `bytes` for one write call.
     pub fn write(&mut self, bytes: u64) {
         self.writer.write(bytes);
+    }
+
+    /// Closes the sending direction ([`Writer::close`]).
+    pub fn close(&mut self, now: Instant) {
+        self.writer.close(now, &mut self.sock);
+    }
+
+    /// Copies what the socket takes ([`Writer::pump`]); returns the write calls that returned.
+    pub fn pump(&mut self, now: Instant) -> usize {
+        self.writer.pump(now, &mut self.sock)
     }
 
     /// Copies what the socket takes and sends what the connection lets go.
@@ -306,13 +403,18 @@ impl Stream {
 
     /// The earliest instant the socket, the writer or the reader has work.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.sock.poll_timeout(),
-            self.writer.poll_timeout(),
+        earliest(
+            earliest(self.sock.poll_timeout(), self.writer.poll_timeout()),
             self.reader.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
+    }
+}
+
+/// The earlier of two optional instants (asked after every event: a plain comparison rather
+/// than an iterator over options).
+pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
     }
 }

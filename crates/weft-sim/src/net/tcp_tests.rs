@@ -7,9 +7,45 @@ use weft_model::net::{Faults, HostSpec, LinkSpec, Topology};
 use weft_model::tcp::{Config, SeqNum, State};
 use weft_model::{Duration, Instant, Rate};
 
+use weft_model::app::bulk::{BulkSink, BulkSource};
+use weft_model::app::rr::Via;
+
+use super::hosted::{Hosted, TcpEnd};
 use super::hosts::App;
 use super::run::{NetRun, RunOptions, run};
-use super::tcp::TcpApp;
+use super::tput::{SEND_LOWAT, WRITE_SIZE};
+
+const A: TcpEnd = TcpEnd {
+    host: 0,
+    port: 40_000,
+    peer: 1,
+    peer_port: 5001,
+};
+const B: TcpEnd = TcpEnd {
+    host: 1,
+    port: 5001,
+    peer: 0,
+    peer_port: 40_000,
+};
+
+/// A bulk flow a -> b: the source writing until `stop`, the sink measuring `[from, stop)`.
+fn apps(
+    cfg: Config,
+    stop: Duration,
+    from: Duration,
+    iss: (u32, u32),
+    cpu: Option<HostCosts>,
+) -> Vec<(usize, Box<dyn App>)> {
+    let source = BulkSource::new(Via::Stream, WRITE_SIZE, Instant(stop.0), None);
+    let sink = BulkSink::new(Instant(from.0), Instant(stop.0));
+    let tx = Hosted::connect(source, A, cfg.clone(), SeqNum(iss.0)).bulk_host(SEND_LOWAT);
+    let rx = Hosted::listen(sink, B, cfg, SeqNum(iss.1)).bulk_host(SEND_LOWAT);
+    let on_cpu = || cpu.clone().map(HostCpu::new);
+    vec![
+        (0, Box::new(tx.with_cpu(on_cpu()))),
+        (1, Box::new(rx.with_cpu(on_cpu()))),
+    ]
+}
 
 /// Two hosts on a switch, each link `rate` with `delay` one way and `faults`.
 fn pair(rate: Rate, delay: Duration, faults: Faults) -> Topology {
@@ -34,21 +70,7 @@ fn flow(
     end: Duration,
     cpu: Option<HostCosts>,
 ) -> NetRun {
-    let mut tx = TcpApp::sender(
-        0,
-        40_000,
-        1,
-        5001,
-        cfg.clone(),
-        Instant(stop.0),
-        SeqNum(0xffff_f000),
-    );
-    let mut rx = TcpApp::receiver(1, 5001, 0, 40_000, cfg, SeqNum(77));
-    if let Some(c) = cpu {
-        tx = tx.with_cpu(HostCpu::new(c.clone()));
-        rx = rx.with_cpu(HostCpu::new(c));
-    }
-    let apps: Vec<(usize, Box<dyn App>)> = vec![(0, Box::new(tx)), (1, Box::new(rx))];
+    let apps = apps(cfg, stop, Duration::ZERO, (0xffff_f000, 77), cpu);
     let opts = RunOptions {
         duration: end,
         ..RunOptions::default()
@@ -56,10 +78,12 @@ fn flow(
     run(topo, apps, opts, |_| {}).unwrap()
 }
 
-fn ends(r: &NetRun) -> (&TcpApp, &TcpApp) {
+type Ends<'a> = (&'a Hosted<BulkSource>, &'a Hosted<BulkSink>);
+
+fn ends(r: &NetRun) -> Ends<'_> {
     (
-        r.hosts.app::<TcpApp>(0).unwrap(),
-        r.hosts.app::<TcpApp>(1).unwrap(),
+        r.hosts.app::<Hosted<BulkSource>>(0).unwrap(),
+        r.hosts.app::<Hosted<BulkSink>>(1).unwrap(),
     )
 }
 
@@ -83,35 +107,31 @@ fn everything_written_arrives_and_the_connection_closes() {
         None,
     );
     let (tx, rx) = ends(&r);
-    let st = tx.connection().stats();
-    assert!(rx.bytes_read > 100_000, "{}", rx.bytes_read);
+    let st = tx.connection().unwrap().stats();
+    assert!(rx.app().bytes() > 100_000, "{}", rx.app().bytes());
     // Every byte written was acknowledged and read, and nothing else.
-    assert_eq!(rx.bytes_read, tx.connection().acked_offset());
+    assert_eq!(rx.app().bytes(), tx.connection().unwrap().acked_offset());
     assert_eq!(st.timeouts, 0, "{st:?}");
-    assert!(rx.connection().is_recv_finished());
+    assert!(rx.connection().unwrap().is_recv_finished());
     assert!(
-        matches!(tx.connection().state(), State::TimeWait | State::Closed),
+        matches!(
+            tx.connection().unwrap().state(),
+            State::TimeWait | State::Closed
+        ),
         "{:?}",
-        tx.connection().state()
+        tx.connection().unwrap().state()
     );
 }
 
 /// Payload rate of the receiver over `[from, until)` of a run, bits/s.
 fn rate_of(r: &NetRun) -> f64 {
     let (_, rx) = ends(r);
-    rx.bytes_measured as f64 * 8.0 / (r.duration.as_secs_f64() - 1.0)
+    rx.app().measured() as f64 * 8.0 / (r.duration.as_secs_f64() - 1.0)
 }
 
 fn measured_flow(topo: &Topology, cfg: Config, cpu: Option<HostCosts>) -> NetRun {
     let end = Duration::from_secs(6);
-    let mut tx = TcpApp::sender(0, 40_000, 1, 5001, cfg.clone(), Instant(end.0), SeqNum(1));
-    let mut rx = TcpApp::receiver(1, 5001, 0, 40_000, cfg, SeqNum(2))
-        .measuring(Instant(Duration::from_secs(1).0), Instant(end.0));
-    if let Some(c) = cpu {
-        tx = tx.with_cpu(HostCpu::new(c.clone()));
-        rx = rx.with_cpu(HostCpu::new(c));
-    }
-    let apps: Vec<(usize, Box<dyn App>)> = vec![(0, Box::new(tx)), (1, Box::new(rx))];
+    let apps = apps(cfg, end, Duration::from_secs(1), (1, 2), cpu);
     let opts = RunOptions {
         duration: end,
         ..RunOptions::default()
@@ -156,13 +176,13 @@ fn loss_is_recovered_and_costs_retransmissions() {
         None,
     );
     let (tx, rx) = ends(&r);
-    let st = tx.connection().stats();
+    let st = tx.connection().unwrap().stats();
     assert!(st.segments_retransmitted > 0, "{st:?}");
-    assert_eq!(rx.bytes_read, tx.connection().acked_offset());
+    assert_eq!(rx.app().bytes(), tx.connection().unwrap().acked_offset());
     assert!(
-        rx.connection().is_recv_finished(),
+        rx.connection().unwrap().is_recv_finished(),
         "{:?}",
-        rx.connection().state()
+        rx.connection().unwrap().state()
     );
 }
 

@@ -1,12 +1,16 @@
 //! The `tput` workload of a scenario file on the simulated network: bulk transfers (ttcp) from
 //! every `from` host to every `to` host, one flow per pair as the emulator runs them.
 //!
-//! - `proto = "tcp"`: a [`TcpApp`] pair per flow, configured from the workload: `stack` (the
+//! The applications are the core's bulk source and sink ([`weft_model::app::bulk`]) on simulated
+//! hosts ([`Hosted`], as the bulk model's host: [`Hosted::bulk_host`]).
+//!
+//! - `proto = "tcp"`: a source and a sink per flow, configured from the workload: `stack` (the
 //!   1995 BSD stack by default, or Linux), `cc`, `mss` (default: the path MTU, or `mtu`, less
 //!   40 bytes), `window` (the socket buffers at both ends, so a fixed advertised window with 1995
 //!   semantics: window scaling only when the window does not fit 16 bits), and the hosts' `costs`.
 //! - `proto = "udp"`: a ttcp-style blast, `size`-byte messages at `rate` of payload (default: as
-//!   fast as the sender's link goes), counted by a [`Sink`].
+//!   fast as the sender's link goes), each source on its own phase, counted by a sink on each
+//!   receiving host (the hosts' `costs` are not charged).
 //!
 //! TCP goodput is the payload read in `[warmup, time)`, warmup = min(time / 5, 1 s) as the
 //! emulator measures it; UDP's is what arrived over the whole run. Both in Mbit/s and KiB/s under
@@ -16,6 +20,8 @@
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
+use weft_model::app::bulk::{BulkSink, BulkSource, Pace, goodput_metrics};
+use weft_model::app::rr::Via;
 use weft_model::fabric::Rng;
 use weft_model::host::{HostCpu, presets};
 use weft_model::net::{ETH_HEADER, Topology, delivery};
@@ -24,11 +30,10 @@ use weft_model::tcp::{Config, SeqNum};
 use weft_model::tech::Transport;
 use weft_model::{Duration, Instant, Rate};
 
-use super::cbr::{Cbr, CbrSpec, Sink};
 use super::frame::UDP_IP_HEADERS;
+use super::hosted::{Hosted, TcpEnd};
 use super::hosts::App;
-use super::run::{NetRun, add_sinks, insert_delivery, run_noted};
-use super::tcp::TcpApp;
+use super::run::{NetRun, insert_delivery, run_noted};
 
 /// The metric of a TCP `tput` result that says how much of the path carried useful
 /// payload: goodput over the bottleneck's payload rate at the flows' MSS, 0..=1 (Romanow and
@@ -37,6 +42,11 @@ pub const EFFECTIVE_THROUGHPUT: &str = "effective_throughput";
 
 /// Simulated time of a tput workload that gives none.
 pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
+/// Bytes a ttcp-style sender writes per call (ttcp's default buffer, 8 KiB).
+pub const WRITE_SIZE: u64 = 8192;
+/// Free send-buffer bytes a blocked writer waits for before it copies more (BSD's default
+/// SO_SNDLOWAT, MCLBYTES).
+pub const SEND_LOWAT: u64 = 2048;
 /// First port of the senders' connections (one per flow).
 const SENDER_PORT: u16 = 40_000;
 /// First port the receivers listen on (one per flow).
@@ -101,8 +111,7 @@ pub fn tput(
             m.insert(EFFECTIVE_THROUGHPUT.into(), json!(bps / cap));
         }
     }
-    m.insert(Metric::GOODPUT_MBPS.into(), json!(bps / 1e6));
-    m.insert(Metric::PAYLOAD_KIB_S.into(), json!(bps / 8.0 / 1024.0));
+    m.extend(goodput_metrics(bps));
     let ports = r.network.all_host_stats();
     let names: Vec<String> = topo.hosts.iter().map(|h| h.name.clone()).collect();
     let d = delivery(&ports, &names, &from, &to);
@@ -172,24 +181,43 @@ pub fn flow_apps(
             // TCP_NODELAY: the last bytes that fit go at once, in a short segment.
             tx_cfg.nagle = false;
         }
-        let mut tx = TcpApp::sender(f, sp, t, rp, tx_cfg, end, iss.0);
-        if w.stack == Some(TcpStack::Linux) {
-            // The emulator's sender writes whatever fits; BSD's waits for its low-water mark.
-            tx = tx.with_send_lowat(1);
-        }
-        let mut rx = TcpApp::receiver(t, rp, f, sp, on_host(&cfg, seed, t), iss.1)
-            .measuring(Instant(warm.0), end);
-        if let Some(c) = cpu(f) {
-            tx = tx.with_cpu(c);
-        }
-        if let Some(c) = cpu(t) {
-            rx = rx.with_cpu(c);
-        }
+        // The emulator's sender writes whatever fits; BSD's waits for its low-water mark.
+        let lowat = if w.stack == Some(TcpStack::Linux) {
+            1
+        } else {
+            SEND_LOWAT
+        };
+        let source = BulkSource::new(Via::Stream, WRITE_SIZE, end, None);
+        let from = TcpEnd {
+            host: f,
+            port: sp,
+            peer: t,
+            peer_port: rp,
+        };
+        let tx = Hosted::connect(source, from, tx_cfg, iss.0)
+            .bulk_host(lowat)
+            .with_cpu(cpu(f));
+        let sink = BulkSink::new(Instant(warm.0), end);
+        let to = TcpEnd {
+            host: t,
+            port: rp,
+            peer: f,
+            peer_port: sp,
+        };
+        let rx = Hosted::listen(sink, to, on_host(&cfg, seed, t), iss.1)
+            .bulk_host(SEND_LOWAT)
+            .with_cpu(cpu(t));
         apps.push((f, Box::new(tx)));
         apps.push((t, Box::new(rx)));
     }
     if udp {
-        add_sinks(&mut apps, &to);
+        let mut hosts = to.clone();
+        hosts.sort_unstable();
+        hosts.dedup();
+        for h in hosts {
+            let sink = Hosted::udp(BulkSink::all(), h, topo.hosts[h].link.mtu);
+            apps.push((h, Box::new(sink)));
+        }
     }
     Ok((apps, from, to))
 }
@@ -205,10 +233,18 @@ fn tcp_capacity(
     from: &[usize],
     to: &[usize],
 ) -> Option<f64> {
-    let mss = r
+    let sources = r
         .hosts
-        .apps_of::<TcpApp>()
-        .map(|(_, a)| u64::from(a.connection().mss()))
+        .apps_of::<Hosted<BulkSource>>()
+        .map(|(_, a)| a.connection());
+    let sinks = r
+        .hosts
+        .apps_of::<Hosted<BulkSink>>()
+        .map(|(_, a)| a.connection());
+    let mss = sources
+        .chain(sinks)
+        .flatten()
+        .map(|c| u64::from(c.mss()))
         .max()?;
     let sender = &topo.hosts[*from.first()?].name;
     let mut hosts = to.to_vec();
@@ -235,25 +271,29 @@ fn tcp_metrics(
     m: &mut Map<String, Value>,
     notes: &mut Vec<String>,
 ) -> u64 {
-    let apps: Vec<(usize, &TcpApp)> = r.hosts.apps_of::<TcpApp>().collect();
+    let sources = r.hosts.apps_of::<Hosted<BulkSource>>();
+    let sinks = r.hosts.apps_of::<Hosted<BulkSink>>();
     let mut flows = Vec::new();
     let (mut bytes, mut retransmits) = (0u64, 0u64);
-    // Apps were added sender, receiver, sender, receiver, ...
-    for pair in apps.chunks(2) {
-        let [(f, tx), (t, rx)] = pair else { continue };
-        let st = tx.connection().stats();
-        bytes += rx.bytes_measured;
+    // Each flow's source and sink were added in that order, flow after flow.
+    for ((f, tx), (t, rx)) in sources.zip(sinks) {
+        let Some(conn) = tx.connection() else {
+            continue;
+        };
+        let st = conn.stats();
+        let (read, measured) = (rx.app().bytes(), rx.app().measured());
+        bytes += measured;
         retransmits += st.segments_retransmitted;
         let mut flow = json!({
-            "from": topo.hosts[*f].name, "to": topo.hosts[*t].name,
-            "goodput_mbps": rx.bytes_measured as f64 * 8.0 / span / 1e6,
-            "bytes": rx.bytes_read,
-            "mss": tx.connection().mss(),
+            "from": topo.hosts[f].name, "to": topo.hosts[t].name,
+            "goodput_mbps": measured as f64 * 8.0 / span / 1e6,
+            "bytes": read,
+            "mss": conn.mss(),
             "retransmits": st.segments_retransmitted,
             "timeouts": st.timeouts,
             "fast_retransmits": st.fast_retransmits,
-            "srtt_ms": tx.connection().srtt().map(|d| d.as_nanos() as f64 / 1e6),
-            "cwnd_bytes": tx.connection().cwnd(),
+            "srtt_ms": conn.srtt().map(|d| d.as_nanos() as f64 / 1e6),
+            "cwnd_bytes": conn.cwnd(),
         });
         if let Some(cpu) = tx.cpu() {
             flow["sender_cpu"] = json!(cpu.utilisation(Instant(r.duration.as_nanos())));
@@ -261,12 +301,12 @@ fn tcp_metrics(
         if let Some(cpu) = rx.cpu() {
             flow["receiver_cpu"] = json!(cpu.utilisation(Instant(r.duration.as_nanos())));
         }
-        if rx.bytes_read == 0 {
+        if read == 0 {
             notes.push(format!(
                 "flow {} -> {}: nothing arrived (connection {:?})",
-                topo.hosts[*f].name,
-                topo.hosts[*t].name,
-                tx.connection().state()
+                topo.hosts[f].name,
+                topo.hosts[t].name,
+                conn.state()
             ));
         }
         flows.push(flow);
@@ -278,17 +318,32 @@ fn tcp_metrics(
 
 /// UDP results into `m`; returns the payload bytes received.
 fn udp_metrics(r: &NetRun, m: &mut Map<String, Value>) -> u64 {
-    let sent: u64 = r.hosts.apps_of::<Cbr>().map(|(_, c)| c.sent).sum();
-    let sinks: Vec<&Sink> = r.hosts.apps_of::<Sink>().map(|(_, s)| s).collect();
-    let got: u64 = sinks.iter().map(|s| s.total()).sum();
+    let sent: u64 = r
+        .hosts
+        .apps_of::<Hosted<BulkSource>>()
+        .map(|(_, c)| c.app().sent())
+        .sum();
+    let sinks: Vec<&BulkSink> = r
+        .hosts
+        .apps_of::<Hosted<BulkSink>>()
+        .map(|(_, s)| s.app())
+        .collect();
+    let got: u64 = sinks.iter().map(|s| s.datagrams()).sum();
     m.insert("datagrams_sent".into(), json!(sent));
     m.insert("datagrams_received".into(), json!(got));
-    sinks.iter().flat_map(|s| s.bytes.iter()).sum()
+    sinks.iter().map(|s| s.bytes()).sum()
 }
 
 /// A ttcp-style UDP blast from `f` to `t`: `size`-byte messages (default 8 KiB less headers to
-/// fit the link MTU) at `rate` of payload, or the line rate.
-fn udp_source(topo: &Topology, w: &Workload, f: usize, t: usize, end: Instant, rng: Rng) -> Cbr {
+/// fit the link MTU) at `rate` of payload, or the line rate, on a phase drawn from `rng`.
+fn udp_source(
+    topo: &Topology,
+    w: &Workload,
+    f: usize,
+    t: usize,
+    end: Instant,
+    mut rng: Rng,
+) -> Hosted<BulkSource> {
     let link = &topo.hosts[f].link;
     let mtu = u64::from(link.mtu);
     let payload = w
@@ -298,20 +353,11 @@ fn udp_source(topo: &Topology, w: &Workload, f: usize, t: usize, end: Instant, r
     let ip_len = payload + u64::from(UDP_IP_HEADERS);
     let wire = link.wire_bytes(ip_len as usize + ETH_HEADER);
     let line = link.rate.unwrap_or(Rate::mbps(10_000));
-    // `rate` is of payload; the source's period is in line time, so scale by wire / payload.
+    // `rate` is of payload; the source is paced in line time, so scale by wire / payload.
     let rate = w.rate.map_or(line, |r| {
         Rate((u128::from(r.as_bps()) * u128::from(wire) / u128::from(payload)) as u64).min(line)
     });
-    Cbr::new(
-        CbrSpec {
-            host: f,
-            dst: t,
-            ip_len: ip_len as u32,
-            wire_bytes: wire,
-            rate,
-            jitter: 0.0,
-            until: end,
-        },
-        rng,
-    )
+    let pace = Pace::new(wire.max(1) * 8, rate, &mut rng);
+    let source = BulkSource::new(Via::Datagram(t), payload, end, Some(pace));
+    Hosted::udp(source, f, link.mtu)
 }
