@@ -295,6 +295,9 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
     m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
     m.insert("link_goodput_mbps".into(), link_mbps);
+    // The bottleneck's rate of cells or frames: a scenario parameter (a VP's 26 Mbit/s), shown
+    // beside the published figure it is.
+    m.insert("bottleneck_mbps".into(), bottleneck.rate.as_mbps_f64());
     // Romanow and Floyd's measure, as the simulator reports it: goodput over the bottleneck's
     // payload rate (1 when nothing but the window, the hosts or loss holds the transfer back).
     if link_mbps > 0.0 && matches!(transport, Transport::Tcp { .. }) {
@@ -484,6 +487,8 @@ mtu = 4490
         let link = 26.0 * 4450.0 / (94.0 * 53.0);
         assert!((pts[1].metrics[Metric::GOODPUT_MBPS] - link).abs() < 1e-5);
         assert!((pts[1].metrics["utilisation"] - 1.0).abs() < 1e-6);
+        // The bottleneck's cell rate, the VP's 26 Mbit/s, as the catalogue's input item shows it.
+        assert!((pts[1].metrics["bottleneck_mbps"] - 26.0).abs() < 1e-9);
 
         // 5% loss on a link: the Mathis bound, MSS/(RTT sqrt(2p/3)), takes over.
         let lossy = text.replace("delay = \"4ms\"", "delay = \"4ms\"\nloss = 0.05");

@@ -54,6 +54,9 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         });
         at = next;
     }
+    // The switches' latencies one way: a scenario parameter (GIGAswitch's measured 16.5 us),
+    // reported so that a comparison can show it beside the published figure.
+    let one_way_switching: u64 = hops.iter().map(|h| h.switch_latency.as_nanos()).sum();
     let transport = w.proto.unwrap_or(Transport::Udp);
     let (client, server) = (host_costs(s, a), host_costs(s, b));
     let response = w.response_size.unwrap_or(size).0;
@@ -75,6 +78,7 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     m.insert("propagation_us".into(), us(r.propagation));
     m.insert("serialisation_us".into(), us(r.serialisation));
     m.insert("switching_us".into(), us(r.switching));
+    m.insert("switch_latency_us".into(), one_way_switching as f64 / 1e3);
     m.insert("hosts_us".into(), us(r.hosts));
     m.insert(Metric::RR_LOSS.into(), 0.0);
     out.notes.push(format!(
@@ -128,6 +132,9 @@ size = 64
         };
         let (without, with) = (rtt("0us"), rtt("16.5us"));
         assert!((with - without - 33.0).abs() < 1e-6, "{without} {with}");
+        // The parameter itself, one way, as the catalogue's input item shows it.
+        let s = Scenario::parse(&text("16.5us"), "r.toml").unwrap();
+        assert!((evaluate(&s)[0].metrics["switch_latency_us"] - 16.5).abs() < 1e-9);
         // Two hops each way of a 92-byte datagram on FDDI, and 4 us of propagation.
         assert!(without > 4.0, "{without}");
     }
