@@ -5,10 +5,16 @@
 //! Bounds, so that idle or slow connections cannot crowd out real clients:
 //! - each connection has [`LobbyLimits::hello_timeout`] to identify itself;
 //! - at most [`LobbyLimits::max_waiting`] wait at once, and at most
-//!   [`LobbyLimits::max_per_source`] from one address; when a new connection would exceed
-//!   either, the oldest waiting one (from that address, for the per-source cap) is dropped to
-//!   make room. A newcomer always gets its chance: a real client identifies itself within a
-//!   round trip, an idle one never does, so the oldest is the one to drop.
+//!   [`LobbyLimits::max_per_source`] from one source; when a new connection would exceed
+//!   either, a waiting one is dropped to make room: for the per-source cap, that source's
+//!   oldest; for the total cap, the oldest of the source that has the most waiting (the
+//!   newcomer's own included). A newcomer always gets its chance, and the lobby is fair
+//!   between sources: a real client identifies itself within a round trip, an idle one never
+//!   does, so the oldest is the one to drop, but taken from whoever holds the most places, so
+//!   that a few busy sources cannot push out everyone else's connections (dropping the oldest
+//!   overall let five sources of 64 starve all the others).
+//! - a source is an IPv4 address, or the /64 prefix of an IPv6 address (one host commonly
+//!   holds a whole /64, so counting its addresses one by one would give it 2^64 quotas).
 //!
 //! Connections that have identified themselves (running tests and sessions) are not in the
 //! lobby and are never dropped by it.
@@ -96,16 +102,32 @@ impl<H> Lobby<H> {
     /// [`Lobby::identified`] or [`Lobby::left`]) and the handles of the connections dropped to
     /// make room for it, which the caller must close.
     pub fn admit(&mut self, now: Instant, source: IpAddr, handle: H) -> (u64, Vec<H>) {
+        let source = source_of(source);
         let mut dropped = Vec::new();
         if self.per_source.get(&source).copied().unwrap_or(0) >= self.limits.max_per_source
-            && let Some(i) = self.waiting.iter().position(|w| w.source == source)
-            && let Some(w) = self.remove_at(i)
+            && let Some(w) = self.remove_oldest_of(source)
         {
             self.stats.evicted += 1;
             dropped.push(w.handle);
         }
         while self.waiting.len() >= self.limits.max_waiting {
-            let Some(w) = self.remove_at(0) else { break };
+            // The source with the most waiting, counting the newcomer; ties go to the one whose
+            // oldest waits longest. Only a source with no connection waiting is spared any loss
+            // on arrival when the lobby is full of others' connections.
+            let mine = self.per_source.get(&source).copied().unwrap_or(0) + 1;
+            let greedy = self
+                .per_source
+                .iter()
+                .map(|(s, n)| (if *s == source { mine } else { *n }, *s))
+                .max_by_key(|(n, _)| *n)
+                .map(|(n, s)| if n <= mine { source } else { s });
+            let victim = match greedy {
+                // The newcomer's own source holds the most: its oldest goes, or, if it has none
+                // waiting, the oldest of all (every source then has a single place).
+                Some(s) if self.per_source.contains_key(&s) => self.remove_oldest_of(s),
+                _ => self.remove_at(0),
+            };
+            let Some(w) = victim else { break };
             self.stats.evicted += 1;
             dropped.push(w.handle);
         }
@@ -177,6 +199,12 @@ impl<H> Lobby<H> {
         }
     }
 
+    /// Takes the oldest waiting connection of `source` out.
+    fn remove_oldest_of(&mut self, source: IpAddr) -> Option<Waiting<H>> {
+        let i = self.waiting.iter().position(|w| w.source == source)?;
+        self.remove_at(i)
+    }
+
     /// Takes entry `i` out, with its source's count.
     fn remove_at(&mut self, i: usize) -> Option<Waiting<H>> {
         let w = self.waiting.remove(i)?;
@@ -187,6 +215,18 @@ impl<H> Lobby<H> {
             }
         }
         Some(w)
+    }
+}
+
+/// The source a connection counts against: its IPv4 address (an IPv4-mapped IPv6 address is
+/// one), or the /64 prefix of its IPv6 address.
+fn source_of(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            IpAddr::from([s[0], s[1], s[2], s[3], 0, 0, 0, 0])
+        }
+        v4 => v4,
     }
 }
 
@@ -220,13 +260,15 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_overall_makes_room_at_the_total_cap() {
+    fn at_the_total_cap_the_source_with_most_places_makes_room() {
         let mut l = lobby(3, 3);
         for i in 0..3 {
             assert!(l.admit(Instant(i), ip(i as u8), i as u32).1.is_empty());
         }
+        // Every source holds one place: the oldest of all goes.
         assert_eq!(l.admit(Instant(9), ip(9), 9).1, vec![0]);
-        assert_eq!(l.admit(Instant(10), ip(9), 10).1, vec![1]);
+        // 10.0.0.9 would hold two: its own oldest goes, not another source's.
+        assert_eq!(l.admit(Instant(10), ip(9), 10).1, vec![9]);
         assert_eq!(l.stats().waiting, 3);
     }
 
@@ -263,6 +305,41 @@ mod tests {
         assert_eq!(l.poll_timeout(), None);
         assert_eq!(l.stats().timed_out, 1);
         assert_eq!(l.stats().waiting, 0);
+    }
+
+    #[test]
+    fn five_busy_sources_cannot_starve_a_sixth() {
+        // Five sources at their per-source cap fill the lobby; they keep opening connections.
+        // A client from a sixth source opens one and takes a round trip to say hello: its
+        // connection must still be waiting then (dropping the oldest overall closed it).
+        let mut l = lobby(256, 64);
+        let mut t = 0u64;
+        for i in 0..(5 * 64) {
+            t += 1;
+            l.admit(Instant(t), ip(1 + (i % 5) as u8), i as u32);
+        }
+        let (client, dropped) = l.admit(Instant(t), ip(100), 9999);
+        assert_eq!(dropped.len(), 1);
+        assert_ne!(dropped, vec![9999]);
+        for i in 0..10_000u32 {
+            t += 1;
+            let dropped = l.admit(Instant(t), ip(1 + (i % 5) as u8), i).1;
+            assert!(!dropped.contains(&9999), "the sixth source's connection was dropped");
+        }
+        assert_eq!(l.identified(client), Some(9999));
+        // Each busy source holds at most its fair share of the rest.
+        assert_eq!(l.stats().waiting, 255);
+    }
+
+    #[test]
+    fn an_ipv6_host_counts_as_one_source_per_64() {
+        let mut l = lobby(1000, 2);
+        let a = |last: u16| IpAddr::from([0x2001, 0xdb8, 0, 1, 0, 0, 0, last]);
+        l.admit(Instant::ZERO, a(1), 1);
+        l.admit(Instant::ZERO, a(2), 2);
+        assert_eq!(l.admit(Instant::ZERO, a(3), 3).1, vec![1]);
+        let other = IpAddr::from([0x2001, 0xdb8, 0, 2, 0, 0, 0, 1]);
+        assert!(l.admit(Instant::ZERO, other, 4).1.is_empty());
     }
 
     #[test]

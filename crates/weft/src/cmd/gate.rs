@@ -49,8 +49,8 @@ pub struct LobbyArgs {
     /// key); silent ones are closed after it.
     #[arg(long, default_value = "2s", value_parser = super::bounds::duration("10ms", "1h"))]
     pub hello_timeout: Duration,
-    /// Connections waiting to say who they are, at most; past it the oldest is closed to make
-    /// room (running tests and sessions are never closed for it).
+    /// Connections waiting to say who they are, at most; past it the oldest of the address that
+    /// has the most waiting is closed to make room (running tests and sessions never are).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_unidentified: u32,
     /// Connections from one address waiting to say who they are, at most; past it that
