@@ -241,6 +241,9 @@ pub fn capture_files(
     dir: &Path,
     epoch_ns: u64,
 ) -> io::Result<PcapTap<BufWriter<File>>> {
+    // Names become file names: checked here, where they are used, whatever the caller did.
+    topo.validate()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let open = |name: String, link: &LinkSpec| -> io::Result<PcapWriter<BufWriter<File>>> {
         let lt = if link.is_atm() {
             LinkType::SunAtm
@@ -248,8 +251,19 @@ pub fn capture_files(
             LinkType::Ethernet
         };
         let p = dir.join(format!("{name}.pcap"));
-        let f = File::create(&p)
-            .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", p.display())))?;
+        let err = |e: io::Error| io::Error::new(e.kind(), format!("creating {}: {e}", p.display()));
+        // A capture of an earlier run is replaced, never followed: a symbolic link left in the
+        // directory is removed (not its target), and the new file is created exclusively
+        // (O_EXCL fails on a link put back in between), so a root run truncates nothing outside.
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(err(e)),
+            _ => {}
+        }
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .map_err(err)?;
         PcapWriter::new(BufWriter::new(f), lt, link.vc)
     };
     let mut writers = Vec::new();
@@ -272,6 +286,51 @@ pub fn capture_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn captures_replace_links_and_never_write_through_them() {
+        use crate::net::{FabricSpec, HostSpec, SwitchSpec, TrunkSpec};
+        let dir = std::env::temp_dir().join(format!("weft-capture-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep me").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("a.pcap")).unwrap();
+        let host = |n: &str| HostSpec {
+            name: n.into(),
+            addr: None,
+            link: LinkSpec::ethernet(None, crate::Duration::ZERO),
+            switch: 0,
+        };
+        let topo = Topology::star(vec![host("a"), host("b")], FabricSpec::default(), 1);
+        let tap = capture_files(&topo, &dir, 0).unwrap();
+        drop(tap);
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+        let meta = std::fs::symlink_metadata(dir.join("a.pcap")).unwrap();
+        assert!(meta.file_type().is_file());
+
+        // A trunk's file is named after its switches: a switch named to lead out is refused.
+        let mut two = topo.clone();
+        two.switches.push(SwitchSpec {
+            name: "../escaped".into(),
+            ..two.switches[0].clone()
+        });
+        two.hosts[1].switch = 1;
+        let l = LinkSpec::ethernet(None, crate::Duration::ZERO);
+        two.trunks.push(TrunkSpec {
+            ends: [0, 1],
+            links: [l.clone(), l],
+        });
+        let sub = dir.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        let e = capture_files(&two, &sub, 0).err().unwrap();
+        assert!(e.to_string().contains("switch name"), "{e}");
+        assert!(!dir.join("escaped.pcap").exists() && !dir.join("switch-.").exists());
+        two.switches[1].name = "edge".into();
+        drop(capture_files(&two, &sub, 0).unwrap());
+        assert!(sub.join("switch-edge.pcap").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn writes_ethernet_and_sunatm_records() {

@@ -67,6 +67,10 @@ pub enum TopologyError {
     /// A host name is empty, too long or uses characters other than letters, digits, `_`, `.`.
     #[error("host name {0:?} is not usable: use 1-32 letters, digits, '_' or '.'")]
     BadName(String),
+    /// A switch name is empty, too long or uses characters other than letters, digits, `_`,
+    /// `.`, `-` (it names capture files under `--capture`, so a `/` would lead out of it).
+    #[error("switch name {0:?} is not usable: use 1-32 letters, digits, '_', '.' or '-'")]
+    BadSwitchName(String),
     /// Two hosts share a name.
     #[error("two hosts are named {0:?}")]
     Duplicate(String),
@@ -93,6 +97,15 @@ pub enum TopologyError {
     Scenario(String),
 }
 
+/// Whether `name` is 1-32 ASCII letters, digits or characters of `extra`.
+fn usable_name(name: &str, extra: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+}
+
 impl Topology {
     /// Hosts on a star around one switch with `fabric`.
     pub fn star(hosts: Vec<HostSpec>, fabric: FabricSpec, seed: u64) -> Self {
@@ -115,12 +128,7 @@ impl Topology {
         }
         let mut seen = std::collections::HashSet::new();
         for h in &self.hosts {
-            let ok = !h.name.is_empty()
-                && h.name.len() <= 32
-                && h.name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-            if !ok {
+            if !usable_name(&h.name, "_.") {
                 return Err(TopologyError::BadName(h.name.clone()));
             }
             if !seen.insert(h.name.as_str()) {
@@ -130,6 +138,15 @@ impl Topology {
             if h.switch >= self.switches.len() {
                 return Err(TopologyError::NoSwitch(format!("host {}", h.name)));
             }
+        }
+        // Switch names become file names (`<a>-<b>.pcap` under `--capture`): the rule of host
+        // names, and `-`, which the scenarios use; never a `/`, never only dots.
+        if let Some(s) = self
+            .switches
+            .iter()
+            .find(|s| !usable_name(&s.name, "_.-") || s.name.chars().all(|c| c == '.'))
+        {
+            return Err(TopologyError::BadSwitchName(s.name.clone()));
         }
         for (i, t) in self.trunks.iter().enumerate() {
             if t.ends.iter().any(|&e| e >= self.switches.len()) || t.ends[0] == t.ends[1] {
@@ -245,6 +262,19 @@ mod tests {
         assert_eq!(bad.validate(), Err(TopologyError::Duplicate("a".into())));
         bad.hosts[1].name = "x/y".into();
         assert!(matches!(bad.validate(), Err(TopologyError::BadName(_))));
+        // Switch names become capture file names: nothing that leads out of --capture.
+        for name in ["../../x", "/etc/x", "..", "", "a b", &"s".repeat(33)] {
+            let mut sw = t.clone();
+            sw.switches[0].name = name.into();
+            assert_eq!(
+                sw.validate(),
+                Err(TopologyError::BadSwitchName(name.into())),
+                "{name:?}"
+            );
+        }
+        let mut sw = t.clone();
+        sw.switches[0].name = "core-1.a_b".into();
+        sw.validate().unwrap();
         let mut m = t.clone();
         m.hosts[0].link.mtu = 10;
         assert!(matches!(m.validate(), Err(TopologyError::BadMtu(..))));
