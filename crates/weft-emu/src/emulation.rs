@@ -219,6 +219,7 @@ impl Emulation {
         RunRecord {
             run_id: run_id.clone(),
             pid: std::process::id(),
+            pid_start: weft_sys::process::start_time(std::process::id()),
             switch_ns,
             hosts: emu
                 .hosts

@@ -30,6 +30,11 @@ pub struct RunRecord {
     pub run_id: String,
     /// Process that owns the run (the switch runs in it).
     pub pid: u32,
+    /// When that process started (clock ticks since boot, `weft_sys::process::start_time`):
+    /// with `pid`, names the owner even after its id is reused. `None` in records of older
+    /// builds.
+    #[serde(default)]
+    pub pid_start: Option<u64>,
     /// The switch's namespace.
     pub switch_ns: String,
     /// Hosts.
@@ -60,9 +65,28 @@ impl RunRecord {
             .map_err(EmuError::io(format!("writing {}", p.display())))
     }
 
-    /// True if the owning process still exists.
+    /// True if the owning process still exists: its id is in use, by the process that started
+    /// at `pid_start` (a record of a crashed run whose id went to another process is dead).
     pub fn alive(&self) -> bool {
-        weft_sys::process::pid_alive(self.pid)
+        match self.pid_start {
+            Some(start) => weft_sys::process::start_time(self.pid) == Some(start),
+            None => weft_sys::process::pid_alive(self.pid),
+        }
+    }
+
+    /// Asks the owning process to stop (SIGTERM), only if it is the run's own: an id whose
+    /// process has ended may be another's by now. `Ok(false)` if the owner is gone. A record
+    /// of an older build, without a start time, is refused: the id alone proves nothing.
+    pub fn terminate(&self) -> Result<bool, EmuError> {
+        let Some(start) = self.pid_start else {
+            return Err(EmuError::NoRun(format!(
+                "{} (its record, from an older weft, names process {} without its start time, \
+                 so weft cannot tell it is the run's; stop it by hand, then `weft emu down --all`)",
+                self.run_id, self.pid
+            )));
+        };
+        weft_sys::process::signal_if_same(self.pid, start, libc::SIGTERM)
+            .map_err(EmuError::io(format!("signalling process {}", self.pid)))
     }
 }
 
@@ -151,4 +175,46 @@ pub fn remove_leftovers() -> Vec<String> {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(pid: u32, pid_start: Option<u64>) -> RunRecord {
+        RunRecord {
+            run_id: "abc123".into(),
+            pid,
+            pid_start,
+            switch_ns: "weftabc123sw".into(),
+            hosts: Vec::new(),
+            source: "test".into(),
+        }
+    }
+
+    #[test]
+    fn a_reused_process_id_is_neither_alive_nor_signalled() {
+        // The run's owner died and its id went to another process (here: a child of ours
+        // standing in, with another start time than the record's).
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let start = weft_sys::process::start_time(other.id()).unwrap();
+        let stale = record(other.id(), Some(start + 7));
+        assert!(!stale.alive());
+        assert!(!stale.terminate().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "another's process was signalled"
+        );
+        // An older build's record proves nothing: refused, not signalled.
+        assert!(record(other.id(), None).terminate().is_err());
+        // The run's own process is.
+        let own = record(other.id(), Some(start));
+        assert!(own.alive());
+        assert!(own.terminate().unwrap());
+        assert!(!other.wait().unwrap().success());
+    }
 }

@@ -324,7 +324,10 @@ mod tests {
         for i in 0..10_000u32 {
             t += 1;
             let dropped = l.admit(Instant(t), ip(1 + (i % 5) as u8), i).1;
-            assert!(!dropped.contains(&9999), "the sixth source's connection was dropped");
+            assert!(
+                !dropped.contains(&9999),
+                "the sixth source's connection was dropped"
+            );
         }
         assert_eq!(l.identified(client), Some(9999));
         // Each busy source holds at most its fair share of the rest.

@@ -15,6 +15,58 @@ pub fn pid_alive(pid: u32) -> bool {
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// When process `pid` started, in clock ticks since boot (field 22 of `/proc/PID/stat`), or
+/// `None` if it does not exist. A process id is reused once its process is gone; the pair of id
+/// and start time names one process for as long as the machine runs.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces or ')': the fields
+    // after it start after the last ')'. Field 3 is then the first, field 22 the 20th.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Sends `sig` to process `pid` only if it is still the process that started at `start` (see
+/// [`start_time`]). Through a pidfd: once it is open, the id cannot be given to another process
+/// before the signal goes, so the check and the signal see the same process. `Ok(false)` if
+/// the process is gone or another process now holds its id.
+pub fn signal_if_same(pid: u32, start: u64, sig: i32) -> io::Result<bool> {
+    // SAFETY: pidfd_open takes a pid and flags, and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ESRCH) => Ok(false),
+            _ => Err(e),
+        };
+    }
+    // SAFETY: the descriptor was just returned to us and is closed only here.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32) };
+    if start_time(pid) != Some(start) {
+        return Ok(false);
+    }
+    use std::os::fd::AsRawFd;
+    // SAFETY: pidfd_send_signal takes the pidfd, a signal, a null siginfo and flags 0.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            sig,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if r == 0 {
+        Ok(true)
+    } else {
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ESRCH) => Ok(false),
+            _ => Err(e),
+        }
+    }
+}
+
 /// Sends `sig` to process `pid`; errors (already gone) are ignored.
 pub fn kill(pid: u32, sig: i32) {
     // SAFETY: kill has no memory preconditions.
@@ -72,6 +124,24 @@ mod tests {
         assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
         assert_eq!(n, lim.rlim_max);
         assert!(open_files().unwrap() > 2);
+    }
+
+    #[test]
+    fn only_the_process_that_started_then_is_signalled() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let start = start_time(child.id()).unwrap();
+        assert!(start > 0);
+        // Another start time: the id names another process now; it is not signalled.
+        assert!(!signal_if_same(child.id(), start + 1, libc::SIGTERM).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(child.try_wait().unwrap().is_none());
+        assert!(signal_if_same(child.id(), start, libc::SIGTERM).unwrap());
+        assert!(!child.wait().unwrap().success());
+        assert_eq!(start_time(child.id()), None);
+        assert!(!signal_if_same(child.id(), start, libc::SIGTERM).unwrap());
     }
 
     #[test]

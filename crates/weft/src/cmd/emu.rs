@@ -497,7 +497,13 @@ fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
-    weft_sys::process::terminate(rec.pid);
+    if !rec.terminate()? {
+        return Err(anyhow::anyhow!(
+            "run {} has ended (its process {} is gone); `weft emu down --all` removes what it left",
+            rec.run_id,
+            rec.pid
+        ));
+    }
     for _ in 0..100 {
         if !state::RunRecord::path(&rec.run_id).exists() {
             print_final_log(&rec.run_id);
