@@ -1,4 +1,5 @@
-//! Authentication with a pre-shared key: a keyed BLAKE3 MAC (BLAKE3's keyed mode is a PRF, used
+//! Authentication with a pre-shared key of at least [`MIN_KEY_LEN`] bytes, stretched with
+//! Argon2id ([`Key::from_secret`]): a keyed BLAKE3 MAC (BLAKE3's keyed mode is a PRF, used
 //! here where HMAC would be used with SHA-2) over both sides' random nonces, a session number and
 //! the role, so that a MAC can be neither replayed into another handshake nor reflected back to
 //! the side that made it. The key itself never crosses the wire.
@@ -52,15 +53,58 @@ impl Role {
     }
 }
 
+/// The shortest secret accepted, bytes: 128 bits, so that a random key is out of reach of
+/// guessing whatever the stretching costs (a one-byte key was accepted before, and fell to 256
+/// guesses).
+pub const MIN_KEY_LEN: usize = 16;
+
+/// Argon2id's memory per key derivation, KiB, and its passes: the first of OWASP's recommended
+/// settings (19 MiB, 2 passes, 1 lane), some tens of milliseconds once per process.
+const ARGON2_KIB: u32 = 19 * 1024;
+const ARGON2_PASSES: u32 = 2;
+
+/// The salt of the stretching: fixed, since both ends must derive the same key before either
+/// has said anything. It keeps weft's derivations apart from any other use of Argon2id.
+const SALT: &[u8] = b"weft pre-shared key, version 2";
+
+/// Why a secret cannot be a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// Fewer than [`MIN_KEY_LEN`] bytes.
+    #[error(
+        "the key is {0} bytes; at least {MIN_KEY_LEN} are needed (make one with `head -c 32 \
+         /dev/urandom > KEY`)"
+    )]
+    TooShort(usize),
+    /// The key derivation failed (it needs 19 MiB of memory).
+    #[error("deriving the key failed: {0}")]
+    Derive(String),
+}
+
 impl Key {
-    /// Derives the MAC key from a secret of any length (a passphrase or the bytes of a key file).
-    pub fn from_secret(secret: &[u8]) -> Self {
-        // The context names weft-xfer, the first user: keys derived from the same secret by
-        // older builds stay equal.
-        Key(blake3::derive_key(
-            "weft-xfer v1 control channel key",
-            secret,
-        ))
+    /// Derives the MAC key from a secret (a passphrase or the bytes of a key file) of at least
+    /// [`MIN_KEY_LEN`] bytes, stretched with Argon2id (crate `argon2`, RustCrypto): each guess
+    /// of an attacker who recorded a handshake then costs 19 MiB and two passes over it, not
+    /// one hash. Argon2id is the password hash of RFC 9106 and OWASP's first choice; a KDF
+    /// without a work factor (HKDF, BLAKE3's derive_key) makes guessing cheap, and scrypt or
+    /// PBKDF2 are older and weaker per unit of work. Called once per process and key.
+    pub fn from_secret(secret: &[u8]) -> Result<Self, KeyError> {
+        if secret.len() < MIN_KEY_LEN {
+            return Err(KeyError::TooShort(secret.len()));
+        }
+        let params = argon2::Params::new(ARGON2_KIB, ARGON2_PASSES, 1, Some(32))
+            .map_err(|e| KeyError::Derive(e.to_string()))?;
+        let a = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let mut out = [0u8; 32];
+        a.hash_password_into(secret, SALT, &mut out)
+            .map_err(|e| KeyError::Derive(e.to_string()))?;
+        Ok(Key(blake3::derive_key("weft v2 pre-shared key", &out)))
+    }
+
+    /// A key from 32 bytes already derived (tests and fuzz targets, which cannot pay the
+    /// stretching for every key they make). Never from a user's secret.
+    pub fn from_derived(bytes: [u8; 32]) -> Self {
+        Key(bytes)
     }
 
     /// The key of another protocol, derived from this one with `context` (for example
@@ -187,14 +231,37 @@ impl FrameAuth {
         t
     }
 
+    /// The tag of the next message this end sends (`msg` as it travels, its own framing
+    /// included); counts it.
+    pub fn sign(&mut self, msg: &[u8]) -> [u8; TAG_LEN] {
+        let t = self.tag(self.me, self.sent, msg);
+        self.sent += 1;
+        t
+    }
+
+    /// Checks `tag` against the next message from the peer; counts it if it holds. Each message
+    /// is accepted once, in order.
+    pub fn check(&mut self, msg: &[u8], tag: &[u8]) -> Result<(), FrameAuthError> {
+        let want = self.tag(self.me.peer(), self.received, msg);
+        if tag.len() != TAG_LEN {
+            return Err(FrameAuthError::Short);
+        }
+        // Constant-time comparison of 16 bytes.
+        let diff = want.iter().zip(tag).fold(0u8, |d, (a, b)| d | (a ^ b));
+        if diff != 0 {
+            return Err(FrameAuthError::BadTag);
+        }
+        self.received += 1;
+        Ok(())
+    }
+
     /// Appends the tag to the frame that starts at `out[start]` (length prefix, then the frame)
     /// and adds it to the length prefix.
     pub fn seal(&mut self, out: &mut Vec<u8>, start: usize) {
         let Some(body) = out.get(start + LEN_PREFIX..) else {
             return;
         };
-        let t = self.tag(self.me, self.sent, body);
-        self.sent += 1;
+        let t = self.sign(body);
         out.extend_from_slice(&t);
         let len = (out.len() - start - LEN_PREFIX) as u32;
         if let Some(p) = out.get_mut(start..start + LEN_PREFIX) {
@@ -210,13 +277,7 @@ impl FrameAuth {
             .checked_sub(TAG_LEN)
             .ok_or(FrameAuthError::Short)?;
         let (msg, tag) = body.split_at(n);
-        let want = self.tag(self.me.peer(), self.received, msg);
-        // Constant-time comparison of 16 bytes.
-        let diff = want.iter().zip(tag).fold(0u8, |d, (a, b)| d | (a ^ b));
-        if diff != 0 {
-            return Err(FrameAuthError::BadTag);
-        }
-        self.received += 1;
+        self.check(msg, tag)?;
         Ok(msg)
     }
 }
@@ -250,15 +311,19 @@ pub fn from_hex<const N: usize>(s: &str) -> Option<[u8; N]> {
 mod tests {
     use super::*;
 
+    fn key(n: u8) -> Key {
+        Key::from_derived([n; 32])
+    }
+
     #[test]
     fn mac_binds_key_role_nonces_and_session() {
-        let k = Key::from_secret(b"secret");
+        let k = key(1);
         let m = k.mac(Role::Client, &[1; 16], &[2; 16], 42);
         assert!(k.verify(Role::Client, &[1; 16], &[2; 16], 42, &m));
         assert!(!k.verify(Role::Server, &[1; 16], &[2; 16], 42, &m));
         assert!(!k.verify(Role::Client, &[1; 16], &[3; 16], 42, &m));
         assert!(!k.verify(Role::Client, &[1; 16], &[2; 16], 43, &m));
-        assert!(!Key::from_secret(b"other").verify(Role::Client, &[1; 16], &[2; 16], 42, &m));
+        assert!(!key(2).verify(Role::Client, &[1; 16], &[2; 16], 42, &m));
         // Another protocol's key does not accept it.
         let p = k.for_protocol("weft-probe v1 control channel");
         assert!(!p.verify(Role::Client, &[1; 16], &[2; 16], 42, &m));
@@ -272,20 +337,26 @@ mod tests {
     }
 
     #[test]
-    fn macs_are_those_older_builds_computed() {
-        // The MAC of weft-xfer's first handshake, computed before this module moved here: a
-        // sender and a receiver of either build must keep agreeing.
-        let k = Key::from_secret(b"correct horse");
-        let m = k.mac(Role::Client, &[7; 16], &[9; 16], 1234);
-        let mut h = blake3::Hasher::new_keyed(&blake3::derive_key(
-            "weft-xfer v1 control channel key",
-            b"correct horse",
-        ));
-        h.update(b"sender  ");
-        h.update(&[7; 16]);
-        h.update(&[9; 16]);
-        h.update(&1234u64.to_be_bytes());
-        assert_eq!(m, *h.finalize().as_bytes());
+    fn keys_are_stretched_and_short_ones_refused() {
+        assert_eq!(
+            Key::from_secret(b"fifteen bytes!!").unwrap_err(),
+            KeyError::TooShort(15)
+        );
+        let k = Key::from_secret(b"sixteen bytes!!!").unwrap();
+        // Argon2id of the secret, not one fast hash of it.
+        assert_ne!(
+            k.0,
+            blake3::derive_key("weft-xfer v1 control channel key", b"sixteen bytes!!!")
+        );
+        assert_eq!(k.0, Key::from_secret(b"sixteen bytes!!!").unwrap().0);
+        let t = std::time::Instant::now();
+        let _ = Key::from_secret(b"another sixteen!").unwrap();
+        // Some work per guess: tens of ms here (a fast hash takes under a microsecond).
+        assert!(
+            t.elapsed() > std::time::Duration::from_millis(2),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
@@ -297,7 +368,7 @@ mod tests {
 
     #[test]
     fn frames_are_accepted_once_in_order_and_only_untampered() {
-        let k = Key::from_secret(b"secret");
+        let k = key(1);
         let mut tx = k.frames(Role::Client, &[1; 16], &[2; 16], 7);
         let mut rx = k.frames(Role::Server, &[1; 16], &[2; 16], 7);
         let msgs = [

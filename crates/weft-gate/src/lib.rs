@@ -13,6 +13,6 @@ pub mod auth;
 pub mod door;
 pub mod lobby;
 
-pub use auth::{Key, Role};
+pub use auth::{Key, KeyError, MIN_KEY_LEN, Role};
 pub use door::{Arrival, Door, Pass, open_files, raise_open_files_limit};
 pub use lobby::{Lobby, LobbyLimits, LobbyStats};

@@ -19,7 +19,7 @@ mod tests {
     fn sealed_control_frames_keep_their_framing_and_open_in_order() {
         // The tag scheme assumes the length prefix weft-xfer's frames start with.
         assert_eq!(FRAME_HEADER_LEN, weft_gate::auth::LEN_PREFIX);
-        let k = Key::from_secret(b"secret");
+        let k = Key::from_derived([1; 32]);
         let mut tx = k.frames(Role::Client, &[1; 16], &[2; 16], 7);
         let mut rx = k.frames(Role::Server, &[1; 16], &[2; 16], 7);
         let msgs = [

@@ -426,7 +426,7 @@ fn bad_arguments_are_usage_errors() {
 fn keyed_agents_run_ranks_only_for_a_coordinator_with_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("key");
-    std::fs::write(&key, "lab secret\n").unwrap();
+    std::fs::write(&key, "lab secret of the team\n").unwrap();
     let key = key.to_str().unwrap();
     let agents = [
         Agent::start(&["--key-file", key]),

@@ -298,7 +298,7 @@ fn refusals_write_nothing() {
     std::os::unix::fs::symlink(outside.path(), dst.path().join("link")).unwrap();
     std::fs::write(dst.path().join("x.bin"), b"precious").unwrap();
     let key = src.path().join("key");
-    std::fs::write(&key, "correct horse").unwrap();
+    std::fs::write(&key, "correct horse battery").unwrap();
     let recv = Recv::start(
         dst.path(),
         &["--key-file", key.to_str().unwrap(), "--max-size", "4000"],
@@ -312,7 +312,12 @@ fn refusals_write_nothing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = send(recv.port, &["--key", "wrong"], &[&p], "127.0.0.1:new");
+    let out = send(
+        recv.port,
+        &["--key", "a wrong key of sixteen"],
+        &[&p],
+        "127.0.0.1:new",
+    );
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("wrong or missing key"),
@@ -322,7 +327,7 @@ fn refusals_write_nothing() {
     // Oversize (5000 > 4000).
     let out = send(
         recv.port,
-        &["--key", "correct horse"],
+        &["--key", "correct horse battery"],
         &[&p],
         "127.0.0.1:new",
     );
@@ -337,7 +342,7 @@ fn refusals_write_nothing() {
     std::fs::write(&small, b"tiny").unwrap();
     let out = send(
         recv.port,
-        &["--key", "correct horse"],
+        &["--key", "correct horse battery"],
         &[&small],
         "127.0.0.1",
     );
@@ -348,7 +353,7 @@ fn refusals_write_nothing() {
     );
     let out = send(
         recv.port,
-        &["--key", "correct horse"],
+        &["--key", "correct horse battery"],
         &[&small],
         "127.0.0.1:link",
     );
@@ -359,7 +364,7 @@ fn refusals_write_nothing() {
     );
     // Traversal in a name, from a hand-made client (weft send itself refuses to build one).
     let mut conn = CtlConn::new(TcpStream::connect(("127.0.0.1", recv.port)).unwrap()).unwrap();
-    let k = weft_xfer::auth::Key::from_secret(b"correct horse");
+    let k = weft_xfer::auth::Key::from_secret(b"correct horse battery").unwrap();
     client_handshake(&mut conn, Mode::Reliable, 1, Some(&k)).unwrap();
     for (i, name) in ["../escape", "/etc/evil", "a/../../escape"]
         .iter()
@@ -391,7 +396,7 @@ fn refusals_write_nothing() {
     // With the key and acceptable size, it works.
     let out = send(
         recv.port,
-        &["--key", "correct horse"],
+        &["--key", "correct horse battery"],
         &[&small],
         "127.0.0.1:ok",
     );

@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn tampered_and_replayed_frames_are_refused() {
-        let k = Key::from_secret(b"k");
+        let k = Key::from_derived([1; 32]);
         let mut tx = k.frames(Role::Client, &[3; 16], &[4; 16], 5);
         let mut f1 = Vec::new();
         Control::Ready { buf: 2 }.emit(&mut f1);
