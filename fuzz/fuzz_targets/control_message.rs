@@ -1,10 +1,14 @@
 //! Any bytes into the control-protocol parsers: the frame view, the message representation
 //! (including the relay request and report, types 10 and 11), the stream reader, the data hello
 //! and the UDP header. None may panic; whatever parses must re-emit to bytes that parse to the
-//! same message, and a relay request goes through the agent's checks without panicking.
+//! same message, and a relay request goes through the agent's checks without panicking. The tags
+//! of protocol 2 (keyed connections): any bytes opened as a tagged frame give an error, never a
+//! panic, and a message sealed by one end opens at the other to the same message.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use weft_probe::auth::{Key, Role};
+use weft_probe::control::{open_tagged, seal_tagged};
 use weft_probe::proto::{Frame, Hello, Message, read_message};
 use weft_probe::server::Limits;
 
@@ -21,6 +25,13 @@ fuzz_target!(|data: &[u8]| {
         // parsing (`float_roundtrip`, enabled by weft-probe), emit is a fixpoint.
         let third = Message::parse_bytes(&again.to_bytes(), u32::MAX).expect("parses again");
         assert_eq!(third.to_bytes(), again.to_bytes());
+        let key = Key::from_derived([3; 32]);
+        let mut tx = key.frames(Role::Client, &[1; 16], &[2; 16], 0);
+        let mut rx = key.frames(Role::Server, &[1; 16], &[2; 16], 0);
+        let mut sealed = m.to_bytes();
+        seal_tagged(&mut tx, &mut sealed);
+        open_tagged(&mut rx, &mut sealed).expect("a sealed message opens");
+        assert_eq!(sealed, m.to_bytes());
         if let Message::Relay(spec) = &m {
             let _ = weft_probe::relay::agent::check(spec, &Limits::default());
         }
@@ -32,4 +43,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(Hello::parse(&h.emit()).ok(), Some(h));
     }
     let _ = weft_probe::proto::data::parse_udp_header(data);
+    let key = Key::from_derived([3; 32]);
+    let mut rx = key.frames(Role::Server, &[1; 16], &[2; 16], 0);
+    let _ = open_tagged(&mut rx, &mut data.to_vec());
 });

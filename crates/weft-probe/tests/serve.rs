@@ -71,7 +71,7 @@ fn stalled_clients_are_dropped_after_the_idle_timeout() {
     let silent = TcpStream::connect(h.local_addr()).unwrap();
     // Half a header, then nothing.
     let mut half = TcpStream::connect(h.local_addr()).unwrap();
-    half.write_all(b"WEFT\x01").unwrap();
+    half.write_all(b"WEFT\x02").unwrap();
     // A test whose data connection never comes.
     let mut ctl = Control::new(TcpStream::connect(h.local_addr()).unwrap(), 1 << 20);
     ctl.send(&Message::Request(TestSpec::Tput(spec(

@@ -30,11 +30,16 @@ pub struct AuthHello {
     pub nonce: Hex<16>,
 }
 
-/// Agent: its own challenge, and its proof of the key over both nonces.
+/// Agent: its own challenge (protocol 2: no proof yet; the client proves first).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuthChallenge {
     /// The agent's random nonce.
     pub nonce: Hex<16>,
+}
+
+/// Agent: its proof of the key over both nonces, sent only once the client's proof held.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthOk {
     /// The agent's MAC ([`weft_gate::Role::Server`]) over both nonces.
     pub mac: Hex<32>,
 }

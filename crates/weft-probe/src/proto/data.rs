@@ -127,7 +127,7 @@ mod tests {
             cookie: [7; 16],
         };
         let b = h.emit();
-        assert_eq!(&b[..8], &[b'W', b'E', b'F', b'D', 1, 0, 1, 2]);
+        assert_eq!(&b[..8], &[b'W', b'E', b'F', b'D', 2, 0, 1, 2]);
         assert_eq!(Hello::parse(&b).unwrap(), h);
         let u = Hello { udp: true, ..h };
         assert_eq!(&u.emit()[..4], b"WEFU");

@@ -18,8 +18,11 @@ use super::ProtoError;
 /// The four bytes every control message starts with.
 pub const MAGIC: [u8; 4] = *b"WEFT";
 /// The control-protocol version this build speaks. A peer that sends another version gets an
-/// `Error` message naming both and is dropped.
-pub const VERSION: u8 = 1;
+/// `Error` message naming both, framed in the peer's own version so that it can read it, and is
+/// dropped. Version 2: the client proves a key first (`AuthChallenge` lost its MAC, `AuthOk`
+/// carries the agent's), and after a keyed handshake every message carries a tag (see
+/// `crate::control`); the data hellos carry the version too.
+pub const VERSION: u8 = 2;
 /// Length of the fixed header in bytes.
 pub const HEADER_LEN: usize = 12;
 /// Default upper bound on a message body in bytes (the server's `--max-message`).
@@ -97,7 +100,7 @@ impl<T: AsRef<[u8]>> Frame<T> {
         self.byte(5)
     }
 
-    /// The reserved field, zero in version 1.
+    /// The reserved field, zero in versions 1 and 2.
     pub fn reserved(&self) -> u16 {
         u16::from_be_bytes([self.byte(6), self.byte(7)])
     }
@@ -132,14 +135,14 @@ mod tests {
     use super::*;
 
     static GOOD: [u8; 14] = [
-        b'W', b'E', b'F', b'T', 0x01, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, b'{', b'}',
+        b'W', b'E', b'F', b'T', 0x02, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, b'{', b'}',
     ];
 
     #[test]
     fn reads_fields_of_a_good_frame() {
         let f = Frame::new_checked(&GOOD[..], 100).unwrap();
         assert_eq!(f.magic(), MAGIC);
-        assert_eq!(f.version(), 1);
+        assert_eq!(f.version(), 2);
         assert_eq!(f.msg_type(), 7);
         assert_eq!(f.body_len(), 2);
         assert_eq!(f.body(), b"{}");
@@ -171,10 +174,10 @@ mod tests {
             Err(ProtoError::BadMagic(_))
         ));
         let mut b = GOOD;
-        b[4] = 2;
+        b[4] = 1;
         assert_eq!(
             Frame::new_checked(&b[..], 100).unwrap_err(),
-            ProtoError::UnsupportedVersion(2)
+            ProtoError::UnsupportedVersion(1)
         );
         let mut b = GOOD;
         b[7] = 1;

@@ -15,6 +15,13 @@ pub fn read_message<R: Read>(
     buf: &mut Vec<u8>,
     max_body: u32,
 ) -> Result<Message, ProtoError> {
+    read_frame(r, buf, max_body)?;
+    Message::parse(&Frame::new_unchecked(&buf[..]))
+}
+
+/// Reads one frame's bytes (header and body) into `buf`, checking the header first as
+/// [`read_message`] does, without parsing the body.
+pub fn read_frame<R: Read>(r: &mut R, buf: &mut Vec<u8>, max_body: u32) -> Result<(), ProtoError> {
     let mut header = [0u8; HEADER_LEN];
     let mut got = 0;
     while got < HEADER_LEN {
@@ -47,7 +54,7 @@ pub fn read_message<R: Read>(
             e.into()
         }
     })?;
-    Message::parse(&Frame::new_unchecked(&buf[..]))
+    Ok(())
 }
 
 /// Writes one message to `w` in a single `write_all` (header and body together).

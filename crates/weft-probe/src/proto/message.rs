@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::ProtoError;
-use super::auth::{AuthChallenge, AuthHello, AuthProof};
+use super::auth::{AuthChallenge, AuthHello, AuthOk, AuthProof};
 use super::frame::{Frame, HEADER_LEN, emit_header};
 use super::relay::{RelayReport, RelaySpec};
 use super::spec::TestSpec;
@@ -59,6 +59,8 @@ pub enum MessageType {
     AuthChallenge = 13,
     /// [`Message::AuthProof`].
     AuthProof = 14,
+    /// [`Message::AuthOk`] (protocol 2).
+    AuthOk = 15,
 }
 
 impl MessageType {
@@ -79,6 +81,7 @@ impl MessageType {
             12 => MessageType::AuthHello,
             13 => MessageType::AuthChallenge,
             14 => MessageType::AuthProof,
+            15 => MessageType::AuthOk,
             _ => return None,
         })
     }
@@ -257,10 +260,12 @@ pub enum Message {
     Relayed(Box<RelayReport>),
     /// Client with a key: its challenge (first message, before `Request` or `Relay`).
     AuthHello(AuthHello),
-    /// Agent with a key: its challenge and its proof of the key.
+    /// Agent with a key: its challenge.
     AuthChallenge(AuthChallenge),
-    /// Client: its proof of the key.
+    /// Client: its proof of the key (first: the agent proves nothing to an unproven client).
     AuthProof(AuthProof),
+    /// Agent: its proof of the key, once the client's held.
+    AuthOk(AuthOk),
 }
 
 impl Message {
@@ -281,6 +286,7 @@ impl Message {
             Message::AuthHello(_) => MessageType::AuthHello,
             Message::AuthChallenge(_) => MessageType::AuthChallenge,
             Message::AuthProof(_) => MessageType::AuthProof,
+            Message::AuthOk(_) => MessageType::AuthOk,
         }
     }
 
@@ -324,6 +330,7 @@ impl Message {
             MessageType::AuthHello => Message::AuthHello(json(ty, body)?),
             MessageType::AuthChallenge => Message::AuthChallenge(json(ty, body)?),
             MessageType::AuthProof => Message::AuthProof(json(ty, body)?),
+            MessageType::AuthOk => Message::AuthOk(json(ty, body)?),
         })
     }
 
@@ -350,6 +357,7 @@ impl Message {
             Message::AuthHello(b) => serde_json::to_vec(b),
             Message::AuthChallenge(b) => serde_json::to_vec(b),
             Message::AuthProof(b) => serde_json::to_vec(b),
+            Message::AuthOk(b) => serde_json::to_vec(b),
         };
         // Our bodies are plain structs of numbers and strings; a non-finite float would be
         // written as null and refused by the reader, and none is produced (jitter starts at 0
@@ -389,7 +397,7 @@ mod tests {
     #[test]
     fn bye_is_twelve_bytes() {
         let b = Message::Bye.to_bytes();
-        assert_eq!(b, [b'W', b'E', b'F', b'T', 1, 8, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(b, [b'W', b'E', b'F', b'T', 2, 8, 0, 0, 0, 0, 0, 0]);
         assert_eq!(Message::parse_bytes(&b, 0).unwrap(), Message::Bye);
     }
 
@@ -430,10 +438,10 @@ mod tests {
             Message::parse_bytes(&b, 10).unwrap_err(),
             ProtoError::UnknownType(0)
         );
-        b[5] = 15;
+        b[5] = 16;
         assert_eq!(
             Message::parse_bytes(&b, 10).unwrap_err(),
-            ProtoError::UnknownType(15)
+            ProtoError::UnknownType(16)
         );
         let mut b = emit_header(MessageType::Accept as u8, 3).to_vec();
         b.extend_from_slice(b"{x}");
@@ -513,9 +521,9 @@ mod tests {
             }),
             Message::AuthChallenge(AuthChallenge {
                 nonce: Hex([0xa5; 16]),
-                mac: Hex([1; 32]),
             }),
             Message::AuthProof(AuthProof { mac: Hex([0; 32]) }),
+            Message::AuthOk(AuthOk { mac: Hex([1; 32]) }),
         ];
         for m in msgs {
             assert_eq!(Message::parse_bytes(&m.to_bytes(), 4096).unwrap(), m);

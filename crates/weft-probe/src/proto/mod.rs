@@ -1,4 +1,4 @@
-//! The weft control protocol, version 1: framed messages on a TCP control connection, data on
+//! The weft control protocol, version 2: framed messages on a TCP control connection, data on
 //! separate TCP connections or UDP sockets that attach to their test with a random cookie.
 //!
 //! - [`frame`]: the 12-byte binary header (magic `WEFT`, version, type, length) as a checked view;
@@ -21,10 +21,10 @@ pub mod relay;
 pub mod rr_spec;
 pub mod spec;
 
-pub use auth::{AuthChallenge, AuthHello, AuthProof, Hex};
+pub use auth::{AuthChallenge, AuthHello, AuthOk, AuthProof, Hex};
 pub use data::{Cookie, Hello};
 pub use frame::{DEFAULT_MAX_MESSAGE, Frame, HEADER_LEN, MAGIC, VERSION};
-pub use io::{read_message, write_message};
+pub use io::{read_frame, read_message, write_message};
 pub use message::{
     Accept, CpuUse, ErrorMsg, Finished, Interval, Message, MessageType, Ready, SenderDone,
     SockInfo, StreamEnd, UdpCounts,

@@ -50,6 +50,19 @@ pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAd
         drop_conn(shared, peer, &err.to_string());
         return;
     }
+    if shared.config.key.is_none() && !shared.config.open && !peer.ip().to_canonical().is_loopback()
+    {
+        // Protected mode: a keyless agent left running serves its own host only.
+        let err = ProbeError::Refused(format!(
+            "this agent has no key and serves only clients on its own host (protected mode); \
+             run it with --key-file (and the client with the same) or with --open to serve {}",
+            peer.ip()
+        ));
+        let mut c = Control::new(stream, limits.max_message);
+        c.send_error_best_effort(&err);
+        drop_conn(shared, peer, &err.to_string());
+        return;
+    }
     let mut first = std::io::Read::chain(&magic[..], &stream);
     let msg = read_message(&mut first, &mut Vec::new(), limits.max_message);
     let mut control = Control::new(stream, limits.max_message);
@@ -94,6 +107,20 @@ pub(super) fn handle(shared: &Arc<Shared>, mut stream: TcpStream, peer: SocketAd
             ));
             control.send_error_best_effort(&err);
             drop_conn(shared, peer, &err.to_string());
+            return;
+        }
+        Err(ProbeError::Proto(ProtoError::UnsupportedVersion(v))) => {
+            // Said in the peer's own framing, so that an older client reads why, not "bad
+            // version 2" of its own parser.
+            let why = format!(
+                "this agent speaks weft control protocol {} and the client {v}: use the same weft \
+                 version on both ends (protocol 2 changed the keyed handshake and tags messages)",
+                crate::proto::VERSION
+            );
+            let mut bytes = Message::error("version", why.clone()).to_bytes();
+            bytes[4] = v;
+            let _ = std::io::Write::write_all(&mut control.stream(), &bytes);
+            drop_conn(shared, peer, &why);
             return;
         }
         Err(err) => {
