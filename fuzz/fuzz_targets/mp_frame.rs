@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok((h, payload)) = PacketHeader::parse(data) {
         let mut again = vec![0u8; data.len()];
         h.emit_into(&mut again);
-        again[16..].copy_from_slice(payload);
+        again[weft_probe::mp::pvmd::packet::HEADER_LEN..].copy_from_slice(payload);
         assert_eq!(again, data);
     }
     let cfg = CoreConfig {
@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
         fragment: 2048,
         window: 4,
         give_up: weft_model::Duration::from_secs(1),
+        token: 7,
     };
     let mut d = DaemonCore::new(cfg);
     let _ = d.handle_datagram(Instant(1), data);

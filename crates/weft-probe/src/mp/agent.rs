@@ -65,6 +65,7 @@ fn run(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), MpError> {
                 fragment: spec.daemon.fragment as usize,
                 window: spec.daemon.window as usize,
                 give_up: super::pvmd::driver::give_up(waiting.timeout),
+                token: 0,
             },
             waiting.spin,
         )?),
@@ -102,7 +103,17 @@ fn run(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), MpError> {
                     })
                 })
                 .collect::<Result<_, _>>()?;
-            daemon_handle = Some(d.start(udp, idle)?);
+            // The run's token, from the secret cookies of every rank's test in the roster.
+            let cookies = peers
+                .iter()
+                .map(|p| {
+                    cookie_from_hex(&p.cookie).ok_or_else(|| {
+                        MpError::Config("a cookie in the roster is not 32 hex digits".into())
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let token = super::pvmd::driver::run_token(&cookies);
+            daemon_handle = Some(d.start(udp, idle, token)?);
             let s =
                 TcpStream::connect(task).map_err(|e| MpError::io("connecting to the daemon", e))?;
             let conn = Conn::new(s).map_err(|e| MpError::io("connecting to the daemon", e))?;

@@ -133,6 +133,7 @@ fn rank_job(
                     fragment: spec.daemon.fragment as usize,
                     window: spec.daemon.window as usize,
                     give_up: super::pvmd::driver::give_up(waiting.timeout),
+                    token: 0,
                 },
                 waiting.spin,
             )?),
@@ -175,7 +176,18 @@ fn rank_job(
                         .ok_or_else(|| MpError::Config("a rank has no daemon".into()))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            daemon_handle = Some(d.start(udp, SETUP)?);
+            // In one process there are no cookies: the token comes from the daemons' ports,
+            // the same at every rank (the roster check keeps other sources out).
+            let ports: Vec<[u8; 16]> = udp
+                .iter()
+                .map(|a| {
+                    let mut b = [0u8; 16];
+                    b[..2].copy_from_slice(&a.port().to_be_bytes());
+                    b
+                })
+                .collect();
+            let token = super::pvmd::driver::run_token(&ports);
+            daemon_handle = Some(d.start(udp, SETUP, token)?);
             let s =
                 TcpStream::connect(task).map_err(|e| MpError::io("connecting to the daemon", e))?;
             let conn = Conn::new(s).map_err(|e| MpError::io("connecting to the daemon", e))?;

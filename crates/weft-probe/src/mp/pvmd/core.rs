@@ -54,6 +54,8 @@ pub struct CoreConfig {
     pub window: usize,
     /// Give up on a peer whose daemon leaves a packet unacknowledged this long.
     pub give_up: Duration,
+    /// The run's token ([`super::packet`]): packets without it are not the run's.
+    pub token: u64,
 }
 
 /// What a daemon did.
@@ -247,6 +249,7 @@ impl DaemonCore {
             dst: dst as u16,
             seq: link.next_seq,
             ack: 0,
+            token: self.cfg.token,
         }
         .emit_into(&mut pkt);
         pkt[HEADER_LEN..].copy_from_slice(frame);
@@ -260,7 +263,8 @@ impl DaemonCore {
         let parsed = PacketHeader::parse(bytes);
         let (h, payload) = match parsed {
             Ok((h, p))
-                if h.dst as usize == self.cfg.me
+                if h.token == self.cfg.token
+                    && h.dst as usize == self.cfg.me
                     && (h.src as usize) < self.cfg.ranks
                     && h.src as usize != self.cfg.me =>
             {
@@ -447,6 +451,7 @@ impl DaemonCore {
                     dst: peer as u16,
                     seq: 0,
                     ack,
+                    token: self.cfg.token,
                 }
                 .emit_into(&mut pkt);
                 self.next_link = peer + 1;
@@ -490,7 +495,30 @@ mod tests {
             fragment: 2048,
             window,
             give_up: Duration::from_secs(1),
+            token: 77,
         }
+    }
+
+    #[test]
+    fn packets_of_another_run_are_ignored() {
+        // A forger who knows the ranks and the format but not the run's token: its data is not
+        // delivered, and its cumulative acknowledgement does not open the window.
+        let mut forger = DaemonCore::new(CoreConfig {
+            token: 78,
+            ..cfg(0, 4)
+        });
+        let mut victim = DaemonCore::new(cfg(1, 4));
+        forger.task_input(&message(0, 1, 0, 100)).unwrap();
+        let (_, pkt) = forger.poll_transmit(Instant(1)).unwrap();
+        victim.handle_datagram(Instant(2), &pkt).unwrap();
+        assert_eq!(victim.stats().ignored, 1);
+        assert!(victim.task_output().is_empty());
+        // The same packet with the run's token is delivered.
+        let mut same = DaemonCore::new(cfg(0, 4));
+        same.task_input(&message(0, 1, 0, 100)).unwrap();
+        let (_, pkt) = same.poll_transmit(Instant(1)).unwrap();
+        victim.handle_datagram(Instant(3), &pkt).unwrap();
+        assert!(!victim.task_output().is_empty());
     }
 
     fn message(src: u16, dst: u16, seq: u32, len: usize) -> Vec<u8> {

@@ -18,6 +18,7 @@ use std::time::{Duration as StdDuration, Instant as StdInstant};
 use weft_model::{Duration, Instant};
 
 use super::core::{CoreConfig, DaemonCore, DaemonStats};
+use super::packet::PacketHeader;
 use crate::mp::error::MpError;
 use crate::mp::wire::{self, Header, Kind};
 
@@ -81,13 +82,15 @@ impl Daemon {
             .map_err(|e| MpError::io("reading the daemon's address", e))
     }
 
-    /// Runs the daemon on a thread, with `peers[r]` the UDP address of rank `r`'s daemon. The
-    /// rank must connect within `accept_within`.
+    /// Runs the daemon on a thread, with `peers[r]` the UDP address of rank `r`'s daemon, in the
+    /// run of `token` ([`run_token`]). The rank must connect within `accept_within`.
     pub fn start(
-        self,
+        mut self,
         peers: Vec<SocketAddr>,
         accept_within: StdDuration,
+        token: u64,
     ) -> Result<DaemonHandle, MpError> {
+        self.cfg.token = token;
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
         let thread = std::thread::Builder::new()
@@ -163,8 +166,18 @@ impl Daemon {
             // Peers -> core.
             loop {
                 match self.udp.recv_from(&mut dgram) {
-                    Ok((n, _from)) => {
-                        let _ = core.handle_datagram(clock(), &dgram[..n]);
+                    Ok((n, from)) => {
+                        // The roster: rank r's packets come from rank r's daemon, nowhere else
+                        // (the token keeps other runs out, this a forger who learnt it).
+                        let from_roster = PacketHeader::parse(&dgram[..n]).is_ok_and(|(h, _)| {
+                            peers.get(usize::from(h.src)).is_some_and(|p| {
+                                p.ip().to_canonical() == from.ip().to_canonical()
+                                    && p.port() == from.port()
+                            })
+                        });
+                        if from_roster {
+                            let _ = core.handle_datagram(clock(), &dgram[..n]);
+                        }
                         moved = true;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -264,6 +277,21 @@ impl Drop for DaemonHandle {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// The token of a run: 64 bits mixed from the secret cookies of all its ranks' tests (random,
+/// drawn by their agents, known only to the run's coordinator and ranks), the same at every
+/// rank.
+pub fn run_token(cookies: &[[u8; 16]]) -> u64 {
+    // FNV-1a over the cookies, then a final mix (splitmix64): no cryptographic strength is
+    // needed, only that the token is as unpredictable as the cookies it comes from.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in cookies.iter().flatten() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
 }
 
 fn accept(l: &TcpListener, within: StdDuration, stop: &AtomicBool) -> Result<TcpStream, MpError> {

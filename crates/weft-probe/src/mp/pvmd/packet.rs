@@ -4,11 +4,17 @@
 //! frame chunk ([`crate::mp::wire`]).
 //!
 //! ```text
-//!  0     2     3       4       6       8          12         16
-//!  +-----+-----+-------+-------+-------+----------+----------+---------------------+
-//!  | WD  | ver | flags | src   | dst   | seq      | ack      | chunk (DAT only)    |
-//!  +-----+-----+-------+-------+-------+----------+----------+---------------------+
+//!  0     2     3       4       6       8          12         16             24
+//!  +-----+-----+-------+-------+-------+----------+----------+--------------+------------------+
+//!  | WD  | ver | flags | src   | dst   | seq      | ack      | run token    | chunk (DAT only) |
+//!  +-----+-----+-------+-------+-------+----------+----------+--------------+------------------+
 //! ```
+//!
+//! Version 2 added the run token: 64 random bits that only the run's ranks know (derived from
+//! the secret cookies of the roster), so that a datagram from outside the run (a stranger
+//! injecting data, filling reorder buffers or forging cumulative acknowledgements to keep a
+//! window open toward a victim) is dropped. The daemon also takes a rank's datagrams only from
+//! that rank's daemon's address in the roster (`super::driver`). A version 1 packet is foreign.
 //!
 //! Unlike PVM's 16-bit per-packet acknowledgements, `seq` and `ack` are 32-bit and the
 //! acknowledgement is cumulative (every packet before `ack` arrived), which needs no wrap-around
@@ -17,9 +23,9 @@
 /// First two bytes of a daemon packet.
 pub const MAGIC: [u8; 2] = *b"WD";
 /// Version of the daemon packet format.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Header length, bytes.
-pub const HEADER_LEN: usize = 16;
+pub const HEADER_LEN: usize = 24;
 /// The packet carries data (`seq` is valid).
 pub const DAT: u8 = 1;
 /// The packet acknowledges (`ack` is valid).
@@ -52,6 +58,8 @@ pub struct PacketHeader {
     pub seq: u32,
     /// Next sequence number the sender expects from the receiver.
     pub ack: u32,
+    /// The run's token (version 2).
+    pub token: u64,
 }
 
 impl PacketHeader {
@@ -77,6 +85,7 @@ impl PacketHeader {
                 dst: u16::from_be_bytes([h[6], h[7]]),
                 seq: u32_at(8),
                 ack: u32_at(12),
+                token: u64::from_be_bytes([h[16], h[17], h[18], h[19], h[20], h[21], h[22], h[23]]),
             },
             payload,
         ))
@@ -92,6 +101,7 @@ impl PacketHeader {
             h[6..8].copy_from_slice(&self.dst.to_be_bytes());
             h[8..12].copy_from_slice(&self.seq.to_be_bytes());
             h[12..16].copy_from_slice(&self.ack.to_be_bytes());
+            h[16..24].copy_from_slice(&self.token.to_be_bytes());
         }
     }
 }
@@ -108,6 +118,7 @@ mod tests {
             dst: 5,
             seq: 7,
             ack: 9,
+            token: 0x0102_0304_0506_0708,
         };
         let mut b = vec![0u8; HEADER_LEN + 3];
         h.emit_into(&mut b);
