@@ -134,6 +134,7 @@ fn a_target_that_is_not_a_weft_agent_gets_one_request_and_no_data() {
 #[test]
 fn a_relay_counts_toward_the_relays_limits() {
     let mut c = ServerConfig::loopback();
+    c.open = true;
     c.limits = Limits {
         max_tests: 1,
         max_streams: 2,
@@ -193,4 +194,56 @@ fn a_relay_counts_toward_the_relays_limits() {
         }
     };
     assert!(r.up.unwrap().receiver_bytes > 0);
+}
+
+/// Protected mode (no --open): a relay is no way to reach what only the agent's host can reach,
+/// and a keyless agent serves only its own host's clients (issue 32).
+#[test]
+fn a_protected_agent_relays_nowhere_near_itself_and_serves_only_its_host() {
+    let a = Server::bind(ServerConfig::loopback()).unwrap().spawn();
+    let b = common::agent(Duration::from_secs(3));
+    let spec = common::spec(Transport::Tcp, Direction::Forward, 200);
+    for target in [
+        b.local_addr(),
+        "127.1.2.3:5301".parse().unwrap(),
+        "169.254.1.1:5301".parse().unwrap(),
+        "[::1]:5301".parse().unwrap(),
+        "[fe80::1]:5301".parse().unwrap(),
+    ] {
+        let e = relay::client::tput(&cfg(&a, target), &spec).unwrap_err();
+        assert!(
+            matches!(&e, ProbeError::Remote { code, message } if code == "refused"
+                && message.contains("protected mode")),
+            "{target}: {e}"
+        );
+    }
+    // The machine's own address (the source of its default route), if it has one.
+    let own = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.connect("192.0.2.1:9").and_then(|()| s.local_addr()))
+        .map(|a| a.ip())
+        .ok()
+        .filter(|ip| !ip.is_loopback() && !ip.is_unspecified());
+    let Some(own) = own else {
+        weft_testutil::skip("this machine has no address but loopback");
+        return;
+    };
+    let e = relay::client::tput(&cfg(&a, SocketAddr::new(own, 5301)), &spec).unwrap_err();
+    assert!(e.to_string().contains("own addresses"), "{e}");
+    // A client from that (non-loopback) address is refused by a keyless agent on 0.0.0.0.
+    let mut any = ServerConfig::loopback();
+    any.bind = "0.0.0.0:0".parse().unwrap();
+    let wide = Server::bind(any).unwrap().spawn();
+    let to = SocketAddr::new(own, wide.local_addr().port());
+    let cfg = weft_probe::tput::TputConfig {
+        server: to,
+        spec: spec.clone(),
+        connect_timeout: Duration::from_secs(5),
+        key: None,
+    };
+    let e = weft_probe::tput::run(&cfg, &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("protected mode"), "{e}");
+    // From loopback it serves.
+    let mut lo = cfg.clone();
+    lo.server = SocketAddr::new("127.0.0.1".parse().unwrap(), wide.local_addr().port());
+    assert!(weft_probe::tput::run(&lo, &mut |_| {}).is_ok());
 }

@@ -149,9 +149,38 @@ fn recv_takes_a_file_while_300_idle_connections_are_held_and_gives_their_descrip
 }
 
 fn write_key(dir: &Path, name: &str, secret: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
     let p = dir.join(name);
     std::fs::write(&p, secret).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
     p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn short_keys_are_refused_and_key_files_others_can_read_are_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let short = write_key(dir.path(), "short", "fifteen bytes!!\n");
+    for args in [
+        &["serve", "--key-file", &short][..],
+        &["serve", "--key", "x"],
+        &["recv", "--dir", ".", "--key", "fifteen bytes!!"],
+        &["tput", "127.0.0.1:9", "--key-file", &short],
+    ] {
+        let out = weft().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("at least 16"), "{}", stderr(&out));
+    }
+    let key = write_key(dir.path(), "key", "sixteen bytes or more\n");
+    let quiet = tput(9, &["--key-file", &key]);
+    assert!(!stderr(&quiet).contains("warning"), "{}", stderr(&quiet));
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = tput(9, &["--key-file", &key]);
+    assert!(
+        stderr(&out).contains("warning: key file") && stderr(&out).contains("chmod 600"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 fn tput(port: u16, extra: &[&str]) -> Output {
@@ -165,8 +194,8 @@ fn tput(port: u16, extra: &[&str]) -> Output {
 #[test]
 fn a_keyed_agent_serves_only_clients_that_prove_the_key() {
     let dir = tempfile::tempdir().unwrap();
-    let key = write_key(dir.path(), "key", "lab secret\n");
-    let wrong = write_key(dir.path(), "wrong", "guess");
+    let key = write_key(dir.path(), "key", "lab secret of the team\n");
+    let wrong = write_key(dir.path(), "wrong", "a wrong guess of the key");
     let agent = Agent::start(&["--key-file", &key]);
     // Without a key, with the wrong key: refused, saying why.
     for extra in [&[][..], &["--key-file", &wrong][..]] {
@@ -193,16 +222,17 @@ fn a_keyed_agent_serves_only_clients_that_prove_the_key() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("has no key"), "{}", stderr(&out));
     // --key works as --key-file does.
-    let by_value = Agent::start(&["--key", "lab secret"]);
+    let by_value = Agent::start(&["--key", "lab secret of the team"]);
     assert!(tput(by_value.port, &["--key-file", &key]).status.success());
 }
 
 #[test]
 fn a_relayed_pattern_authenticates_at_both_agents() {
     let dir = tempfile::tempdir().unwrap();
-    let key = write_key(dir.path(), "key", "shared");
-    let other = write_key(dir.path(), "other", "not shared");
-    let a = Agent::start(&["--key-file", &key]);
+    let key = write_key(dir.path(), "key", "shared by the agents");
+    let other = write_key(dir.path(), "other", "not shared with anyone");
+    // A relays toward loopback agents: open (protected mode would refuse).
+    let a = Agent::start(&["--key-file", &key, "--open"]);
     let b = Agent::start(&["--key-file", &key]);
     let c = Agent::start(&["--key-file", &other]);
     let pair = |from: &Agent, to: &Agent, key: &str| {
@@ -344,4 +374,114 @@ fn a_broken_control_connection_is_reported_once() {
     drop(free);
     let err = stderr(&tput(port, &[]));
     assert_eq!(err.matches("Connection refused").count(), 1, "{err}");
+}
+
+/// The machine's own non-loopback address (the source of its default route), if it has one.
+fn own_address() -> Option<std::net::IpAddr> {
+    std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.connect("192.0.2.1:9").and_then(|()| s.local_addr()))
+        .map(|a| a.ip())
+        .ok()
+        .filter(|ip| !ip.is_loopback() && !ip.is_unspecified())
+}
+
+#[test]
+fn a_keyless_receiver_serves_only_its_own_host_unless_open() {
+    use std::io::{BufRead, BufReader};
+    let Some(own) = own_address() else {
+        weft_testutil::skip("this machine has no address but loopback");
+        return;
+    };
+    let dst = tempfile::tempdir().unwrap();
+    for (open, served) in [(&[][..], false), (&["--open"][..], true)] {
+        let mut child = weft()
+            .args(["recv", "--listen", "0.0.0.0:0", "--dir"])
+            .arg(dst.path())
+            .args(open)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let port = first
+            .split("0.0.0.0:")
+            .nth(1)
+            .and_then(|r| r.split(',').next())
+            .unwrap()
+            .to_string();
+        if !served {
+            let second = lines.next().unwrap().unwrap();
+            assert!(second.contains("protected mode"), "{second}");
+        }
+        let out = weft()
+            .args(["send", "--mem", "64KiB", &own.to_string(), "--port", &port])
+            .arg("--no-progress")
+            .output()
+            .unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(out.status.success(), served, "{open:?}: {}", stderr(&out));
+        if !served {
+            assert!(stderr(&out).contains("protected mode"), "{}", stderr(&out));
+        }
+    }
+}
+
+#[test]
+fn all_sessions_together_are_bounded_in_memory_and_stale_part_files_are_removed() {
+    let dst = tempfile::tempdir().unwrap();
+    // A part file and journal nobody resumed for 8 days, and a fresh one.
+    let old = dst.path().join(".abandoned.bin.weft-part");
+    let old_journal = dst.path().join(".abandoned.bin.weft-journal");
+    let fresh = dst.path().join(".recent.bin.weft-part");
+    for p in [&old, &old_journal, &fresh] {
+        std::fs::write(p, b"x").unwrap();
+    }
+    let week_ago = std::time::SystemTime::now() - Duration::from_secs(8 * 24 * 3600);
+    for p in [&old, &old_journal] {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(week_ago)
+            .unwrap();
+    }
+    let recv = Recv::start(dst.path(), &["--max-total-memory", "3MiB"]);
+    // The default window of 1 MiB buffers does not fit in 3 MiB for all sessions.
+    let out = weft()
+        .args([
+            "send",
+            "--mem",
+            "2MiB",
+            "127.0.0.1",
+            "--port",
+            &recv.port.to_string(),
+        ])
+        .args(["--buffer-size", "1MiB", "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--max-total-memory"),
+        "{}",
+        stderr(&out)
+    );
+    // Two buffers in flight fit.
+    let out = weft()
+        .args([
+            "send",
+            "--mem",
+            "2MiB",
+            "127.0.0.1",
+            "--port",
+            &recv.port.to_string(),
+        ])
+        .args(["--buffer-size", "1MiB", "--window", "2", "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stderr(&out), recv.log());
+    assert!(!old.exists() && !old_journal.exists(), "{}", recv.log());
+    assert!(fresh.exists());
+    assert!(recv.log().contains("--part-max-age"), "{}", recv.log());
 }

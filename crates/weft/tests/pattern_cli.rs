@@ -19,10 +19,12 @@ fn json_doc(out: &Output) -> weft_report::ResultDoc {
         .expect("stdout is one result document")
 }
 
+/// An in-process agent, open: the relayed pairs here run between agents on loopback, which
+/// protected mode refuses.
 fn agent() -> ServerHandle {
-    Server::bind(ServerConfig::loopback())
-        .expect("bind agent")
-        .spawn()
+    let mut cfg = ServerConfig::loopback();
+    cfg.open = true;
+    Server::bind(cfg).expect("bind agent").spawn()
 }
 
 #[test]

@@ -37,18 +37,24 @@ fn both_checksums_deliver_identical_files_and_the_summary_names_them() {
         .collect();
     let file = src.path().join("f.bin");
     std::fs::write(&file, &data).unwrap();
-    let recv = Recv::start(dst.path(), &["--key", "sesame", "--force"]);
-    for (args, want) in [
-        (&["--checksum", "xxh3"][..], "xxh3"),
-        (&[][..], "blake3-keyed"),
-        (&["--checksum", "blake3"][..], "blake3-keyed"),
+    let keyed = Recv::start(dst.path(), &["--key", "open sesame, says ali", "--force"]);
+    let open = Recv::start(dst.path(), &["--force"]);
+    let key = ["--key", "open sesame, says ali"];
+    for (recv, args, want) in [
+        (&open, &["--checksum", "xxh3"][..], "xxh3"),
+        (&keyed, &key[..], "blake3-keyed"),
+        (
+            &keyed,
+            &[&key[..], &["--checksum", "blake3"]].concat(),
+            "blake3-keyed",
+        ),
     ] {
         let out = Command::new(WEFT)
             .arg("send")
             .arg(&file)
             .arg("127.0.0.1")
             .args(["--port", &recv.port.to_string(), "--no-progress", "--json"])
-            .args(["--key", "sesame", "--buffer-size", "1MiB"])
+            .args(["--buffer-size", "1MiB"])
             .args(args)
             .output()
             .unwrap();
@@ -105,6 +111,69 @@ fn an_unknown_checksum_is_refused_by_name_and_an_older_sender_is_still_served() 
     assert!(err.contains("unknown checksum \"md5\""), "{err}");
 }
 
+/// Under a key only the reliable mode with BLAKE3 runs: xxh3 and the unreliable modes carry
+/// nothing the key protects. `weft send` refuses them itself, and a keyed receiver refuses a
+/// hand-made hello that asks for them, and a sender older than protocol 6, by name (issue 32).
+#[test]
+fn a_keyed_receiver_refuses_what_its_key_would_not_protect() {
+    let dst = tempfile::tempdir().unwrap();
+    let recv = Recv::start(dst.path(), &["--key", "open sesame, says ali"]);
+    for extra in [
+        &["--checksum", "xxh3"][..],
+        &["--mode", "sbtp"],
+        &["--mode", "mbtp"],
+    ] {
+        let out = Command::new(WEFT)
+            .args(["send", "--mem", "1KiB", "127.0.0.1", "--no-progress"])
+            .args([
+                "--port",
+                &recv.port.to_string(),
+                "--key",
+                "open sesame, says ali",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("with a key") && err.contains("reliable"),
+            "{err}"
+        );
+    }
+    let ask = |mode: Mode, checksum: u8, version: u16| {
+        let mut conn = CtlConn::new(TcpStream::connect(("127.0.0.1", recv.port)).unwrap()).unwrap();
+        conn.queue(&Control::ClientHello {
+            version,
+            mode,
+            window: 2,
+            nonce: [5; 16],
+            checksum,
+            stripe: None,
+        });
+        conn.flush_all(5000).unwrap();
+        conn.recv_wait(5000).unwrap()
+    };
+    for (mode, checksum, version, says) in [
+        (Mode::Reliable, 1, 6, "xxh3 with a key"),
+        (Mode::Sbtp, 0, 6, "sbtp with a key"),
+        (Mode::Mbtp, 0, 6, "mbtp with a key"),
+        (Mode::Reliable, 0, 5, "stretched"),
+    ] {
+        match ask(mode, checksum, version) {
+            Control::Refuse { code, msg } => {
+                assert_eq!(code, RefuseCode::Version);
+                assert!(msg.contains(says), "{msg}");
+            }
+            m => panic!("{mode:?} {checksum}: expected a refusal, got {m:?}"),
+        }
+    }
+    assert!(matches!(
+        ask(Mode::Reliable, 0, 6),
+        Control::ServerHello { .. }
+    ));
+}
+
 /// A receiver of protocol 2 closes on a version 3 hello (one byte too many) without a word: the
 /// sender says what that probably means instead of "the peer closed the control connection".
 #[test]
@@ -144,7 +213,7 @@ fn a_keyed_transfer_resumes_under_the_new_sessions_key() {
         .collect();
     let file = src.path().join("big.bin");
     std::fs::write(&file, &data).unwrap();
-    let recv = Recv::start(dst.path(), &["--key", "sesame"]);
+    let recv = Recv::start(dst.path(), &["--key", "open sesame, says ali"]);
     let send = |extra: &[&str]| {
         let mut c = Command::new(WEFT);
         c.arg("send")
@@ -155,7 +224,7 @@ fn a_keyed_transfer_resumes_under_the_new_sessions_key() {
                 &recv.port.to_string(),
                 "--no-progress",
                 "--key",
-                "sesame",
+                "open sesame, says ali",
             ])
             .args(["--buffer-size", "1MiB", "--packet-size", "8000"])
             .args(extra);

@@ -11,6 +11,7 @@ fn agents(n: usize) -> Vec<ServerHandle> {
     (0..n)
         .map(|_| {
             let mut cfg = ServerConfig::loopback();
+            cfg.open = true;
             cfg.limits = Limits {
                 idle_timeout: Duration::from_secs(3),
                 max_duration: Duration::from_secs(10),
@@ -248,6 +249,7 @@ fn relayed_load_gets_relayed_probes_and_relayed_echo_sessions_run() {
 fn a_refused_relay_fails_its_session_with_the_reason_and_the_agent_serves_on() {
     let h = agents(1);
     let mut cfg = ServerConfig::loopback();
+    cfg.open = true;
     cfg.relay = false;
     let refusing = Server::bind(cfg).unwrap().spawn();
     let (r_addr, b) = (refusing.local_addr(), h[0].local_addr());

@@ -19,6 +19,9 @@ use crate::tput::{self, DirResult, TputConfig, TputResult};
 /// slot for it). An `Err` is sent to the client as an `Error` message by the caller.
 pub fn serve(ctx: &mut TestContext, spec: &RelaySpec) -> Result<(), ProbeError> {
     check(spec, &ctx.limits)?;
+    if !ctx.open() {
+        check_protected(spec.target.ip())?;
+    }
     ctx.control.send(&Message::Accept(Accept {
         test_id: ctx.test_id,
         cookie: ctx.cookie_hex(),
@@ -33,6 +36,31 @@ pub fn serve(ctx: &mut TestContext, spec: &RelaySpec) -> Result<(), ProbeError> 
     // Wait for the client's Bye so that closing does not reset a connection with unread data.
     let _ = ctx.control.recv_raw();
     Ok(())
+}
+
+/// Protected mode's rule for relays: no target this host alone can reach (loopback, link-local)
+/// and none of its own addresses, so that a relay is not a way to probe ports behind the
+/// agent's firewall or on its loopback services. Own addresses are those a UDP socket can be
+/// bound to (the kernel's own list, whatever interfaces come and go).
+pub fn check_protected(ip: IpAddr) -> Result<(), ProbeError> {
+    let ip = ip.to_canonical();
+    let link_local = match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
+    };
+    let why = if ip.is_loopback() {
+        "a loopback address"
+    } else if link_local {
+        "a link-local address"
+    } else if std::net::UdpSocket::bind((ip, 0)).is_ok() {
+        "one of this agent's own addresses"
+    } else {
+        return Ok(());
+    };
+    Err(ProbeError::Refused(format!(
+        "{ip} is {why}: this agent relays no test toward its own host or link (protected mode); \
+         start it with --open to allow that"
+    )))
 }
 
 /// Refuses relay requests this agent does not know or that exceed its limits. A relayed test

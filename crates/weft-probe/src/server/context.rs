@@ -63,6 +63,11 @@ impl TestContext {
         self.shared.config.key.as_ref()
     }
 
+    /// Whether the agent runs with `--open` (no protected mode).
+    pub fn open(&self) -> bool {
+        self.shared.config.open
+    }
+
     /// Whether the agent is shutting down.
     pub fn stopping(&self) -> bool {
         self.shared.stopping()

@@ -117,8 +117,15 @@ pub struct ServerConfig {
     pub relay: bool,
     /// Where log lines go; `None` = silent.
     pub log: Option<LogFn>,
-    /// The pre-shared key clients must prove (`--key-file`); `None` serves anyone.
+    /// The pre-shared key clients must prove (`--key-file`); `None` serves anyone `open`
+    /// lets in.
     pub key: Option<Key>,
+    /// Serve clients from any address without a key, and relay tests toward any address
+    /// (`--open`). Without it the agent is in **protected mode** (as Redis's): with no key it
+    /// serves control connections from loopback addresses only, and, key or not, it refuses to
+    /// relay tests toward loopback, link-local or its own addresses, so that a stranger cannot
+    /// use it to reach what only this host can reach.
+    pub open: bool,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -129,13 +136,14 @@ impl std::fmt::Debug for ServerConfig {
             .field("once", &self.once)
             .field("relay", &self.relay)
             .field("key", &self.key.is_some())
+            .field("open", &self.open)
             .finish_non_exhaustive()
     }
 }
 
 impl ServerConfig {
-    /// An agent on 127.0.0.1 with a free port, default limits and relaying allowed (for tests
-    /// and the demo).
+    /// An agent on 127.0.0.1 with a free port, default limits and relaying allowed, in
+    /// protected mode (for tests and the demo).
     pub fn loopback() -> Self {
         ServerConfig {
             bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
@@ -144,7 +152,26 @@ impl ServerConfig {
             relay: true,
             log: None,
             key: None,
+            open: false,
         }
+    }
+
+    /// What protected mode means for this configuration, to say at start; `None` with `open`.
+    pub fn protected_notice(&self) -> Option<String> {
+        if self.open {
+            return None;
+        }
+        let clients = if self.key.is_none() {
+            "with no key it serves only clients on this host (loopback addresses); give it \
+             --key-file to serve others that prove the key, or --open to serve anyone who \
+             reaches it; "
+        } else {
+            ""
+        };
+        Some(format!(
+            "protected mode: {clients}it relays no test toward loopback, link-local or its own \
+             addresses (--open allows them)"
+        ))
     }
 }
 
@@ -337,6 +364,9 @@ impl Server {
     pub fn run(self) -> Result<ServeSummary, ProbeError> {
         let shared = self.shared;
         shared.log(&format!("listening on {}", shared.local_addr));
+        if let Some(n) = shared.config.protected_notice() {
+            shared.log(&n);
+        }
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
         let mut closed_logged = 0u64;
         let mut last_log = std::time::Instant::now();

@@ -7,9 +7,10 @@ use weft_probe::proto::{Amount, Direction, TputSpec, Transport};
 use weft_probe::server::{Limits, Server, ServerConfig, ServerHandle};
 use weft_probe::tput::{TputConfig, TputResult};
 
-/// An agent on 127.0.0.1:0 with a short idle time-out.
+/// An agent on 127.0.0.1:0 with a short idle time-out, open (it relays toward loopback).
 pub fn agent(idle: Duration) -> ServerHandle {
     let mut cfg = ServerConfig::loopback();
+    cfg.open = true;
     cfg.limits = Limits {
         idle_timeout: idle,
         max_duration: Duration::from_secs(5),

@@ -289,6 +289,38 @@ pub fn client_handshake_with(
     })
 }
 
+/// Why a session with a key cannot use `mode` and `checksum`, or `None`: with a key only the
+/// reliable mode with BLAKE3 runs. Its datagrams carry no tag either, but each buffer is checked
+/// against a BLAKE3 keyed for the session before it is written, so a forged or altered datagram
+/// makes the buffer be sent again and never reaches the file. SBTP and MBTP write what arrives
+/// (lost packets zero-filled, nothing checked), and anyone can compute XXH3: under a key they
+/// would let whoever sees a session id write the file's content, and a key that protects nothing
+/// of the data is worse than none, since it says it does. (Tagging every datagram would cost a
+/// keyed hash per datagram on top of the buffer's, for modes the study ran on a trusted LAN.)
+pub fn keyed_refusal(mode: Mode, checksum: Checksum) -> Option<String> {
+    let why = "under a key only --mode reliable with --checksum blake3 is allowed: its buffers \
+               are checked with a BLAKE3 keyed for the session before they are written, while \
+               sbtp and mbtp write whatever datagrams arrive and anyone can compute xxh3, so a \
+               stranger who sees the session id could write the file's content";
+    match (mode, checksum) {
+        (Mode::Reliable, Checksum::Blake3) => None,
+        (Mode::Reliable, c) => Some(format!("--checksum {} with a key: {why}", c.name())),
+        (m, _) => Some(format!("--mode {} with a key: {why}", mode_name(m))),
+    }
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Reliable => "reliable",
+        Mode::Sbtp => "sbtp",
+        Mode::Mbtp => "mbtp",
+    }
+}
+
+/// The first protocol version whose keys are stretched (Argon2id, `weft_gate::auth`): a keyed
+/// receiver refuses older senders by name rather than failing their MAC.
+pub const STRETCHED_KEY_VERSION: u16 = 6;
+
 /// The receiver's side of the handshake: returns the mode and the session parameters, or
 /// refuses the sender (and returns the error). `bind` makes the session's UDP sockets and
 /// returns their ports; it is called once the sender's hello has arrived, so that a connection
@@ -330,6 +362,20 @@ pub fn server_handshake(
                 refuse(conn, RefuseCode::Version, msg.clone());
                 return Err(XferError::Local(msg));
             };
+            if key.is_some() && version < STRETCHED_KEY_VERSION {
+                let msg = format!(
+                    "this receiver has a key, and keys are stretched with Argon2id since protocol \
+                     {STRETCHED_KEY_VERSION}; the sender speaks {version}: upgrade it"
+                );
+                refuse(conn, RefuseCode::Version, msg.clone());
+                return Err(XferError::Local(msg));
+            }
+            if key.is_some()
+                && let Some(msg) = keyed_refusal(mode, checksum)
+            {
+                refuse(conn, RefuseCode::Version, msg.clone());
+                return Err(XferError::Local(msg));
+            }
             if stripe.is_some() && mode != Mode::Mbtp {
                 let msg =
                     "a stripe of a transfer over separate receivers is MBTP's only".to_string();

@@ -66,6 +66,74 @@ pub struct RecvOptions {
     /// default): measures the network and the protocol without the file system. Reliable mode
     /// still checks every buffer's BLAKE3 and the whole-file digest.
     pub discard: bool,
+    /// Serve senders from any address without a key (`--open`). Without it and without a key
+    /// the receiver is in protected mode: it serves senders on its own host (loopback) only.
+    pub open: bool,
+    /// The buffer memory of all sessions together (`--max-total-memory`): `max_memory` bounds
+    /// one session, this bounds what `max_concurrent` sessions may pin at once.
+    pub memory: MemoryBudget,
+}
+
+/// A session's reservation of buffer memory, given back when dropped.
+struct Held<'a> {
+    budget: &'a MemoryBudget,
+    bytes: u64,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.budget.release(&mut self.bytes);
+    }
+}
+
+/// Buffer memory shared by a receiver's sessions: each reserves its window of buffers before
+/// it accepts a file, and gives the reservation back when it ends.
+#[derive(Debug, Clone)]
+pub struct MemoryBudget {
+    limit: u64,
+    used: std::sync::Arc<Mutex<u64>>,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: u64) -> Self {
+        MemoryBudget {
+            limit,
+            used: std::sync::Arc::new(Mutex::new(0)),
+        }
+    }
+
+    /// The limit, bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    fn used(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.used.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Grows `held` (this session's reservation, bytes) to `want` if the budget has room;
+    /// `Err` with the bytes in use by all sessions otherwise.
+    fn grow(&self, held: &mut u64, want: u64) -> Result<(), u64> {
+        if want <= *held {
+            return Ok(());
+        }
+        let mut used = self.used();
+        let more = want - *held;
+        if used.saturating_add(more) > self.limit {
+            return Err(*used);
+        }
+        *used += more;
+        *held = want;
+        Ok(())
+    }
+
+    /// Gives a session's reservation back.
+    fn release(&self, held: &mut u64) {
+        let mut used = self.used();
+        *used = used.saturating_sub(*held);
+        *held = 0;
+    }
 }
 
 /// What happened to one received file.
@@ -210,6 +278,21 @@ pub fn handshake(stream: TcpStream, opts: &RecvOptions) -> Result<Admitted, Xfer
     let started = StdInstant::now();
     let mut conn =
         CtlConn::new(stream).map_err(|e| XferError::io("setting up the control connection", e))?;
+    let peer = conn.peer().map_err(|e| XferError::io("peer address", e))?;
+    if opts.key.is_none() && !opts.open && !peer.ip().to_canonical().is_loopback() {
+        // Protected mode: a keyless receiver left running writes files for its own host only.
+        let msg = format!(
+            "this receiver has no key and serves only senders on its own host (protected mode); \
+             run it with --key-file (and weft send with the same) or with --open to serve {}",
+            peer.ip()
+        );
+        conn.queue(&Control::Refuse {
+            code: RefuseCode::Auth,
+            msg: msg.clone(),
+        });
+        let _ = conn.flush_all(1000);
+        return Err(XferError::Auth(msg));
+    }
     let local_ip = conn
         .local()
         .map_err(|e| XferError::io("local address", e))?
@@ -316,6 +399,11 @@ fn session_loop(
     rep: &mut SessionReport,
     open: &mut HashMap<u32, FileSlot>,
 ) -> Result<(), XferError> {
+    // This session's share of --max-total-memory, given back however the session ends.
+    let mut reserved = Held {
+        budget: &opts.memory,
+        bytes: 0,
+    };
     let mut rx = Receiver::new(ReceiverConfig {
         mode,
         session: params.session,
@@ -501,6 +589,19 @@ fn session_loop(
                             let msg = format!(
                                 "{} buffers of {buffer_size} bytes exceed this receiver's memory limit of {} bytes",
                                 params.window, opts.max_memory
+                            );
+                            rep.files[report].msg = msg.clone();
+                            rx.reject_file(file, RefuseCode::TooLarge, msg);
+                            continue;
+                        }
+                        let want = buffer_size as u64 * params.window as u64;
+                        if let Err(used) = opts.memory.grow(&mut reserved.bytes, want) {
+                            let msg = format!(
+                                "{} buffers of {buffer_size} bytes do not fit in this receiver's \
+                                 memory for all sessions ({used} of its --max-total-memory of {} \
+                                 bytes in use): try again later, or with smaller buffers",
+                                params.window,
+                                opts.memory.limit()
                             );
                             rep.files[report].msg = msg.clone();
                             rx.reject_file(file, RefuseCode::TooLarge, msg);

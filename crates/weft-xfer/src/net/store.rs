@@ -144,6 +144,43 @@ impl Store {
         &self.root
     }
 
+    /// Removes the part files and journals of transfers last written more than `age` ago (a
+    /// sender that never came back to `--resume`), so that strangers' abandoned transfers do
+    /// not fill the directory for ever. Walks the directory without following links (at most
+    /// 32 levels deep); returns what it removed.
+    pub fn remove_stale_parts(&self, age: std::time::Duration) -> Vec<PathBuf> {
+        let mut removed = Vec::new();
+        let now = std::time::SystemTime::now();
+        let mut dirs = vec![(self.root.clone(), 0u32)];
+        while let Some((dir, depth)) = dirs.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let Ok(ft) = e.file_type() else { continue };
+                let path = e.path();
+                if ft.is_dir() && depth < 32 {
+                    dirs.push((path, depth + 1));
+                    continue;
+                }
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                let ours = name.starts_with('.')
+                    && (name.ends_with(".weft-part") || name.ends_with(".weft-journal"));
+                let old = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| now.duration_since(t).ok())
+                    .is_some_and(|d| d > age);
+                if ft.is_file() && ours && old && fs::remove_file(&path).is_ok() {
+                    removed.push(path);
+                }
+            }
+        }
+        removed
+    }
+
     /// Opens a file as `req` asks.
     pub fn open(&self, req: &OpenRequest<'_>) -> Result<Opened, Refusal> {
         let &OpenRequest {

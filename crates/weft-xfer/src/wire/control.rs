@@ -17,8 +17,11 @@ use super::{Reader, WireError};
 /// arrival rate to `Nack` and `Done` (as message types of their own, so that each type has one
 /// layout). A receiver of this build still serves
 /// version 2 to 4 senders, and answers each in its own version (reports without the arrival
-/// rate); an older receiver refuses this build's senders.
-pub const PROTOCOL_VERSION: u16 = 5;
+/// rate); an older receiver refuses this build's senders. Version 6 stretches keys (Argon2id,
+/// at least 16 bytes): its layouts are version 5's, a keyed receiver refuses older senders by
+/// version, and under a key only the reliable mode with BLAKE3 runs
+/// (`crate::net::keyed_refusal`).
+pub const PROTOCOL_VERSION: u16 = 6;
 /// The oldest sender version a receiver of this build serves.
 pub const MIN_PROTOCOL_VERSION: u16 = 2;
 /// The first version whose `ClientHello` carries the checksum byte.

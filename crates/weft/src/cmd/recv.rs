@@ -48,6 +48,18 @@ pub struct Args {
     /// Buffer memory per session (window times buffer size).
     #[arg(long, default_value = "1GiB", value_parser = crate::cmd::bounds::size("1", "1024GiB"))]
     max_memory: Size,
+    /// Buffer memory of all sessions together: a file whose buffers would pass it is refused
+    /// until others end (16 sessions of 1 GiB each could otherwise pin 16 GiB).
+    #[arg(long, default_value = "2GiB", value_parser = crate::cmd::bounds::size("1", "1024TiB"))]
+    max_total_memory: Size,
+    /// Leave protected mode: without a key, serve senders from any address (not only this
+    /// host's).
+    #[arg(long)]
+    open: bool,
+    /// Remove part files (and their journals) left by transfers that have not been resumed for
+    /// this long, at start; 0 keeps them for ever.
+    #[arg(long, default_value = "7d", value_parser = crate::cmd::bounds::duration("0", "3650d"))]
+    part_max_age: Duration,
     /// How long to wait after a round's end for datagrams still in flight.
     #[arg(long, default_value = "2ms", value_parser = crate::cmd::bounds::duration("0", "10s"))]
     settle: Duration,
@@ -133,13 +145,33 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         max_known_hashes: a.max_known_hashes as usize,
         read_back: a.read_back,
         discard: a.discard,
+        open: a.open,
+        memory: weft_xfer::net::recv::MemoryBudget::new(a.max_total_memory.as_bytes()),
     };
+    if opts.key.is_none() && !opts.open {
+        eprintln!(
+            "weft recv: protected mode: with no key it serves only senders on this host \
+             (loopback); give it --key-file to serve others that prove the key, or --open to \
+             serve anyone who reaches it"
+        );
+    }
+    if a.part_max_age.as_nanos() > 0 {
+        let age = std::time::Duration::from_nanos(a.part_max_age.as_nanos());
+        for p in store.remove_stale_parts(age) {
+            eprintln!(
+                "weft recv: removed {} (older than --part-max-age)",
+                p.display()
+            );
+        }
+    }
     let json = a.json;
     let failures = std::sync::atomic::AtomicU64::new(0);
     let sessions = std::sync::Mutex::new(Vec::new());
     let summary = serve(listener, store, opts, &|r| {
         let doc = weft_xfer::report::recv_doc(&r);
-        if let Some(path) = &a.csv {
+        // A row per session that got past its handshake: a stranger's failed handshakes are
+        // counted in the summary, not written (each row rewrites the file).
+        if let Some(path) = a.csv.as_ref().filter(|_| r.mode.is_some()) {
             let mut rows = sessions
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);

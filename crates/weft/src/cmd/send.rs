@@ -169,25 +169,38 @@ pub(crate) fn load_key(
     key: &Option<String>,
     file: &Option<PathBuf>,
 ) -> anyhow::Result<Option<Key>> {
+    let bad = |e: weft_gate::KeyError, from: &str| crate::cli::usage(format!("{from}: {e}"));
     if let Some(k) = key {
-        if k.is_empty() {
-            return Err(crate::cli::usage("--key must not be empty"));
-        }
-        return Ok(Some(Key::from_secret(k.as_bytes())));
+        return Ok(Some(
+            Key::from_secret(k.as_bytes()).map_err(|e| bad(e, "--key"))?,
+        ));
     }
     if let Some(p) = file {
         let b =
             std::fs::read(p).with_context(|| format!("reading the key file {}", p.display()))?;
-        let trimmed = b.strip_suffix(b"\n").unwrap_or(&b);
-        if trimmed.is_empty() {
-            return Err(crate::cli::usage(format!(
-                "key file {} is empty",
-                p.display()
-            )));
+        if let Some(w) = key_file_exposed(p) {
+            eprintln!("weft: warning: {w}");
         }
-        return Ok(Some(Key::from_secret(trimmed)));
+        let trimmed = b.strip_suffix(b"\n").unwrap_or(&b);
+        let from = format!("key file {}", p.display());
+        return Ok(Some(Key::from_secret(trimmed).map_err(|e| bad(e, &from))?));
     }
     Ok(None)
+}
+
+/// What is wrong with a key file that users other than its owner may read or change (as ssh
+/// says of a private key), or `None`.
+pub(crate) fn key_file_exposed(p: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(p).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "key file {} is open to users other than its owner (mode {mode:03o}): anyone who \
+             reads it holds the key; `chmod 600 {}`",
+            p.display(),
+            p.display()
+        )
+    })
 }
 
 /// Runs `weft send`.
@@ -221,6 +234,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         return Err(crate::cli::usage(
             "--resume needs --mode reliable (sbtp and mbtp keep no journal)",
         ));
+    }
+    if (a.key.is_some() || a.key_file.is_some())
+        && let Some(why) = weft_xfer::net::keyed_refusal(a.mode, a.checksum)
+    {
+        return Err(crate::cli::usage(why));
     }
     if !(0.0..=1.0).contains(&a.loss_threshold) {
         return Err(crate::cli::usage(

@@ -48,6 +48,10 @@ pub struct Args {
     /// Refuse to run tests toward other agents on a client's request (`weft pattern A:B`).
     #[arg(long)]
     pub no_relay: bool,
+    /// Leave protected mode: without a key, serve clients from any address (not only this
+    /// host's), and relay tests toward loopback, link-local and this host's own addresses.
+    #[arg(long)]
+    pub open: bool,
     #[command(flatten)]
     pub key: super::gate::AgentKey,
     #[command(flatten)]
@@ -122,12 +126,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         relay: !args.no_relay,
         log,
         key: args.key.load()?,
+        open: args.open,
     };
+    let notice = config.protected_notice();
     let server = Server::bind(config)?;
-    // Always say where we listen (scripts binding port 0 read this line); the logger says it
-    // itself when on.
+    // Always say where we listen (scripts binding port 0 read this line), and protected mode;
+    // the logger says them itself when on.
     if quiet {
         eprintln!("weft serve: listening on {}", server.local_addr());
+        if let Some(n) = notice {
+            eprintln!("weft serve: {n}");
+        }
     }
     let summary = server.run()?;
     if args.once && summary.tests_ok == 0 {
