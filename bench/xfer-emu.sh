@@ -46,7 +46,7 @@ report() { # name bits_per_second [own figure]
 }
 
 # weft reliable (adaptive rate, BLAKE3 integrity).
-wbps=$(emu --exec "b:$weft recv --dir $work/rx --listen 10.77.0.2:7140 --force --sessions 1 &" \
+wbps=$(emu --exec "b:$weft recv --open --dir $work/rx --listen 10.77.0.2:7140 --force --sessions 1 &" \
           --exec "a:$(timed "$weft send $work/src.bin 10.77.0.2 --no-progress --json > $work/weft.json")" | stdout_of | wall_bps)
 wown=$(python3 -c "import json; print(json.load(open('$work/weft.json'))['summary']['goodput_bps'])")
 cmp -s "$work/src.bin" "$work/rx/src.bin" || { echo "xfer-emu: weft's copy differs!" >&2; exit 1; }
@@ -58,7 +58,7 @@ report "weft reliable " "$wbps" "$wown"
 for mode in sbtp mbtp; do
   extra=""
   [ "$mode" = mbtp ] && extra="--receivers 5"
-  out=$(emu --exec "b:$weft recv --dir $work/rx --listen 10.77.0.2:7140 --force &" \
+  out=$(emu --exec "b:$weft recv --open --dir $work/rx --listen 10.77.0.2:7140 --force &" \
             --exec "a:$weft send $work/src.bin 10.77.0.2:$mode --mode $mode --packet-size 9000 --buffer-size 1MiB --rate 135Mbps --no-progress --json $extra" | stdout_of)
   echo "$out" | python3 -c "
 import json,sys

@@ -116,7 +116,7 @@ for rtt in $rtts; do
     wbps=0 best=0
     if has weft; then
     rm -rf "$work/rx" "$work/weft.json"; mkdir -p "$work/rx"
-    doc=$(emu --exec "b:$weft recv --dir $work/rx --listen 10.77.0.2:7140 --force --sessions 1 &" \
+    doc=$(emu --exec "b:$weft recv --open --dir $work/rx --listen 10.77.0.2:7140 --force --sessions 1 &" \
               --exec "a:$(timed "timeout $((3 * cap)) $weft send $work/src.bin 10.77.0.2 --no-progress --json > $work/weft.json")")
     if cmp -s "$work/src.bin" "$work/rx/src.bin"; then
       bps=$(echo "$doc" | stdout_of | python3 -c "import sys; s,e=map(float,sys.stdin.read().split()[-2:]); print(int($bytes*8/(e-s)))")

@@ -408,7 +408,7 @@ fn detach_names_resolve_wait_down_leave_nothing() {
         "{out:?}"
     );
     let mut agent = Command::new(BIN)
-        .args(["emu", "exec", "canberra", "--run", &id, "--", BIN, "serve"])
+        .args(["emu", "exec", "canberra", "--run", &id, "--", BIN, "serve", "--open"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

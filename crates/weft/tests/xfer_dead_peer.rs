@@ -315,7 +315,7 @@ fn a_peer_that_vanishes_without_a_reset_is_found_within_the_bound_by_both_ends()
     std::fs::write(&file, &want).unwrap();
     let path = Path3::new();
     let listen = format!("{}:7141", path.addr(6));
-    let recv = Path3::weft(&path.ns[2], &["recv", "--listen", &listen, "--dir"])
+    let recv = Path3::weft(&path.ns[2], &["recv", "--open", "--listen", &listen, "--dir"])
         .arg(dst.path())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -52,7 +52,7 @@ fn mbtp_runs_with_five_receiver_processes_on_five_emulated_hosts() {
     let mut exec: Vec<String> = (1..=5)
         .map(|k| {
             format!(
-                "r{k}: {WEFT} recv --dir {dir}/r{k} --listen 10.77.0.{ip}:7140 --sessions 1 --json > {dir}/r{k}.json 2> {dir}/r{k}.err &",
+                "r{k}: {WEFT} recv --open --dir {dir}/r{k} --listen 10.77.0.{ip}:7140 --sessions 1 --json > {dir}/r{k}.json 2> {dir}/r{k}.err &",
                 dir = d.display(),
                 ip = k + 1
             )
