@@ -408,7 +408,9 @@ fn detach_names_resolve_wait_down_leave_nothing() {
         "{out:?}"
     );
     let mut agent = Command::new(BIN)
-        .args(["emu", "exec", "canberra", "--run", &id, "--", BIN, "serve", "--open"])
+        .args([
+            "emu", "exec", "canberra", "--run", &id, "--", BIN, "serve", "--open",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -315,12 +315,15 @@ fn a_peer_that_vanishes_without_a_reset_is_found_within_the_bound_by_both_ends()
     std::fs::write(&file, &want).unwrap();
     let path = Path3::new();
     let listen = format!("{}:7141", path.addr(6));
-    let recv = Path3::weft(&path.ns[2], &["recv", "--open", "--listen", &listen, "--dir"])
-        .arg(dst.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let recv = Path3::weft(
+        &path.ns[2],
+        &["recv", "--open", "--listen", &listen, "--dir"],
+    )
+    .arg(dst.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut recv = KillOnDrop(Some(recv));
     std::thread::sleep(Duration::from_millis(300));
     let send_args = |extra: &[&str]| -> Vec<String> {

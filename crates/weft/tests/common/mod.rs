@@ -145,7 +145,12 @@ impl Recv {
             .spawn()
             .expect("spawn weft recv");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let first = lines.next().expect("recv printed nothing").unwrap();
+        // Warnings (a key file others can read) may come before the listening line.
+        let first = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find(|l| l.contains("listening on"))
+            .expect("recv never said where it listens");
         let port: u16 = first
             .split("127.0.0.1:")
             .nth(1)
