@@ -29,6 +29,7 @@ fuzz_target!(|data: &[u8]| {
             mbs: 20,
             cdvt: Duration::from_micros(10),
             police: mode & 8 != 0,
+            tag: mode & 16 != 0,
         });
     }
     let kind = match mode % 4 {
