@@ -4,7 +4,7 @@
 //! ([`Input::Written`]); over datagrams each send arrives `delay` later unless the link loses
 //! it. The client is peer 0 and the server peer 1.
 
-use super::{Application, Input, Output, PeerId};
+use super::{Application, Input, Output, PeerId, StreamId};
 use crate::engine::EventQueue;
 use crate::time::{Duration, Instant};
 
@@ -37,6 +37,8 @@ pub struct Pair<C, S> {
     /// Items in flight: their destination side (0: client, 1: server).
     wire: EventQueue<(usize, Item)>,
     datagrams: u64,
+    /// The number each side gives its stream.
+    ids: [StreamId; 2],
 }
 
 impl<C: Application, S: Application> Pair<C, S> {
@@ -58,7 +60,15 @@ impl<C: Application, S: Application> Pair<C, S> {
             stream,
             wire: EventQueue::new(),
             datagrams: 0,
+            ids: [0, 0],
         }
+    }
+
+    /// The client numbers its stream `client`, the server `server` (ranks number their
+    /// streams by peer: 1 and 0).
+    pub fn with_stream_ids(mut self, client: StreamId, server: StreamId) -> Self {
+        self.ids = [client, server];
+        self
     }
 
     /// Runs until nothing is left to do or `until`, whichever is first; returns the last
@@ -66,19 +76,21 @@ impl<C: Application, S: Application> Pair<C, S> {
     pub fn run(&mut self, until: Instant) -> Instant {
         let mut now = Instant::ZERO;
         if self.stream {
+            let [c, s] = self.ids;
             self.client
-                .handle_input(now, Input::Connected { stream: 0 });
+                .handle_input(now, Input::Connected { stream: c });
             self.server
-                .handle_input(now, Input::Connected { stream: 0 });
+                .handle_input(now, Input::Connected { stream: s });
         }
         loop {
             while let Some((_, (side, item))) = self.wire.pop_due(now) {
                 let from: PeerId = 1 - side;
+                let stream = self.ids[side];
                 // Items for a side are pushed with the side they reach; a write's return is
                 // pushed with its writer's side.
                 let input = match item {
                     Item::Bytes(len) => Input::Read {
-                        stream: 0,
+                        stream,
                         len,
                         data: None,
                     },
@@ -88,9 +100,9 @@ impl<C: Application, S: Application> Pair<C, S> {
                         tag,
                         data: None,
                     },
-                    Item::Written => Input::Written { stream: 0 },
+                    Item::Written => Input::Written { stream },
                     Item::Fin => Input::Closed {
-                        stream: 0,
+                        stream,
                         error: None,
                     },
                 };

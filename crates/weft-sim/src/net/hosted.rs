@@ -1,19 +1,22 @@
 //! The simulator's driver of the core's applications ([`weft_model::app`]): an [`Application`]
-//! on a simulated host, over one TCP connection ([`Stream`]: the sans-IO connection with the
-//! host's CPU, a blocking writer and reader) or a UDP socket ([`DatagramSocket`]), as the
-//! engine's [`App`]. Every workload that is an [`Application`] runs here unchanged; this file
-//! holds no workload logic, only the call order of [`weft_model::app`].
+//! on a simulated host, over TCP connections ([`Stream`]: the sans-IO connection with the
+//! host's CPU, a blocking writer and reader; several of them for a message-passing rank, with
+//! the host's transmit path, [`Nic`]) or a UDP socket ([`DatagramSocket`]), as the engine's
+//! [`App`]. Every workload that is an [`Application`] runs here unchanged; this file holds no
+//! workload logic, only the call order of [`weft_model::app`].
 
 use std::any::Any;
 
 use weft_model::Instant;
-use weft_model::app::{Application, Input, Output, Tag};
+use weft_model::app::{Application, Input, Output, StreamId, Tag};
 use weft_model::host::HostCpu;
+use weft_model::net::LinkSpec;
 use weft_model::tcp::{Config, Connection, SeqNum, State};
 
 use super::datagram::DatagramSocket;
 use super::frame::SimFrame;
 use super::hosts::App;
+use super::nic::Nic;
 use super::stream::{HostSocket, Stream, earliest};
 
 /// Bytes of a datagram's number the simulator carries (its frames' `seq`).
@@ -32,15 +35,24 @@ pub struct TcpEnd {
     pub peer_port: u16,
 }
 
+/// One of the application's streams.
+#[derive(Debug)]
+struct End {
+    io: Stream,
+    /// The application was told the stream is open.
+    connected: bool,
+    /// The application was told the stream ended.
+    ended: bool,
+}
+
 /// The transport under the application.
 #[derive(Debug)]
 enum Io {
-    Stream {
-        io: Box<Stream>,
-        /// The application was told the stream is open.
-        connected: bool,
-        /// The application was told the stream ended.
-        ended: bool,
+    /// Streams by [`StreamId`] (`None`: no stream of that number), and the transmit path
+    /// they share, if the host paces them onto its link.
+    Streams {
+        ends: Vec<Option<End>>,
+        nic: Option<Box<Nic>>,
     },
     Datagram(Box<DatagramSocket>),
 }
@@ -58,29 +70,50 @@ pub struct Hosted<A> {
     stepped_at: Option<Instant>,
 }
 
+/// A stream end for `conn` at `end`.
+fn end(end: TcpEnd, conn: Connection) -> End {
+    End {
+        io: Stream::new(HostSocket::new(
+            end.host,
+            end.peer,
+            end.peer_port,
+            conn,
+            None,
+        )),
+        connected: false,
+        ended: false,
+    }
+}
+
 impl<A: Application> Hosted<A> {
     /// `app` as the client of a TCP connection from `end`, configured with `cfg`, whose SYN
     /// leaves at time zero.
-    pub fn connect(app: A, end: TcpEnd, cfg: Config, iss: SeqNum) -> Self {
-        let conn = Connection::connect(cfg, end.port, end.peer_port, iss, Instant::ZERO);
-        Self::on_stream(app, end, conn, true)
+    pub fn connect(app: A, at: TcpEnd, cfg: Config, iss: SeqNum) -> Self {
+        let conn = Connection::connect(cfg, at.port, at.peer_port, iss, Instant::ZERO);
+        Self::on_streams(app, vec![Some(end(at, conn))], true)
     }
 
     /// `app` as the server of a TCP connection on `end`, accepting only from its peer.
-    pub fn listen(app: A, end: TcpEnd, cfg: Config, iss: SeqNum) -> Self {
-        let conn = Connection::listen(cfg, end.port, iss);
-        Self::on_stream(app, end, conn, false)
+    pub fn listen(app: A, at: TcpEnd, cfg: Config, iss: SeqNum) -> Self {
+        let conn = Connection::listen(cfg, at.port, iss);
+        Self::on_streams(app, vec![Some(end(at, conn))], false)
     }
 
-    fn on_stream(app: A, end: TcpEnd, conn: Connection, fresh: bool) -> Self {
-        let sock = HostSocket::new(end.host, end.peer, end.peer_port, conn, None);
+    /// `app` on several TCP connections, stream `k` the `k`-th (`None`: no stream of that
+    /// number), each given as its end and its connection (opening or listening); the first
+    /// turn runs at time zero.
+    pub fn streams(app: A, conns: Vec<Option<(TcpEnd, Connection)>>) -> Self {
+        let ends = conns
+            .into_iter()
+            .map(|c| c.map(|(at, conn)| end(at, conn)))
+            .collect();
+        Self::on_streams(app, ends, true)
+    }
+
+    fn on_streams(app: A, ends: Vec<Option<End>>, fresh: bool) -> Self {
         Hosted {
             app,
-            io: Io::Stream {
-                io: Box::new(Stream::new(sock)),
-                connected: false,
-                ended: false,
-            },
+            io: Io::Streams { ends, nic: None },
             fresh,
             stepped_at: None,
         }
@@ -96,12 +129,30 @@ impl<A: Application> Hosted<A> {
         }
     }
 
+    /// Sends the streams' segments through a [`Nic`] onto `link` (the host's link): each
+    /// connection keeps at most a couple of segments below it, and the connections take turns
+    /// at the line, as on a Linux host. (Segments leave as the connections release them; the
+    /// host's CPU is not charged on this path.)
+    pub fn with_link(mut self, link: LinkSpec) -> Self {
+        if let Io::Streams { ends, nic } = &mut self.io {
+            *nic = Some(Box::new(Nic::new(link, ends.len())));
+            for e in ends.iter_mut().flatten() {
+                e.io.set_host(false, false);
+            }
+        }
+        self
+    }
+
     /// Charges the host's work to `cpu`, if given (`None`: the host costs nothing).
     pub fn with_cpu(mut self, cpu: impl Into<Option<HostCpu>>) -> Self {
-        match (&mut self.io, cpu.into()) {
-            (Io::Stream { io, .. }, Some(cpu)) => io.sock.set_cpu(cpu),
-            (Io::Datagram(s), Some(cpu)) => s.set_cpu(cpu),
-            (_, None) => {}
+        let Some(cpu) = cpu.into() else { return self };
+        match &mut self.io {
+            Io::Streams { ends, .. } => {
+                for e in ends.iter_mut().flatten() {
+                    e.io.sock.set_cpu(cpu.clone());
+                }
+            }
+            Io::Datagram(s) => s.set_cpu(cpu),
         }
         self
     }
@@ -112,9 +163,11 @@ impl<A: Application> Hosted<A> {
     /// first turn at time zero at either end. (The request/response host reads one call at a
     /// time and sends what acknowledgements release from its receive path.)
     pub fn bulk_host(mut self, send_lowat: u64) -> Self {
-        if let Io::Stream { io, .. } = &mut self.io {
-            io.set_bulk_host(true, false);
-            io.set_send_lowat(send_lowat);
+        if let Io::Streams { ends, .. } = &mut self.io {
+            for e in ends.iter_mut().flatten() {
+                e.io.set_host(true, false);
+                e.io.set_send_lowat(send_lowat);
+            }
         }
         self.fresh = true;
         self
@@ -123,7 +176,7 @@ impl<A: Application> Hosted<A> {
     /// The host's CPU, if costs are charged.
     pub fn cpu(&self) -> Option<&HostCpu> {
         match &self.io {
-            Io::Stream { io, .. } => io.sock.cpu(),
+            Io::Streams { ends, .. } => ends.iter().flatten().next()?.io.sock.cpu(),
             Io::Datagram(s) => s.cpu(),
         }
     }
@@ -133,10 +186,15 @@ impl<A: Application> Hosted<A> {
         &self.app
     }
 
-    /// The TCP connection, for its statistics (`None` over UDP).
+    /// The TCP connection of stream 0, for its statistics (`None` over UDP).
     pub fn connection(&self) -> Option<&Connection> {
+        self.connection_of(0)
+    }
+
+    /// The TCP connection of stream `k`.
+    pub fn connection_of(&self, k: StreamId) -> Option<&Connection> {
         match &self.io {
-            Io::Stream { io, .. } => Some(io.sock.conn()),
+            Io::Streams { ends, .. } => Some(ends.get(k)?.as_ref()?.io.sock.conn()),
             Io::Datagram(_) => None,
         }
     }
@@ -145,56 +203,73 @@ impl<A: Application> Hosted<A> {
     /// application's timers, its inputs, its outputs.
     fn step(&mut self, now: Instant) {
         self.fresh = false;
+        let app = &mut self.app;
         match &mut self.io {
-            Io::Stream {
-                io,
-                connected,
-                ended,
-            } => {
-                let app = &mut self.app;
-                io.receive(now);
+            Io::Streams { ends, nic } => {
+                for e in ends.iter_mut().flatten() {
+                    e.io.receive(now);
+                }
                 if app.poll_timeout().is_some_and(|t| t <= now) {
                     app.handle_timeout(now);
                 }
-                io.read(now, |t, len| {
-                    let read = Input::Read {
-                        stream: 0,
-                        len,
-                        data: None,
-                    };
-                    app.handle_input(t, read);
-                });
-                let conn = io.sock.conn();
-                if !*ended && (conn.error().is_some() || conn.is_recv_finished()) {
-                    *ended = true;
-                    let error = conn.error().map(Into::into);
-                    app.handle_input(now, Input::Closed { stream: 0, error });
+                for (k, e) in ends.iter_mut().enumerate() {
+                    let Some(e) = e else { continue };
+                    e.io.read(now, |t, len| {
+                        let read = Input::Read {
+                            stream: k,
+                            len,
+                            data: None,
+                        };
+                        app.handle_input(t, read);
+                    });
                 }
-                if !*connected && io.sock.conn().state() == State::Established {
-                    *connected = true;
-                    app.handle_input(now, Input::Connected { stream: 0 });
+                for (k, e) in ends.iter_mut().enumerate() {
+                    let Some(e) = e else { continue };
+                    let conn = e.io.sock.conn();
+                    if !e.ended && (conn.error().is_some() || conn.is_recv_finished()) {
+                        e.ended = true;
+                        let error = conn.error().map(Into::into);
+                        app.handle_input(now, Input::Closed { stream: k, error });
+                    }
+                    if !e.connected && e.io.sock.conn().state() == State::Established {
+                        e.connected = true;
+                        app.handle_input(now, Input::Connected { stream: k });
+                    }
                 }
                 loop {
                     while let Some(out) = app.poll_output(now) {
-                        match out {
-                            Output::Write { len, .. } | Output::Echo { len, .. } => io.write(len),
-                            Output::Close { .. } => io.close(now),
-                            _ => {}
+                        let (k, len) = match out {
+                            Output::Write { stream, len, .. } | Output::Echo { stream, len } => {
+                                (stream, Some(len))
+                            }
+                            Output::Close { stream } => (stream, None),
+                            _ => continue,
+                        };
+                        let Some(Some(e)) = ends.get_mut(k) else {
+                            continue;
+                        };
+                        match len {
+                            Some(len) => e.io.write(len),
+                            None => e.io.close(now),
                         }
                     }
-                    let written = io.pump(now);
-                    if written == 0 {
+                    let mut written = false;
+                    for (k, e) in ends.iter_mut().enumerate() {
+                        let Some(e) = e else { continue };
+                        for _ in 0..e.io.pump(now) {
+                            written = true;
+                            app.handle_input(now, Input::Written { stream: k });
+                        }
+                    }
+                    if !written {
                         break;
                     }
-                    for _ in 0..written {
-                        app.handle_input(now, Input::Written { stream: 0 });
-                    }
                 }
-                io.sock.transmit(now);
+                transmit(ends, nic, now);
             }
             Io::Datagram(sock) => {
-                if self.app.poll_timeout().is_some_and(|t| t <= now) {
-                    self.app.handle_timeout(now);
+                if app.poll_timeout().is_some_and(|t| t <= now) {
+                    app.handle_timeout(now);
                 }
                 while let Some((t, d)) = sock.recv(now) {
                     let input = Input::Datagram {
@@ -203,9 +278,9 @@ impl<A: Application> Hosted<A> {
                         tag: Some(Tag::new(u64::from(d.seq), SEQ_BYTES)),
                         data: None,
                     };
-                    self.app.handle_input(t, input);
+                    app.handle_input(t, input);
                 }
-                while let Some(out) = self.app.poll_output(now) {
+                while let Some(out) = app.poll_output(now) {
                     if let Output::Send { peer, len, tag } = out {
                         let seq = tag.map_or(0, |t| t.value as u32);
                         sock.send(now, peer, len, seq);
@@ -216,19 +291,51 @@ impl<A: Application> Hosted<A> {
     }
 }
 
+/// Sends what the connections let go: into each socket's queue for the NIC, or, through a
+/// [`Nic`], as much as each flow has room for, flow by flow.
+fn transmit(ends: &mut [Option<End>], nic: &mut Option<Box<Nic>>, now: Instant) {
+    let Some(nic) = nic else {
+        for e in ends.iter_mut().flatten() {
+            e.io.sock.transmit(now);
+        }
+        return;
+    };
+    for (q, e) in ends.iter_mut().enumerate() {
+        let Some(e) = e else { continue };
+        while nic.has_room(q) {
+            let Some(seg) = e.io.sock.conn_mut().poll_transmit(now) else {
+                break;
+            };
+            nic.push(q, e.io.sock.frame(seg, now));
+        }
+    }
+}
+
 impl<A: Application + 'static> App for Hosted<A> {
     fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
         let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
         let timer = match &self.io {
-            Io::Stream { io, .. } => due(io.sock.conn().poll_timeout()),
+            Io::Streams { ends, .. } => ends
+                .iter()
+                .flatten()
+                .any(|e| due(e.io.sock.conn().poll_timeout())),
             Io::Datagram(_) => false,
         };
         if self.stepped_at != Some(now) || timer || due(self.app.poll_timeout()) {
             self.step(now);
             self.stepped_at = Some(now);
+        } else if let Io::Streams { ends, nic } = &mut self.io
+            && nic.is_some()
+        {
+            // The line took a frame: the flows have room again.
+            transmit(ends, nic, now);
         }
         match &mut self.io {
-            Io::Stream { io, .. } => io.sock.pop_frame(now),
+            Io::Streams { nic: Some(nic), .. } => nic.pop(now).map(|f| (now, f)),
+            Io::Streams { ends, .. } => ends
+                .iter_mut()
+                .flatten()
+                .find_map(|e| e.io.sock.pop_frame(now)),
             Io::Datagram(s) => s.pop_frame(now),
         }
     }
@@ -236,8 +343,12 @@ impl<A: Application + 'static> App for Hosted<A> {
     fn deliver(&mut self, now: Instant, f: SimFrame) {
         self.stepped_at = None;
         match &mut self.io {
-            Io::Stream { io, .. } => {
-                io.sock.deliver(now, &f);
+            Io::Streams { ends, .. } => {
+                for e in ends.iter_mut().flatten() {
+                    if e.io.sock.deliver(now, &f) {
+                        break;
+                    }
+                }
             }
             Io::Datagram(s) => {
                 s.deliver(now, &f);
@@ -250,7 +361,12 @@ impl<A: Application + 'static> App for Hosted<A> {
             return Some(Instant::ZERO);
         }
         let io = match &self.io {
-            Io::Stream { io, .. } => io.poll_timeout(),
+            Io::Streams { ends, nic } => ends
+                .iter()
+                .flatten()
+                .fold(nic.as_ref().and_then(|n| n.poll_timeout()), |t, e| {
+                    earliest(t, e.io.poll_timeout())
+                }),
             Io::Datagram(s) => s.poll_timeout(),
         };
         earliest(io, self.app.poll_timeout())

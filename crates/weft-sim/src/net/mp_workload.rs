@@ -1,4 +1,4 @@
-//! Message passing on the simulated network: ranks ([`MpRank`]) on hosts of a topology, each
+//! Message passing on the simulated network: ranks ([`Rank`]) on hosts of a topology, each
 //! walking its program over simulated TCP, run until all have finished; and the `mp` workload
 //! of a scenario file on top of it, with the metrics the emulator reports (time per iteration,
 //! NPB: communication time per time step and for the benchmark's steps).
@@ -10,8 +10,9 @@ use weft_model::net::Topology;
 use weft_model::scenario::{Scenario, Workload};
 use weft_model::{Duration, Instant};
 
+use super::hosted::Hosted;
 use super::hosts::App;
-use super::mp::{MAX_RANKS, MpRank, RankTimes, rank_config};
+use super::mp::{MAX_RANKS, Rank, RankTimes, rank_config, rank_on_host};
 use super::run::{RunOptions, run};
 
 /// Simulated time after which a run that has not finished is given up.
@@ -67,12 +68,10 @@ pub fn run_ranks(
     let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
     for me in 0..n {
         let prog = Program::new(me, n, patterns, sizes, counts)?;
+        let link = topo.hosts[hosts[me]].link.clone();
         apps.push((
             hosts[me],
-            Box::new(
-                MpRank::new(me, hosts.to_vec(), prog, &cfg)
-                    .with_link(topo.hosts[hosts[me]].link.clone()),
-            ),
+            Box::new(rank_on_host(me, hosts, prog, &cfg, link)),
         ));
     }
     let opts = RunOptions {
@@ -80,11 +79,15 @@ pub fn run_ranks(
         ..RunOptions::default()
     };
     let r = run(topo, apps, opts, |_| {}).map_err(|e| e.to_string())?;
-    let mut ranks: Vec<&MpRank> = r.hosts.apps_of::<MpRank>().map(|(_, a)| a).collect();
+    let mut ranks: Vec<&Rank> = r
+        .hosts
+        .apps_of::<Hosted<Rank>>()
+        .map(|(_, a)| a.app())
+        .collect();
     ranks.sort_by_key(|a| a.rank());
     let mut end = Instant::ZERO;
     for a in &ranks {
-        match a.finished {
+        match a.finished() {
             Some(t) => end = end.max(t),
             None => {
                 return Err(format!(
@@ -97,7 +100,7 @@ pub fn run_ranks(
     }
     Ok(MpRun {
         programs: ranks.iter().map(|a| a.program().clone()).collect(),
-        times: ranks.iter().map(|a| a.times.clone()).collect(),
+        times: ranks.iter().map(|a| a.times().clone()).collect(),
         end,
     })
 }

@@ -143,6 +143,11 @@ impl HostSocket {
         }
     }
 
+    /// The frame that carries `seg` from this socket, handed over at `now`.
+    pub fn frame(&self, seg: Segment, now: Instant) -> SimFrame {
+        SimFrame::tcp(self.host, self.peer, seg, now.0)
+    }
+
     /// The next frame for the NIC at `now`, with the instant the NIC got it.
     pub fn pop_frame(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
         let &(t, seg) = self.outbox.front()?;
@@ -358,9 +363,10 @@ impl Stream {
         self.writer.set_lowat(bytes);
     }
 
-    /// Reads are `pipelined` ([`Reader`]), and segments leave only after the application has
-    /// run (`!transmit_on_receive`): the bulk model's host.
-    pub fn set_bulk_host(&mut self, pipelined: bool, transmit_on_receive: bool) {
+    /// Reads are `pipelined` or one at a time ([`Reader`]); segments that acknowledgements
+    /// release leave from the receive path (`transmit_on_receive`) or only after the
+    /// application has run (the bulk model's host, and a host that paces its connections).
+    pub fn set_host(&mut self, pipelined: bool, transmit_on_receive: bool) {
         self.reader.pipelined = pipelined;
         self.transmit_on_receive = transmit_on_receive;
     }
