@@ -13,6 +13,7 @@ pub mod queue;
 pub mod rr_point;
 pub mod rr_tcp;
 pub mod rtt;
+pub mod server;
 pub mod shared_host;
 pub mod window;
 
@@ -25,5 +26,6 @@ pub use overhead::{Chain, Layer, SandiaNote};
 pub use queue::{Md1, output_queued_wait};
 pub use rr_tcp::{Answer, TcpExchange, tcp_request_response};
 pub use rtt::{Hop, RttBreakdown, request_response};
+pub use server::{SharedServer, SharedServerLoad};
 pub use shared_host::{PingPongPoint, SharedHost};
 pub use window::{TransferBound, bdp, window_rate};

@@ -7,8 +7,9 @@
 use super::engine::ModelPoint;
 use super::rr_tcp::{TcpExchange, tcp_request_response};
 use super::rtt::{Hop, request_response};
-use crate::host::HostCosts;
+use super::server::SharedServer;
 use crate::host::presets;
+use crate::host::{Direction, HostCosts};
 use crate::scenario::{Metric, Scenario, Workload};
 use crate::tech::Transport;
 
@@ -72,15 +73,25 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         _ => request_response(&hops, transport, size.0, response, &client, &server),
     };
     let us = |d: crate::time::Duration| d.as_nanos() as f64 / 1e3;
+    let mut rtt_us = us(r.total);
+    if w.together {
+        rtt_us = together(
+            s, w, &client, &server, transport, size.0, response, rtt_us, out,
+        );
+    }
     let m = &mut out.metrics;
-    m.insert(Metric::RTT_MEAN_US.into(), us(r.total));
-    m.insert("rtt_ms".into(), us(r.total) / 1e3);
+    m.insert(Metric::RTT_MEAN_US.into(), rtt_us);
+    m.insert("rtt_ms".into(), rtt_us / 1e3);
     m.insert("propagation_us".into(), us(r.propagation));
     m.insert("serialisation_us".into(), us(r.serialisation));
     m.insert("switching_us".into(), us(r.switching));
     m.insert("switch_latency_us".into(), one_way_switching as f64 / 1e3);
     m.insert("hosts_us".into(), us(r.hosts));
-    m.insert(Metric::RR_LOSS.into(), 0.0);
+    // A round trip longer than the time-out loses every request.
+    let late = w
+        .timeout
+        .is_some_and(|t| rtt_us * 1e3 > t.as_nanos() as f64);
+    m.insert(Metric::RR_LOSS.into(), if late { 1.0 } else { 0.0 });
     out.notes.push(format!(
         "closed-form round trip: no queueing, no loss; hosts {} and {}",
         client.name, server.name
@@ -90,6 +101,104 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
             "the flows of workload {b} it runs beside are not in this round trip (sim runs them)"
         ));
     }
+}
+
+/// The round trip of `w`'s sessions run `together`: the host most of them share (the server
+/// host of a many-to-one test, the client host of a one-to-many one) as a [`SharedServer`] whose
+/// work per request is its send and receive costs and whose sessions spend the rest of the lone
+/// round trip `lone_us` elsewhere. Writes what it found into `out`; returns the round trip, µs.
+#[allow(clippy::too_many_arguments)] // the exchange, spelled out
+fn together(
+    s: &Scenario,
+    w: &Workload,
+    client: &HostCosts,
+    server: &HostCosts,
+    transport: Transport,
+    request: u64,
+    response: u64,
+    lone_us: f64,
+    out: &mut ModelPoint,
+) -> f64 {
+    // Sessions on the busiest client host and on the busiest server host.
+    let pairs: Vec<(&String, &String)> = w
+        .from
+        .iter()
+        .flat_map(|f| w.to.iter().map(move |t| (f, t)))
+        .filter(|(f, t)| f != t)
+        .collect();
+    let busiest = |server_side: bool| {
+        let side = |p: (&String, &String)| {
+            if server_side {
+                p.1.clone()
+            } else {
+                p.0.clone()
+            }
+        };
+        pairs
+            .iter()
+            .map(|&p| pairs.iter().filter(|&&q| side(q) == side(p)).count())
+            .max()
+            .unwrap_or(0)
+    };
+    let per_client_host = busiest(false);
+    let per_server_host = busiest(true);
+    let mtu = w
+        .from
+        .first()
+        .zip(w.to.first())
+        .and_then(|(a, b)| s.path(a, b))
+        .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
+        .unwrap_or(1500);
+    let per_packet = mtu.saturating_sub(transport.header_bytes()).max(1);
+    let packets = |bytes: u64| bytes.div_ceil(per_packet).max(1);
+    let work = |h: &HostCosts, read: u64, written: u64| {
+        (h.cost(Direction::Receive, read, packets(read), 1)
+            + h.cost(Direction::Send, written, packets(written), 1))
+        .as_nanos() as f64
+    };
+    // One echo process serves all a server host's clients; each client is a process of its own.
+    let (sessions, host, busy, switch) = if per_server_host >= per_client_host {
+        (
+            per_server_host,
+            server,
+            work(server, request, response),
+            0.0,
+        )
+    } else {
+        let c = client;
+        (per_client_host, c, work(c, response, request), c.switch_ns)
+    };
+    let wakeup = host.wakeup_ns;
+    let station = SharedServer {
+        sessions: sessions as u32,
+        work_ns: busy,
+        wakeup_ns: wakeup,
+        switch_ns: switch,
+        elsewhere_ns: (lone_us * 1e3 - busy - wakeup).max(0.0),
+    };
+    let load = station.load();
+    let m = &mut out.metrics;
+    m.insert("shared_sessions".into(), sessions as f64);
+    m.insert("shared_host_us".into(), load.at_host_ns / 1e3);
+    m.insert("shared_queueing_us".into(), load.queueing_ns / 1e3);
+    m.insert("shared_utilisation".into(), load.utilisation);
+    m.insert("lone_rtt_us".into(), lone_us);
+    out.notes.push(format!(
+        "{sessions} sessions share the {} host {} ({}): closed loop, cycle = max(alone, \
+         sessions x work)",
+        if per_server_host >= per_client_host {
+            "server"
+        } else {
+            "client"
+        },
+        host.name,
+        if load.saturated {
+            "saturated"
+        } else {
+            "not saturated"
+        }
+    ));
+    load.cycle_ns / 1e3
 }
 
 #[cfg(test)]

@@ -203,10 +203,11 @@ pub fn tcp_request_response(
         };
         let written = cost(client, Direction::Send, request);
         let asked = there.message(request, written);
-        let read = cost(server, Direction::Receive, request);
+        // Each end waits blocked in its read: the message wakes it.
+        let read = cost(server, Direction::Receive, request) + server.wakeup();
         let answered = cost(server, Direction::Send, response);
         let reply = home.message(response, asked.arrived + read + answered);
-        let got = cost(client, Direction::Receive, response);
+        let got = cost(client, Direction::Receive, response) + client.wakeup();
         let hosts = written + read + answered + got;
         (reply.arrived + got, asked.waited + reply.waited, hosts, 2)
     };
@@ -240,7 +241,8 @@ fn echo_in_two(
     let t_bytes = request - x.mss;
     let written = client.cost(Direction::Send, request, 2, 1);
     let arrived = lone(there.there, full) + written;
-    let read_f = server.cost(Direction::Receive, x.mss, 1, 1);
+    // Every read finds its reader blocked (the two parts come apart): each wakes it.
+    let read_f = server.cost(Direction::Receive, x.mss, 1, 1) + server.wakeup();
     let write_f = server.cost(Direction::Send, x.mss, 1, 1);
     let echoed = arrived + read_f + write_f + lone(home.there, full);
     // The tail goes with the first acknowledgement of the full segment: the echo, or a pure
@@ -248,12 +250,12 @@ fn echo_in_two(
     let pure = arrived + x.ack_delay(1) + lone(there.back, x.datagram(0));
     let released = pure.min(echoed).max(written);
     let tail_in = train(there.there, &[tail], released)[0];
-    let read_t = server.cost(Direction::Receive, t_bytes, 1, 1);
+    let read_t = server.cost(Direction::Receive, t_bytes, 1, 1) + server.wakeup();
     let write_t = server.cost(Direction::Send, t_bytes, 1, 1);
     let ready = tail_in.max(arrived + read_f + write_f) + read_t + write_t;
     let back_in = train(home.there, &[tail], ready)[0];
-    let read_echo_f = client.cost(Direction::Receive, x.mss, 1, 1);
-    let read_echo_t = client.cost(Direction::Receive, t_bytes, 1, 1);
+    let read_echo_f = client.cost(Direction::Receive, x.mss, 1, 1) + client.wakeup();
+    let read_echo_t = client.cost(Direction::Receive, t_bytes, 1, 1) + client.wakeup();
     let done = back_in.max(echoed + read_echo_f) + read_echo_t;
     let whole = *train(there.there, &[full, tail], written)
         .last()

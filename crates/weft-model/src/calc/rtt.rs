@@ -67,8 +67,10 @@ fn one_way(
             .unwrap_or_default();
         serialisation += slowest * (packets - 2) + slowest_last;
     }
+    // The receiver waits blocked in its read: the message wakes it.
     let hosts = from.cost(Direction::Send, payload, packets, 1)
-        + to.cost(Direction::Receive, payload, packets, 1);
+        + to.cost(Direction::Receive, payload, packets, 1)
+        + to.wakeup();
     let propagation = hops.iter().fold(Duration::ZERO, |a, h| a + h.propagation);
     let switching = hops
         .iter()

@@ -1,24 +1,29 @@
-//! End hosts: what sending and receiving cost a host, and a sans-IO CPU that charges it.
+//! End hosts: what sending and receiving cost a host, and the sans-IO machine that charges it.
 //!
 //! [`HostCosts`] prices the two paths of a host's network stack (the send path from the
 //! application's `write` to the NIC, the receive path from the NIC's interrupt to the
-//! application's `read`): a cost per system call, per packet, and per byte (each memory-to-memory
-//! copy, the checksum, the rest), plus the NIC, I/O bus and disk rates. [`HostCpu`] is one CPU as
-//! a server with a busy-until time: the simulator charges it each send and receive and delays the
-//! packet or the application until the work is done. The closed forms built on these costs
-//! (the bulk-transfer bound, the request/response round trip) live in
-//! [`crate::calc::host`] and [`crate::calc::rtt`].
+//! application's `read`): a cost per system call, per packet (the interrupt included), per byte
+//! (each memory-to-memory copy, the checksum, the rest) and per wakeup of a blocked process,
+//! plus the number of processors and the NIC, I/O bus and disk rates. [`HostCpu`] is the
+//! host's machine as shared resources ([`cpu`]): every application on a host charges the same
+//! processors and bus, so a busy server queues its clients and a host that sends and receives
+//! at once slows both. The closed forms built on these costs (the bulk-transfer bound, the
+//! request/response round trip, a server shared by many clients) live in [`crate::calc::host`],
+//! [`crate::calc::rtt`] and [`crate::calc::server`].
 //!
 //! [`disk`] is a host's disk behind its buffer cache (rate, positioning, cache, write-behind).
 //!
 //! [`presets`] holds the studies' machines, each parameter with the published figure it was
 //! fitted to; [`fit`] does the fitting, predicts the other figures and reports the misses.
 
+pub mod cpu;
 pub mod disk;
 pub mod fit;
 pub mod presets;
 
-use crate::time::{Duration, Instant};
+pub use cpu::HostCpu;
+
+use crate::time::Duration;
 use crate::units::Rate;
 
 /// Which path of a host's stack.
@@ -36,10 +41,22 @@ pub enum Direction {
 pub struct HostCosts {
     /// A name for output.
     pub name: &'static str,
-    /// Per `write`/`send` call, ns: the system call and, for a blocked writer, its wakeup.
+    /// Processors that run the host's work (at least one).
+    pub cpus: u32,
+    /// Per `write`/`send` call, ns: the system call (and, in presets fitted with
+    /// `wakeup_ns` = 0, the wakeup of a blocked writer).
     pub send_call_ns: f64,
-    /// Per `read`/`recv` call, ns: the system call and the wakeup of a blocked reader.
+    /// Per `read`/`recv` call, ns: the system call (and, with `wakeup_ns` = 0, the wakeup).
     pub recv_call_ns: f64,
+    /// Waking a process blocked in a call when its data (or room) arrives on an idle host, ns:
+    /// the way back from the idle loop, the scheduler and the switch to the process. Paid by a
+    /// call only if its process was blocked and no processor had other work, not by one that
+    /// finds its data waiting.
+    pub wakeup_ns: f64,
+    /// The switch to a blocked process made runnable while the host is busy with others, ns
+    /// (lmbench's context switch, `lat_ctx`): what a host running many processes pays per
+    /// wakeup instead of [`HostCosts::wakeup_ns`].
+    pub switch_ns: f64,
     /// Protocol and driver work per packet sent (TCP/UDP, IP, driver, DMA set-up), ns.
     pub send_packet_ns: f64,
     /// Per packet received, the interrupt included, ns.
@@ -68,8 +85,11 @@ impl HostCosts {
     /// A host that costs nothing and limits nothing (the network alone decides).
     pub const FREE: HostCosts = HostCosts {
         name: "free",
+        cpus: 1,
         send_call_ns: 0.0,
         recv_call_ns: 0.0,
+        wakeup_ns: 0.0,
+        switch_ns: 0.0,
         send_packet_ns: 0.0,
         recv_packet_ns: 0.0,
         copy_ns_per_byte: 0.0,
@@ -116,6 +136,11 @@ impl HostCosts {
         Duration::from_secs_f64(ns / 1e9)
     }
 
+    /// Waking a blocked process on an idle host ([`HostCosts::wakeup_ns`]).
+    pub fn wakeup(&self) -> Duration {
+        Duration::from_secs_f64(self.wakeup_ns / 1e9)
+    }
+
     /// The same host with every CPU time multiplied by `factor` (a clock ratio, for another
     /// model of the same processor family); rates unchanged.
     pub fn scaled(&self, factor: f64, name: &'static str) -> HostCosts {
@@ -123,6 +148,8 @@ impl HostCosts {
             name,
             send_call_ns: self.send_call_ns * factor,
             recv_call_ns: self.recv_call_ns * factor,
+            wakeup_ns: self.wakeup_ns * factor,
+            switch_ns: self.switch_ns * factor,
             send_packet_ns: self.send_packet_ns * factor,
             recv_packet_ns: self.recv_packet_ns * factor,
             copy_ns_per_byte: self.copy_ns_per_byte * factor,
@@ -131,86 +158,6 @@ impl HostCosts {
             recv_other_ns_per_byte: self.recv_other_ns_per_byte * factor,
             ..self.clone()
         }
-    }
-}
-
-/// One CPU that does a host's protocol work in order: a server with a busy-until time. Work
-/// asked for at `now` starts when the CPU is free and the caller learns when it ends (the
-/// instant to deliver the packet to the NIC, or the data to the application).
-///
-/// How a simulated host with a [`crate::tcp::Connection`] charges it, so that each cost is paid
-/// once and where the stack pays it:
-/// - the application writes `n` bytes in one call: `send(now, n, 0, 1)` (the call and the copies
-///   into the kernel; the data joins the socket buffer when it returns);
-/// - each segment `poll_transmit` gives: `send(now, 0, 1, 0)`, and the NIC gets it when that
-///   returns;
-/// - each segment from the NIC: `receive(now, 0, 1, 0)`, then `handle_segment` at that instant;
-/// - the application reads `n` bytes in one call: `receive(now, n, 0, 1)`.
-///
-/// The fitted presets fold per-packet work into the per-byte costs (see [`presets`]), so with
-/// them the per-packet calls cost nothing and the copies carry it.
-#[derive(Clone, Debug)]
-pub struct HostCpu {
-    costs: HostCosts,
-    busy_until: Instant,
-    busy: Duration,
-}
-
-impl HostCpu {
-    /// An idle CPU with `costs`.
-    pub fn new(costs: HostCosts) -> Self {
-        HostCpu {
-            costs,
-            busy_until: Instant::ZERO,
-            busy: Duration::ZERO,
-        }
-    }
-
-    /// The costs charged.
-    pub fn costs(&self) -> &HostCosts {
-        &self.costs
-    }
-
-    /// Runs `work` asked for at `now`; returns when it is done.
-    pub fn run(&mut self, now: Instant, work: Duration) -> Instant {
-        let start = self.busy_until.max(now);
-        self.busy_until = start + work;
-        self.busy += work;
-        self.busy_until
-    }
-
-    /// Sends `bytes` in `packets` packets written with `calls` system calls; returns when the
-    /// last is ready for the NIC.
-    pub fn send(&mut self, now: Instant, bytes: u64, packets: u64, calls: u64) -> Instant {
-        let work = self.costs.cost(Direction::Send, bytes, packets, calls);
-        self.run(now, work)
-    }
-
-    /// Receives `bytes` in `packets` packets read with `calls` system calls; returns when the
-    /// application has them.
-    pub fn receive(&mut self, now: Instant, bytes: u64, packets: u64, calls: u64) -> Instant {
-        let work = self.costs.cost(Direction::Receive, bytes, packets, calls);
-        self.run(now, work)
-    }
-
-    /// When the CPU is next free.
-    pub fn busy_until(&self) -> Instant {
-        self.busy_until
-    }
-
-    /// Total work done so far.
-    pub fn busy_time(&self) -> Duration {
-        self.busy
-    }
-
-    /// Share of the time from the epoch to `now` the CPU was busy (work queued past `now` not
-    /// counted).
-    pub fn utilisation(&self, now: Instant) -> f64 {
-        if now.as_nanos() == 0 {
-            return 0.0;
-        }
-        let ahead = self.busy_until.saturating_duration_since(now);
-        (self.busy.as_nanos().saturating_sub(ahead.as_nanos())) as f64 / now.as_nanos() as f64
     }
 }
 
@@ -246,20 +193,5 @@ mod tests {
         let slow = h.scaled(1.25, "slow");
         assert_eq!(slow.cost(Direction::Send, 1000, 1, 1), Duration(42_625));
         assert_eq!(slow.send_copies, 3);
-    }
-
-    #[test]
-    fn the_cpu_serves_work_in_order() {
-        let mut cpu = HostCpu::new(host());
-        // Two sends asked for at once queue behind each other.
-        let a = cpu.send(Instant(0), 1000, 1, 1);
-        let b = cpu.send(Instant(0), 1000, 1, 0);
-        assert_eq!(a, Instant(34_100));
-        assert_eq!(b, Instant(34_100 + 33_100));
-        // Work asked for after an idle gap starts at once.
-        let c = cpu.receive(Instant(100_000), 0, 1, 0);
-        assert_eq!(c, Instant(100_300));
-        assert_eq!(cpu.busy_time(), Duration(34_100 + 33_100 + 300));
-        assert!((cpu.utilisation(Instant(100_300)) - 67_500.0 / 100_300.0).abs() < 1e-12);
     }
 }

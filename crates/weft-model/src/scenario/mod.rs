@@ -327,6 +327,10 @@ pub struct Workload {
     /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
     /// this `rr` workload's requests on the simulator: request/response beside bulk traffic.
     pub beside: Option<usize>,
+    /// Request/response: every (`from`, `to`) pair at once instead of one pair after another:
+    /// each client a process of its own on its host, each server host one echo process that
+    /// answers all its clients (the GIGAswitch study's one-to-many and many-to-one tests).
+    pub together: bool,
 }
 
 /// A value of a swept field.

@@ -515,7 +515,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
     let mut allowed: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
     allowed.extend([
         "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack", "beside", "nodelay",
-        "echo",
+        "echo", "together",
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     w.check_keys(&allowed)?;
@@ -593,6 +593,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         sweep: None,
         mp: mp_workload(w, kind, hosts)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
+        together: w.boolean("together")?.unwrap_or(false),
     };
     for (key, range) in SWEEPABLE {
         match w.param(key, *range)? {
@@ -658,7 +659,7 @@ fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Op
 
 fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Result<()> {
     if out.kind != WorkloadKind::Rr {
-        for k in ["response_size", "nodelay", "echo"] {
+        for k in ["response_size", "nodelay", "echo", "together"] {
             if w.get(k).is_some() {
                 return Err(w.err(k, "only a workload of kind = \"rr\" takes this key"));
             }

@@ -1,7 +1,9 @@
 //! A UDP socket on a simulated host: an application's datagrams cut into frames of the path MTU
 //! (as IP fragments them) and put back together at the receiver (as IP reassembles them), with
-//! the host's CPU ([`HostCpu`]) charged what [`weft_model::calc::rtt`] charges a message: one
-//! call, its packets and its bytes to send, the same to receive.
+//! the host's machine ([`HostCpu`]) charged what [`weft_model::calc::rtt`] charges a message:
+//! one call, its packets and its bytes to send, the same to receive: each frame's receive work
+//! when it arrives (in the interrupt context, crossing the host's bus and adapter), the call
+//! and the bytes on the application's thread once the datagram is whole.
 //!
 //! A datagram's number ([`weft_model::app::Tag`]) travels in its frames' `seq`. Time comes only
 //! from the caller's `now`.
@@ -10,6 +12,8 @@ use std::collections::VecDeque;
 
 use weft_model::Instant;
 use weft_model::host::HostCpu;
+
+use weft_model::net::ETH_HEADER;
 
 use super::frame::{SimFrame, UDP_IP_HEADERS};
 
@@ -43,6 +47,8 @@ pub struct Received {
 pub struct DatagramSocket {
     host: usize,
     mtu: u32,
+    /// The only host it takes datagrams from, if connected.
+    peer: Option<usize>,
     cpu: Option<HostCpu>,
     /// Frames ready, each with when the NIC gets it.
     outbox: VecDeque<(Instant, SimFrame)>,
@@ -60,12 +66,18 @@ impl DatagramSocket {
         DatagramSocket {
             host,
             mtu,
+            peer: None,
             cpu: None,
             outbox: VecDeque::new(),
             partial: VecDeque::new(),
             inbox: VecDeque::new(),
             corrupted: 0,
         }
+    }
+
+    /// Takes datagrams from host `peer` only, as a connected UDP socket does.
+    pub fn connect(&mut self, peer: usize) {
+        self.peer = Some(peer);
     }
 
     /// Charges the host's work to `cpu` from now on.
@@ -82,8 +94,16 @@ impl DatagramSocket {
     /// frames go to the NIC together once the call's work is done.
     pub fn send(&mut self, now: Instant, to: usize, len: u64, seq: u32) {
         let parts = datagrams(len, self.mtu);
+        // The call and the bytes, then each frame's work and its way to the adapter; the frames
+        // leave together, as IP hands a fragmented datagram's fragments to the driver at once.
         let ready = match &mut self.cpu {
-            Some(cpu) => cpu.send(now, len, parts.len() as u64, 1),
+            Some(cpu) => {
+                let mut t = cpu.write(now, len, true);
+                for &ip_len in &parts {
+                    t = cpu.transmit(t, u64::from(ip_len) + ETH_HEADER as u64);
+                }
+                t
+            }
             None => now,
         };
         for ip_len in parts {
@@ -95,13 +115,21 @@ impl DatagramSocket {
     /// A frame reaches the host at `now`: a datagram whose last frame it is joins the inbox
     /// once its receive work is done. False if the frame is not for this socket.
     pub fn deliver(&mut self, now: Instant, f: &SimFrame) -> bool {
-        if f.tcp.is_some() || f.dst as usize != self.host {
+        if f.tcp.is_some()
+            || f.dst as usize != self.host
+            || self.peer.is_some_and(|p| p != f.src as usize)
+        {
             return false;
         }
         if f.corrupted {
             self.corrupted += 1;
             return true;
         }
+        // The frame's receive work, whether or not its datagram will be whole.
+        let arrived = match &mut self.cpu {
+            Some(cpu) => cpu.arrive(now, u64::from(f.len)),
+            None => now,
+        };
         let (from, seq) = (f.src as usize, f.seq);
         let k = self.partial.iter().position(|p| p.0 == from && p.1 == seq);
         let (mut got, mut parts) = k
@@ -118,7 +146,7 @@ impl DatagramSocket {
             return true;
         }
         let at = match &mut self.cpu {
-            Some(cpu) => cpu.receive(now, len, parts, 1),
+            Some(cpu) => cpu.read(arrived, len),
             None => now,
         };
         self.inbox.push_back((at, Received { from, len, seq }));

@@ -143,6 +143,15 @@ impl<A: Application> Hosted<A> {
         self
     }
 
+    /// Over UDP: takes only datagrams from host `peer`, as a connected socket does (the others
+    /// are another socket's on the same host, which pays for them).
+    pub fn connected_to(mut self, peer: usize) -> Self {
+        if let Io::Datagram(s) = &mut self.io {
+            s.connect(peer);
+        }
+        self
+    }
+
     /// Charges the host's work to `cpu`, if given (`None`: the host costs nothing).
     pub fn with_cpu(mut self, cpu: impl Into<Option<HostCpu>>) -> Self {
         let Some(cpu) = cpu.into() else { return self };

@@ -7,8 +7,33 @@ use std::any::Any;
 
 use weft_model::Instant;
 use weft_model::engine::{Deadlines, Hosts};
+use weft_model::host::{HostCpu, presets};
+use weft_model::net::Topology;
+use weft_model::scenario::Scenario;
 
 use super::frame::SimFrame;
+
+/// The machine of each host of `topo` that names a cost model in `s` (`costs`), by host index:
+/// one per host, which every application on it shares (each takes a [`HostCpu::thread`] of its
+/// own, or a clone to run on another's thread). `None` for a host that costs nothing.
+pub fn machines(s: &Scenario, topo: &Topology) -> Vec<Option<HostCpu>> {
+    topo.hosts
+        .iter()
+        .map(|h| {
+            s.hosts
+                .iter()
+                .find(|x| x.name == h.name)
+                .and_then(|x| x.costs.as_deref())
+                .and_then(presets::by_name)
+                .map(HostCpu::new)
+        })
+        .collect()
+}
+
+/// A new thread on host `h`'s machine, if it has one.
+pub fn thread_on(machines: &[Option<HostCpu>], h: usize) -> Option<HostCpu> {
+    machines.get(h)?.as_ref().map(HostCpu::thread)
+}
 
 /// An application on a simulated host (sans-IO, like everything the engine drives).
 pub trait App: Any {

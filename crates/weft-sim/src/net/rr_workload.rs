@@ -7,6 +7,10 @@
 //! (`stack`, `cc`, `mss`, `window` as both socket buffers), with `nodelay` turning Nagle's
 //! algorithm off at both ends and `echo` making the server an RFC 862 echo service.
 //!
+//! With `together = true` every pair runs at once: each client a process of its own on its
+//! host, each server host one UDP echo process answering all its clients (over TCP a process
+//! per connection), every host's applications charging its one machine ([`machines`]).
+//!
 //! With `beside = K` the requests share the network with the flows of `tput` workload K (its
 //! first point if it sweeps): the bulk flows start at time zero, the first request leaves when
 //! their warm-up ends, and the run stops when they do, so requests not asked by then are not
@@ -15,7 +19,7 @@
 use serde_json::{Map, Value, json};
 use weft_model::app::rr::{Latencies, RrClient, RrServer, RrSpec, Via, quantile};
 use weft_model::fabric::Rng;
-use weft_model::host::{HostCpu, presets};
+use weft_model::host::HostCpu;
 use weft_model::net::Topology;
 use weft_model::scenario::{Scenario, Workload};
 use weft_model::tcp::SeqNum;
@@ -23,7 +27,7 @@ use weft_model::tech::Transport;
 use weft_model::{Duration, Instant};
 
 use super::hosted::{Hosted, TcpEnd};
-use super::hosts::App;
+use super::hosts::{App, machines, thread_on};
 use super::run::{RunOptions, run};
 use super::tput;
 
@@ -60,66 +64,93 @@ pub fn rr(
     let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
     let count = w.count.unwrap_or(DEFAULT_COUNT);
     let timeout = w.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let cpu = |h: usize| {
-        s.hosts
-            .iter()
-            .find(|x| x.name == topo.hosts[h].name)
-            .and_then(|x| x.costs.as_deref())
-            .and_then(presets::by_name)
-            .map(HostCpu::new)
-    };
-    let (mut all, mut pairs) = (Latencies::default(), Vec::new());
+    let mut ends = Vec::new();
     for f in &w.from {
         for t in &w.to {
             let (Some(a), Some(b)) = (index(f), index(t)) else {
                 return notes.push(format!("rr: no host {f:?} or {t:?}"));
             };
-            if a == b {
-                continue;
+            if a != b {
+                ends.push((f, t, a, b));
             }
+        }
+    }
+    // One pair after another, each alone on the network; or, `together`, all at once.
+    let groups: Vec<Vec<usize>> = if w.together {
+        vec![(0..ends.len()).collect()]
+    } else {
+        (0..ends.len()).map(|k| vec![k]).collect()
+    };
+    let (mut all, mut pairs, mut failed) = (Latencies::default(), Vec::new(), 0u64);
+    for group in groups {
+        // Long enough for every request to time out (over TCP, for every late answer to
+        // arrive or the connection to give up); the clock jumps over idle time, and once the
+        // clients are done nothing is left to happen.
+        let per_request = if matches!(w.proto, Some(Transport::Tcp { .. })) {
+            timeout.0.saturating_add(TCP_GIVE_UP.0)
+        } else {
+            timeout.0 + Duration::from_millis(1).0
+        };
+        let mut ns = per_request.saturating_mul(count + 1);
+        let (mut flows, mut start) = (Vec::new(), Instant::ZERO);
+        if let Some(bw) = &bulk {
+            match tput::flow_apps(s, topo, bw, seed) {
+                Ok((f, _, _)) => flows = f,
+                Err(e) => return notes.push(format!("beside: {e}")),
+            }
+            let time = bw.time.unwrap_or(tput::DEFAULT_TIME);
+            start = Instant(tput::warmup(time).0);
+            ns = time.0;
+        }
+        // Every application of a host charges that host's machine.
+        let machines = machines(s, topo);
+        let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
+        // A UDP echo server per server host, answering all its clients.
+        let mut udp_servers: Vec<(usize, usize)> = Vec::new();
+        let mut slots = Vec::with_capacity(group.len());
+        for &k in &group {
+            let (f, t, a, b) = ends[k];
             // The path MTU, as the model takes it.
             let mtu = s
                 .path(f, t)
                 .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
                 .map_or(topo.hosts[a].link.mtu, |m| m.min(65_535) as u32);
-            // Long enough for every request to time out (over TCP, for every late answer to
-            // arrive or the connection to give up); the clock jumps over idle time, and once the
-            // client is done nothing is left to happen.
-            let per_request = if matches!(w.proto, Some(Transport::Tcp { .. })) {
-                timeout.0.saturating_add(TCP_GIVE_UP.0)
-            } else {
-                timeout.0 + Duration::from_millis(1).0
-            };
-            let mut ns = per_request.saturating_mul(count + 1);
-            let (mut flows, mut start) = (Vec::new(), Instant::ZERO);
-            if let Some(bw) = &bulk {
-                match tput::flow_apps(s, topo, bw, seed) {
-                    Ok((f, _, _)) => flows = f,
-                    Err(e) => return notes.push(format!("beside: {e}")),
-                }
-                let time = bw.time.unwrap_or(tput::DEFAULT_TIME);
-                start = Instant(tput::warmup(time).0);
-                ns = time.0;
-            }
-            let ends = Ends {
-                client: (a, cpu(a)),
-                server: (b, cpu(b)),
+            let pair = Ends {
+                client: (a, thread_on(&machines, a)),
+                server: (b, thread_on(&machines, b)),
                 mtu,
                 start,
-                seed: Rng::for_stream(seed, 0x400 + pairs.len() as u64).next_u64(),
+                port: CLIENT_PORT + k as u16,
+                seed: Rng::for_stream(seed, 0x400 + k as u64).next_u64(),
             };
-            let (client, server) = pair_apps(w, size.0, count, timeout, seed, ends);
-            let mut apps: Vec<(usize, Box<dyn App>)> = vec![(a, client), (b, server)];
-            apps.extend(flows);
-            let opts = RunOptions {
-                duration: Duration(ns),
-                ..RunOptions::default()
+            let (client, server) = pair_apps(w, size.0, count, timeout, seed, pair);
+            apps.push((a, client));
+            let c = apps.len() - 1;
+            let udp = !matches!(w.proto, Some(Transport::Tcp { .. }));
+            let sv = match udp_servers.iter().find(|x| x.0 == b) {
+                Some(&(_, i)) if udp => i,
+                _ => {
+                    apps.push((b, server));
+                    if udp {
+                        udp_servers.push((b, apps.len() - 1));
+                    }
+                    apps.len() - 1
+                }
             };
-            let r = match run(topo, apps, opts, |_| {}) {
-                Ok(r) => r,
-                Err(e) => return notes.push(e.to_string()),
-            };
-            let Some(pair) = answered(&r.hosts) else {
+            slots.push((k, c, sv));
+        }
+        apps.extend(flows);
+        let opts = RunOptions {
+            duration: Duration(ns),
+            ..RunOptions::default()
+        };
+        let r = match run(topo, apps, opts, |_| {}) {
+            Ok(r) => r,
+            Err(e) => return notes.push(e.to_string()),
+        };
+        for (k, c, sv) in slots {
+            let (f, t, _, _) = ends[k];
+            let Some(pair) = answered(&r.hosts, c, sv) else {
                 continue;
             };
             let v = pair.latencies.sorted();
@@ -127,6 +158,9 @@ pub fn rr(
                 "from": f, "to": t, "answered": v.len(), "lost": pair.latencies.lost,
                 "rtt_p50_us": quantile(&v, 0.5) as f64 / 1e3,
             });
+            if w.together && !v.is_empty() {
+                row["rtt_mean_us"] = json!(v.iter().sum::<u64>() as f64 / v.len() as f64 / 1e3);
+            }
             if let Some(x) = pair.tcp {
                 row["tcp"] = x;
             }
@@ -134,10 +168,14 @@ pub fn rr(
                 notes.push(format!("rr {f} -> {t}: the connection failed ({e})"));
             }
             pairs.push(row);
+            failed += u64::from(pair.latencies.lost > 0);
             all.extend(&pair.latencies);
         }
     }
     m.extend(all.metrics());
+    if w.together {
+        m.insert("sessions_failed".into(), json!(failed));
+    }
     m.insert("pairs".into(), json!(pairs));
 }
 
@@ -150,14 +188,14 @@ struct PairResult {
     failed: Option<weft_model::app::StreamError>,
 }
 
-/// The client (application 0) and server (application 1) of a finished pair's run.
-fn answered(hosts: &super::SimHosts) -> Option<PairResult> {
-    let c = hosts.app::<Hosted<RrClient>>(0)?;
+/// The client (application `c`) and server (application `sv`) of a pair in a finished run.
+fn answered(hosts: &super::SimHosts, c: usize, sv: usize) -> Option<PairResult> {
+    let c = hosts.app::<Hosted<RrClient>>(c)?;
     let latencies = c.app().latencies().clone();
     let (Some(client), Some(server)) = (
         c.connection(),
         hosts
-            .app::<Hosted<RrServer>>(1)
+            .app::<Hosted<RrServer>>(sv)
             .and_then(Hosted::connection),
     ) else {
         return Some(PairResult {
@@ -195,6 +233,8 @@ struct Ends {
     mtu: u32,
     /// The first request is not asked before this instant.
     start: Instant,
+    /// The client's port (TCP).
+    port: u16,
     /// Draws the TCP initial sequence numbers.
     seed: u64,
 }
@@ -218,7 +258,7 @@ fn pair_apps(
         start: ends.start,
     };
     if !matches!(w.proto, Some(Transport::Tcp { .. })) {
-        let c = Hosted::udp(RrClient::new(spec, Via::Datagram(b)), a, mtu);
+        let c = Hosted::udp(RrClient::new(spec, Via::Datagram(b)), a, mtu).connected_to(b);
         let sv = RrServer::new(size, response, w.rr_answer(), Via::Datagram(a));
         let sv = Hosted::udp(sv, b, mtu);
         return (Box::new(c.with_cpu(a_cpu)), Box::new(sv.with_cpu(b_cpu)));
@@ -228,7 +268,7 @@ fn pair_apps(
     let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
     let client = TcpEnd {
         host: a,
-        port: CLIENT_PORT,
+        port: ends.port,
         peer: b,
         peer_port: SERVER_PORT,
     };
@@ -236,7 +276,7 @@ fn pair_apps(
         host: b,
         port: SERVER_PORT,
         peer: a,
-        peer_port: CLIENT_PORT,
+        peer_port: ends.port,
     };
     let c = RrClient::new(spec, Via::Stream);
     let c = Hosted::connect(c, client, tput::on_host(&cfg, seed, a), iss.0);

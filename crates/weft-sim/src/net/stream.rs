@@ -18,7 +18,14 @@ use weft_model::Instant;
 use weft_model::host::HostCpu;
 use weft_model::tcp::{Connection, Segment};
 
-use super::frame::SimFrame;
+use super::frame::{IP_HEADER, SimFrame};
+
+/// Bytes of the Ethernet frame that carries `seg` (what crosses the host's bus and adapter).
+pub fn frame_bytes(seg: &Segment) -> u64 {
+    u64::from(weft_model::net::ETH_HEADER as u32 + IP_HEADER)
+        + seg.header_len() as u64
+        + u64::from(seg.len)
+}
 
 /// The connection, the host's CPU and the segments between them and the network.
 #[derive(Debug)]
@@ -82,7 +89,7 @@ impl HostSocket {
     /// returns when the bytes are in the kernel.
     pub fn charge_write(&mut self, now: Instant, bytes: u64, call: bool) -> Instant {
         match &mut self.cpu {
-            Some(c) => c.send(now, bytes, 0, u64::from(call)),
+            Some(c) => c.write(now, bytes, call),
             None => now,
         }
     }
@@ -90,7 +97,7 @@ impl HostSocket {
     /// Charges a read call of `bytes` asked at `now`; returns when the application has them.
     pub fn charge_read(&mut self, now: Instant, bytes: u64) -> Instant {
         match &mut self.cpu {
-            Some(c) => c.receive(now, bytes, 0, 1),
+            Some(c) => c.read(now, bytes),
             None => now,
         }
     }
@@ -110,7 +117,7 @@ impl HostSocket {
             return true;
         }
         let at = match &mut self.cpu {
-            Some(c) => c.receive(now, 0, 1, 0),
+            Some(c) => c.arrive(now, u64::from(f.len)),
             None => now,
         };
         self.inbox.push_back((at, seg));
@@ -136,7 +143,7 @@ impl HostSocket {
     pub fn transmit(&mut self, now: Instant) {
         while let Some(seg) = self.conn.poll_transmit(now) {
             let at = match &mut self.cpu {
-                Some(c) => c.send(now, 0, 1, 0),
+                Some(c) => c.transmit(now, frame_bytes(&seg)),
                 None => now,
             };
             self.outbox.push_back((at, seg));

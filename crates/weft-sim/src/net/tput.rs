@@ -23,7 +23,6 @@ use serde_json::{Map, Value, json};
 use weft_model::app::bulk::{BulkSink, BulkSource, Pace, goodput_metrics};
 use weft_model::app::rr::Via;
 use weft_model::fabric::Rng;
-use weft_model::host::{HostCpu, presets};
 use weft_model::net::{ETH_HEADER, Topology, delivery};
 use weft_model::scenario::{Metric, Scenario, TcpStack, Workload};
 use weft_model::tcp::{Config, SeqNum};
@@ -32,7 +31,7 @@ use weft_model::{Duration, Instant, Rate};
 
 use super::frame::UDP_IP_HEADERS;
 use super::hosted::{Hosted, TcpEnd};
-use super::hosts::App;
+use super::hosts::{App, machines, thread_on};
 use super::run::{NetRun, insert_delivery, run_noted};
 
 /// The metric of a TCP `tput` result that says how much of the path carried useful
@@ -153,6 +152,8 @@ pub fn flow_apps(
     let warm = warmup(time);
     let udp = matches!(w.proto, Some(Transport::Udp));
     let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
+    // One machine per host, shared by every flow's end on it (each end a process of its own).
+    let machines = machines(s, topo);
     for (k, &(f, t)) in pairs.iter().enumerate() {
         let rng = Rng::for_stream(seed, 0x200 + k as u64);
         if udp {
@@ -167,14 +168,7 @@ pub fn flow_apps(
         let (sp, rp) = (SENDER_PORT + k as u16, RECEIVER_PORT + k as u16);
         let mut rng = rng;
         let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
-        let cpu = |h: usize| {
-            s.hosts
-                .iter()
-                .find(|x| x.name == topo.hosts[h].name)
-                .and_then(|x| x.costs.as_deref())
-                .and_then(presets::by_name)
-                .map(HostCpu::new)
-        };
+        let cpu = |h: usize| thread_on(&machines, h);
         let mut tx_cfg = on_host(&cfg, seed, f);
         if w.stack == Some(TcpStack::Linux) && w.window.is_some() {
             // The emulator's sender keeps the window by writing only what fits in it, with

@@ -1,0 +1,119 @@
+//! A simulated host's machine is shared by everything that runs on it: a server answering many
+//! clients queues them, and a host that sends and receives at once gives each direction what
+//! the other leaves. Each test fails if every application gets a machine of its own.
+
+use weft_model::calc::evaluate;
+use weft_model::scenario::{Metric, Scenario};
+
+/// Hosts `c1..cN` and `srv` on one switch over FDDI, every host with `costs`.
+fn star(clients: usize, costs: &str, workloads: &str) -> Scenario {
+    let mut text = String::from("name = \"star\"\n");
+    let mut hosts: Vec<String> = (1..=clients).map(|k| format!("c{k}")).collect();
+    hosts.push("srv".into());
+    for h in &hosts {
+        text += &format!("[[host]]\nname = \"{h}\"\ncosts = \"{costs}\"\n");
+    }
+    text += "[[switch]]\nname = \"sw\"\n";
+    for h in &hosts {
+        text += &format!("[[link]]\nends = [\"{h}\", \"sw\"]\ntech = \"fddi\"\ndelay = \"1us\"\n");
+    }
+    text += workloads;
+    Scenario::parse(&text, "star.toml").expect("valid scenario")
+}
+
+fn sim(s: &Scenario) -> Vec<serde_json::Value> {
+    weft_sim::scenario::run(s, 1).samples
+}
+
+/// Four clients asking one echo server at once wait for each other at its processor: the round
+/// trip is four times the server's work per request, as the closed form says, where one client
+/// alone sees the lone round trip.
+#[test]
+fn a_server_queues_its_clients() {
+    let clients = r#"["c1", "c2", "c3", "c4"]"#;
+    let w = |together: bool| {
+        format!(
+            "[[workload]]\nkind = \"rr\"\nfrom = {clients}\nto = \"srv\"\nsize = 64\ncount = 200\n\
+             together = {together}\n"
+        )
+    };
+    let apart = star(4, "sparc20-m50-solaris2.3", &w(false));
+    let lone = sim(&apart)[0][Metric::RTT_MEAN_US].as_f64().expect("rtt");
+    let s = star(4, "sparc20-m50-solaris2.3", &w(true));
+    let x = &sim(&s)[0];
+    let shared = x[Metric::RTT_MEAN_US].as_f64().expect("rtt");
+    let model = &evaluate(&s)[0];
+    let cycle = model.metrics[Metric::RTT_MEAN_US];
+    assert!(
+        shared > 1.5 * lone,
+        "lone {lone} us, four at once {shared} us: {x}"
+    );
+    assert!(
+        (shared / cycle - 1.0).abs() < 0.02,
+        "sim {shared} us against the closed form's {cycle} us: {x} {:?}",
+        model.notes
+    );
+    assert!(
+        model.metrics["shared_utilisation"] > 0.99,
+        "{:?}",
+        model.metrics
+    );
+    // Each client's sessions all complete: the server is slow, not lossy.
+    assert_eq!(x["sessions_failed"], 0, "{x}");
+}
+
+/// One host running four client processes, each asking a server of its own: the client host's
+/// processor is what they wait for.
+#[test]
+fn client_processes_share_their_host() {
+    let w = format!(
+        "[[workload]]\nkind = \"rr\"\nfrom = \"srv\"\nto = {}\nsize = 64\ncount = 200\n\
+         together = true\n",
+        r#"["c1", "c2", "c3", "c4"]"#
+    );
+    let s = star(4, "sparc20-m50-solaris2.3", &w);
+    let x = &sim(&s)[0];
+    let shared = x[Metric::RTT_MEAN_US].as_f64().expect("rtt");
+    let model = &evaluate(&s)[0];
+    let cycle = model.metrics[Metric::RTT_MEAN_US];
+    let lone = model.metrics["lone_rtt_us"];
+    assert!(
+        shared > 1.5 * lone,
+        "lone {lone} us, four at once {shared} us: {x}"
+    );
+    assert!(
+        (shared / cycle - 1.0).abs() < 0.02,
+        "sim {shared} us against the closed form's {cycle} us: {x} {:?}",
+        model.notes
+    );
+}
+
+/// A host that sends one TCP transfer and receives another at once does both on one processor:
+/// each direction gets about half of what one alone gets.
+#[test]
+fn sending_and_receiving_share_a_host() {
+    let w = |from: &str, to: &str| {
+        format!(
+            "[[workload]]\nkind = \"tput\"\nfrom = {from}\nto = {to}\nwindow = 64512\ntime = \"2s\"\n"
+        )
+    };
+    let one = star(1, "indigo-r4000", &w(r#""c1""#, r#""srv""#));
+    let alone = sim(&one)[0][Metric::GOODPUT_MBPS]
+        .as_f64()
+        .expect("goodput");
+    let both = star(
+        1,
+        "indigo-r4000",
+        &w(r#"["c1", "srv"]"#, r#"["c1", "srv"]"#),
+    );
+    let x = &sim(&both)[0];
+    let flows = x["flows"].as_array().expect("flows");
+    assert_eq!(flows.len(), 2, "{x}");
+    for f in flows {
+        let g = f["goodput_mbps"].as_f64().expect("goodput");
+        assert!(
+            (g / (alone / 2.0) - 1.0).abs() < 0.1,
+            "one direction of two {g} Mbit/s against half of one alone, {alone}: {x}"
+        );
+    }
+}
