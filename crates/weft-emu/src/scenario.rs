@@ -145,6 +145,13 @@ fn run_point(
         }
     }
     let cc = w.cc.map(linux_cc);
+    if w.cc == Some(CcAlgorithm::Dctcp) {
+        // Linux's dctcp is a module many kernels lack (the setsockopt then fails), and it needs
+        // tcp_ecn and a marking queue on the path to be more than Reno.
+        notes.push(
+            "dctcp on emu needs the kernel's tcp_dctcp module and ECN marking on the path".into(),
+        );
+    }
     if w.stack.unwrap_or_default() == TcpStack::Bsd && !udp {
         notes.push("emu runs Linux TCP whatever the `stack`".into());
     }
@@ -194,6 +201,7 @@ fn linux_cc(c: CcAlgorithm) -> &'static str {
         // Linux has no NewReno module: its "reno" recovers as NewReno does (and with SACK).
         CcAlgorithm::Reno | CcAlgorithm::NewReno => "reno",
         CcAlgorithm::Cubic => "cubic",
+        CcAlgorithm::Dctcp => "dctcp",
     }
 }
 

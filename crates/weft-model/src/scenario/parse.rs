@@ -552,7 +552,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
     let cc = match w.string("cc")? {
         Some(c) => Some(
             CcAlgorithm::from_name(&c)
-                .ok_or_else(|| w.err("cc", "expected reno, newreno or cubic"))?,
+                .ok_or_else(|| w.err("cc", "expected reno, newreno, cubic or dctcp"))?,
         ),
         None => None,
     };

@@ -1,17 +1,21 @@
-//! Congestion control: how the congestion window grows on acknowledgements and shrinks on loss.
+//! Congestion control: how the congestion window grows on acknowledgements and shrinks on loss
+//! (and on congestion marks).
 //!
-//! The growth and decrease rules sit behind one trait, [`CongestionControl`], with two
-//! implementations: [`Reno`] (slow start and additive increase, halving on loss; RFC 5681) and
-//! [`Cubic`] (RFC 9438). Reno and NewReno share that rule and differ only in how the connection
-//! recovers from a loss (RFC 6582's partial acknowledgements), which lives in the connection;
-//! [`CcAlgorithm`] names the three combinations a user chooses from.
-//! The connection holds a [`Controller`], an enum over the two, so the per-ACK call is a direct
+//! The growth and decrease rules sit behind one trait, [`CongestionControl`], with three
+//! implementations: [`Reno`] (slow start and additive increase, halving on loss; RFC 5681),
+//! [`Cubic`] (RFC 9438) and [`Dctcp`] (RFC 8257: Reno's growth, a cut in proportion to the
+//! marked fraction on ECN echoes). Reno and NewReno share that rule and differ only in how the
+//! connection recovers from a loss (RFC 6582's partial acknowledgements), which lives in the
+//! connection; [`CcAlgorithm`] names the four combinations a user chooses from.
+//! The connection holds a [`Controller`], an enum over them, so the per-ACK call is a direct
 //! match and not a virtual call.
 
 mod cubic;
+pub mod dctcp;
 mod reno;
 
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use reno::Reno;
 
 use crate::time::{Duration, Instant};
@@ -28,6 +32,10 @@ pub enum CcAlgorithm {
     NewReno,
     /// CUBIC window growth (RFC 9438) with NewReno's recovery (or SACK's, when negotiated).
     Cubic,
+    /// DCTCP (RFC 8257): Reno's growth and NewReno's (or SACK's) recovery, and a window cut by
+    /// alpha / 2 on ECN echoes, alpha the marked fraction's moving average. Needs ECN
+    /// ([`crate::tcp::Config::ecn`]) and marking queues to be more than NewReno.
+    Dctcp,
 }
 
 impl serde::Serialize for CcAlgorithm {
@@ -37,12 +45,13 @@ impl serde::Serialize for CcAlgorithm {
 }
 
 impl CcAlgorithm {
-    /// The name used in scenario files and output: `reno`, `newreno`, `cubic`.
+    /// The name used in scenario files and output: `reno`, `newreno`, `cubic`, `dctcp`.
     pub fn name(self) -> &'static str {
         match self {
             CcAlgorithm::Reno => "reno",
             CcAlgorithm::NewReno => "newreno",
             CcAlgorithm::Cubic => "cubic",
+            CcAlgorithm::Dctcp => "dctcp",
         }
     }
 
@@ -52,6 +61,7 @@ impl CcAlgorithm {
             "reno" => Some(CcAlgorithm::Reno),
             "newreno" | "new-reno" => Some(CcAlgorithm::NewReno),
             "cubic" => Some(CcAlgorithm::Cubic),
+            "dctcp" => Some(CcAlgorithm::Dctcp),
             _ => None,
         }
     }
@@ -101,6 +111,8 @@ pub enum Controller {
     Reno(Reno),
     /// CUBIC.
     Cubic(Cubic),
+    /// DCTCP.
+    Dctcp(Dctcp),
 }
 
 impl Controller {
@@ -109,6 +121,7 @@ impl Controller {
         match algo {
             CcAlgorithm::Reno | CcAlgorithm::NewReno => Controller::Reno(Reno::new(byte_counting)),
             CcAlgorithm::Cubic => Controller::Cubic(Cubic::new(byte_counting)),
+            CcAlgorithm::Dctcp => Controller::Dctcp(Dctcp::new(byte_counting)),
         }
     }
 }
@@ -119,6 +132,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::Reno(c) => c.on_ack(w, now, acked, srtt),
             Controller::Cubic(c) => c.on_ack(w, now, acked, srtt),
+            Controller::Dctcp(c) => c.on_ack(w, now, acked, srtt),
         }
     }
 
@@ -126,6 +140,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::Reno(c) => c.on_loss(w, now, flight),
             Controller::Cubic(c) => c.on_loss(w, now, flight),
+            Controller::Dctcp(c) => c.on_loss(w, now, flight),
         }
     }
 
@@ -133,6 +148,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::Reno(c) => c.on_timeout(w, now, flight),
             Controller::Cubic(c) => c.on_timeout(w, now, flight),
+            Controller::Dctcp(c) => c.on_timeout(w, now, flight),
         }
     }
 }
