@@ -72,6 +72,11 @@ pub struct Config {
     pub time_wait: Duration,
     /// Retransmissions of one segment before the connection gives up (4.4BSD: 12).
     pub max_retransmits: u32,
+    /// Offer Explicit Congestion Notification (RFC 3168): when both SYNs agree, data segments
+    /// go out ECN-capable ([`super::Connection::ecn_enabled`]), the receiver echoes the marks
+    /// of queues on its ACKs, and the sender reduces its window once per window of data as it
+    /// would for a loss, or with [`CcAlgorithm::Dctcp`] by DCTCP's fraction (RFC 8257).
+    pub ecn: bool,
     /// Out-of-order ranges the receiver holds (and the sender's SACK scoreboard): beyond it a
     /// new hole's segment is dropped and must be sent again. Real stacks keep a list without a
     /// set limit; the default is high enough for any window weft simulates.
@@ -103,6 +108,7 @@ impl Default for Config {
             timestamps: false,
             time_wait: Duration::from_secs(60),
             max_retransmits: 12,
+            ecn: false,
             max_ranges: 1024,
         }
     }
@@ -136,6 +142,8 @@ impl Config {
             timestamps: true,
             time_wait: Duration::from_secs(60),
             max_retransmits: 15,
+            // net.ipv4.tcp_ecn = 2: answers ECN when asked, never asks.
+            ecn: false,
             max_ranges: 1024,
         }
     }

@@ -17,7 +17,8 @@ use crate::units::{Rate, Size};
 pub trait Endpoint {
     /// What travels with a segment: nothing for a length-only connection, bytes otherwise.
     type Payload: Clone;
-    fn handle(&mut self, now: Instant, seg: &Segment, payload: &Self::Payload);
+    /// A segment arrives; `ce` if a queue marked it Congestion Experienced.
+    fn handle(&mut self, now: Instant, seg: &Segment, payload: &Self::Payload, ce: bool);
     fn poll(&mut self, now: Instant) -> Option<(Segment, Self::Payload)>;
     fn timeout(&self) -> Option<Instant>;
     fn on_timeout(&mut self, now: Instant);
@@ -25,8 +26,8 @@ pub trait Endpoint {
 
 impl Endpoint for Connection {
     type Payload = ();
-    fn handle(&mut self, now: Instant, seg: &Segment, _: &()) {
-        self.handle_segment(now, seg);
+    fn handle(&mut self, now: Instant, seg: &Segment, _: &(), ce: bool) {
+        self.handle_segment_ecn(now, seg, ce);
     }
     fn poll(&mut self, now: Instant) -> Option<(Segment, ())> {
         self.poll_transmit(now).map(|s| (s, ()))
@@ -41,7 +42,7 @@ impl Endpoint for Connection {
 
 impl Endpoint for ByteConnection {
     type Payload = Vec<u8>;
-    fn handle(&mut self, now: Instant, seg: &Segment, payload: &Vec<u8>) {
+    fn handle(&mut self, now: Instant, seg: &Segment, payload: &Vec<u8>, _ce: bool) {
         self.handle_segment(now, seg, payload);
     }
     fn poll(&mut self, now: Instant) -> Option<(Segment, Vec<u8>)> {
@@ -70,6 +71,9 @@ pub struct PipeConfig {
     pub reorder: f64,
     pub reorder_delay: Duration,
     pub duplicate: f64,
+    /// ECN marking: a data segment that finds this many or more queued at the bottleneck is
+    /// marked Congestion Experienced instead of passing unmarked (DCTCP's step threshold K).
+    pub ecn_k: Option<usize>,
 }
 
 impl PipeConfig {
@@ -83,6 +87,7 @@ impl PipeConfig {
             reorder: 0.0,
             reorder_delay: Duration::ZERO,
             duplicate: 0.0,
+            ecn_k: None,
         }
     }
 }
@@ -96,20 +101,23 @@ struct Pipe {
 }
 
 impl Pipe {
-    /// Arrival times of a segment of `wire` bytes sent at `now` (none if dropped).
-    fn send(&mut self, now: Instant, wire: u64) -> Vec<Instant> {
+    /// Arrival times of a segment of `wire` bytes sent at `now` (none if dropped), and whether
+    /// the queue marked it.
+    fn send(&mut self, now: Instant, wire: u64) -> (Vec<Instant>, bool) {
         if self.rng.chance(self.cfg.loss) {
-            return vec![];
+            return (vec![], false);
         }
         let mut leave = now;
+        let mut ce = false;
         if let Some(rate) = self.cfg.rate {
             while self.departures.front().is_some_and(|&t| t <= now) {
                 self.departures.pop_front();
             }
             if self.departures.len() >= self.cfg.queue {
                 self.drops += 1;
-                return vec![];
+                return (vec![], false);
             }
+            ce = self.cfg.ecn_k.is_some_and(|k| self.departures.len() >= k);
             let start = self.departures.back().copied().unwrap_or(now).max(now);
             leave = start + rate.time_to_send(Size(wire));
             self.departures.push_back(leave);
@@ -121,7 +129,7 @@ impl Pipe {
         if self.rng.chance(self.cfg.duplicate) {
             out.push(out[0] + Duration(1));
         }
-        out
+        (out, ce)
     }
 }
 
@@ -140,13 +148,17 @@ pub type DropFilter = Box<dyn FnMut(Dir, &Segment) -> bool>;
 /// their order.
 pub type HoldFilter = Box<dyn FnMut(Dir, &Segment, Instant) -> Duration>;
 
+/// A segment on its way: its direction, the segment, what it carries, and whether a queue
+/// marked it Congestion Experienced.
+type InFlight<P> = (Dir, Segment, P, bool);
+
 /// Two endpoints and the pipes between them.
 pub struct Sim<A: Endpoint, B: Endpoint<Payload = A::Payload>> {
     pub a: A,
     pub b: B,
     pub now: Instant,
     pipes: [Pipe; 2],
-    in_flight: BTreeMap<(Instant, u64), (Dir, Segment, A::Payload)>,
+    in_flight: BTreeMap<(Instant, u64), InFlight<A::Payload>>,
     counter: u64,
     /// Segments that `drop_if` returns true for never arrive.
     pub drop_if: DropFilter,
@@ -212,10 +224,10 @@ impl<A: Endpoint, B: Endpoint<Payload = A::Payload>> Sim<A, B> {
             if let Some(entry) = self.in_flight.first_entry()
                 && entry.key().0 <= self.now
             {
-                let (dir, seg, p) = entry.remove();
+                let (dir, seg, p, ce) = entry.remove();
                 match dir {
-                    Dir::AtoB => self.b.handle(self.now, &seg, &p),
-                    Dir::BtoA => self.a.handle(self.now, &seg, &p),
+                    Dir::AtoB => self.b.handle(self.now, &seg, &p, ce),
+                    Dir::BtoA => self.a.handle(self.now, &seg, &p, ce),
                 }
             } else if self.a.timeout().is_some_and(|t| t <= self.now) {
                 self.a.on_timeout(self.now);
@@ -239,10 +251,12 @@ impl<A: Endpoint, B: Endpoint<Payload = A::Payload>> Sim<A, B> {
             }
             let wire = 40 + u64::from(seg.len);
             let hold = (self.hold_if)(dir, &seg, now);
-            for at in self.pipes[dir as usize].send(now, wire) {
+            let (arrivals, ce) = self.pipes[dir as usize].send(now, wire);
+            let ce = ce && seg.len > 0;
+            for at in arrivals {
                 self.counter += 1;
                 self.in_flight
-                    .insert((at + hold, self.counter), (dir, seg, p.clone()));
+                    .insert((at + hold, self.counter), (dir, seg, p.clone(), ce));
             }
         }
     }

@@ -26,9 +26,9 @@ impl Flags {
     pub const ACK: Flags = Flags(0x10);
     /// The urgent pointer is significant (never set by weft).
     pub const URG: Flags = Flags(0x20);
-    /// ECN echo (never set by weft).
+    /// ECN echo: on a SYN, ECN offered; later, a mark was received (RFC 3168).
     pub const ECE: Flags = Flags(0x40);
-    /// Congestion window reduced (never set by weft).
+    /// Congestion window reduced: on a SYN, ECN offered; later, the sender answered an echo.
     pub const CWR: Flags = Flags(0x80);
 
     /// True if every bit of `other` is set here.

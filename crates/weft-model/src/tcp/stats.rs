@@ -46,4 +46,10 @@ pub struct Stats {
     pub bytes_read: u64,
     /// Segments dropped because the out-of-order store was full.
     pub reassembly_overflows: u64,
+    /// Data segments received marked Congestion Experienced (ECN).
+    pub ce_received: u64,
+    /// ACKs received echoing a mark (ECE).
+    pub ece_received: u64,
+    /// Window reductions made for ECN echoes (at most one per window of data).
+    pub ecn_reductions: u64,
 }

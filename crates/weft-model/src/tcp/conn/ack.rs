@@ -35,6 +35,7 @@ impl Connection {
                 self.persist_backoff = 0;
             }
         }
+        let acked = ack.saturating_sub(self.snd_una);
         if ack > self.snd_una {
             self.undo_spurious_timeout(seg);
             self.on_new_ack(now, ack);
@@ -68,6 +69,7 @@ impl Connection {
                 - sacked_before as i64;
             self.prr_update(delivered.max(0) as u64);
         }
+        self.on_echo(now, seg, acked);
         if self.our_fin_acked() {
             match self.state {
                 State::FinWait1 => self.state = State::FinWait2,

@@ -52,6 +52,8 @@ impl Connection {
         }
         self.remote_port = seg.src_port;
         self.take_peer_syn(seg);
+        // RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR.
+        self.ecn_ok = self.cfg.ecn && seg.has(Flags::ECE) && seg.has(Flags::CWR);
         self.state = State::SynReceived;
         self.snd_nxt = 0;
         self.rto_deadline = Some(self.rtt.deadline(now));
@@ -84,6 +86,8 @@ impl Connection {
             self.snd_una = 1;
             self.snd_wl1 = 0;
             self.snd_wl2 = 1;
+            // An ECN-setup SYN-ACK carries ECE without CWR.
+            self.ecn_ok = self.cfg.ecn && seg.has(Flags::ECE) && !seg.has(Flags::CWR);
             self.establish(now);
             self.ack_now = true;
         } else {
@@ -232,6 +236,7 @@ impl Connection {
             return None;
         }
         let received = if seg.len > 0 && self.accepts_data() {
+            self.note_marks(seg);
             self.receive_data(now, seg, pos)
         } else {
             None

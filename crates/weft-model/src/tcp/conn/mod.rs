@@ -19,6 +19,7 @@
 //! bytes for tests and captures.
 
 mod ack;
+mod ecn;
 mod input;
 mod output;
 mod sack;
@@ -230,6 +231,25 @@ pub struct Connection {
     delack_deadline: Option<Instant>,
     time_wait_deadline: Option<Instant>,
 
+    // --- ECN (RFC 3168, RFC 8257); see ecn.rs ---
+    /// Both SYNs agreed to ECN.
+    ecn_ok: bool,
+    /// The segment being handled arrived marked Congestion Experienced.
+    ce_in: bool,
+    /// Receiver: what ACKs echo (ECE). DCTCP: the mark of the latest data segment; RFC 3168:
+    /// a mark was received and no CWR since.
+    ce_state: bool,
+    /// Sender: the position the last ECN reduction was made at; echoes of data up to it do
+    /// not reduce again.
+    ecn_cwr_end: u64,
+    /// Sender: set CWR on the next data segment.
+    send_cwr: bool,
+    /// Sender (DCTCP): where the current observation window of alpha ends.
+    dctcp_window_end: u64,
+    /// Receiver (DCTCP): an ACK of the data before a change of mark, echoing the old mark, to
+    /// go before anything else.
+    pending_ecn_ack: Option<Segment>,
+
     pending_rst: Option<Segment>,
     stats: Stats,
 }
@@ -323,6 +343,13 @@ impl Connection {
             probe_pending: false,
             delack_deadline: None,
             time_wait_deadline: None,
+            ecn_ok: false,
+            ce_in: false,
+            ce_state: false,
+            ecn_cwr_end: 0,
+            send_cwr: false,
+            dctcp_window_end: 0,
+            pending_ecn_ack: None,
             pending_rst: None,
             stats: Stats::default(),
             cfg,

@@ -16,6 +16,10 @@ impl Connection {
             self.stats.segments_sent += 1;
             return self.pending_rst.take();
         }
+        if self.pending_ecn_ack.is_some() {
+            self.stats.segments_sent += 1;
+            return self.pending_ecn_ack.take();
+        }
         let seg = match self.state {
             State::Closed | State::Listen => None,
             State::SynSent | State::SynReceived => self.syn_segment(now).or_else(|| {
@@ -65,6 +69,9 @@ impl Connection {
         };
         if syn_ack {
             seg.flags = seg.flags.with(Flags::ACK);
+            if self.ecn_ok {
+                seg.flags = seg.flags.with(Flags::ECE);
+            }
             seg.ack = SeqNum::at(self.irs, self.rcv_nxt);
             seg.window_scale = self.ws_ok.then_some(self.rcv_wscale);
             seg.sack_permitted = self.sack_ok;
@@ -72,6 +79,9 @@ impl Connection {
         } else {
             seg.window_scale = self.cfg.offered_scale();
             seg.sack_permitted = self.cfg.sack;
+            if self.cfg.ecn {
+                seg.flags = seg.flags.with(Flags::ECE).with(Flags::CWR);
+            }
         }
         if self.snd_max > 0 {
             self.stats.segments_retransmitted += 1;
@@ -226,6 +236,11 @@ impl Connection {
         if fin {
             flags = flags.with(Flags::FIN);
         }
+        if self.send_cwr && len > 0 {
+            // RFC 3168 6.1.2: the first new data after a reduction says so.
+            self.send_cwr = false;
+            flags = flags.with(Flags::CWR);
+        }
         let mut seg = Segment {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -239,7 +254,7 @@ impl Connection {
     }
 
     /// A pure ACK (or window update), if one is due.
-    fn ack_segment(&mut self) -> Option<Segment> {
+    pub(super) fn ack_segment(&mut self) -> Option<Segment> {
         if !self.ack_now {
             return None;
         }
@@ -275,6 +290,9 @@ impl Connection {
     fn fill_ack(&mut self, seg: &mut Segment) {
         seg.ack = SeqNum::at(self.irs, self.rcv_nxt);
         seg.window = self.advertise();
+        if self.ecn_ok && self.ce_state {
+            seg.flags = seg.flags.with(Flags::ECE);
+        }
         if self.sack_ok && !self.ooo.is_empty() {
             seg.sack = self.sack_blocks();
         }

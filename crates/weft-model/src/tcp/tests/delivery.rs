@@ -25,6 +25,7 @@ fn impaired() -> PipeConfig {
         reorder: 0.05,
         reorder_delay: ms(4),
         duplicate: 0.02,
+        ecn_k: None,
     }
 }
 

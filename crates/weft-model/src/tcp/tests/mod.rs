@@ -6,6 +6,7 @@ mod congestion;
 mod cubic;
 mod delayed_ack;
 mod delivery;
+mod ecn;
 mod handshake;
 mod nagle;
 mod recovery;
