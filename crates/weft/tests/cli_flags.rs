@@ -295,7 +295,9 @@ fn verbose_logs_and_quiet_silences_the_agent() {
     let (q, l) = (quiet.stop(), loud.stop());
     let q: Vec<&str> = q.lines().collect();
     assert!(
-        q.len() <= 1 && q.iter().all(|l| l.starts_with("weft serve: protected mode: ")),
+        q.len() <= 1
+            && q.iter()
+                .all(|l| l.starts_with("weft serve: protected mode: ")),
         "a quiet agent logs nothing after where it listens but its mode: {q:?}"
     );
     assert!(l.lines().count() > 1, "{l}");
