@@ -19,6 +19,10 @@ pub mod run;
 pub mod stream;
 pub mod tput;
 pub mod workload;
+pub mod xfer;
+
+#[cfg(test)]
+mod xfer_tests;
 
 pub use cbr::{Cbr, CbrSpec, DEFAULT_JITTER_FRACTION, Sink};
 pub use frame::SimFrame;

@@ -1,0 +1,174 @@
+//! Tests of SBTP and MBTP on simulated hosts ([`super::xfer`]): the protocol core of
+//! `weft-xfer` completes a file through the simulated network, and the hosts' disks and CPUs
+//! move the time split and the rate as RIACS describes.
+
+use weft_model::host::disk::{Disk, DiskSpec};
+use weft_model::host::{HostCosts, HostCpu};
+use weft_model::net::{HostSpec, LinkSpec, Topology};
+use weft_model::{Duration, Rate};
+use weft_xfer::wire::Mode;
+
+use super::hosts::App;
+use super::run::{RunOptions, run};
+use super::xfer::{XferReceiver, XferSender, XferSpec, xfer_apps};
+
+const MIB: u64 = 1 << 20;
+
+/// Two hosts on an ATM switch, TAXI-rate links of 50 us.
+fn pair() -> Topology {
+    let host = |name: &str| HostSpec {
+        name: name.into(),
+        addr: None,
+        link: LinkSpec::atm(Some(Rate::mbps(100)), Duration::from_micros(50), 0, 100),
+        switch: 0,
+    };
+    Topology::star(vec![host("a"), host("b")], Default::default(), 3)
+}
+
+fn spec(mode: Mode, file: u64, sessions: u32, stripes: u32) -> XferSpec {
+    XferSpec {
+        mode,
+        file,
+        buffer: MIB as u32,
+        packet: 9000,
+        sessions,
+        stripes,
+        socket_buffer: 64 << 10,
+        settle: Duration::from_millis(20),
+    }
+}
+
+/// A host that sends a 9000-byte datagram in 1.8 ms (40 Mbit/s) and receives it in `rx_ns`
+/// per byte.
+fn costs(rx_ns: f64) -> HostCosts {
+    HostCosts {
+        name: "t",
+        send_call_ns: 20_000.0,
+        recv_call_ns: 20_000.0,
+        send_other_ns_per_byte: 197.0,
+        recv_other_ns_per_byte: rx_ns,
+        copy_ns_per_byte: 20.0,
+        ..HostCosts::FREE
+    }
+}
+
+fn disk(read_mbps: u64, write_mbps: u64) -> Disk {
+    Disk::new(DiskSpec {
+        read_rate: Rate::mbps(read_mbps),
+        write_rate: Rate::mbps(write_mbps),
+        ..DiskSpec::plain("t", Rate::mbps(read_mbps), Duration::from_millis(16))
+    })
+}
+
+struct Outcome {
+    mbps: f64,
+    sync: f64,
+    disk: f64,
+    transfer: f64,
+    lost: u64,
+    drops: u64,
+    written: u64,
+}
+
+fn transfer(
+    s: &XferSpec,
+    cpus: (Option<HostCosts>, Option<HostCosts>),
+    disks: (Option<Disk>, Option<Disk>),
+) -> Outcome {
+    let cpus = (cpus.0.map(HostCpu::new), cpus.1.map(HostCpu::new));
+    let (tx, rx) = xfer_apps(s, 0, 1, cpus, disks, 1);
+    let apps: Vec<(usize, Box<dyn App>)> = vec![(0, Box::new(tx)), (1, Box::new(rx))];
+    let opts = RunOptions {
+        duration: Duration::from_secs(60),
+        ..RunOptions::default()
+    };
+    let r = run(&pair(), apps, opts, |_| {}).expect("runs");
+    let tx = r.hosts.app::<XferSender>(0).expect("sender");
+    let rx = r.hosts.app::<XferReceiver>(1).expect("receiver");
+    assert!(tx.is_finished(), "the transfer did not finish");
+    let sp = tx.split;
+    Outcome {
+        mbps: s.file as f64 * 8.0 / sp.elapsed.as_secs_f64() / 1e6,
+        sync: sp.pct(sp.sync()),
+        disk: sp.pct(sp.disk),
+        transfer: sp.pct(sp.transfer),
+        lost: rx.packets_lost(),
+        drops: rx.socket_drops(),
+        written: rx.bytes_written,
+    }
+}
+
+#[test]
+fn sbtp_moves_a_file_whole_through_the_simulated_network() {
+    let o = transfer(&spec(Mode::Sbtp, 8 * MIB, 1, 4), (None, None), (None, None));
+    assert_eq!(o.written, 8 * MIB);
+    assert_eq!(o.lost, 0);
+    // Hosts that cost nothing: the TAXI line's cells (9000 bytes of payload in 189 cells, 89.85
+    // Mbit/s at most) less two control round trips per buffer.
+    assert!((85.0..89.85).contains(&o.mbps), "{:.1} Mbit/s", o.mbps);
+}
+
+#[test]
+fn the_time_split_follows_the_disks_and_the_cpu() {
+    let s = spec(Mode::Sbtp, 8 * MIB, 1, 4);
+    let cpus = (Some(costs(50.0)), Some(costs(50.0)));
+    // A sender that reads at 40 Mbit/s spends as long on its disk as on the network.
+    let fast_rx = transfer(
+        &s,
+        cpus.clone(),
+        (Some(disk(40, 400)), Some(disk(400, 400))),
+    );
+    assert!(
+        (fast_rx.disk - fast_rx.transfer).abs() < 10.0,
+        "disk {:.1}% against transfer {:.1}%",
+        fast_rx.disk,
+        fast_rx.transfer
+    );
+    assert!(fast_rx.sync < 10.0, "sync {:.1}%", fast_rx.sync);
+    // A receiver that writes at 10 Mbit/s keeps the sender waiting: sync takes over.
+    let slow_rx = transfer(&s, cpus, (Some(disk(40, 400)), Some(disk(400, 10))));
+    assert!(
+        slow_rx.sync > 40.0,
+        "sync {:.1}% disk {:.1}% transfer {:.1}% {:.2} Mbit/s",
+        slow_rx.sync,
+        slow_rx.disk,
+        slow_rx.transfer,
+        slow_rx.mbps
+    );
+    assert!(slow_rx.mbps < fast_rx.mbps * 0.7);
+    let sum = slow_rx.sync + slow_rx.disk + slow_rx.transfer;
+    assert!((sum - 100.0).abs() < 1e-6, "{sum}");
+}
+
+#[test]
+fn mbtp_keeps_the_network_busy_while_receivers_write() {
+    let cpus = (Some(costs(50.0)), Some(costs(50.0)));
+    let disks = || (Some(disk(400, 400)), Some(disk(400, 20)));
+    let one = transfer(&spec(Mode::Sbtp, 8 * MIB, 1, 4), cpus.clone(), disks());
+    let five = transfer(&spec(Mode::Mbtp, 8 * MIB, 5, 4), cpus, disks());
+    assert_eq!(five.written, 8 * MIB);
+    // Five receivers write side by side on one disk: the disk still bounds the file, but the
+    // sender no longer waits for each buffer's write before sending the next.
+    assert!(
+        five.mbps > one.mbps * 1.25,
+        "MBTP {:.1} against SBTP {:.1}",
+        five.mbps,
+        one.mbps
+    );
+}
+
+#[test]
+fn a_slow_receiver_drops_datagrams_and_striping_over_more_sockets_drops_fewer() {
+    // The receiver takes 1.45 us a byte (13 ms a datagram) against the sender's 1.8 ms: its
+    // sockets overflow within each buffer.
+    let cpus = (Some(costs(50.0)), Some(costs(250.0)));
+    let one = transfer(&spec(Mode::Sbtp, 4 * MIB, 1, 1), cpus.clone(), (None, None));
+    let eight = transfer(&spec(Mode::Sbtp, 4 * MIB, 1, 8), cpus, (None, None));
+    assert!(one.drops > 0 && one.lost > 0, "{} drops", one.drops);
+    assert!(
+        eight.lost < one.lost / 2,
+        "8 sockets lost {} against 1 socket's {}",
+        eight.lost,
+        one.lost
+    );
+}
