@@ -161,6 +161,10 @@ fn simulate(
             Ok((topo, _)) => crate::net::mp_workload::mp(s, &topo, w, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
+        WorkloadKind::Xfer => match Topology::from_scenario(s, seed) {
+            Ok((topo, _)) => crate::net::xfer::xfer_workload(s, &topo, w, seed, m, notes),
+            Err(e) => notes.push(e.to_string()),
+        },
         _ => {
             let Some(sw) = sw else {
                 notes.push("no switch to drive: name one with `switch =`".into());

@@ -10,6 +10,7 @@
 //! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
 //! | tput | - | min(window / (RTT + two bottleneck segment times: delayed ACKs), bottleneck goodput at the path MTU (or `mss` + 40), and with loss on the path the Mathis bound) |
 //! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
+//! | xfer | - | SBTP's or MBTP's time per buffer from the hosts' costs and disks, the path's rate and round trip, and its sync / disk / transfer split ([`super::xfer`]) |
 
 use std::collections::BTreeMap;
 
@@ -59,6 +60,7 @@ pub fn evaluate(scenario: &Scenario) -> Vec<ModelPoint> {
                 WorkloadKind::Tput => tput(scenario, &p.spec, &mut out),
                 WorkloadKind::Rr => super::rr_point::rr(scenario, &p.spec, &mut out),
                 WorkloadKind::Mp => mp(scenario, &p.spec, &mut out),
+                WorkloadKind::Xfer => xfer(scenario, &p.spec, &mut out),
             }
             out
         })
@@ -413,6 +415,64 @@ fn host_bound(
     let link = crate::units::Rate((link_mbps * 1e6) as u64);
     let bound = super::host::BulkBound::new(link, window, rtt, &tx, &rx, &shape);
     Some(bound.sender_bps.min(bound.receiver_bps) as f64 / 1e6)
+}
+
+/// A file transfer by SBTP or MBTP ([`super::xfer::estimate`]).
+fn xfer(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(x), Some(a), Some(b)) = (&w.xfer, w.from.first(), w.to.first()) else {
+        return;
+    };
+    let Some(path) = s.path(a, b) else {
+        out.notes.push(format!("no path from {a:?} to {b:?}"));
+        return;
+    };
+    let end = |name: &String| {
+        let h = s.hosts.iter().find(|h| &h.name == name);
+        let costs = h
+            .and_then(|h| h.costs.as_deref())
+            .and_then(crate::host::presets::by_name)
+            .unwrap_or(crate::host::HostCosts::FREE);
+        let disk = h
+            .and_then(|h| h.disk.as_deref())
+            .and_then(crate::host::disk::presets::by_name);
+        (costs, disk)
+    };
+    let (tx, rx) = (end(a), end(b));
+    // The datagrams' payload rate on the slowest link (cells and headers counted).
+    let ip = x.packet.0 + super::xfer::DATA_HEADER + 28;
+    let Some(line) = path
+        .iter()
+        .filter_map(|l| l.tech.goodput(ip, Transport::Udp).ok())
+        .min()
+    else {
+        out.notes
+            .push(format!("datagrams of {ip} B do not fit the path"));
+        return;
+    };
+    let line = crate::units::Rate(
+        (line.as_bps() as u128 * u128::from(x.packet.0) / u128::from(ip - 28)) as u64,
+    );
+    let rtt = Duration(2 * path.iter().map(|l| l.delay.0).sum::<u64>());
+    let e = super::xfer::estimate(
+        x,
+        super::xfer::XferEnd {
+            costs: &tx.0,
+            disk: tx.1.as_ref(),
+        },
+        super::xfer::XferEnd {
+            costs: &rx.0,
+            disk: rx.1.as_ref(),
+        },
+        line,
+        rtt,
+    );
+    let m = &mut out.metrics;
+    m.insert(Metric::GOODPUT_MBPS.into(), e.bps / 1e6);
+    m.insert(Metric::PAYLOAD_KIB_S.into(), e.bps / 8.0 / 1024.0);
+    m.insert(Metric::SYNC_PCT.into(), e.pct(e.sync()));
+    m.insert(Metric::DISK_PCT.into(), e.pct(e.read));
+    m.insert(Metric::TRANSFER_PCT.into(), e.pct(e.transfer));
+    m.insert("buffer_ms".into(), e.cycle.as_secs_f64() * 1e3);
 }
 
 #[cfg(test)]

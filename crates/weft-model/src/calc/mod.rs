@@ -16,6 +16,7 @@ pub mod rtt;
 pub mod server;
 pub mod shared_host;
 pub mod window;
+pub mod xfer;
 
 pub use alpha_beta::AlphaBeta;
 pub use engine::{ModelPoint, evaluate};

@@ -105,6 +105,9 @@ pub struct Host {
     /// The host's cost model: a preset of [`crate::host::presets`] by name (`None`: a host that
     /// costs nothing, the network alone decides).
     pub costs: Option<String>,
+    /// The host's disk: a preset of [`crate::host::disk::presets`] by name (`None`: no disk;
+    /// file transfers move memory).
+    pub disk: Option<String>,
 }
 
 /// The switching fabric of a switch.
@@ -232,6 +235,10 @@ pub enum WorkloadKind {
     /// Message passing among the hosts `ranks` (in rank order): a `pattern` of `weft mp` at
     /// `size`, or an NPB skeleton (`bt.S`, `lu.A`, ...), for `iterations`, by `route`.
     Mp,
+    /// A file transfer by RIACS's protocols (study 004): SBTP or MBTP from `from` to `to`, from
+    /// the sender's disk to the receiver's (`mode`, `file`, `buffer`, `packet`, `receivers`,
+    /// `stripes`, `socket_buffer`).
+    Xfer,
 }
 
 /// Which TCP implementation a simulated host runs (the emulator always runs Linux's).
@@ -258,6 +265,36 @@ pub struct MpWorkload {
     pub iterations: Option<u64>,
     /// Direct or through daemons.
     pub route: crate::mp::Route,
+}
+
+/// SBTP or MBTP (RIACS, study 004).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum XferMode {
+    /// The Simple Buffer Transfer Protocol: one receiver, one buffer at a time.
+    Sbtp,
+    /// The Multiple Buffer Transfer Protocol: one sender, several receivers taking turns.
+    Mbtp,
+}
+
+/// The transfer part of a workload of kind `xfer`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct XferWorkload {
+    /// The protocol.
+    pub mode: XferMode,
+    /// Bytes of the file.
+    pub file: Size,
+    /// Bytes of each buffer (default 1 MiB, MBTP's in RIACS's Table 3).
+    pub buffer: Size,
+    /// Payload bytes of each datagram (default 9000, RIACS's).
+    pub packet: Size,
+    /// MBTP's receivers (default 5, RIACS's); SBTP has one.
+    pub receivers: u32,
+    /// UDP sockets each receiver stripes a buffer over (default 4).
+    pub stripes: u32,
+    /// Receive buffer of each of those sockets (default 41600 bytes, 4.3BSD's `udp_recvspace`,
+    /// which SunOS 4.1 kept).
+    pub socket_buffer: Size,
 }
 
 /// One workload. Fields a kind does not use are `None`; [`Scenario::parse`] checks that each
@@ -324,6 +361,8 @@ pub struct Workload {
     pub sweep: Option<Sweep>,
     /// Kind `mp`: ranks, pattern, iterations and route.
     pub mp: Option<MpWorkload>,
+    /// Kind `xfer`: the protocol and its sizes.
+    pub xfer: Option<XferWorkload>,
     /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
     /// this `rr` workload's requests on the simulator: request/response beside bulk traffic.
     pub beside: Option<usize>,
@@ -402,6 +441,13 @@ impl Metric {
     pub const FORMULA_MBPS: &'static str = "formula_mbps";
     /// Mean queueing wait, in slots.
     pub const MEAN_WAIT_SLOTS: &'static str = "mean_wait_slots";
+    /// Share of a file transfer's elapsed time the sender spent waiting for its receivers
+    /// (RIACS's "sync"), percent.
+    pub const SYNC_PCT: &'static str = "sync_pct";
+    /// Share spent reading the file from the sender's disk ("disk I/O"), percent.
+    pub const DISK_PCT: &'static str = "disk_pct";
+    /// Share spent sending datagrams ("data transfer"), percent.
+    pub const TRANSFER_PCT: &'static str = "transfer_pct";
     /// Transport payload rate, Mbit/s.
     pub const GOODPUT_MBPS: &'static str = crate::app::bulk::keys::GOODPUT_MBPS;
     /// Transport payload rate in KiB/s (ttcp's unit).
@@ -433,6 +479,7 @@ impl WorkloadKind {
             WorkloadKind::Tput => Metric::GOODPUT_MBPS,
             WorkloadKind::Rr => Metric::RTT_MEAN_US,
             WorkloadKind::Mp => Metric::MEAN_US,
+            WorkloadKind::Xfer => Metric::GOODPUT_MBPS,
         }
     }
 
@@ -447,6 +494,7 @@ impl WorkloadKind {
             WorkloadKind::Tput => "tput",
             WorkloadKind::Rr => "rr",
             WorkloadKind::Mp => "mp",
+            WorkloadKind::Xfer => "xfer",
         }
     }
 }

@@ -7,7 +7,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::{
     Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, MpWorkload, Scenario,
-    Sweep, Switch, TcpStack, Workload, WorkloadKind,
+    Sweep, Switch, TcpStack, Workload, WorkloadKind, XferMode, XferWorkload,
 };
 use crate::shaper::VcContract;
 use crate::tcp::CcAlgorithm;
@@ -95,7 +95,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let mut hosts = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for h in root.tables("host")? {
-        h.check_keys(&["name", "addr", "costs"])?;
+        h.check_keys(&["name", "addr", "costs", "disk"])?;
         let name = h.req_string("name")?;
         h.unique(&mut names, &name)?;
         let costs = h.string("costs")?;
@@ -111,10 +111,27 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
                 ),
             ));
         }
+        let disk = h.string("disk")?;
+        if let Some(d) = &disk
+            && crate::host::disk::presets::by_name(d).is_none()
+        {
+            let known: Vec<&str> = crate::host::disk::presets::all()
+                .iter()
+                .map(|p| p.name)
+                .collect();
+            return Err(h.err(
+                "disk",
+                format!(
+                    "no disk preset is called {d:?}; known: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
         hosts.push(Host {
             name,
             addr: h.string("addr")?,
             costs,
+            disk,
         });
     }
     let mut switches = Vec::new();
@@ -518,6 +535,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         "echo", "together",
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
+    allowed.extend(XFER_KEYS);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -528,10 +546,11 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         "tput" => WorkloadKind::Tput,
         "rr" => WorkloadKind::Rr,
         "mp" => WorkloadKind::Mp,
+        "xfer" => WorkloadKind::Xfer,
         _ => {
             return Err(w.err(
                 "kind",
-                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr or mp",
+                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp or xfer",
             ));
         }
     };
@@ -592,6 +611,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         rtt: None,
         sweep: None,
         mp: mp_workload(w, kind, hosts)?,
+        xfer: xfer_workload(w, kind)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
     };
@@ -654,6 +674,66 @@ fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Op
         pattern,
         iterations,
         route,
+    }))
+}
+
+/// The keys of a workload of kind `xfer`.
+const XFER_KEYS: [&str; 7] = [
+    "mode",
+    "file",
+    "buffer",
+    "packet",
+    "receivers",
+    "stripes",
+    "socket_buffer",
+];
+
+/// The `xfer` keys of a workload: `mode` (sbtp, the default, or mbtp), `file` (required),
+/// `buffer`, `packet`, `receivers` (MBTP only), `stripes`, `socket_buffer`; refused on other
+/// kinds.
+fn xfer_workload(w: &Tbl<'_, '_>, kind: WorkloadKind) -> Result<Option<XferWorkload>> {
+    if kind != WorkloadKind::Xfer {
+        for k in XFER_KEYS {
+            if w.get(k).is_some() {
+                return Err(w.err(k, "only a workload of kind = \"xfer\" takes this key"));
+            }
+        }
+        return Ok(None);
+    }
+    let mode = match w.string("mode")?.as_deref() {
+        None | Some("sbtp") => XferMode::Sbtp,
+        Some("mbtp") => XferMode::Mbtp,
+        Some(_) => return Err(w.err("mode", "expected sbtp or mbtp")),
+    };
+    let Some(file) = w.size("file", Size(1), Size(1 << 40))? else {
+        return Err(w.err_table("kind = \"xfer\" needs `file`, the bytes to move"));
+    };
+    let buffer = w
+        .size("buffer", Size(1), Size(1 << 30))?
+        .unwrap_or(Size(1 << 20));
+    let packet = w
+        .size("packet", Size(1), Size(65_000))?
+        .unwrap_or(Size(9000));
+    if packet > buffer {
+        return Err(w.err("packet", "a datagram cannot be larger than its buffer"));
+    }
+    let receivers = w.count32("receivers", 1, 64)?;
+    if mode == XferMode::Sbtp && receivers.is_some_and(|r| r != 1) {
+        return Err(w.err("receivers", "SBTP has one receiver: use mode = \"mbtp\""));
+    }
+    Ok(Some(XferWorkload {
+        mode,
+        file,
+        buffer,
+        packet,
+        receivers: receivers.unwrap_or(match mode {
+            XferMode::Sbtp => 1,
+            XferMode::Mbtp => 5,
+        }),
+        stripes: w.count32("stripes", 1, 64)?.unwrap_or(4),
+        socket_buffer: w
+            .size("socket_buffer", Size(1), Size(1 << 30))?
+            .unwrap_or(Size(41_600)),
     }))
 }
 
@@ -746,6 +826,10 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
         WorkloadKind::Mp => {
             let sized = out.mp.as_ref().is_some_and(|m| m.pattern.sized());
             need(!sized || first.size.is_some(), "`size` for this pattern")?;
+        }
+        WorkloadKind::Xfer => {
+            need(out.from.len() == 1, "`from`, the one sending host")?;
+            need(out.to.len() == 1, "`to`, the one receiving host")?;
         }
     }
     Ok(())

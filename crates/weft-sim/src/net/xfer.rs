@@ -15,8 +15,14 @@
 //!   time (each charged to its CPU: the call, the packet, the bytes), writes control messages,
 //!   and waits. With several sessions (MBTP) one session's buffer is on the network at a time
 //!   while the others' receivers write to disk. Its elapsed time is split as RIACS's Table 2
-//!   splits it: reading the disk ("disk I/O"), sending datagrams ("data transfer"), and the
-//!   rest, waiting for the receiver ("sync").
+//!   splits it ([`TimeSplit`]): reading the disk ("disk I/O"); from writing a buffer's `Start`
+//!   until the receiver's `Ready` ("sync: the timer is set after the sender indicates to the
+//!   receiver that it is ready to send [and] reset after the receiver indicates that it is
+//!   ready to receive"); and from `Ready` until the receiver's `Done` says the buffer is there
+//!   ("data transfer": sending, "as well as the time that the data is physically present on the
+//!   network", which includes a slower receiver reading its sockets). With several sessions
+//!   (MBTP) these overlap: there, transfer is the time the process spent sending, disk its
+//!   reads, and sync the rest.
 //! - Each receiver session is a process of the receiving host: it reads control messages and
 //!   datagrams (a `recvfrom` per datagram, charged to its CPU), and writes each finished buffer
 //!   to its disk ([`ReceiverEvent::Write`]). A datagram that arrives while its socket's receive
@@ -150,25 +156,29 @@ impl ControlEnd {
     }
 }
 
-/// Where the sender's time went, RIACS's Table 2 split.
+/// Where the sender's time went, RIACS's Table 2 split (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TimeSplit {
     /// Reading buffers from the disk.
     pub disk: Duration,
-    /// Sending datagrams.
+    /// Sending datagrams (one session: from `Ready` to `Done`).
     pub transfer: Duration,
+    /// One session: from `Start` to `Ready`; several: `None` (the rest of the time).
+    pub waiting: Option<Duration>,
     /// From the first control message to the last answer.
     pub elapsed: Duration,
 }
 
 impl TimeSplit {
-    /// Waiting for the receivers: the elapsed time less disk and transfer.
+    /// Waiting for the receivers.
     pub fn sync(&self) -> Duration {
-        Duration(
-            self.elapsed
-                .as_nanos()
-                .saturating_sub(self.disk.as_nanos() + self.transfer.as_nanos()),
-        )
+        self.waiting.unwrap_or_else(|| {
+            Duration(
+                self.elapsed
+                    .as_nanos()
+                    .saturating_sub(self.disk.as_nanos() + self.transfer.as_nanos()),
+            )
+        })
     }
 
     /// `d` as a percentage of the elapsed time.
@@ -197,6 +207,9 @@ struct Reading {
 struct SendSession {
     sender: Sender,
     ctl: ControlEnd,
+    /// When the current buffer's `Start` was written, and its `Ready` read.
+    started: Option<Instant>,
+    ready: Option<Instant>,
 }
 
 /// The sending machine: its one process, its sessions, CPU and disk.
@@ -318,6 +331,8 @@ pub fn xfer_apps(
         senders.push(SendSession {
             sender,
             ctl: ControlEnd::new(Stream::new(tx_sock)),
+            started: None,
+            ready: None,
         });
         let conn = Connection::listen(control_config(), port, SeqNum(iss.0 ^ 0x5555_5555));
         let mut rx_sock = HostSocket::new(to, from, port, conn, None);
@@ -361,7 +376,10 @@ pub fn xfer_apps(
         frame_no: 0,
         header: Vec::with_capacity(HEADER_LEN),
         spare: Vec::new(),
-        split: TimeSplit::default(),
+        split: TimeSplit {
+            waiting: (n == 1).then_some(Duration::ZERO),
+            ..TimeSplit::default()
+        },
         finished_at: None,
         last_step: Instant::ZERO,
         fresh: true,
@@ -404,19 +422,32 @@ impl XferSender {
     fn step(&mut self, now: Instant) {
         self.fresh = false;
         self.last_step = now;
-        // The control connections' segments are the kernel's; the messages are the process's
-        // to read, when it is not in a call.
-        let idle = self.idle(now);
+        // Control messages are taken as they are read, whatever else the process does (what
+        // they change is the protocol's state; what it then asks for waits for the process).
         for (k, s) in self.sessions.iter_mut().enumerate() {
-            if !idle {
-                s.ctl.io.receive(now);
-                continue;
-            }
             let msgs = {
                 let mut w = self.wire.borrow_mut();
                 s.ctl.receive(now, &mut w.to_sender[k])
             };
             for (t, c) in msgs {
+                // RIACS's timers, for one session: sync from `Start` to `Ready`, transfer from
+                // `Ready` to `Done`.
+                if let Some(w) = self.split.waiting.as_mut() {
+                    match &c {
+                        Control::Ready { .. } => {
+                            if let Some(t0) = s.started.take() {
+                                *w += t.saturating_duration_since(t0);
+                            }
+                            s.ready = Some(t);
+                        }
+                        Control::Done { .. } => {
+                            if let Some(t0) = s.ready.take() {
+                                self.split.transfer += t.saturating_duration_since(t0);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 // A peer that breaks the protocol ends the session's progress; the run then
                 // shows it as unfinished.
                 let _ = s.sender.handle_control(t, c);
@@ -526,10 +557,13 @@ impl XferSender {
     }
 
     /// Writes what the sessions have to say on their control connections.
-    fn write_control(&mut self, _now: Instant) {
+    fn write_control(&mut self, now: Instant) {
         let mut w = self.wire.borrow_mut();
         for (k, s) in self.sessions.iter_mut().enumerate() {
             while let Some(c) = s.sender.poll_control() {
+                if matches!(c, Control::Start { .. }) {
+                    s.started = Some(now);
+                }
                 s.ctl.send(c, &mut w.to_receiver[k]);
             }
         }
@@ -573,7 +607,9 @@ impl XferSender {
             Some(c) => c.send(now, bytes, 1, 1),
             None => now,
         };
-        self.split.transfer += done - now;
+        if self.split.waiting.is_none() {
+            self.split.transfer += done - now;
+        }
         self.busy_until = done;
         let no = self.frame_no;
         self.frame_no = self.frame_no.wrapping_add(1);
@@ -623,12 +659,7 @@ impl App for XferSender {
             // reads and writes wait for it to be free.
             self.sessions
                 .iter()
-                .flat_map(|s| {
-                    [
-                        s.ctl.io.sock.poll_timeout(),
-                        s.ctl.io.poll_timeout().map(|t| t.max(self.busy_until)),
-                    ]
-                })
+                .flat_map(|s| [s.ctl.io.sock.poll_timeout(), s.ctl.io.poll_timeout()])
                 .flatten()
                 .min(),
             // Nothing has run yet: the connections' SYNs leave at once.
@@ -694,19 +725,16 @@ impl XferReceiver {
 
     fn step_session(&mut self, now: Instant, k: usize) {
         let s = &mut self.sessions[k];
-        if s.busy_until > now {
-            s.ctl.io.receive(now);
-            s.ctl.io.flush(now);
-            return;
-        }
         if let Some((seq, data, done)) = s.writing.take() {
             if done > now {
                 s.writing = Some((seq, data, done));
-                return;
+            } else {
+                s.receiver.buffer_written(seq);
+                s.receiver.recycle(data);
             }
-            s.receiver.buffer_written(seq);
-            s.receiver.recycle(data);
         }
+        // Control messages are taken as they are read (`weft recv` reads them on a thread of
+        // their own), datagrams one `recvfrom` at a time when the process is free.
         let msgs = {
             let mut w = self.wire.borrow_mut();
             s.ctl.receive(now, &mut w.to_receiver[k])
@@ -714,13 +742,14 @@ impl XferReceiver {
         for (t, c) in msgs {
             let _ = s.receiver.handle_control(t, c);
         }
+        let idle = s.busy_until <= now;
         // One datagram per call: the oldest readable one over the stripes.
         let next = s
             .sockets
             .iter()
             .enumerate()
             .filter_map(|(i, q)| q.queue.front().map(|(_, t)| (i, *t)))
-            .filter(|(_, t)| *t <= now)
+            .filter(|(_, t)| *t <= now && idle)
             .min_by_key(|(_, t)| *t);
         if let Some((i, arrived)) = next
             && let Some((no, _)) = s.sockets[i].queue.pop_front()
@@ -831,10 +860,7 @@ impl App for XferReceiver {
                     readable,
                     s.writing.as_ref().map(|w| w.2),
                     s.ctl.io.sock.poll_timeout(),
-                    s.ctl.io.poll_timeout().map(|t| t.max(s.busy_until)),
-                    // Control bytes that came while the process was in a call: it reads them
-                    // once it is out.
-                    (s.ctl.io.sock.conn().readable() > 0).then_some(s.busy_until),
+                    s.ctl.io.poll_timeout(),
                     s.receiver.poll_timeout().map(|t| t.max(s.busy_until)),
                 ]
             })
@@ -845,4 +871,98 @@ impl App for XferReceiver {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// Simulated time a transfer may take before the run gives up on it, when the workload gives no
+/// `time`.
+pub const DEFAULT_LIMIT: Duration = Duration::from_secs(3600);
+
+/// Runs a workload of kind `xfer` of `s` on `topo`; metrics into `m`, what could not be done
+/// into `notes`. Each end's CPU is its host's `costs` preset, its disk its `disk` preset.
+pub fn xfer_workload(
+    s: &weft_model::scenario::Scenario,
+    topo: &weft_model::net::Topology,
+    w: &weft_model::scenario::Workload,
+    seed: u64,
+    m: &mut serde_json::Map<String, serde_json::Value>,
+    notes: &mut Vec<String>,
+) {
+    use serde_json::json;
+    use weft_model::scenario::{Metric, XferMode};
+    let Some(x) = &w.xfer else { return };
+    let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
+    let (Some(from), Some(to)) = (w.from.first().and_then(index), w.to.first().and_then(index))
+    else {
+        return notes.push("an xfer workload names a host that does not exist".into());
+    };
+    let host = |i: usize| s.hosts.iter().find(|h| h.name == topo.hosts[i].name);
+    let cpu = |i: usize| {
+        host(i)
+            .and_then(|h| h.costs.as_deref())
+            .and_then(weft_model::host::presets::by_name)
+            .map(HostCpu::new)
+    };
+    let disk = |i: usize| {
+        host(i)
+            .and_then(|h| h.disk.as_deref())
+            .and_then(weft_model::host::disk::presets::by_name)
+            .map(Disk::new)
+    };
+    let spec = XferSpec {
+        mode: match x.mode {
+            XferMode::Sbtp => Mode::Sbtp,
+            XferMode::Mbtp => Mode::Mbtp,
+        },
+        file: x.file.0,
+        buffer: x.buffer.0.min(u64::from(u32::MAX)) as u32,
+        packet: x.packet.0.min(65_000) as u32,
+        sessions: x.receivers.max(1),
+        stripes: x.stripes.max(1),
+        socket_buffer: x.socket_buffer.0,
+        settle: Duration::from_millis(20),
+    };
+    let (tx, rx) = xfer_apps(
+        &spec,
+        from,
+        to,
+        (cpu(from), cpu(to)),
+        (disk(from), disk(to)),
+        seed,
+    );
+    let apps: Vec<(usize, Box<dyn App>)> = vec![(from, Box::new(tx)), (to, Box::new(rx))];
+    let limit = w.time.unwrap_or(DEFAULT_LIMIT);
+    let Some(r) = super::run::run_noted(topo, apps, limit, None, notes) else {
+        return;
+    };
+    let (Some(tx), Some(rx)) = (
+        r.hosts.apps_of::<XferSender>().next().map(|a| a.1),
+        r.hosts.apps_of::<XferReceiver>().next().map(|a| a.1),
+    ) else {
+        return;
+    };
+    let (sent, lost, buffers) = tx.totals();
+    if !tx.is_finished() {
+        notes.push(format!(
+            "the transfer did not finish in {limit} of simulated time ({buffers} buffers done)"
+        ));
+        return;
+    }
+    let sp = tx.split;
+    let secs = sp.elapsed.as_secs_f64().max(1e-12);
+    let bps = x.file.0 as f64 * 8.0 / secs;
+    m.insert(Metric::GOODPUT_MBPS.into(), json!(bps / 1e6));
+    m.insert(Metric::PAYLOAD_KIB_S.into(), json!(bps / 8.0 / 1024.0));
+    m.insert(Metric::SYNC_PCT.into(), json!(sp.pct(sp.sync())));
+    m.insert(Metric::DISK_PCT.into(), json!(sp.pct(sp.disk)));
+    m.insert(Metric::TRANSFER_PCT.into(), json!(sp.pct(sp.transfer)));
+    m.insert("seconds".into(), json!(secs));
+    m.insert("datagrams_sent".into(), json!(sent));
+    m.insert("datagrams_lost".into(), json!(lost));
+    m.insert(
+        "loss_fraction".into(),
+        json!(lost as f64 / sent.max(1) as f64),
+    );
+    m.insert("socket_drops".into(), json!(rx.socket_drops()));
+    m.insert("buffers".into(), json!(buffers));
+    m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
 }
