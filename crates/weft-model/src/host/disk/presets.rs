@@ -56,16 +56,97 @@ pub fn sp2_fwscsi() -> DiskSpec {
     ufs("sp2-fwscsi", Rate::mbps(96))
 }
 
+/// The Sparc 10s' disks of RIACS's Table 2 write at one rate, fitted to the conan/dufus row's
+/// sync share (29.6% at 14.9 Mbit/s: dufus's write of a 1 MiB buffer outlasts conan's read of
+/// the next by 167 ms); conan's is taken as the same, and psyche's too (no row has psyche
+/// receive).
+const RIACS_WRITE: Rate = Rate(32_900_000);
+
+/// A disk of RIACS's workstations read at `read`: the period's SCSI disk behind the SunOS
+/// cache, each buffer written through to the platter before the receiver is ready again ("the
+/// receiver writes the buffer to the disk and then waits for another start-of-buffer signal",
+/// and Table 2's sync shares say those writes are waited for).
+fn riacs(name: &'static str, read: Rate) -> DiskSpec {
+    DiskSpec {
+        read_rate: read,
+        write_rate: RIACS_WRITE,
+        dirty_limit: 0,
+        ..ufs(name, read)
+    }
+}
+
+/// psyche's disk (Sparc 2): read rate fitted to Table 2's psyche/conan disk share (27.8% at
+/// 12.4 Mbit/s: 188 ms per 1 MiB buffer, 16 of them positioning).
+pub fn riacs_psyche_disk() -> DiskSpec {
+    riacs("riacs-psyche-disk", Rate(48_740_000))
+}
+
+/// dufus's disk (Sparc 10): read rate fitted to Table 2's dufus/conan disk share (30.7% at
+/// 11.0 Mbit/s: 234 ms per buffer).
+pub fn riacs_dufus_disk() -> DiskSpec {
+    riacs("riacs-dufus-disk", Rate(38_460_000))
+}
+
+/// conan's disk (Sparc 10): read rate fitted to Table 2's conan/dufus disk share (18.5% at
+/// 14.9 Mbit/s: 104 ms per buffer, 95 Mbit/s: faster than its SCSI disk could read, so partly
+/// from the cache).
+pub fn riacs_conan_disk() -> DiskSpec {
+    riacs("riacs-conan-disk", Rate(95_100_000))
+}
+
 /// Every preset.
 pub fn all() -> Vec<DiskSpec> {
     vec![
         sandia_desktop_scsi(),
         sandia_fileserver_fwscsi2(),
         sp2_fwscsi(),
+        riacs_psyche_disk(),
+        riacs_dufus_disk(),
+        riacs_conan_disk(),
     ]
 }
 
 /// The preset named `name` (as in [`DiskSpec::name`]).
 pub fn by_name(name: &str) -> Option<DiskSpec> {
     all().into_iter().find(|d| d.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Figures;
+
+    /// A share of row `row` of RIACS's Table 2 as seconds of a 1 MiB buffer.
+    fn seconds(key: &str, row: usize) -> f64 {
+        let f = Figures::bundled().unwrap();
+        let pct = f.numbers(&format!("riacs_transfer.sbtp.{key}")).unwrap()[row];
+        let mbps = f.numbers("riacs_transfer.sbtp.mbps").unwrap()[row];
+        pct / 100.0 * 8.0 * 1_048_576.0 / (mbps * 1e6)
+    }
+
+    /// The rate that moves 1 MiB in `s` seconds after a positioning.
+    fn rate(s: f64) -> f64 {
+        8.0 * 1_048_576.0 / (s - SEEK_5400RPM.as_secs_f64())
+    }
+
+    #[test]
+    fn riacs_disks_follow_table_2() {
+        let close = |a: Rate, b: f64| (a.0 as f64 - b).abs() < 1e-3 * b;
+        // Rows: psyche/conan, psyche/dufus, dufus/conan, conan/dufus.
+        assert!(close(
+            riacs_psyche_disk().read_rate,
+            rate(seconds("disk_pct", 0))
+        ));
+        assert!(close(
+            riacs_dufus_disk().read_rate,
+            rate(seconds("disk_pct", 2))
+        ));
+        assert!(close(
+            riacs_conan_disk().read_rate,
+            rate(seconds("disk_pct", 3))
+        ));
+        // dufus's write of a buffer: conan's read of the next and the sync after it.
+        let write = seconds("sync_pct", 3) + seconds("disk_pct", 3);
+        assert!(close(riacs_dufus_disk().write_rate, rate(write)));
+    }
 }
