@@ -96,17 +96,21 @@ pub fn estimate(
     let on_line = line.time_to_send(Size(b));
     let sending = cpu_send.max(on_line);
     let cpu_recv = rx.costs.cost(Direction::Receive, dgram, n, n);
-    let (write_copy, disk_write) = match rx.disk {
-        Some(d) => (
-            copy(rx.costs, b),
-            d.seek + d.write_rate.time_to_send(Size(b)),
-        ),
-        None => (Duration::ZERO, Duration::ZERO),
+    // The write call: the copy into the cache, then as much of the platter's time as the
+    // cache's dirty limit does not absorb.
+    let (write_copy, disk_write, write_call) = match rx.disk {
+        Some(d) => {
+            let platter = d.seek + d.write_rate.time_to_send(Size(b));
+            let absorbed = d.write_rate.time_to_send(Size(d.dirty_limit));
+            let c = copy(rx.costs, b);
+            (c, platter, c + platter.saturating_sub(absorbed))
+        }
+        None => (Duration::ZERO, Duration::ZERO, Duration::ZERO),
     };
     let (cycle, transfer) = match w.mode {
         XferMode::Sbtp => {
             let transfer = sending.max(cpu_recv) + rtt;
-            let wait = rtt + write_copy.saturating_sub(read + rtt);
+            let wait = rtt + write_call.saturating_sub(read + rtt);
             ((read + wait + transfer).max(disk_write), transfer)
         }
         XferMode::Mbtp => {
@@ -171,7 +175,8 @@ mod tests {
         assert_eq!(e.transfer, ns(200.0 * (1_048_576.0 + 117.0 * 20.0)) + rtt);
         assert_eq!(e.cycle, read + e.transfer + rtt);
         assert!((e.pct(e.sync()) - 100.0 / e.cycle.as_nanos() as f64 * 1e6).abs() < 1e-9);
-        // A receiver whose disk writes at 5 Mbit/s: its 1.7 s a buffer set the pace.
+        // A receiver whose disk writes through at 5 Mbit/s: its 1.7 s a buffer, during which
+        // the sender reads the next and then waits for `Ready`, and the transfer.
         let slow = DiskSpec::plain("s", Rate::mbps(5), Duration::from_millis(16));
         let e2 = estimate(
             &work(XferMode::Sbtp),
@@ -188,7 +193,7 @@ mod tests {
         );
         assert_eq!(
             e2.cycle,
-            Duration::from_millis(16) + Rate::mbps(5).time_to_send(Size(1 << 20))
+            Duration::from_millis(16) + Rate::mbps(5).time_to_send(Size(1 << 20)) + e2.transfer
         );
         assert!(e2.pct(e2.sync()) > 60.0);
     }

@@ -144,14 +144,15 @@ impl ControlEnd {
     ) -> Vec<(Instant, Control)> {
         self.io.receive(now);
         let mut out = Vec::new();
-        if let Some((t, n)) = self.io.read(now) {
-            self.read += n;
-            while queue.front().is_some_and(|(end, _)| *end <= self.read) {
+        let read = &mut self.read;
+        self.io.read(now, |t, n| {
+            *read += n;
+            while queue.front().is_some_and(|(end, _)| *end <= *read) {
                 if let Some((_, c)) = queue.pop_front() {
                     out.push((t, c));
                 }
             }
-        }
+        });
         out
     }
 }

@@ -173,3 +173,110 @@ fn a_slow_receiver_drops_datagrams_and_striping_over_more_sockets_drops_fewer() 
         one.lost
     );
 }
+
+/// Fitting harness for RIACS's Table 2 (run by hand with `--ignored --nocapture`); reads the
+/// parameters from the environment.
+#[test]
+#[ignore]
+fn riacs_fit() {
+    let env = |k: &str, d: f64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let cpu = |p: &str| HostCosts {
+        name: "fit",
+        send_call_ns: env(&format!("{p}_SCALL"), 0.0),
+        recv_call_ns: env(&format!("{p}_RCALL"), 0.0),
+        send_other_ns_per_byte: env(&format!("{p}_S"), 300.0),
+        recv_other_ns_per_byte: env(&format!("{p}_R"), 300.0),
+        copy_ns_per_byte: env(&format!("{p}_COPY"), 0.0),
+        ..HostCosts::FREE
+    };
+    let dsk = |h: &str| {
+        let h = h.to_uppercase();
+        let r = env(&format!("{h}_READ"), 40.0);
+        let w = env(&format!("{h}_WRITE"), 30.0);
+        Disk::new(DiskSpec {
+            name: "fit",
+            read_rate: Rate((r * 1e6) as u64),
+            write_rate: Rate((w * 1e6) as u64),
+            seek: Duration::from_millis(16),
+            block: 8192,
+            cache: 32 << 20,
+            dirty_limit: env("DIRTY", 393216.0) as u64,
+            readahead: 57344,
+        })
+    };
+    let kind = |h: &str| h.to_uppercase();
+    let mode = if env("MBTP", 0.0) > 0.0 {
+        Mode::Mbtp
+    } else {
+        Mode::Sbtp
+    };
+    let file = if mode == Mode::Mbtp {
+        25 << 20
+    } else {
+        100_000_000
+    };
+    let pairs: Vec<(String, String)> = std::env::var("PAIRS")
+        .unwrap_or("psyche/conan,psyche/dufus,dufus/conan,conan/dufus".into())
+        .split(',')
+        .map(|p| {
+            let (a, b) = p.split_once('/').unwrap_or((p, p));
+            (a.to_string(), b.to_string())
+        })
+        .collect();
+    for (a, b) in pairs {
+        let mut s = spec(
+            mode,
+            file,
+            if mode == Mode::Mbtp { 5 } else { 1 },
+            env("STRIPES", 4.0) as u32,
+        );
+        s.socket_buffer = env("SOCKBUF", 41600.0) as u64;
+        let cpus = (
+            Some(HostCpu::new(cpu(&kind(&a)))),
+            Some(HostCpu::new(cpu(&kind(&b)))),
+        );
+        let (tx, rx) = xfer_apps(&s, 0, 1, cpus, (Some(dsk(&a)), Some(dsk(&b))), 1);
+        let apps: Vec<(usize, Box<dyn App>)> = vec![(0, Box::new(tx)), (1, Box::new(rx))];
+        let opts = RunOptions {
+            duration: Duration::from_secs(600),
+            ..RunOptions::default()
+        };
+        let r = run(&pair(), apps, opts, |_| {}).expect("runs");
+        let tx = r.hosts.app::<XferSender>(0).expect("sender");
+        let rxa = r.hosts.app::<XferReceiver>(1).expect("receiver");
+        let sp = tx.split;
+        println!(
+            "{a}/{b}: sync {:.1} disk {:.1} transfer {:.1} -> {:.2} Mbit/s (lost {}, drops {})",
+            sp.pct(sp.sync()),
+            sp.pct(sp.disk),
+            sp.pct(sp.transfer),
+            file as f64 * 8.0 / sp.elapsed.as_secs_f64() / 1e6,
+            rxa.packets_lost(),
+            rxa.socket_drops()
+        );
+    }
+}
+
+/// Runs the scenario file `WEFT_SCENARIO` on the model and the simulator and prints both (by
+/// hand, with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn scenario_by_hand() {
+    let Ok(path) = std::env::var("WEFT_SCENARIO") else {
+        return;
+    };
+    let text = std::fs::read_to_string(&path).expect("reads");
+    let s = weft_model::Scenario::parse(&text, &path).expect("parses");
+    for p in weft_model::calc::engine::evaluate(&s) {
+        println!("model w{} {:?} {:?}", p.workload, p.metrics, p.notes);
+    }
+    let doc = crate::scenario::run(&s, s.seed);
+    for x in &doc.samples {
+        println!("sim {x}");
+    }
+}
