@@ -6,7 +6,12 @@
 
 pub mod atomic;
 pub mod csv;
+pub mod html;
+pub mod html_figures;
+pub mod html_style;
+pub mod html_tables;
 pub mod plot;
+pub mod repro_doc;
 pub mod schema;
 
 pub use atomic::{write_atomic, write_atomic_with};

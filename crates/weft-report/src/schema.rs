@@ -18,6 +18,9 @@ pub enum Engine {
     Sim,
     /// Computed in closed form.
     Model,
+    /// Several engines side by side, each sample naming its own values per engine (`weft
+    /// repro`'s document: paper, model, sim, emu and real in every sample).
+    Mixed,
 }
 
 /// One result: what was run (`params`), what was observed over time or per point (`samples`) and

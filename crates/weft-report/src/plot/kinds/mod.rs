@@ -142,6 +142,7 @@ pub(crate) fn engine_name(e: Engine) -> &'static str {
         Engine::Emu => "emu",
         Engine::Sim => "sim",
         Engine::Model => "model",
+        Engine::Mixed => "mixed",
     }
 }
 
