@@ -14,6 +14,7 @@ pub mod checks;
 pub mod compare;
 pub mod consistency;
 pub mod engines;
+pub mod repro;
 pub mod table;
 
 pub use catalogue::{Catalogue, CatalogueError, Item, Kind};

@@ -14,6 +14,8 @@ mod mp;
 mod pattern;
 mod plot;
 mod recv;
+mod report;
+mod repro;
 mod rr;
 mod run;
 mod send;
@@ -46,6 +48,10 @@ pub enum Command {
     Sim(sim::Args),
     /// Run a scenario file on one or more engines and compare with the published figure.
     Run(run::Args),
+    /// Run the catalogued results of the five studies on every engine available, with verdicts.
+    Repro(repro::Args),
+    /// Write one self-contained HTML page from result files (a `weft repro` result, any other).
+    Report(report::Args),
     /// Emulate a topology with namespaced hosts and weft's userspace switch (needs root).
     Emu(emu::Args),
     /// Analyse captures: utilisation, flows, two-point latency; sample an interface live.
@@ -77,6 +83,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Calc(a) => calc::run(a),
         Command::Sim(a) => sim::run(a),
         Command::Run(a) => run::run(a),
+        Command::Repro(a) => repro::run(a),
+        Command::Report(a) => report::run(a),
         Command::Emu(a) => emu::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Send(a) => send::run(a),
