@@ -29,6 +29,10 @@ fn demo_writes_a_result_and_its_figure() {
         stdout.contains("demo.json") && stdout.contains("demo.svg"),
         "{stdout}"
     );
+    // The report of the measurement beside the studies' reproductions on model and sim.
+    assert!(stdout.contains("report.html"), "{stdout}");
+    let page = std::fs::read_to_string(dir.path().join("o/report.html")).unwrap();
+    assert!(page.contains("Summary per study") && page.contains("Measurements"));
 
     let json = std::fs::read_to_string(dir.path().join("o/demo.json")).unwrap();
     let doc = weft_report::ResultDoc::from_json(&json).unwrap();

@@ -1,5 +1,6 @@
 //! `weft demo`: a short measurement against an in-process agent on loopback, written as one JSON
-//! result and one SVG figure.
+//! result and one SVG figure, and the HTML report of it beside the studies' reproductions on
+//! model and sim.
 
 use std::path::PathBuf;
 
@@ -15,7 +16,9 @@ use weft_report::{Engine, ResultDoc, plot, write_atomic};
 ///
 /// Starts an agent on 127.0.0.1 (a free port) inside this process, runs a TCP throughput test
 /// and a request/response latency sweep against it, and writes `demo.json` (a `demo` document
-/// holding both results) and `demo.svg` (their figures) into the output directory.
+/// holding both results) and `demo.svg` (their figures) into the output directory, then runs
+/// the studies' catalogued results on model and sim (`weft repro --engine model,sim`, under a
+/// minute) and writes `report.html`, one page with both.
 ///
 /// The latency sweep places the client and the agent on two different CPUs and busy-polls at
 /// both ends (`weft rr --affinity 0,1 --busy-poll`), so that a virtual machine's late wake-ups
@@ -40,6 +43,10 @@ pub struct Args {
     /// Sweep with both ends sleeping between messages, unpinned (as a plain `weft rr`).
     #[arg(long)]
     pub no_busy_poll: bool,
+    /// Leave the studies' reproductions (model and sim, under a minute) out of the report:
+    /// report.html then holds the loopback measurement alone.
+    #[arg(long)]
+    pub no_repro: bool,
     /// CSV export of the demo's two results (flattened, one row each).
     #[command(flatten)]
     pub csv: crate::output::CsvArg,
@@ -152,5 +159,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write {}", png_path.display()))?;
         println!("wrote {}", png_path.display());
     }
+    // The report: the studies reproduced on model and sim, then this machine's measurement.
+    let mut docs = Vec::new();
+    if !args.no_repro {
+        eprintln!("demo: the studies' catalogued results on model and sim (weft repro)");
+        if let Some(repro) = super::repro::model_and_sim()? {
+            docs.push(repro);
+        }
+    }
+    docs.push(doc);
+    let html_path = args.out.join("report.html");
+    write_atomic(&html_path, super::report::page(&docs)?.as_bytes())
+        .with_context(|| format!("cannot write {}", html_path.display()))?;
+    println!(
+        "wrote {}: open it in a browser (the studies beside the engines, and this measurement)",
+        html_path.display()
+    );
     Ok(())
 }
