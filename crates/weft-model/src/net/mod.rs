@@ -19,6 +19,7 @@ mod fabric_stage;
 mod faults;
 mod frame;
 mod ingress;
+pub mod ip;
 mod link;
 mod network;
 mod report;
@@ -37,7 +38,9 @@ pub use fabric_stage::{
     frame_cells,
 };
 pub use faults::{FaultInjector, FaultStats, Faults};
-pub use frame::{BROADCAST, ETH_HEADER, Frame, Mac, host_mac, host_of_mac, is_group};
+pub use frame::{
+    BROADCAST, ETH_HEADER, Ecn, FlowKey, Frame, Mac, TRIMMED_DSCP, host_mac, host_of_mac, is_group,
+};
 pub use ingress::{Ingress, IngressStats};
 pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
 pub use network::{Network, NetworkError, TrunkStats};

@@ -133,7 +133,7 @@ pub struct Sink {
     pub frames: Vec<u64>,
     /// UDP payload bytes received, per sending host.
     pub bytes: Vec<u64>,
-    /// Frames that arrived corrupted (dropped by the checksum).
+    /// Frames that arrived corrupted or trimmed (dropped by the checksum).
     pub corrupted: u64,
     /// Delay from the sender handing a frame over to its arrival, ns.
     pub delay: Histogram,
@@ -151,7 +151,7 @@ impl App for Sink {
         None
     }
     fn deliver(&mut self, now: Instant, f: SimFrame) {
-        if f.corrupted {
+        if !f.checksum_ok() {
             self.corrupted += 1;
             return;
         }

@@ -56,7 +56,7 @@ pub struct DatagramSocket {
     partial: VecDeque<(usize, u32, u64, u64)>,
     /// Whole datagrams, each with when the application has it (its receive work done).
     inbox: VecDeque<(Instant, Received)>,
-    /// Frames that arrived corrupted (dropped by the checksum).
+    /// Frames that arrived corrupted or trimmed (dropped by the checksum).
     pub corrupted: u64,
 }
 
@@ -121,7 +121,7 @@ impl DatagramSocket {
         {
             return false;
         }
-        if f.corrupted {
+        if !f.checksum_ok() {
             self.corrupted += 1;
             return true;
         }

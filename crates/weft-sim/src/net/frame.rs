@@ -4,9 +4,12 @@
 //! the frame's sequence number; or, for a TCP segment, the IPv4 and TCP headers the sans-IO
 //! connection's [`Segment`] stands for (checksums included) and a zero payload, so that tshark
 //! reads simulated captures like emulated ones.
+//!
+//! Like a real frame it carries an IP traffic class (DSCP and ECN, [`SimFrame::tos`]) and can be
+//! trimmed to its headers; its bytes then say so as the emulator's would ([`weft_model::net::ip`]).
 
 use weft_model::fabric::Rng;
-use weft_model::net::{ETH_HEADER, Frame, Mac, Topology, host_mac};
+use weft_model::net::{ETH_HEADER, Ecn, FlowKey, Frame, Mac, TRIMMED_DSCP, Topology, host_mac, ip};
 use weft_model::tcp::Segment;
 use weft_model::tcp::ipv4::{Ipv4Repr, PROTO_TCP};
 
@@ -15,6 +18,9 @@ pub const IP_HEADER: u32 = 20;
 
 /// Bytes of IPv4 and UDP headers in a simulated datagram.
 pub const UDP_IP_HEADERS: u32 = 28;
+
+/// The UDP port both ends of a simulated datagram use (its bytes and its 5-tuple).
+pub const UDP_PORT: u16 = 5001;
 
 /// One simulated Ethernet frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +42,13 @@ pub struct SimFrame {
     pub message: u32,
     /// The TCP segment it carries (`None`: a UDP datagram).
     pub tcp: Option<Segment>,
+    /// The IP traffic class byte: DSCP in the upper six bits (its upper three, the priority
+    /// class), ECN in the lower two. Zero (best effort, not ECN-capable) unless the sender sets
+    /// it.
+    pub tos: u8,
+    /// A queue cut its payload ([`Frame::trim`]): it occupies the line as its headers alone,
+    /// and a receiver that does not know trimming drops it, as its checksum would fail.
+    pub trimmed: bool,
 }
 
 impl SimFrame {
@@ -64,6 +77,8 @@ impl SimFrame {
             corrupted: false,
             message: message.min(u64::from(u32::MAX)) as u32,
             tcp: None,
+            tos: 0,
+            trimmed: false,
         }
     }
 
@@ -79,11 +94,43 @@ impl SimFrame {
             corrupted: false,
             message: seg.len,
             tcp: Some(seg),
+            tos: 0,
+            trimmed: false,
         }
     }
 
-    /// Bytes of UDP or TCP payload it carries.
+    /// The frame with its ECN field set to `ecn` (a sender that negotiated ECN sends ECT(0)).
+    pub fn with_ecn(mut self, ecn: Ecn) -> Self {
+        self.tos = (self.tos & !3) | ecn as u8;
+        self
+    }
+
+    /// The frame with DSCP `dscp` (0..=63; its upper three bits are the priority class).
+    pub fn with_dscp(mut self, dscp: u8) -> Self {
+        self.tos = (dscp << 2) | (self.tos & 3);
+        self
+    }
+
+    /// True if a receiver's checksum accepts it: neither damaged on the line nor trimmed (a
+    /// trimmed frame is only of use to a transport that reads trimmed headers).
+    pub fn checksum_ok(&self) -> bool {
+        !self.corrupted && !self.trimmed
+    }
+
+    /// Bytes of Ethernet, IP and transport headers: what is left of it once trimmed.
+    pub fn header_len(&self) -> u32 {
+        let transport = match &self.tcp {
+            Some(seg) => seg.header_len() as u32,
+            None => UDP_IP_HEADERS - IP_HEADER,
+        };
+        (ETH_HEADER as u32 + IP_HEADER + transport).min(self.len)
+    }
+
+    /// Bytes of UDP or TCP payload it carries (none once trimmed).
     pub fn payload(&self) -> u32 {
+        if self.trimmed {
+            return 0;
+        }
         match &self.tcp {
             Some(seg) => seg.len,
             None => self.len.saturating_sub(ETH_HEADER as u32 + UDP_IP_HEADERS),
@@ -96,7 +143,7 @@ impl SimFrame {
         let src = Topology::addr_of_index(self.src as usize).octets();
         let dst = Topology::addr_of_index(self.dst as usize).octets();
         let tcp_len = seg.header_len() + seg.len as usize;
-        let ip = Ipv4Repr {
+        let ipv4 = Ipv4Repr {
             src,
             dst,
             protocol: PROTO_TCP,
@@ -110,7 +157,12 @@ impl SimFrame {
         let body = &mut out[start..];
         // Both emits fail only on lengths a connection never produces (over 64 KiB); such a
         // frame is then written with zero headers rather than not at all.
-        let _ = ip.emit(body);
+        let _ = ipv4.emit(body);
+        body[1] = self.tos;
+        // The checksum again, over the traffic class the representation does not carry.
+        body[10..12].fill(0);
+        let sum = checksum(&body[..IP_HEADER as usize]);
+        body[10..12].copy_from_slice(&sum.to_be_bytes());
         let _ = seg.emit_header(0, (src, dst), &mut body[IP_HEADER as usize..]);
         if self.corrupted
             && let Some(b) = out.last_mut()
@@ -122,7 +174,11 @@ impl SimFrame {
 
 impl Frame for SimFrame {
     fn frame_len(&self) -> usize {
-        self.len as usize
+        if self.trimmed {
+            self.header_len() as usize
+        } else {
+            self.len as usize
+        }
     }
     fn dst(&self) -> Mac {
         host_mac(self.dst as usize)
@@ -133,7 +189,20 @@ impl Frame for SimFrame {
     fn corrupt(&mut self, _rng: &mut Rng) {
         self.corrupted = true;
     }
+    /// The bytes of the whole frame; a trimmed one is written whole and then cut as a trimming
+    /// queue cuts real bytes.
     fn write_bytes(&self, out: &mut Vec<u8>) {
+        if self.trimmed {
+            let mut whole = Vec::with_capacity(self.len as usize);
+            SimFrame {
+                trimmed: false,
+                ..*self
+            }
+            .write_bytes(&mut whole);
+            ip::cut_to_headers(&mut whole);
+            out.extend_from_slice(&whole);
+            return;
+        }
         let start = out.len();
         out.extend_from_slice(&self.dst());
         out.extend_from_slice(&self.src());
@@ -149,6 +218,7 @@ impl Frame for SimFrame {
         let dst = Topology::addr_of_index(self.dst as usize).octets();
         let mut ip = [0u8; 20];
         ip[0] = 0x45;
+        ip[1] = self.tos;
         ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
         ip[4..6].copy_from_slice(&(self.seq as u16).to_be_bytes());
         ip[8] = 64;
@@ -159,8 +229,8 @@ impl Frame for SimFrame {
         ip[10..12].copy_from_slice(&sum.to_be_bytes());
         out.extend_from_slice(&ip);
         let udp_len = ip_len - 20;
-        out.extend_from_slice(&5001u16.to_be_bytes());
-        out.extend_from_slice(&5001u16.to_be_bytes());
+        out.extend_from_slice(&UDP_PORT.to_be_bytes());
+        out.extend_from_slice(&UDP_PORT.to_be_bytes());
         out.extend_from_slice(&udp_len.to_be_bytes());
         // No UDP checksum (allowed over IPv4); a corrupted frame says so in its payload.
         out.extend_from_slice(&0u16.to_be_bytes());
@@ -174,6 +244,44 @@ impl Frame for SimFrame {
             out[body + 4] = 0xff;
         }
         debug_assert_eq!(out.len() - start, ETH_HEADER + ip_len as usize);
+    }
+    fn ecn(&self) -> Ecn {
+        Ecn::from_bits(self.tos)
+    }
+    fn mark_ce(&mut self) -> bool {
+        if !self.ecn().is_capable() {
+            return false;
+        }
+        self.tos |= Ecn::Ce as u8;
+        true
+    }
+    fn priority(&self) -> u8 {
+        self.tos >> 5
+    }
+    fn flow_key(&self) -> FlowKey {
+        let addr = |h: u16| u32::from(Topology::addr_of_index(h as usize));
+        let (proto, sport, dport) = match &self.tcp {
+            Some(seg) => (PROTO_TCP, seg.src_port, seg.dst_port),
+            None => (17, UDP_PORT, UDP_PORT),
+        };
+        FlowKey {
+            src: addr(self.src),
+            dst: addr(self.dst),
+            proto,
+            sport,
+            dport,
+        }
+    }
+    fn is_trimmed(&self) -> bool {
+        self.trimmed
+    }
+    fn trim(&mut self) -> bool {
+        if self.trimmed {
+            return false;
+        }
+        self.trimmed = true;
+        self.tos = (TRIMMED_DSCP << 2) | (self.tos & 3);
+        true
     }
 }
 
@@ -240,5 +348,65 @@ mod tests {
         bad.write_bytes(&mut b);
         let (ip, tcp) = Ipv4Repr::parse(&b[14..]).unwrap();
         assert!(Segment::parse(tcp, Some((ip.src, ip.dst))).is_err());
+    }
+
+    fn segment(len: u32) -> Segment {
+        use weft_model::tcp::{Flags, SeqNum};
+        Segment {
+            src_port: 40000,
+            dst_port: 5001,
+            seq: SeqNum(1000),
+            flags: Flags::ACK,
+            window: 100,
+            len,
+            ..Segment::default()
+        }
+    }
+
+    #[test]
+    fn the_traffic_class_is_in_the_bytes_and_marks_like_real_bytes() {
+        let f = SimFrame::tcp(0, 1, segment(100), 0)
+            .with_dscp(26)
+            .with_ecn(Ecn::Ect0);
+        assert_eq!((f.priority(), f.ecn()), (3, Ecn::Ect0));
+        let mut sim = f;
+        let mut real = Vec::new();
+        f.write_bytes(&mut real);
+        assert!(Ipv4Repr::parse(&real[14..]).is_ok(), "checksum holds");
+        assert_eq!((real.priority(), real.ecn()), (3, Ecn::Ect0));
+        assert_eq!(real.flow_key(), sim.flow_key());
+        assert!(sim.mark_ce() && real.mark_ce());
+        let mut marked = Vec::new();
+        sim.write_bytes(&mut marked);
+        assert_eq!(marked, real);
+        // Not ECN-capable: not marked.
+        let mut plain = SimFrame::udp(0, 1, 1000, 1, 0);
+        assert!(!plain.mark_ce());
+        assert_eq!(plain.ecn(), Ecn::NotEct);
+        let mut b = Vec::new();
+        plain.write_bytes(&mut b);
+        assert_eq!(b.flow_key(), plain.flow_key());
+    }
+
+    #[test]
+    fn a_trimmed_frame_is_its_headers_like_trimmed_real_bytes() {
+        for f in [
+            SimFrame::tcp(2, 3, segment(1448), 0).with_ecn(Ecn::Ect0),
+            SimFrame::udp(2, 3, 1500, 9, 0),
+        ] {
+            let mut real = Vec::new();
+            f.write_bytes(&mut real);
+            let mut sim = f;
+            assert!(sim.trim() && real.trim());
+            assert!(!sim.trim(), "trimmed twice");
+            assert!(sim.is_trimmed() && !sim.checksum_ok());
+            assert_eq!(sim.payload(), 0);
+            assert_eq!(sim.frame_len(), real.len());
+            let mut b = Vec::new();
+            sim.write_bytes(&mut b);
+            assert_eq!(b, real);
+            assert_eq!(sim.ecn(), f.ecn());
+        }
+        assert_eq!(SimFrame::tcp(0, 1, segment(1448), 0).header_len(), 14 + 40);
     }
 }

@@ -39,7 +39,7 @@ pub struct HostSocket {
     outbox: VecDeque<(Instant, Segment)>,
     /// Segments received, with when the CPU has done their receive work.
     inbox: VecDeque<(Instant, Segment)>,
-    /// Frames that arrived corrupted (dropped by the checksum).
+    /// Frames that arrived corrupted or trimmed (dropped by the checksum).
     pub corrupted: u64,
 }
 
@@ -112,7 +112,7 @@ impl HostSocket {
         if !mine {
             return false;
         }
-        if f.corrupted {
+        if !f.checksum_ok() {
             self.corrupted += 1;
             return true;
         }
