@@ -85,12 +85,20 @@ pub struct EgressStats {
     pub frames_policed: u64,
     /// Cells of tagged frames dropped at the CLP threshold.
     pub cells_clp_dropped: u64,
+    /// Frames marked Congestion Experienced at the ECN threshold
+    /// ([`LinkSpec::ecn_threshold`]; absent from the JSON while zero).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_marked: u64,
     /// Largest queue occupancy seen (cells on ATM, bytes or frames otherwise).
     pub max_occupancy: u64,
     /// Other faults injected on the line.
     pub faults: FaultStats,
     /// Per flow (sending host), indexed by the flow number.
     pub flows: Vec<FlowStats>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl EgressStats {
@@ -200,6 +208,8 @@ pub struct Egress<F> {
     contract: Option<EdgeContract>,
     /// Occupancy (cells) from which cells of tagged frames are dropped.
     clp_limit: Option<u64>,
+    /// Occupancy (bytes or frames) from which ECN-capable frames are marked.
+    ecn_limit: Option<u64>,
     /// Counters.
     pub stats: EgressStats,
 }
@@ -226,6 +236,7 @@ impl<F: Frame> Egress<F> {
         Egress {
             contract,
             clp_limit,
+            ecn_limit: link.ecn_limit(),
             line: Serialiser::new(link.rate),
             queue: Queue::new(capacity, policy),
             slot: link.slot().as_nanos(),
@@ -416,9 +427,11 @@ impl<F: Frame> Egress<F> {
     }
 
     fn frame_arrives(&mut self, t: u64, p: &mut Pending<F>) {
-        let Some(frame) = p.frame.take() else {
+        let Some(mut frame) = p.frame.take() else {
             return;
         };
+        // What the frame finds queued, before it joins (DCTCP's instantaneous queue).
+        let found = self.queue.occupancy();
         let len = frame.frame_len();
         let unit = Unit {
             flow: p.flow,
@@ -432,6 +445,9 @@ impl<F: Frame> Egress<F> {
                 self.stats.frames_epd += 1;
             }
             return;
+        }
+        if self.ecn_limit.is_some_and(|k| found >= k) && frame.mark_ce() {
+            self.stats.frames_marked += 1;
         }
         let dep = self.line.send(t, self.link.wire_bytes(len));
         self.departures.push_back(dep);

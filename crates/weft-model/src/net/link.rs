@@ -63,6 +63,12 @@ pub struct LinkSpec {
     /// links only; `None`: tagged cells are queued like the others.
     #[serde(default)]
     pub clp_threshold: Option<f64>,
+    /// ECN marking in the switch's output queue onto this link, a step threshold K as DCTCP
+    /// uses: a frame that finds the queue holding at least this much is marked Congestion
+    /// Experienced if it is ECN-capable ([`super::Frame::mark_ce`]); one that is not passes
+    /// unmarked (the queue's limit still drops it). Ethernet links only; `None`: no marking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<Buffer>,
 }
 
 /// An Ethernet frame format that charges a frame its own length and nothing more (an idealised
@@ -92,6 +98,7 @@ impl LinkSpec {
             ingress_buffer: 4 << 20,
             contract: None,
             clp_threshold: None,
+            ecn_threshold: None,
         }
     }
 
@@ -111,6 +118,7 @@ impl LinkSpec {
             ingress_buffer: 4 << 20,
             contract: None,
             clp_threshold: None,
+            ecn_threshold: None,
         }
     }
 
@@ -170,6 +178,16 @@ impl LinkSpec {
         let (cells, bytes) = self.mtu_frame();
         let cap = self.buffer.capacity(self.is_atm(), cells);
         (cap, self.drop.resolve(cap, cells, bytes))
+    }
+
+    /// The ECN marking threshold in the unit of the queue's capacity (bytes or frames), on an
+    /// Ethernet link that has one.
+    pub fn ecn_limit(&self) -> Option<u64> {
+        let (cells, bytes) = self.mtu_frame();
+        let (cap, _) = self.queue();
+        self.ecn_threshold
+            .filter(|_| !self.is_atm())
+            .map(|k| k.in_unit_of(cap, cells, bytes))
     }
 
     /// The shortest time in which frames arriving on this line can be told apart by the switch:

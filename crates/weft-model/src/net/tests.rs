@@ -379,3 +379,69 @@ fn the_engine_runs_a_network_in_virtual_time() {
     // The element view of the network is the same object.
     assert_eq!(Element::poll_timeout(&net), None);
 }
+
+/// An IPv4 frame of `len` bytes from host 0 to host 1 with ECN field `ecn`.
+fn ip_frame(ecn: Ecn, len: usize) -> Vec<u8> {
+    let mut f = frame(1, 0, len, 0);
+    f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    f[14] = 0x45;
+    f[15] = ecn as u8;
+    f
+}
+
+#[test]
+fn an_ecn_threshold_marks_capable_frames_that_find_the_queue_that_full() {
+    let mut link = LinkSpec::ethernet(Some(Rate::mbps(8)), Duration::ZERO);
+    link.buffer = Buffer::frames(100);
+    link.ecn_threshold = Some(Buffer::frames(5));
+    let mut e = Egress::new(&link, Rng::new(1), false);
+    for i in 0..40 {
+        // Twenty ECN-capable frames, then twenty that are not, one every 0.1 ms onto a line
+        // that sends one per ms (in order: frames within one slot are taken in random order).
+        let ecn = if i < 20 { Ecn::Ect0 } else { Ecn::NotEct };
+        e.handle_train(train(ip_frame(ecn, 1000), i * 100_000, 0, 1, 0));
+    }
+    let mut out = Vec::new();
+    while let Some(t) = e.poll_timeout() {
+        while let Some((_, f)) = e.poll_frame(t) {
+            out.push(f.ecn());
+        }
+    }
+    // The first five found fewer than five ahead of them; the other capable ones are marked;
+    // the others pass unmarked (the queue's limit, not the threshold, drops those).
+    let mut want = vec![Ecn::Ect0; 5];
+    want.extend([Ecn::Ce; 15]);
+    want.extend([Ecn::NotEct; 20]);
+    assert_eq!(out, want);
+    assert_eq!(e.stats.frames_marked, 15);
+    assert_eq!(e.stats.frames_dropped, 0);
+    // Without a threshold nothing is marked, and the counter stays out of the JSON.
+    link.ecn_threshold = None;
+    let mut e = Egress::new(&link, Rng::new(1), false);
+    for _ in 0..20 {
+        e.handle_train(train(ip_frame(Ecn::Ect0, 1000), 0, 0, 1, 0));
+    }
+    assert!(drain(&mut e).len() == 20 && e.stats.frames_marked == 0);
+    let json = serde_json::to_string(&e.stats).unwrap();
+    assert!(!json.contains("frames_marked"), "{json}");
+}
+
+#[test]
+fn an_ecn_threshold_in_bytes_counts_bytes() {
+    let mut link = LinkSpec::ethernet(Some(Rate::mbps(8)), Duration::ZERO);
+    link.ecn_threshold = Some(Buffer::bytes(3000));
+    assert_eq!(link.ecn_limit(), Some(3000));
+    link.ecn_threshold = Some(Buffer::frames(2));
+    // A 1 MiB buffer of bytes: two MTU-sized frames.
+    assert_eq!(link.ecn_limit(), Some(2 * 1514));
+    let atm = LinkSpec::atm(None, Duration::ZERO, 0, 1);
+    assert_eq!(
+        LinkSpec {
+            ecn_threshold: Some(Buffer::frames(2)),
+            ..atm
+        }
+        .ecn_limit(),
+        None,
+        "not on ATM"
+    );
+}

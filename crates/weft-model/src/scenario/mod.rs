@@ -170,6 +170,11 @@ pub struct Switch {
     /// Share of the buffer from which its queues drop the cells of tagged frames (CLP = 1),
     /// 0..=1; `None`: tagged cells are queued like the others.
     pub clp_threshold: Option<f64>,
+    /// ECN marking threshold K of its queues onto Ethernet links (in frames, bytes or
+    /// cells): ECN-capable frames that find a queue this full are marked Congestion
+    /// Experienced; `None`: no marking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<Buffer>,
 }
 
 /// A link between two named nodes (hosts or switches), the same in both directions.

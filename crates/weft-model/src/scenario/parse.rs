@@ -194,6 +194,7 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
         "contention",
         "latency",
         "clp_threshold",
+        "ecn_threshold",
     ])?;
     let name = s.req_string("name")?;
     s.unique(names, &name)?;
@@ -256,6 +257,7 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
             .duration("latency", DELAYS.0, DELAYS.1)?
             .unwrap_or_default(),
         clp_threshold: s.number("clp_threshold", 0.0, 1.0)?,
+        ecn_threshold: s.parse_with("ecn_threshold", BUFFER_EXPECTED, parse_buffer)?,
     })
 }
 

@@ -589,3 +589,31 @@ fn bad_checks_say_what_is_expected() {
     ));
     assert!(e.message.contains("missing `item`"), "{e}");
 }
+
+#[test]
+fn an_ecn_threshold_reaches_the_switchs_queues() {
+    let text = GOOD.replacen(
+        "epd_threshold = 0.5",
+        "epd_threshold = 0.5\necn_threshold = \"20 frames\"",
+        1,
+    );
+    let s = Scenario::parse(&text, "ecn.toml").unwrap();
+    assert_eq!(s.switches[0].ecn_threshold, Some(Buffer::frames(20)));
+    let (topo, _) = crate::net::Topology::from_scenario(&s, 1).unwrap();
+    assert!(
+        topo.hosts
+            .iter()
+            .all(|h| h.link.ecn_threshold == Some(Buffer::frames(20)))
+    );
+    assert!(
+        Scenario::parse(GOOD, "good.toml").unwrap().switches[0]
+            .ecn_threshold
+            .is_none()
+    );
+    let e = error(&GOOD.replacen(
+        "epd_threshold = 0.5",
+        "epd_threshold = 0.5\necn_threshold = \"lots\"",
+        1,
+    ));
+    assert_eq!(e.key, "switch[0].ecn_threshold", "{e}");
+}
