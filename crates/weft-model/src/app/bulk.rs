@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::rr::Via;
 use super::{Application, Input, Output, PeerId, Tag};
 use crate::fabric::Rng;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::units::Rate;
 
 /// The metric keys of bulk-transfer results.
@@ -173,6 +173,12 @@ impl Application for BulkSource {
 pub struct BulkSink {
     /// Counts in `measured` what arrives in `[from, until)`.
     span: (Instant, Instant),
+    /// The span starts this long after the first byte and lasts the second this long (set
+    /// when the first byte arrives).
+    from_first: Option<(Duration, Duration)>,
+    /// When the first and the last bytes arrived.
+    first: Option<Instant>,
+    last: Option<Instant>,
     closed: bool,
     /// Messages (datagrams) and bytes received from each peer (datagrams), by peer.
     per_peer: Vec<(u64, u64)>,
@@ -185,11 +191,29 @@ impl BulkSink {
     pub fn new(from: Instant, until: Instant) -> Self {
         BulkSink {
             span: (from, until),
+            from_first: None,
+            first: None,
+            last: None,
             closed: false,
             per_peer: Vec::new(),
             read: 0,
             measured: 0,
         }
+    }
+
+    /// A sink counting in [`BulkSink::measured`] the bytes that arrive in `[first + warmup,
+    /// first + time)`, `first` being when the first byte arrived: concurrent flows measured
+    /// over the same span of their senders' schedules, shifted by the path's delay.
+    pub fn from_first(warmup: Duration, time: Duration) -> Self {
+        BulkSink {
+            from_first: Some((warmup, time)),
+            ..BulkSink::all()
+        }
+    }
+
+    /// When the first and the last bytes arrived (`None` before any).
+    pub fn arrivals(&self) -> Option<(Instant, Instant)> {
+        Some((self.first?, self.last?))
     }
 
     /// A sink counting everything.
@@ -218,6 +242,13 @@ impl BulkSink {
     }
 
     fn count(&mut self, now: Instant, len: u64) {
+        if self.first.is_none() {
+            self.first = Some(now);
+            if let Some((warmup, time)) = self.from_first {
+                self.span = (now + warmup, now + time);
+            }
+        }
+        self.last = Some(now);
         self.read += len;
         if now >= self.span.0 && now < self.span.1 {
             self.measured += len;
@@ -262,7 +293,6 @@ impl Application for BulkSink {
 mod tests {
     use super::*;
     use crate::app::testing::{Link, Pair};
-    use crate::time::Duration;
 
     #[test]
     fn a_paced_source_sends_on_its_schedule_until_the_stop() {

@@ -59,6 +59,9 @@ pub struct RrSpec {
     pub timeout: Duration,
     /// The first request is not asked before this instant (other traffic warms up first).
     pub start: Instant,
+    /// Over a stream, how long past its time-out a late answer is still waited for before the
+    /// client gives up, counting the stream as dead (`None`: for as long as the driver runs).
+    pub give_up: Option<Duration>,
 }
 
 /// Bytes of a request's number that a request of `request` bytes answered by `response` bytes
@@ -114,6 +117,14 @@ pub struct RrClient {
     issued: u64,
     /// Answers that carried no awaited number, or had the wrong size.
     stray: u64,
+    /// The first bytes of the answer being read, as far as they have come (streams with
+    /// bytes): they must carry the request's number.
+    head: Vec<u8>,
+    /// An answer on the stream did not carry its request's number: the stream lost its
+    /// framing, and nothing more is asked.
+    unframed: bool,
+    /// A late answer did not come within `give_up`.
+    gave_up: bool,
     latencies: Latencies,
 }
 
@@ -130,8 +141,22 @@ impl RrClient {
             next: (spec.count > 0).then_some(spec.start),
             issued: 0,
             stray: 0,
+            head: Vec::new(),
+            unframed: false,
+            gave_up: false,
             latencies: Latencies::default(),
         }
+    }
+
+    /// An answer on the stream did not carry its request's number (its bytes were checked):
+    /// the stream lost its framing, or the peer is not an echo service.
+    pub fn unframed(&self) -> bool {
+        self.unframed
+    }
+
+    /// The client stopped waiting for a late answer after [`RrSpec::give_up`].
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
     }
 
     /// What it asks.
@@ -164,23 +189,37 @@ impl RrClient {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        self.current
-            .filter(|c| !c.late)
-            .map(|c| c.issued + self.spec.timeout)
+        let c = self.current?;
+        if !c.late {
+            return Some(c.issued + self.spec.timeout);
+        }
+        self.spec.give_up.map(|g| c.issued + self.spec.timeout + g)
     }
 
     /// May ask a request (at `next`).
     fn may_ask(&self) -> bool {
         self.connected
             && !self.closed
+            && !self.unframed
+            && !self.gave_up
             && self.failed.is_none()
             && self.current.is_none()
             && self.issued < self.spec.count
     }
 
-    /// A stream read `n` answer bytes by `now`.
-    fn read(&mut self, now: Instant, n: u64) {
+    /// A stream read `n` answer bytes by `now` (`data`: the bytes, if the driver has them).
+    fn read(&mut self, now: Instant, n: u64, data: Option<&[u8]>) {
         let Some(mut c) = self.current else { return };
+        let k = self.tag_len();
+        if let Some(d) = data
+            && self.head.len() < k
+        {
+            let take = (k - self.head.len()).min(d.len());
+            self.head.extend_from_slice(&d[..take]);
+            if self.head.len() == k && !Tag::read(&self.head, k).is_some_and(|t| t.carries(c.seq)) {
+                self.unframed = true;
+            }
+        }
         c.got += n;
         if c.got < self.spec.response {
             self.current = Some(c);
@@ -188,6 +227,7 @@ impl RrClient {
         }
         // One request at a time: nothing beyond the answer can have arrived.
         self.current = None;
+        self.head.clear();
         self.next = Some(now.max(self.spec.start));
         let rtt = now.0 - c.issued.0;
         if !c.late && rtt <= self.spec.timeout.0 {
@@ -218,7 +258,7 @@ impl Application for RrClient {
     fn handle_input(&mut self, now: Instant, input: Input<'_>) {
         match (input, self.via) {
             (Input::Connected { .. }, Via::Stream) => self.connected = true,
-            (Input::Read { len, .. }, Via::Stream) => self.read(now, len),
+            (Input::Read { len, data, .. }, Via::Stream) => self.read(now, len, data),
             (Input::Closed { error, .. }, Via::Stream) => {
                 self.closed = true;
                 if let Some(e) = error
@@ -239,7 +279,17 @@ impl Application for RrClient {
 
     fn handle_timeout(&mut self, now: Instant) {
         let Some(c) = self.current else { return };
-        if c.late || now < c.issued + self.spec.timeout {
+        if c.late {
+            if self
+                .spec
+                .give_up
+                .is_some_and(|g| now >= c.issued + self.spec.timeout + g)
+            {
+                self.gave_up = true;
+            }
+            return;
+        }
+        if now < c.issued + self.spec.timeout {
             return;
         }
         self.latencies.lost += 1;
@@ -283,7 +333,7 @@ impl Application for RrClient {
     }
 
     fn is_done(&self) -> bool {
-        self.current.is_none() && !self.may_ask()
+        (self.current.is_none() || self.gave_up || self.unframed) && !self.may_ask()
     }
 }
 
@@ -297,6 +347,9 @@ pub struct RrServer {
     via: Via,
     /// Bytes of the current request read so far (streams, [`Answer::Whole`]).
     got: u64,
+    /// Its first bytes, as far as they have come (streams with bytes): the answer carries
+    /// them back.
+    head: Vec<u8>,
     /// The answers to give, in order.
     out: VecDeque<Output>,
     answered: u64,
@@ -313,8 +366,35 @@ impl RrServer {
             answer,
             via,
             got: 0,
+            head: Vec::new(),
             out: VecDeque::new(),
             answered: 0,
+        }
+    }
+
+    /// The bytes `d` of requests read on `stream`: each whole request answered with its
+    /// first bytes' tag.
+    fn requests(&mut self, stream: usize, mut d: &[u8]) {
+        let k = tag_len(self.request, self.response);
+        while !d.is_empty() {
+            let take = ((self.request - self.got) as usize).min(d.len());
+            if self.head.len() < k {
+                let h = (k - self.head.len()).min(take);
+                self.head.extend_from_slice(&d[..h]);
+            }
+            self.got += take as u64;
+            d = &d[take..];
+            if self.got == self.request {
+                self.got = 0;
+                self.answered += 1;
+                let tag = Tag::read(&self.head, k);
+                self.head.clear();
+                self.out.push_back(Output::Write {
+                    stream,
+                    len: self.response,
+                    tag,
+                });
+            }
         }
     }
 
@@ -331,7 +411,15 @@ impl Application for RrServer {
                 self.answered += 1;
                 self.out.push_back(Output::Echo { stream, len });
             }
-            (Input::Read { stream, len, .. }, Via::Stream, Answer::Whole) => {
+            (
+                Input::Read {
+                    stream,
+                    len,
+                    data: None,
+                },
+                Via::Stream,
+                Answer::Whole,
+            ) => {
                 self.got += len;
                 while self.got >= self.request {
                     self.got -= self.request;
@@ -343,6 +431,15 @@ impl Application for RrServer {
                     });
                 }
             }
+            (
+                Input::Read {
+                    stream,
+                    data: Some(d),
+                    ..
+                },
+                Via::Stream,
+                Answer::Whole,
+            ) => self.requests(stream, d),
             (Input::Datagram { peer, .. }, Via::Datagram(_), _) => {
                 self.answered += 1;
                 let tag = input.tag(tag_len(self.request, self.response));
@@ -454,6 +551,7 @@ mod tests {
             count,
             timeout: Duration::from_millis(10),
             start: Instant::ZERO,
+            give_up: None,
         }
     }
 
@@ -532,6 +630,65 @@ mod tests {
         assert_eq!((c.latencies().lost, c.requests()), (1, 1));
         assert_eq!(c.poll_output(Instant(10)), None);
         assert_eq!(c.failed(), Some(StreamError::Reset));
+    }
+
+    #[test]
+    fn with_bytes_the_server_answers_with_the_request_tag_and_the_client_checks_it() {
+        let mut sv = RrServer::new(10, 4, Answer::Whole, Via::Stream);
+        let mut req = [0u8; 10];
+        Tag::new(7, 4).write(&mut req);
+        // The request arrives in two reads, the tag split between them.
+        for part in [&req[..2], &req[2..]] {
+            let read = Input::Read {
+                stream: 0,
+                len: part.len() as u64,
+                data: Some(part),
+            };
+            sv.handle_input(Instant::ZERO, read);
+        }
+        let answer = sv.poll_output(Instant::ZERO);
+        assert_eq!(
+            answer,
+            Some(Output::Write {
+                stream: 0,
+                len: 4,
+                tag: Some(Tag::new(7, 4))
+            })
+        );
+        let spec = RrSpec {
+            request: 10,
+            response: 4,
+            ..spec(2)
+        };
+        let mut c = RrClient::new(spec, Via::Stream);
+        c.handle_input(Instant::ZERO, Input::Connected { stream: 0 });
+        assert!(c.poll_output(Instant::ZERO).is_some());
+        let wrong = [9u8, 0, 0, 0];
+        let read = Input::Read {
+            stream: 0,
+            len: 4,
+            data: Some(&wrong),
+        };
+        c.handle_input(Instant(10), read);
+        assert!(c.unframed() && c.is_done(), "an answer to another request");
+    }
+
+    #[test]
+    fn a_stream_client_gives_up_on_a_late_answer() {
+        let spec = RrSpec {
+            give_up: Some(Duration::from_millis(5)),
+            ..spec(3)
+        };
+        let mut c = RrClient::new(spec, Via::Stream);
+        c.handle_input(Instant::ZERO, Input::Connected { stream: 0 });
+        assert!(c.poll_output(Instant::ZERO).is_some());
+        let t = c.poll_timeout().expect("its time-out");
+        c.handle_timeout(t);
+        assert_eq!(c.latencies().lost, 1);
+        let t = c.poll_timeout().expect("the give-up");
+        assert_eq!(t, Instant(Duration::from_millis(15).0));
+        c.handle_timeout(t);
+        assert!(c.gave_up() && c.is_done());
     }
 
     #[test]

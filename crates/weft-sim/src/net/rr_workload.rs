@@ -256,6 +256,7 @@ fn pair_apps(
         count,
         timeout,
         start: ends.start,
+        give_up: None,
     };
     if !matches!(w.proto, Some(Transport::Tcp { .. })) {
         let c = Hosted::udp(RrClient::new(spec, Via::Datagram(b)), a, mtu).connected_to(b);
