@@ -307,7 +307,7 @@ fn mp_point(
     w: &Workload,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, Value)>, EmuError> {
-    use weft_probe::mp::{DaemonParams, MP_VERSION, MpSpec};
+    use weft_sock::mp::{DaemonParams, MP_VERSION, MpSpec};
     let m =
         w.mp.as_ref()
             .ok_or_else(|| EmuError::Workload("mp".into(), "no ranks or pattern".into()))?;

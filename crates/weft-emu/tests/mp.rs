@@ -8,7 +8,7 @@ mod common;
 use weft_emu::{LinkSpec, workload};
 use weft_model::calc::AlphaBeta;
 use weft_model::{Duration, Rate, Scenario};
-use weft_probe::mp::{DaemonParams, MP_VERSION, MpResult, MpSpec, Route};
+use weft_sock::mp::{DaemonParams, MP_VERSION, MpResult, MpSpec, Route};
 
 const HOSTS: [&str; 4] = ["r0", "r1", "r2", "r3"];
 

@@ -29,7 +29,7 @@ use crate::server::TestContext;
 pub fn serve(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), ProbeError> {
     let me = spec.rank as usize;
     spec.check(u64::from(ctx.limits.max_len))
-        .map_err(|e| e.into_probe(me))?;
+        .map_err(|e| super::into_probe(e, me))?;
     let expired = Arc::new(AtomicBool::new(false));
     let watchdog = watchdog(ctx, expired.clone())?;
     let r = run(ctx, spec);
@@ -40,7 +40,7 @@ pub fn serve(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), ProbeError> {
              --max-duration)",
             ctx.limits.max_duration
         ))),
-        Err(e) => Err(e.into_probe(me)),
+        Err(e) => Err(super::into_probe(e, me)),
         Ok(()) => Ok(()),
     }
 }

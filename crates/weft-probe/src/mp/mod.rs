@@ -1,45 +1,56 @@
-//! Message passing among N processes (`weft mp`): the ranks run the plans of
-//! [`weft_model::mp`] (OSU ping-pong, ring exchange, all-to-all, all-reduce, barrier, NPB
-//! skeletons) over real sockets, directly or through PVM-style daemons, and report per-iteration
-//! times that become HDR-histogram percentiles.
+//! Message passing among N processes (`weft mp`): the agents that run ranks and the coordinator
+//! that launches them over weft's control protocol. The ranks themselves (the executor of the
+//! plans of [`weft_model::mp`] over real sockets, the daemons, the results) are the socket
+//! driver's, [`weft_sock::mp`], re-exported here under their old paths.
 //!
-//! - [`wire`]: the frames between ranks (24-byte header, chunks), fuzzed;
-//! - [`conn`]: one non-blocking connection (gathered writes, staged reads);
-//! - [`engine`]: the executor of a plan over a rank's connections (an MPI-like progress engine);
-//! - [`kernel`]: the reduction kernel timed on its own (the model's `gamma`);
-//! - [`mesh`]: the direct route's connections and the hellos that refuse mismatched ranks;
-//! - [`pvmd`]: the daemon route (PVM's default: TCP to a daemon, UDP between daemons);
-//! - [`spec`]: the request each rank gets (control protocol `Request`, kind `mp`);
-//! - [`msg`]: the coordinator's conversation with a rank (`Ext` messages);
-//! - [`place`]: a rank's CPU and scheduling class for the run;
-//! - [`rank`]: one rank's run over all patterns and sizes;
 //! - [`agent`]: a rank inside `weft serve`;
 //! - [`launch`]: the coordinator;
-//! - [`local`]: `--local N`, N agents of this binary on loopback;
-//! - [`inproc`]: ranks as threads of this process (the emulator's hosts);
-//! - [`result`]: samples, percentiles, the table and the result document;
-//! - [`model`]: the model fitted from a ping-pong, beside each sample.
+//! - [`local`]: `--local N`, N agents of this binary on loopback.
 
 pub mod agent;
-pub mod conn;
-pub mod engine;
-pub mod error;
-pub mod inproc;
-pub mod kernel;
 pub mod launch;
 pub mod local;
-pub mod mesh;
-pub mod model;
-pub mod msg;
-pub mod place;
-pub mod pvmd;
-pub mod rank;
-pub mod result;
-pub mod spec;
-pub mod wire;
 
-pub use engine::{Engine, Waiting};
-pub use error::MpError;
+pub use weft_sock::mp::{
+    DaemonParams, Engine, MP_VERSION, MpError, MpResult, MpSample, MpSpec, Placement, Route,
+    Waiting, conn, engine, error, inproc, kernel, mesh, model, msg, place, pvmd, rank, result,
+    spec, wire,
+};
+
 pub use launch::{Launch, run};
-pub use result::{MpResult, MpSample};
-pub use spec::{DaemonParams, MP_VERSION, MpSpec, Placement, Route};
+
+use crate::error::ProbeError;
+
+/// An agent's failure of one of its ranks as the agent reports it to the coordinator (an
+/// `Error` message whose text is the error's, prefixed with the rank).
+pub fn into_probe(e: MpError, rank: usize) -> ProbeError {
+    match e {
+        MpError::Agent(b) => match b.downcast::<ProbeError>() {
+            Ok(p) => *p,
+            Err(b) => ProbeError::Io {
+                context: format!("rank {rank}"),
+                error: std::io::Error::other(b.to_string()),
+            },
+        },
+        MpError::Timeout { .. } => ProbeError::Timeout(format!("rank {rank}: {e}")),
+        MpError::During { ref source, .. } if matches!(**source, MpError::Timeout { .. }) => {
+            ProbeError::Timeout(format!("rank {rank}: {e}"))
+        }
+        MpError::Config(m) => ProbeError::Config(format!("rank {rank}: {m}")),
+        MpError::Mismatch(m) => ProbeError::Unsupported(format!("rank {rank}: {m}")),
+        MpError::Io { context, source } => ProbeError::Io {
+            context: format!("rank {rank}: {context}"),
+            error: source,
+        },
+        other => ProbeError::Io {
+            context: format!("rank {rank}"),
+            error: std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
+impl From<ProbeError> for MpError {
+    fn from(e: ProbeError) -> Self {
+        MpError::Agent(Box::new(e))
+    }
+}

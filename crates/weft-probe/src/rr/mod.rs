@@ -26,7 +26,8 @@ pub mod floor;
 pub mod meter;
 pub mod place;
 pub mod result;
-pub mod stats;
+/// Latency statistics (the socket driver's, shared with the message-passing ranks).
+pub use weft_sock::stats;
 pub mod tcp;
 pub mod udp;
 pub mod wire;

@@ -1,5 +1,5 @@
 //! What the coordinator asks of each rank: the body of a `Request` of kind `mp` in the control
-//! protocol ([`crate::proto::TestSpec::Mp`]), its checks, and the digest ranks compare at the
+//! protocol (`weft_probe::proto::TestSpec::Mp`), its checks, and the digest ranks compare at the
 //! start so that ranks running different plans refuse each other.
 
 use std::str::FromStr;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use weft_model::mp::program::{Measure, Program, Timing};
 use weft_model::mp::{AllReduceAlgo, Pattern};
 
-use crate::cpu::ThreadCpu;
+use weft_sys::cpu::CpuTime as ThreadCpu;
 
 use super::engine::{Engine, EngineStats};
 use super::error::MpError;

@@ -22,7 +22,7 @@ use weft_report::{Engine, ResultDoc};
 use super::msg::RankStats;
 use super::rank::RankSample;
 use super::spec::MpSpec;
-use crate::rr::stats::LatencyStats;
+use crate::stats::LatencyStats;
 
 /// One pattern at one size, over all ranks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

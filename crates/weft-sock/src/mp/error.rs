@@ -1,6 +1,5 @@
 //! Why a message-passing run failed, in terms of ranks.
 
-use crate::error::ProbeError;
 use crate::mp::wire::WireError;
 
 /// A failure of one rank's run (or of the set-up before it).
@@ -67,9 +66,10 @@ pub enum MpError {
     /// A rank's agent reported a failure (its text names the rank).
     #[error("{0}")]
     Remote(String),
-    /// The agent side of the set-up failed (control protocol, limits).
+    /// The agent side of the set-up failed (control protocol, limits): the agent's error,
+    /// kept whole for the agent to report.
     #[error(transparent)]
-    Probe(#[from] ProbeError),
+    Agent(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl MpError {
@@ -86,28 +86,6 @@ impl MpError {
         MpError::During {
             what: what.into(),
             source: Box::new(self),
-        }
-    }
-
-    /// How an agent reports rank `rank`'s failure to the coordinator (as an `Error` message
-    /// whose text is this error's, prefixed with the rank).
-    pub fn into_probe(self, rank: usize) -> ProbeError {
-        match self {
-            MpError::Probe(p) => p,
-            MpError::Timeout { .. } => ProbeError::Timeout(format!("rank {rank}: {self}")),
-            MpError::During { ref source, .. } if matches!(**source, MpError::Timeout { .. }) => {
-                ProbeError::Timeout(format!("rank {rank}: {self}"))
-            }
-            MpError::Config(m) => ProbeError::Config(format!("rank {rank}: {m}")),
-            MpError::Mismatch(m) => ProbeError::Unsupported(format!("rank {rank}: {m}")),
-            MpError::Io { context, source } => ProbeError::Io {
-                context: format!("rank {rank}: {context}"),
-                error: source,
-            },
-            other => ProbeError::Io {
-                context: format!("rank {rank}"),
-                error: std::io::Error::other(other.to_string()),
-            },
         }
     }
 }

@@ -1,0 +1,147 @@
+//! An application on a UDP socket, non-blocking, waiting in `ppoll` (or spinning, see
+//! [`Options::spin_after`]) until the socket or the application's deadline has something.
+//!
+//! Peers are numbered by [`Peers`]: the addresses given at the start, then (for a server) each
+//! new address a datagram comes from. A datagram the socket cannot take now (its buffer is
+//! full) is dropped, as the network would drop it; the application's time-outs count it.
+
+use std::io::{self, ErrorKind};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+
+use weft_model::Instant;
+use weft_model::app::{Application, Input, Output, PeerId};
+
+use crate::{Clock, Options, message, timers};
+
+/// Largest datagram read.
+const MAX_DATAGRAM: usize = 65_536;
+
+/// The application's peers, by [`PeerId`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Peers {
+    addrs: Vec<SocketAddr>,
+    /// New addresses are taken as new peers (a server); otherwise datagrams from them are
+    /// ignored.
+    pub learn: bool,
+}
+
+impl Peers {
+    /// Peers `0..` at `addrs`, no others.
+    pub fn fixed(addrs: Vec<SocketAddr>) -> Self {
+        Peers {
+            addrs,
+            learn: false,
+        }
+    }
+
+    /// No peers yet; each new address is one.
+    pub fn learning() -> Self {
+        Peers {
+            addrs: Vec::new(),
+            learn: true,
+        }
+    }
+
+    /// The number of `addr`, if it is (or, learning, becomes) a peer.
+    pub fn id(&mut self, addr: SocketAddr) -> Option<PeerId> {
+        if let Some(i) = self.addrs.iter().position(|a| *a == addr) {
+            return Some(i);
+        }
+        if !self.learn {
+            return None;
+        }
+        self.addrs.push(addr);
+        Some(self.addrs.len() - 1)
+    }
+
+    /// The address of peer `id`.
+    pub fn addr(&self, id: PeerId) -> Option<SocketAddr> {
+        self.addrs.get(id).copied()
+    }
+}
+
+/// What a run of [`drive`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams the socket did not take (dropped).
+    pub dropped: u64,
+    /// Datagrams received from peers.
+    pub received: u64,
+}
+
+/// Runs `app` on `s` from `clock`'s now until it is done, `stop(app)` says so (asked every
+/// turn), or `opts.until`.
+pub fn drive<A: Application + ?Sized>(
+    app: &mut A,
+    s: &UdpSocket,
+    peers: &mut Peers,
+    clock: &Clock,
+    opts: &Options,
+    mut stop: impl FnMut(&A, Instant) -> bool,
+) -> io::Result<Report> {
+    s.set_nonblocking(true)?;
+    let mut report = Report::default();
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut out = Vec::new();
+    let mut last_output = clock.now();
+    loop {
+        let now = clock.now();
+        if opts.expired(now) || stop(app, now) {
+            break;
+        }
+        timers(app, now);
+        loop {
+            match s.recv_from(&mut buf) {
+                Ok((n, from)) => {
+                    let Some(peer) = peers.id(from) else { continue };
+                    report.received += 1;
+                    let input = Input::Datagram {
+                        peer,
+                        len: n as u64,
+                        tag: None,
+                        data: Some(&buf[..n]),
+                    };
+                    app.handle_input(clock.now(), input);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                // A refused earlier datagram (ICMP port unreachable), or a signal: the
+                // application's time-outs see to the first.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::Interrupted | ErrorKind::ConnectionRefused
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let now = clock.now();
+        while let Some(o) = app.poll_output(now) {
+            last_output = now;
+            let Output::Send { peer, len, tag } = o else {
+                continue;
+            };
+            let Some(to) = peers.addr(peer) else { continue };
+            message(&mut out, len as usize, tag);
+            match s.send_to(&out, to) {
+                Ok(_) => report.sent += 1,
+                Err(e) if e.kind() == ErrorKind::Interrupted => report.dropped += 1,
+                Err(_) => report.dropped += 1,
+            }
+        }
+        if app.is_done() {
+            break;
+        }
+        let now = clock.now();
+        let wait = opts.wait(now, app.poll_timeout(), last_output);
+        let mut fds = [libc::pollfd {
+            fd: s.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        weft_sys::poll::ppoll_readable(&mut fds, Some(wait.map_or(0, |w| w.0)))?;
+    }
+    Ok(report)
+}
