@@ -3,24 +3,25 @@
 //! TCP_RR's shape), the client writing each request with one call and reading until the whole
 //! answer has arrived; the server answering once the whole request has arrived, or echoing each
 //! read at once (an RFC 862 echo service). Nagle's algorithm stays on unless `nodelay` (as the
-//! simulated hosts).
+//! simulated hosts). Client and server are the core's ([`weft_model::app::rr`], the simulator's
+//! too) on the socket driver ([`weft_sock::stream`]).
 //!
 //! A late answer counts as lost, as on the simulator: the client keeps the connection and keeps
 //! reading, drops the late answer when it arrives, and writes the next request. Only if nothing
 //! arrives for [`GIVE_UP`] past the time-out (or the connection breaks) does the client stop,
 //! counting the request in flight as lost; the requests not asked are not counted.
 
-use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use weft_probe::rr::wire;
+use weft_model::app::rr::{Answer, RrClient, RrServer, RrSpec, Via};
+use weft_sock::{Clock, Options, stream};
 
 use crate::emulation::Emulation;
 use crate::error::EmuError;
-use crate::workload::RrResult;
+use crate::workload::{RrResult, join};
 
 /// How long past its time-out a late answer is still waited for.
 pub const GIVE_UP: Duration = Duration::from_secs(30);
@@ -50,12 +51,19 @@ fn werr(what: &'static str) -> impl Fn(std::io::Error) -> EmuError {
     move |e| EmuError::Workload(what.to_string(), e.to_string())
 }
 
+fn nanos(d: Duration) -> weft_model::Duration {
+    weft_model::Duration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
 /// Socket options both ends take.
 fn configure(s: &TcpStream, spec: &TcpRrSpec) -> Result<(), EmuError> {
     s.set_nodelay(spec.nodelay).map_err(werr("rr nodelay"))?;
     if let Some(w) = spec.window {
-        weft_probe::sockopt::set_window(s, u64::from(w))
-            .map_err(|e| EmuError::Workload("rr window".into(), e.to_string()))?;
+        let fd = s.as_raw_fd();
+        for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
+            weft_sys::sockopt::set_int(fd, libc::SOL_SOCKET, opt, w.min(i32::MAX as u32) as i32)
+                .map_err(werr("rr window"))?;
+        }
     }
     if let Some(cc) = spec.cc {
         weft_sys::sockopt::set_congestion(s.as_raw_fd(), cc).map_err(werr("rr congestion"))?;
@@ -75,21 +83,19 @@ pub fn tcp_rr(
     let server = emu.in_host(to, move || -> Result<u64, EmuError> {
         let l = weft_sys::sockopt::tcp_listener(None, None).map_err(werr("rr listen"))?;
         let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
-        // Give up if no client connects (it failed): the thread must not outlive the run.
-        l.set_nonblocking(true).map_err(werr("rr listen"))?;
-        let give_up = Instant::now() + GIVE_UP;
-        let mut s = loop {
-            match l.accept() {
-                Ok((s, _)) => break s,
-                Err(e) if e.kind() == ErrorKind::WouldBlock && Instant::now() < give_up => {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(e) => return Err(werr("rr accept")(e)),
-            }
-        };
-        s.set_nonblocking(false).map_err(werr("rr accept"))?;
+        let s = crate::workload::accept(&l, GIVE_UP, "rr accept")?;
         configure(&s, &spec)?;
-        serve(&mut s, &spec)
+        let answer = if spec.echo {
+            Answer::Echo
+        } else {
+            Answer::Whole
+        };
+        let (req, resp) = (spec.request as u64, spec.response as u64);
+        let mut app = RrServer::new(req, resp, answer, Via::Stream);
+        // Until the client closes (a reset ends the test as a close would).
+        stream::drive(&mut app, &s, &Clock::start(), &Options::default())
+            .map_err(werr("rr server"))?;
+        Ok(app.answered())
     })?;
     let port = match rx.recv() {
         Ok(p) => p,
@@ -99,125 +105,31 @@ pub fn tcp_rr(
         }
     };
     let client = emu.in_host(from, move || -> Result<RrResult, EmuError> {
-        let mut s = TcpStream::connect_timeout(&SocketAddr::new(dst.into(), port), GIVE_UP)
+        let s = TcpStream::connect_timeout(&SocketAddr::new(dst.into(), port), GIVE_UP)
             .map_err(werr("rr connect"))?;
         configure(&s, &spec)?;
-        let r = ask(&mut s, &spec);
+        let rr = RrSpec {
+            request: spec.request as u64,
+            response: spec.response as u64,
+            count: u64::from(spec.count),
+            timeout: nanos(spec.timeout),
+            start: weft_model::Instant::ZERO,
+            give_up: Some(nanos(GIVE_UP)),
+        };
+        let mut app = RrClient::new(rr, Via::Stream);
+        stream::drive(&mut app, &s, &Clock::start(), &Options::default())
+            .map_err(werr("rr client"))?;
         // Closing tells the server the test is over.
         drop(s);
-        r
+        if app.unframed() {
+            return Err(EmuError::Workload(
+                "rr".into(),
+                "an answer does not carry its request's number: the stream lost its framing".into(),
+            ));
+        }
+        Ok(RrResult::from(app.latencies()))
     })?;
     let r = join(client, "rr client");
     join(server, "rr server")?;
     r
-}
-
-fn join<R>(
-    h: std::thread::JoinHandle<Result<Result<R, EmuError>, EmuError>>,
-    what: &str,
-) -> Result<R, EmuError> {
-    h.join()
-        .map_err(|_| EmuError::Workload(what.into(), "thread panicked".into()))??
-}
-
-/// The server's loop until the client closes: answers whole requests, or echoes each read.
-/// Returns the requests answered (the reads echoed).
-fn serve(s: &mut TcpStream, spec: &TcpRrSpec) -> Result<u64, EmuError> {
-    let mut buf = vec![0u8; spec.request.max(1 << 16)];
-    let mut answer = vec![0u8; spec.response];
-    let mut request = vec![0u8; spec.request];
-    let (mut got, mut answered) = (0usize, 0u64);
-    loop {
-        let n = match s.read(&mut buf) {
-            Ok(0) => return Ok(answered),
-            Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            // A client that went away (reset) ends the test as a close would.
-            Err(e) if e.kind() == ErrorKind::ConnectionReset => return Ok(answered),
-            Err(e) => return Err(werr("rr server read")(e)),
-        };
-        if spec.echo {
-            answered += 1;
-            s.write_all(&buf[..n]).map_err(werr("rr server write"))?;
-            continue;
-        }
-        // Keep the request's first bytes (its sequence number) for the answer.
-        let mut at = 0;
-        while at < n {
-            let take = (spec.request - got).min(n - at);
-            request[got..got + take].copy_from_slice(&buf[at..at + take]);
-            (got, at) = (got + take, at + take);
-            if got == spec.request {
-                got = 0;
-                answered += 1;
-                wire::answer_into(&request, &mut answer);
-                s.write_all(&answer).map_err(werr("rr server write"))?;
-            }
-        }
-    }
-}
-
-/// The client's requests, one at a time.
-fn ask(s: &mut TcpStream, spec: &TcpRrSpec) -> Result<RrResult, EmuError> {
-    let k = wire::seq_len(spec.request, spec.response);
-    let mut req = wire::request_buffer(spec.request);
-    let mut answer = vec![0u8; spec.response];
-    let mut r = RrResult {
-        rtt_ns: Vec::new(),
-        lost: 0,
-    };
-    for seq in 0..u64::from(spec.count) {
-        wire::put_seq(&mut req, k, seq);
-        let t0 = Instant::now();
-        s.write_all(&req).map_err(werr("rr client write"))?;
-        let deadline = t0 + spec.timeout;
-        let (mut got, mut late) = (0usize, false);
-        while got < answer.len() {
-            let now = Instant::now();
-            if !late && now >= deadline {
-                late = true;
-                r.lost += 1;
-            }
-            let until = if late { deadline + GIVE_UP } else { deadline };
-            if now >= until {
-                // Nothing for GIVE_UP past the time-out: the connection is taken as dead.
-                return Ok(r);
-            }
-            s.set_read_timeout(Some((until - now).max(Duration::from_micros(1))))
-                .map_err(werr("rr client timeout"))?;
-            match s.read(&mut answer[got..]) {
-                Ok(0) => {
-                    if !late {
-                        r.lost += 1;
-                    }
-                    return Ok(r);
-                }
-                Ok(n) => got += n,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) => {}
-                Err(e) => return Err(werr("rr client read")(e)),
-            }
-        }
-        if !wire::has_seq(&answer, k, seq) {
-            return Err(EmuError::Workload(
-                "rr".into(),
-                format!(
-                    "answer {seq} does not carry its request's number: the stream lost its framing"
-                ),
-            ));
-        }
-        let rtt = t0.elapsed();
-        if late {
-            continue;
-        }
-        if rtt > spec.timeout {
-            r.lost += 1;
-        } else {
-            r.rtt_ns.push(rtt.as_nanos() as u64);
-        }
-    }
-    Ok(r)
 }

@@ -3,8 +3,12 @@
 //! ranks (`weft mp`'s executor, one rank per host). Used by `weft emu run`, by
 //! the scenario engine and by the fidelity tests. Any other tool (iperf3, `weft tput`) can be run
 //! with [`crate::Emulation::command`].
+//!
+//! The transfers and the request/response are the core's applications
+//! ([`weft_model::app::bulk`], [`weft_model::app::rr`]), the same the simulator's hosts run, on
+//! real sockets through the socket driver ([`weft_sock`]); this file only opens the sockets in
+//! the right namespaces and turns the applications' counts into results.
 
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -14,6 +18,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use weft_model::Rate;
+use weft_model::app::bulk::{BulkSink, BulkSource, Pace};
+use weft_model::app::rr::{Answer, Latencies, RrClient, RrServer, RrSpec, Via};
+use weft_sock::datagram::{self, Peers};
+use weft_sock::{Clock, Options, stream};
 
 use crate::emulation::Emulation;
 use crate::error::EmuError;
@@ -51,25 +59,31 @@ pub struct RrResult {
     pub lost: u64,
 }
 
+impl From<&Latencies> for RrResult {
+    fn from(l: &Latencies) -> Self {
+        RrResult {
+            rtt_ns: l.rtt_ns.clone(),
+            lost: l.lost,
+        }
+    }
+}
+
 impl RrResult {
     /// The `q` quantile (0..1) of the round-trip times, ns (0 if none).
     pub fn quantile(&self, q: f64) -> u64 {
         let mut v = self.rtt_ns.clone();
         v.sort_unstable();
-        if v.is_empty() {
-            return 0;
-        }
-        v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)]
+        weft_model::app::rr::quantile(&v, q)
     }
 }
 
-fn werr(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
+pub(crate) fn werr(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
     move |e| EmuError::Workload(what.to_string(), e.to_string())
 }
 
 type Nested<R> = std::thread::JoinHandle<Result<Result<R, EmuError>, EmuError>>;
 
-fn join<R>(h: Nested<R>, what: &str) -> Result<R, EmuError> {
+pub(crate) fn join<R>(h: Nested<R>, what: &str) -> Result<R, EmuError> {
     h.join()
         .map_err(|_| EmuError::Workload(what.into(), "thread panicked".into()))??
 }
@@ -85,6 +99,31 @@ pub fn tcp_bulk(
     warmup: Duration,
 ) -> Result<TcpResult, EmuError> {
     tcp_bulk_cc(emu, from, to, window, None, time, warmup)
+}
+
+/// A bound on any one run of the driver: what it is asked to take, and then some.
+fn bounded(time: Duration) -> Options {
+    Options {
+        until: Some(model_time(time + Duration::from_secs(30))),
+        ..Options::default()
+    }
+}
+
+fn model_time(d: Duration) -> weft_model::Instant {
+    weft_model::Instant(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+fn model_duration(d: Duration) -> weft_model::Duration {
+    weft_model::Duration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Bits per second of `bytes` over `seconds` (0 over nothing).
+fn rate(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 * 8.0 / seconds
+    } else {
+        0.0
+    }
 }
 
 /// As [`tcp_bulk`], the sender's congestion control set to `cc` (Linux's name: "reno",
@@ -104,56 +143,20 @@ pub fn tcp_bulk_cc(
         let l = weft_sys::sockopt::tcp_listener(window.map(|w| w.saturating_mul(4)), window)
             .map_err(werr("tcp listen"))?;
         let _ = tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
-        // Give up if no sender connects (it failed): the thread must not outlive the run.
-        l.set_nonblocking(true).map_err(werr("tcp listen"))?;
-        let give_up = Instant::now() + time + Duration::from_secs(10);
-        let mut s = loop {
-            match l.accept() {
-                Ok((s, _)) => break s,
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < give_up =>
-                {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(e) => return Err(werr("tcp accept")(e)),
-            }
-        };
-        s.set_nonblocking(false).map_err(werr("tcp accept"))?;
-        let mut buf = vec![0u8; 1 << 16];
+        let s = accept(&l, time + Duration::from_secs(10), "tcp accept")?;
         // As for UDP: the steady rate is what arrives in [first + warmup, first + time), so
         // that concurrent flows are measured over the same span.
-        let (mut bytes, mut first, mut window_bytes) = (0u64, None::<Instant>, 0u64);
-        let mut last = Instant::now();
-        loop {
-            let n = s.read(&mut buf).map_err(werr("tcp read"))?;
-            if n == 0 {
-                break;
-            }
-            let now = Instant::now();
-            let t = now - *first.get_or_insert(now);
-            if t >= warmup && t < time {
-                window_bytes += n as u64;
-            }
-            bytes += n as u64;
-            last = now;
-        }
-        let seconds = first.map_or(0.0, |f| (last - f).as_secs_f64());
-        let span = time.saturating_sub(warmup).as_secs_f64();
-        let steady_bps = if span > 0.0 {
-            window_bytes as f64 * 8.0 / span
-        } else {
-            0.0
-        };
-        let mean_bps = if seconds > 0.0 {
-            bytes as f64 * 8.0 / seconds
-        } else {
-            0.0
-        };
+        let mut app = BulkSink::from_first(model_duration(warmup), model_duration(time));
+        stream::drive(&mut app, &s, &Clock::start(), &bounded(time))
+            .map_err(werr("tcp receive"))?;
+        let seconds = app
+            .arrivals()
+            .map_or(0.0, |(first, last)| (last.0 - first.0) as f64 / 1e9);
         Ok(TcpResult {
-            bytes,
+            bytes: app.bytes(),
             seconds,
-            steady_bps,
-            mean_bps,
+            steady_bps: rate(app.measured(), time.saturating_sub(warmup).as_secs_f64()),
+            mean_bps: rate(app.bytes(), seconds),
         })
     })?;
     let port = rx
@@ -164,42 +167,47 @@ pub fn tcp_bulk_cc(
         Err(e) => return Err(join(sink, "tcp receiver").err().unwrap_or(e)),
     };
     let src = emu.in_host(from, move || -> Result<u64, EmuError> {
-        let mut s =
+        let s =
             TcpStream::connect(SocketAddr::new(dst.into(), port)).map_err(werr("tcp connect"))?;
         if let Some(cc) = cc {
             weft_sys::sockopt::set_congestion(s.as_raw_fd(), cc)
                 .map_err(werr("tcp congestion control"))?;
         }
-        let buf = vec![0x5au8; 1 << 16];
-        let start = Instant::now();
-        let mut sent = 0u64;
         if window.is_some() {
             s.set_nodelay(true).map_err(werr("tcp nodelay"))?;
         }
-        while start.elapsed() < time {
-            let n = match window {
-                None => buf.len(),
-                Some(w) => {
-                    // Keep at most `w` bytes unacknowledged: the window, enforced at the sender.
-                    let outq =
-                        weft_sys::sockopt::tcp_outq(s.as_raw_fd()).map_err(werr("tcp outq"))?;
-                    let room = (w as usize).saturating_sub(outq as usize).min(buf.len());
-                    if room == 0 {
-                        std::thread::sleep(Duration::from_micros(100));
-                        continue;
-                    }
-                    room
-                }
-            };
-            s.write_all(&buf[..n]).map_err(werr("tcp write"))?;
-            sent += n as u64;
-        }
-        s.shutdown(std::net::Shutdown::Write)
-            .map_err(werr("tcp shutdown"))?;
-        Ok(sent)
+        // With a window, at most `window` bytes unacknowledged: the window, enforced at the
+        // sender.
+        let opts = Options {
+            max_outq: window,
+            ..bounded(time)
+        };
+        let mut app = BulkSource::new(Via::Stream, 1 << 16, model_time(time), None);
+        let r = stream::drive(&mut app, &s, &Clock::start(), &opts).map_err(werr("tcp send"))?;
+        Ok(r.written)
     })?;
     join(src, "tcp sender")?;
     join(sink, "tcp receiver")
+}
+
+/// Accepts one connection on `l` within `wait` (the thread must not outlive the run if the
+/// other end failed).
+pub(crate) fn accept(
+    l: &std::net::TcpListener,
+    wait: Duration,
+    what: &str,
+) -> Result<TcpStream, EmuError> {
+    l.set_nonblocking(true).map_err(werr(what))?;
+    let give_up = Instant::now() + wait;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => return Ok(s),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < give_up => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(werr(what)(e)),
+        }
+    }
 }
 
 /// Constant-rate UDP from `from` to `to`: `payload`-byte datagrams at `rate` (payload bits/s) for
@@ -219,63 +227,61 @@ pub fn udp_cbr(
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
         weft_sys::sockopt::set_rcvbuf(s.as_raw_fd(), 16 << 20).map_err(werr("udp rcvbuf"))?;
         let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
-        s.set_read_timeout(Some(Duration::from_millis(300)))
-            .map_err(werr("udp timeout"))?;
-        let mut buf = vec![0u8; 65536];
         // The steady rate counts what arrives in [first + warmup, first + time): the sender's
         // schedule shifted by the path's delay, so sparse or bursty deliveries are not
         // stretched over a short interval.
-        let (mut count, mut first, mut window_bytes) = (0u64, None::<Instant>, 0u64);
-        let deadline = Instant::now() + time + Duration::from_secs(3);
-        while Instant::now() < deadline {
-            match s.recv(&mut buf) {
-                Ok(n) => {
-                    let now = Instant::now();
-                    let f = *first.get_or_insert(now);
-                    let t = now - f;
-                    if t >= warmup && t < time {
-                        window_bytes += n as u64;
-                    }
-                    count += 1;
-                }
-                Err(_) if first.is_some_and(|f| f.elapsed() > time) => break,
-                Err(_) => {}
-            }
-        }
-        let span = time.saturating_sub(warmup).as_secs_f64();
-        let steady = if span > 0.0 {
-            window_bytes as f64 * 8.0 / span
-        } else {
-            0.0
+        let mut app = BulkSink::from_first(model_duration(warmup), model_duration(time));
+        let opts = Options {
+            until: Some(model_time(time + Duration::from_secs(3))),
+            tick: weft_model::Duration::from_millis(50),
+            ..Options::default()
         };
-        Ok((count, steady))
+        // Done once nothing has come for 300 ms after the sender's time.
+        let quiet = model_duration(time + Duration::from_millis(300));
+        let done = |k: &BulkSink, now: weft_model::Instant| {
+            k.arrivals().is_some_and(|(first, last)| {
+                now.0 > first.0 + quiet.0 && now.0 > last.0 + 300_000_000
+            })
+        };
+        datagram::drive(
+            &mut app,
+            &s,
+            &mut Peers::learning(),
+            &Clock::start(),
+            &opts,
+            done,
+        )
+        .map_err(werr("udp receive"))?;
+        let span = time.saturating_sub(warmup).as_secs_f64();
+        Ok((app.datagrams(), self::rate(app.measured(), span)))
     })?;
     let port = rx
         .recv()
         .map_err(|_| EmuError::Workload("udp".into(), "receiver failed to start".into()))?;
     let src = emu.in_host(from, move || -> Result<u64, EmuError> {
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("udp bind"))?;
-        s.connect(SocketAddr::new(dst.into(), port))
-            .map_err(werr("udp connect"))?;
-        let buf = vec![0x33u8; payload];
-        let gap = Duration::from_secs_f64(payload as f64 * 8.0 / rate.as_bps().max(1) as f64);
-        let start = Instant::now();
-        let mut sent = 0u64;
-        while start.elapsed() < time {
-            // Catch up with the schedule, then sleep until the next datagram is due.
-            let due = start + gap.mul_f64(sent as f64);
-            let now = Instant::now();
-            if now < due {
-                std::thread::sleep(due - now);
-            }
-            if s.send(&buf).is_ok() {
-                sent += 1;
-            } else {
-                std::thread::sleep(Duration::from_micros(50));
-                sent += 1;
-            }
-        }
-        Ok(sent)
+        let pace = Pace {
+            phase: 0,
+            bit_ns: payload as u128 * 8 * 1_000_000_000,
+            rate: u128::from(rate.as_bps().max(1)),
+        };
+        let mut app = BulkSource::new(
+            Via::Datagram(0),
+            payload as u64,
+            model_time(time),
+            Some(pace),
+        );
+        let mut peers = Peers::fixed(vec![SocketAddr::new(dst.into(), port)]);
+        datagram::drive(
+            &mut app,
+            &s,
+            &mut peers,
+            &Clock::start(),
+            &bounded(time),
+            |_, _| false,
+        )
+        .map_err(werr("udp send"))?;
+        Ok(app.sent())
     })?;
     let sent = join(src, "udp sender")?;
     let (received, steady_bps) = join(sink, "udp receiver")?;
@@ -287,7 +293,7 @@ pub fn udp_cbr(
 }
 
 /// UDP request/response from `from` to a responder on `to`: `count` requests of `sizes.0`
-/// bytes, one at a time, each answered with `sizes.1` bytes (the request's first bytes, then
+/// bytes, one at a time, each answered with `sizes.1` bytes (the request's number, then
 /// filler) and waiting up to `timeout` for its answer. With `spin_after`, the client sleeps that
 /// long after each request and then busy-polls for the answer, which takes the host's wake-up
 /// latency out of the measurement.
@@ -301,24 +307,24 @@ pub fn udp_rr(
     spin_after: Option<Duration>,
 ) -> Result<RrResult, EmuError> {
     let dst = emu.host(to)?.addr;
-    let (size, response) = (sizes.0, sizes.1.max(4));
+    let (size, response) = (sizes.0 as u64, sizes.1.max(4) as u64);
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
     let (tx, rx) = mpsc::channel();
     let echo = emu.in_host(to, move || -> Result<(), EmuError> {
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("echo bind"))?;
         let _ = tx.send(s.local_addr().map(|a| a.port()).unwrap_or(0));
-        s.set_read_timeout(Some(Duration::from_millis(100)))
-            .map_err(werr("echo timeout"))?;
-        let mut buf = vec![0u8; 65536];
-        let mut answer = vec![0u8; response];
-        while !stop2.load(Ordering::Relaxed) {
-            if let Ok((n, peer)) = s.recv_from(&mut buf) {
-                let k = n.min(4).min(response);
-                answer[..k].copy_from_slice(&buf[..k]);
-                let _ = s.send_to(&answer, peer);
-            }
-        }
+        let mut app = RrServer::new(size, response, Answer::Whole, Via::Datagram(0));
+        let done = |_: &RrServer, _| stop2.load(Ordering::Relaxed);
+        datagram::drive(
+            &mut app,
+            &s,
+            &mut Peers::learning(),
+            &Clock::start(),
+            &Options::default(),
+            done,
+        )
+        .map_err(werr("echo"))?;
         Ok(())
     })?;
     let port = rx
@@ -326,62 +332,25 @@ pub fn udp_rr(
         .map_err(|_| EmuError::Workload("rr".into(), "responder failed to start".into()))?;
     let client = emu.in_host(from, move || -> Result<RrResult, EmuError> {
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("rr bind"))?;
-        s.connect(SocketAddr::new(dst.into(), port))
-            .map_err(werr("rr connect"))?;
-        s.set_read_timeout(Some(timeout))
-            .map_err(werr("rr timeout"))?;
-        let mut req = vec![0u8; size.max(4)];
-        let mut buf = vec![0u8; 65536];
-        let mut r = RrResult {
-            rtt_ns: Vec::new(),
-            lost: 0,
+        let spec = RrSpec {
+            request: size,
+            response,
+            count: u64::from(count),
+            timeout: model_duration(timeout),
+            start: weft_model::Instant::ZERO,
+            give_up: None,
         };
-        let mut nonblocking = false;
-        for i in 0..count {
-            req[..4].copy_from_slice(&i.to_be_bytes());
-            let t0 = Instant::now();
-            s.send(&req).map_err(werr("rr send"))?;
-            let deadline = t0 + timeout;
-            let spin_at = spin_after.map(|d| t0 + d);
-            loop {
-                let now = Instant::now();
-                if now >= deadline {
-                    r.lost += 1;
-                    break;
-                }
-                // Sleep in the kernel until `spin_after`, then poll without sleeping so that
-                // the host's wake-up latency does not add to the round trip.
-                let spin = spin_at.is_some_and(|at| now >= at);
-                if spin != nonblocking {
-                    s.set_nonblocking(spin).map_err(werr("rr nonblocking"))?;
-                    nonblocking = spin;
-                }
-                if !spin {
-                    let until = spin_at.map_or(deadline, |at| at.min(deadline));
-                    let wait = until
-                        .saturating_duration_since(now)
-                        .max(Duration::from_micros(1));
-                    s.set_read_timeout(Some(wait)).map_err(werr("rr timeout"))?;
-                }
-                match s.recv(&mut buf) {
-                    Ok(n) if n >= 4 && buf[..4] == i.to_be_bytes() => {
-                        r.rtt_ns.push(t0.elapsed().as_nanos() as u64);
-                        break;
-                    }
-                    Ok(_) => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                        ) =>
-                    {
-                        std::hint::spin_loop();
-                    }
-                    Err(e) => return Err(werr("rr recv")(e)),
-                }
-            }
-        }
-        Ok(r)
+        let mut app = RrClient::new(spec, Via::Datagram(0));
+        let opts = Options {
+            spin_after: spin_after.map(model_duration),
+            ..Options::default()
+        };
+        let mut peers = Peers::fixed(vec![SocketAddr::new(dst.into(), port)]);
+        datagram::drive(&mut app, &s, &mut peers, &Clock::start(), &opts, |_, _| {
+            false
+        })
+        .map_err(werr("rr"))?;
+        Ok(RrResult::from(app.latencies()))
     })?;
     let r = join(client, "rr client");
     stop.store(true, Ordering::Relaxed);
@@ -409,9 +378,9 @@ pub fn mp_driver() -> crate::driver::DriverConfig {
 pub fn mp(
     emu: &Emulation,
     ranks: &[String],
-    spec: &weft_probe::mp::MpSpec,
-) -> Result<weft_probe::mp::MpResult, EmuError> {
-    use weft_probe::mp::{MpError, inproc};
+    spec: &weft_sock::mp::MpSpec,
+) -> Result<weft_sock::mp::MpResult, EmuError> {
+    use weft_sock::mp::{MpError, inproc};
     let ips = ranks
         .iter()
         .map(|h| emu.host(h).map(|i| std::net::IpAddr::V4(i.addr)))
