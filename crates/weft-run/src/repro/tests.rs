@@ -165,3 +165,55 @@ fn the_plan_runs_each_scenario_once_per_engine_and_refuses_unknown_arguments() {
     let e = plan(&bad, &[], &EngineChoice::Available { emu: false }).err();
     assert!(e.is_some_and(|e| e.to_string().contains("no-such")));
 }
+
+#[test]
+fn fitted_and_input_items_are_never_reproduced_nor_held_whatever_their_values() {
+    // The fixture's row 0 is within tolerance and its check holds: as fitted and input items
+    // they still count as what they are.
+    let c = catalogue();
+    let mut swapped = c.clone();
+    for i in &mut swapped.items {
+        match i.id.as_str() {
+            "003.f.1" => {
+                i.kind = crate::catalogue::Kind::Input;
+                i.why = "the rate is the paper's".into();
+            }
+            "003.f.falls" => {
+                i.kind = crate::catalogue::Kind::Fitted;
+                i.why = "fitted to the fall".into();
+            }
+            _ => {}
+        }
+    }
+    let figures = Figures::parse(FIGURES, "f.toml").unwrap_or_else(|e| panic!("{e}"));
+    let doc = run(&fixture_plan(&swapped), &figures, &|_, _| {});
+    let (items, summary) = repro_doc::read(&doc).unwrap_or_else(|e| panic!("{e}"));
+    let verdict = |id: &str| items.iter().find(|i| i.item == id).map(|i| i.verdict);
+    assert_eq!(verdict("003.f.1"), Some(Verdict::Input));
+    assert_eq!(verdict("003.f.falls"), Some(Verdict::Fitted));
+    let s = &summary.studies[0];
+    assert_eq!(
+        (s.count(Verdict::Reproduced), s.count(Verdict::Held)),
+        (0, 0),
+        "{}",
+        s.line()
+    );
+    // Their values are still shown.
+    let input = items.iter().find(|i| i.item == "003.f.1").expect("listed");
+    assert!(
+        input.model.is_some() && input.worst_miss().is_some(),
+        "{input:?}"
+    );
+
+    // Whatever an item's values earned, only predicted and qualitative items keep it.
+    use crate::catalogue::Kind;
+    for kind in [Kind::Fitted, Kind::Input, Kind::Method, Kind::Missing] {
+        for earned in Verdict::ALL {
+            let v = verdict::by_kind(kind, earned);
+            assert!(
+                !matches!(v, Verdict::Reproduced | Verdict::Held | Verdict::Missed),
+                "{kind:?} earned {earned:?} and became {v:?}"
+            );
+        }
+    }
+}

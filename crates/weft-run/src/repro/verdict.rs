@@ -121,6 +121,7 @@ pub fn item_sample(
     }
     let Some(r) = results else {
         out.reason = "its scenario was not run".into();
+        out.verdict = by_kind(item.kind, Verdict::NotRun);
         return out;
     };
     if let Some((comparison, index, row)) = r.row(&item.id) {
@@ -132,7 +133,21 @@ pub fn item_sample(
     } else {
         out.reason = format!("no row or check of {} names it", r.stem);
     }
+    out.verdict = by_kind(item.kind, out.verdict);
     out
+}
+
+/// The verdict an item of `kind` may have, given the one its values earned: a fitted or an
+/// input item is shown with its kind as verdict whatever its engines gave (a value fitted to a
+/// figure, or the figure itself as a parameter, reproduces nothing), a method stays a method.
+pub fn by_kind(kind: Kind, earned: Verdict) -> Verdict {
+    match kind {
+        Kind::Fitted => Verdict::Fitted,
+        Kind::Input => Verdict::Input,
+        Kind::Method => Verdict::Method,
+        Kind::Missing => Verdict::Missing,
+        Kind::Predicted | Kind::Qualitative => earned,
+    }
 }
 
 fn set_value(out: &mut ItemSample, engine: &str, v: Option<f64>) {
@@ -244,8 +259,37 @@ fn from_check(out: &mut ItemSample, item: &Item, r: &ScenarioResults<'_>, check:
     } else if judged.iter().all(|h| *h) {
         Verdict::Held
     } else {
+        if out.reason.is_empty() {
+            out.reason = failed_check(item, check);
+        }
         Verdict::Failed
     };
+}
+
+/// Why a check failed, when the catalogue says nothing: the engines it failed on and the
+/// values it read there.
+fn failed_check(item: &Item, check: &CheckResult) -> String {
+    let on: Vec<String> = check
+        .cells
+        .iter()
+        .filter(|c| c.held == Some(false) && item.engines.contains(&c.engine))
+        .map(|c| {
+            let values: Vec<String> = c
+                .values
+                .iter()
+                .map(|(label, v)| match v {
+                    Some(v) => format!("{label} = {v:.4}"),
+                    None => format!("{label} = none"),
+                })
+                .collect();
+            format!("{} ({})", c.engine, values.join(", "))
+        })
+        .collect();
+    format!(
+        "{} does not hold on {} (the catalogue gives no reason)",
+        check.check.test,
+        on.join("; ")
+    )
 }
 
 /// A method no row names: what the loopback run measured, every numeric metric of every
