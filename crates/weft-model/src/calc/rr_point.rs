@@ -42,16 +42,12 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         } else {
             l.ends[0].as_str()
         };
-        let latency = s
-            .switches
-            .iter()
-            .find(|sw| sw.name == next)
-            .map(|sw| sw.latency)
-            .unwrap_or_default();
+        let sw = s.switches.iter().find(|sw| sw.name == next);
         hops.push(Hop {
             tech: &l.tech,
             propagation: l.delay,
-            switch_latency: latency,
+            switch_latency: sw.map(|sw| sw.latency).unwrap_or_default(),
+            cut_through: sw.is_some_and(|sw| sw.cut_through),
         });
         at = next;
     }

@@ -104,12 +104,13 @@ impl TcpExchange {
 /// link at `release` (each one), store and forward, each link serving them in order.
 fn train(hops: &[Hop], sizes: &[u64], release: Duration) -> Vec<Duration> {
     let mut t = vec![release; sizes.len()];
-    for h in hops {
+    for (i, h) in hops.iter().enumerate() {
         let mut free = Duration::ZERO;
         for (at, &size) in t.iter_mut().zip(sizes) {
             let end = (*at).max(free) + h.tech.wire_time(size);
             free = end;
-            *at = end + h.propagation + h.switch_latency;
+            *at = (end + h.propagation + h.switch_latency)
+                .saturating_sub(h.overlap(hops.get(i + 1), size));
         }
     }
     t
@@ -171,7 +172,7 @@ pub fn tcp_request_response(
     client: &HostCosts,
     server: &HostCosts,
 ) -> RttBreakdown {
-    let back: Vec<Hop> = hops.iter().rev().cloned().collect();
+    let back = super::rtt::reverse(hops);
     // An echo of a message not echoed in two parts is taken whole and not held (see above).
     let whole = TcpExchange {
         bsd_nagle: x.bsd_nagle && x.answer == Answer::Whole,
@@ -277,6 +278,7 @@ mod tests {
 
     fn direct(t: &Tech) -> [Hop<'_>; 1] {
         [Hop {
+            cut_through: false,
             tech: t,
             propagation: Duration::from_micros(5),
             switch_latency: Duration::ZERO,

@@ -17,6 +17,42 @@ pub struct Hop<'a> {
     /// Latency of the switch the hop leads into (zero for the last hop, which ends at a host):
     /// the time from the last bit in to the first bit out beyond serialisation.
     pub switch_latency: Duration,
+    /// The switch the hop leads into cuts through: a frame goes on to the next hop as its first
+    /// bit arrives (plus the latency), so the two hops' serialisations of a frame overlap by the
+    /// shorter of them (see [`crate::net::SwitchSpec::cut_through`]).
+    pub cut_through: bool,
+}
+
+impl Hop<'_> {
+    /// How much sooner a frame of `datagram` bytes enters `next` than store and forward would
+    /// have it: the shorter of its two serialisations if this hop's switch cuts through.
+    pub fn overlap(&self, next: Option<&Hop>, datagram: u64) -> Duration {
+        match next {
+            Some(n) if self.cut_through && !self.tech.is_cells() && !n.tech.is_cells() => self
+                .tech
+                .wire_time(datagram)
+                .min(n.tech.wire_time(datagram)),
+            _ => Duration::ZERO,
+        }
+    }
+}
+
+/// The path of `hops` the other way: the links in reverse order, each hop leading into the
+/// switch the hop before it led into (the last leads into the host, as the first came from one).
+pub fn reverse<'a>(hops: &[Hop<'a>]) -> Vec<Hop<'a>> {
+    let n = hops.len();
+    (0..n)
+        .map(|i| {
+            let link = &hops[n - 1 - i];
+            let into = (i + 1 < n).then(|| &hops[n - 2 - i]);
+            Hop {
+                tech: link.tech,
+                propagation: link.propagation,
+                switch_latency: into.map(|h| h.switch_latency).unwrap_or_default(),
+                cut_through: into.is_some_and(|h| h.cut_through),
+            }
+        })
+        .collect()
 }
 
 /// A round trip, split by cause.
@@ -55,8 +91,9 @@ fn one_way(
     let last = payload - per_packet * (packets - 1) + headers;
     let mut serialisation = Duration::ZERO;
     let mut slowest = Duration::ZERO;
-    for h in hops {
+    for (i, h) in hops.iter().enumerate() {
         serialisation += h.tech.wire_time(first);
+        serialisation = serialisation.saturating_sub(h.overlap(hops.get(i + 1), first));
         slowest = slowest.max(h.tech.wire_time(if packets > 1 { full } else { first }));
     }
     if packets > 1 {
@@ -97,7 +134,7 @@ pub fn request_response(
     server: &HostCosts,
 ) -> RttBreakdown {
     let there = one_way(hops, transport, request, client, server);
-    let back: Vec<Hop> = hops.iter().rev().cloned().collect();
+    let back = reverse(hops);
     let back = one_way(&back, transport, response, server, client);
     RttBreakdown {
         propagation: there.propagation + back.propagation,
@@ -121,17 +158,20 @@ mod tests {
             tech: &fddi,
             propagation: Duration(40),
             switch_latency: Duration::ZERO,
+            cut_through: false,
         }];
         let via = [
             Hop {
                 tech: &fddi,
                 propagation: Duration(20),
                 switch_latency: Duration::from_nanos(16_500),
+                cut_through: false,
             },
             Hop {
                 tech: &fddi,
                 propagation: Duration(20),
                 switch_latency: Duration::ZERO,
+                cut_through: false,
             },
         ];
         let free = HostCosts::FREE;
@@ -143,6 +183,12 @@ mod tests {
         assert_eq!(b.switching, Duration(33_000));
         assert_eq!(a.propagation, b.propagation);
         assert_eq!(b.total - a.total, Duration(33_000) + frame * 2);
+        // A switch that cuts through adds its latency only, as the GIGAswitch study measured.
+        let mut cut = via.clone();
+        cut[0].cut_through = true;
+        let c = request_response(&cut, udp, 64, 64, &free, &free);
+        assert_eq!(c.serialisation, frame * 2);
+        assert_eq!(c.total - a.total, Duration(33_000));
     }
 
     #[test]
@@ -152,6 +198,7 @@ mod tests {
             tech: &eth,
             propagation: Duration::ZERO,
             switch_latency: Duration::ZERO,
+            cut_through: false,
         }];
         let h = HostCosts {
             send_call_ns: 100_000.0,

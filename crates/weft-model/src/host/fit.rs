@@ -237,6 +237,7 @@ fn echo_ms(link: &Tech, size: f64, host: &HostCosts) -> f64 {
         tech: link,
         propagation: Duration::ZERO,
         switch_latency: Duration::ZERO,
+        cut_through: false,
     }];
     let cfg = Config {
         mss: link.mtu.0.saturating_sub(40).min(u64::from(u16::MAX)) as u16,
@@ -535,6 +536,7 @@ fn rs6000(p: &Published, r: &mut Report) {
             tech: t,
             propagation: Duration::ZERO,
             switch_latency: Duration::ZERO,
+            cut_through: false,
         }];
         request_response(&hop, transport, 1, 0, h, &HostCosts::FREE).total
     };

@@ -117,6 +117,7 @@ impl<F: Frame> Network<F> {
                 &spec.fabric,
                 &ports[s],
                 spec.latency,
+                spec.cut_through,
                 seed,
                 port_at.len(),
             )?);

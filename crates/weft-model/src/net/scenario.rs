@@ -123,6 +123,7 @@ impl Topology {
                     name: sw.name.clone(),
                     fabric: fabric_of(sw, &links),
                     latency: sw.latency,
+                    cut_through: sw.cut_through,
                 }
             })
             .collect();
@@ -131,6 +132,7 @@ impl Topology {
                 name: "wire".into(),
                 fabric: FabricSpec::default(),
                 latency: Duration::ZERO,
+                cut_through: false,
             });
         }
         let topo = Topology {

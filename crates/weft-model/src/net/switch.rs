@@ -79,6 +79,8 @@ pub struct SwitchCore<F> {
     learned: HashMap<Mac, PortId>,
     flood: Vec<bool>,
     latency: u64,
+    /// Each port's link, when the switch cuts through (to time a frame on its way in and out).
+    cut_through: Option<Vec<LinkSpec>>,
     /// The network's number of this switch's port 0 (its ports' deadlines are kept by the
     /// network, [`PortDeadlines`], under these numbers).
     base: usize,
@@ -99,12 +101,15 @@ impl<F> std::fmt::Debug for SwitchCore<F> {
 impl<F: Frame> SwitchCore<F> {
     /// A switch with `fabric` whose ports lead to `ports` over the given links; random choices
     /// (fair order, faults, fabric contention) drawn from streams of `seed`. `latency` is added
-    /// to every frame that crosses it. Its ports are numbered from `base` in the network's
-    /// [`PortDeadlines`].
+    /// to every frame that crosses it; with `cut_through` a frame goes on from the instant its
+    /// first bit arrived (plus `latency`) instead of its last, but never so early that the
+    /// output would send bits not yet received ([`SwitchCore::handle_train`]). Its ports are
+    /// numbered from `base` in the network's [`PortDeadlines`].
     pub fn new(
         fabric: &FabricSpec,
         ports: &[(PortKind, LinkSpec)],
         latency: Duration,
+        cut_through: bool,
         seed: u64,
         base: usize,
     ) -> Result<Self, FabricStageError> {
@@ -130,6 +135,7 @@ impl<F: Frame> SwitchCore<F> {
             learned: HashMap::new(),
             flood: vec![true; ports.len()],
             latency: latency.as_nanos(),
+            cut_through: cut_through.then(|| ports.iter().map(|(_, l)| l.clone()).collect()),
             base,
             trains: Vec::new(),
             runts: 0,
@@ -232,13 +238,16 @@ impl<F: Frame> SwitchCore<F> {
         };
         match out {
             Some(o) if o == port => self.runts += 1,
-            Some(o) => match &mut self.fabric {
-                Some(f) => f.handle_train(port, o, t),
-                None => {
-                    self.ports[o].egress.handle_train(t);
-                    self.reschedule(o, d);
+            Some(o) => {
+                self.cut(port, o, &mut t);
+                match &mut self.fabric {
+                    Some(f) => f.handle_train(port, o, t),
+                    None => {
+                        self.ports[o].egress.handle_train(t);
+                        self.reschedule(o, d);
+                    }
                 }
-            },
+            }
             None => {
                 for o in 0..self.ports.len() {
                     if o != port && self.flood[o] {
@@ -247,6 +256,29 @@ impl<F: Frame> SwitchCore<F> {
                     }
                 }
             }
+        }
+    }
+
+    /// A cut-through switch sends a whole frame (not cells) from port `from` to port `to` as
+    /// soon as its first bit is in (its train arrives when its last bit is): earlier by the
+    /// frame's time on the slower of the two lines, so that the output never runs ahead of the
+    /// input. A store-and-forward switch leaves the train as it is.
+    fn cut(&self, from: PortId, to: PortId, t: &mut Train<F>) {
+        let Some(links) = &self.cut_through else {
+            return;
+        };
+        if t.units != 1 {
+            return;
+        }
+        let line = |p: PortId| {
+            links
+                .get(p)
+                .filter(|l| !l.is_atm())
+                .and_then(|l| Some((l.rate?, l.wire_bytes(t.frame.frame_len()))))
+                .map(|(r, bytes)| r.time_to_send(crate::units::Size(bytes)).as_nanos())
+        };
+        if let (Some(a), Some(b)) = (line(from), line(to)) {
+            t.first = t.first.saturating_sub(a.min(b));
         }
     }
 

@@ -298,6 +298,7 @@ fn dumbbell() -> Topology {
         5,
     );
     t.switches.push(SwitchSpec {
+        cut_through: false,
         name: "right".into(),
         fabric: FabricSpec::default(),
         latency: Duration::ZERO,
@@ -341,6 +342,37 @@ fn frames_cross_a_trunk_with_its_rate_delay_and_queue() {
     // Back the other way, through the other direction's queue.
     net.handle_frame(Instant(50_000_000), 2, frame(1, 2, 500, 9));
     assert_eq!(run(&mut net).first().map(|g| g.0), Some(1));
+}
+
+/// A cut-through switch sends a frame on as its first bit arrives: it saves the shorter of the
+/// frame's two serialisations (into and out of the switch), never more, so that a slower output
+/// still sends only what has arrived and frames back to back keep its pace.
+#[test]
+fn a_cut_through_switch_saves_the_shorter_serialisation() {
+    let mut t = dumbbell();
+    t.switches[0].cut_through = true;
+    let mut net = Network::new(&t).unwrap();
+    net.handle_frame(Instant(0), 0, frame(2, 0, 1250, 1));
+    let got = run(&mut net);
+    // Store and forward takes 2202 us (frames_cross_a_trunk_with_its_rate_delay_and_queue);
+    // the left switch cuts through from the 100 Mbit/s host link (100 us) onto the 10 Mbit/s
+    // trunk (1 ms): 100 us sooner. The right switch stores and forwards.
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, 2_202_000 - 100_000);
+    for k in 0..3 {
+        net.handle_frame(Instant(10_000_000), 0, frame(2, 0, 1250, k));
+    }
+    let got = run(&mut net);
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0].1, 10_000_000 + 2_102_000);
+    assert!(
+        got.windows(2).all(|w| w[1].1 - w[0].1 == 1_000_000),
+        "{got:?}"
+    );
+    // Without it, the same network as before.
+    let mut net = Network::new(&dumbbell()).unwrap();
+    net.handle_frame(Instant(0), 0, frame(2, 0, 1250, 1));
+    assert_eq!(run(&mut net)[0].1, 2_202_000);
 }
 
 #[test]

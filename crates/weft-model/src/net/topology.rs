@@ -35,6 +35,10 @@ pub struct SwitchSpec {
     /// Forwarding latency added to every frame that crosses it.
     #[serde(default)]
     pub latency: Duration,
+    /// Forwards a frame as its first bits arrive (after `latency`) instead of once it has
+    /// arrived whole: cut-through, for frames between ports of the same rate.
+    #[serde(default)]
+    pub cut_through: bool,
 }
 
 /// A link between two switches.
@@ -112,6 +116,7 @@ impl Topology {
         Topology {
             hosts,
             switches: vec![SwitchSpec {
+                cut_through: false,
                 name: "switch".into(),
                 fabric,
                 latency: Duration::ZERO,

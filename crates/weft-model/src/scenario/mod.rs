@@ -167,6 +167,9 @@ pub struct Switch {
     pub contention: Contention,
     /// Fixed forwarding latency added to every item, ns (default 0).
     pub latency: Duration,
+    /// Frames go on as their first bits arrive (after `latency`), not once whole (default
+    /// false: store and forward).
+    pub cut_through: bool,
     /// Share of the buffer from which its queues drop the cells of tagged frames (CLP = 1),
     /// 0..=1; `None`: tagged cells are queued like the others.
     pub clp_threshold: Option<f64>,

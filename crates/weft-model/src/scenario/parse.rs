@@ -193,6 +193,7 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
         "iterations",
         "contention",
         "latency",
+        "cut_through",
         "clp_threshold",
         "ecn_threshold",
     ])?;
@@ -256,6 +257,7 @@ fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
         latency: s
             .duration("latency", DELAYS.0, DELAYS.1)?
             .unwrap_or_default(),
+        cut_through: s.boolean("cut_through")?.unwrap_or(false),
         clp_threshold: s.number("clp_threshold", 0.0, 1.0)?,
         ecn_threshold: s.parse_with("ecn_threshold", BUFFER_EXPECTED, parse_buffer)?,
     })

@@ -164,6 +164,7 @@ fn topology(sessions: usize, ch: ChannelCfg, seed: u64) -> Topology {
                 name: n.to_string(),
                 fabric: FabricSpec::default(),
                 latency: Duration::ZERO,
+                cut_through: false,
             })
             .collect(),
         trunks: vec![TrunkSpec {
