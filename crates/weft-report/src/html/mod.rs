@@ -49,7 +49,7 @@ pub fn page(docs: &[ResultDoc]) -> Result<String, HtmlError> {
                 body.push_str(&figure_html(d, &mut figure_no));
             }
             if !undrawn.is_empty() {
-                body.push_str("<p>Not drawn: no engine gives values for these yet.</p>\n<ul class=\"notes\">\n");
+                body.push_str("<p>Not drawn: figures of the studies this page has no drawing for yet, with their items and verdicts.</p>\n<ul class=\"notes\">\n");
                 for (what, ids) in &undrawn {
                     let _ = writeln!(body, "<li>{}: {}</li>", esc(what), esc(&ids.join(", ")));
                 }

@@ -159,3 +159,24 @@ fn nothing_to_report_is_an_error() {
     bad.samples = vec![json!({ "study": 1 })];
     assert!(matches!(page(&[bad]), Err(HtmlError::Repro(_))));
 }
+
+#[test]
+fn figures_the_page_does_not_draw_are_listed_with_their_items() {
+    let mut u = item("000.fig2.mean_utilisation", Verdict::Missing);
+    u.source = Some("sandia_atm_trial.traffic_mean_utilisation".into());
+    // Even a value from an engine does not make the day's utilisation drawn.
+    u.model = Some(0.1);
+    let mut doc = repro();
+    doc.samples
+        .push(serde_json::to_value(&u).unwrap_or_default());
+    let text = page(&[doc]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        text.contains("utilisation over a working day")
+            && text.contains("000.fig2.mean_utilisation (missing)"),
+        "the undrawn figure is not listed"
+    );
+    assert!(
+        !text.contains("PVC counts against hosts"),
+        "no PVC item here"
+    );
+}
