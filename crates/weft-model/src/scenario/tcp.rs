@@ -32,6 +32,8 @@ impl Workload {
         } else if stack == TcpStack::Bsd {
             cfg.cc = CcAlgorithm::Reno;
         }
+        // As Linux's dctcp module asks for ECN on its sockets whatever net.ipv4.tcp_ecn says.
+        cfg.ecn = cfg.cc == CcAlgorithm::Dctcp;
         let mtu = self.mtu.map_or(path_mtu, |m| m.0.min(path_mtu));
         let mss = self.mss.map_or(mtu.saturating_sub(40), |m| m.0);
         cfg.mss = mss.clamp(1, u64::from(u16::MAX)) as u16;

@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 
 use weft_model::Instant;
 use weft_model::host::HostCpu;
+use weft_model::net::{Ecn, Frame};
 use weft_model::tcp::{Connection, Segment};
 
 use super::frame::{IP_HEADER, SimFrame};
@@ -37,8 +38,9 @@ pub struct HostSocket {
     cpu: Option<HostCpu>,
     /// Segments the CPU is preparing, with when the NIC gets each.
     outbox: VecDeque<(Instant, Segment)>,
-    /// Segments received, with when the CPU has done their receive work.
-    inbox: VecDeque<(Instant, Segment)>,
+    /// Segments received, with when the CPU has done their receive work and whether a queue
+    /// marked them Congestion Experienced.
+    inbox: VecDeque<(Instant, Segment, bool)>,
     /// Frames that arrived corrupted or trimmed (dropped by the checksum).
     pub corrupted: u64,
 }
@@ -120,19 +122,19 @@ impl HostSocket {
             Some(c) => c.arrive(now, u64::from(f.len)),
             None => now,
         };
-        self.inbox.push_back((at, seg));
+        self.inbox.push_back((at, seg, f.ecn() == Ecn::Ce));
         true
     }
 
     /// Hands the connection the segments whose receive work is done by `now`, and runs its
     /// timers.
     pub fn receive_due(&mut self, now: Instant) {
-        while let Some(&(t, seg)) = self.inbox.front() {
+        while let Some(&(t, seg, ce)) = self.inbox.front() {
             if t > now {
                 break;
             }
             self.inbox.pop_front();
-            self.conn.handle_segment(now, &seg);
+            self.conn.handle_segment_ecn(now, &seg, ce);
         }
         if self.conn.poll_timeout().is_some_and(|t| t <= now) {
             self.conn.handle_timeout(now);
@@ -150,9 +152,16 @@ impl HostSocket {
         }
     }
 
-    /// The frame that carries `seg` from this socket, handed over at `now`.
+    /// The frame that carries `seg` from this socket, handed over at `now`: ECN-capable
+    /// (ECT(0)) if it carries data on a connection that agreed to ECN (RFC 3168 6.1.4: pure
+    /// ACKs are not).
     pub fn frame(&self, seg: Segment, now: Instant) -> SimFrame {
-        SimFrame::tcp(self.host, self.peer, seg, now.0)
+        let f = SimFrame::tcp(self.host, self.peer, seg, now.0);
+        if self.conn.ecn_enabled() && seg.len > 0 {
+            f.with_ecn(Ecn::Ect0)
+        } else {
+            f
+        }
     }
 
     /// The next frame for the NIC at `now`, with the instant the NIC got it.
@@ -162,7 +171,7 @@ impl HostSocket {
             return None;
         }
         self.outbox.pop_front();
-        Some((t, SimFrame::tcp(self.host, self.peer, seg, t.0)))
+        Some((t, self.frame(seg, t)))
     }
 
     /// The earliest instant the socket has work: a segment to hand on, either way, or a timer.
