@@ -118,6 +118,12 @@ pub fn tput(
         m.insert(Metric::CELL_LOSS.into(), json!(l));
     }
     insert_delivery(m, &d);
+    if to
+        .iter()
+        .any(|&h| topo.hosts[h].link.ecn_threshold.is_some())
+    {
+        queue_metrics(topo, &ports, &to, m);
+    }
     m.insert("seconds".into(), json!(time.as_secs_f64()));
     m.insert("warmup_seconds".into(), json!(warm.as_secs_f64()));
     m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
@@ -255,6 +261,58 @@ fn tcp_capacity(
             .fold(f64::INFINITY, f64::min);
     }
     (cap.is_finite() && cap > 0.0).then_some(cap)
+}
+
+/// The receivers' output queues, for a fabric that marks ECN (absent otherwise, so that older
+/// results keep their form): each queue's largest occupancy (in its buffer's unit), drops and
+/// marks, the largest of them all, and the flows' fairness (Jain's index of their goodputs).
+fn queue_metrics(
+    topo: &Topology,
+    ports: &[weft_model::net::PortStats],
+    to: &[usize],
+    m: &mut Map<String, Value>,
+) {
+    let mut hosts = to.to_vec();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let queues: Vec<Value> = hosts
+        .iter()
+        .filter_map(|&h| {
+            let e = &ports.get(h)?.egress;
+            Some(json!({
+                "host": topo.hosts[h].name, "max_occupancy": e.max_occupancy,
+                "frames_dropped": e.frames_dropped, "frames_marked": e.frames_marked,
+            }))
+        })
+        .collect();
+    let max = hosts
+        .iter()
+        .filter_map(|&h| ports.get(h).map(|p| p.egress.max_occupancy))
+        .max();
+    m.insert("max_queue".into(), json!(max));
+    m.insert("receiver_queues".into(), json!(queues));
+    let goodputs: Vec<f64> = m
+        .get("flows")
+        .and_then(Value::as_array)
+        .map(|fs| {
+            fs.iter()
+                .filter_map(|f| f["goodput_mbps"].as_f64())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !goodputs.is_empty() {
+        let (sum, sq): (f64, f64) = goodputs
+            .iter()
+            .fold((0.0, 0.0), |(s, q), g| (s + g, q + g * g));
+        let jain = if sq > 0.0 {
+            sum * sum / (goodputs.len() as f64 * sq)
+        } else {
+            1.0
+        };
+        let min = goodputs.iter().copied().fold(f64::INFINITY, f64::min);
+        m.insert("goodput_min_mbps".into(), json!(min));
+        m.insert("goodput_jain".into(), json!(jain));
+    }
 }
 
 /// Per-flow TCP results into `m`; returns the payload bytes read in the measurement span.
