@@ -1,10 +1,13 @@
 //! The engines a scenario can run on, by name: a function from a scenario to a result document.
+//! Each is an engine of the one loop over points ([`weft_model::scenario::run`]): it runs one
+//! point with the point's seed, and the loop labels the samples alike on every engine.
 
 use std::path::PathBuf;
 
 use serde_json::json;
 use weft_model::calc;
 use weft_model::scenario::Scenario;
+use weft_model::scenario::run::run_points;
 use weft_report::{Engine, ResultDoc};
 
 /// Why a scenario could not run on an engine.
@@ -59,19 +62,14 @@ pub fn lookup(name: &str) -> Result<(&'static str, EngineFn), RunError> {
         })
 }
 
-/// The closed-form model: each point of each workload from `weft_model::calc::evaluate`, one
-/// sample per point with its metrics and notes.
+/// The closed-form model: each point of each workload from `weft_model::calc::evaluate_point`
+/// through the one loop over points, one sample per point with its metrics and notes.
 pub fn model(ctx: &RunCtx<'_>) -> Result<ResultDoc, RunError> {
     let s = ctx.scenario;
     let mut doc = ResultDoc::new("model.scenario", Engine::Model);
     doc.params = json!({ "scenario": s.name, "description": s.description, "seed": ctx.seed });
-    for p in calc::evaluate(s) {
-        let mut sample = json!({ "workload": p.workload, "point": p.point, "notes": p.notes });
-        for (k, v) in &p.metrics {
-            sample[k] = json!(v);
-        }
-        doc.samples.push(sample);
-    }
+    let Ok(samples) = run_points(s, ctx.seed, &mut calc::ModelEngine);
+    doc.samples = samples;
     Ok(doc)
 }
 

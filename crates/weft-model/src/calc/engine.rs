@@ -20,7 +20,8 @@ use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
 use super::mathis::{C_PER_SEGMENT_ACK, Mathis};
 use super::queue::{Md1, output_queued_wait};
 use super::window::{Limit, TransferBound, ebn_paper_mbps};
-use crate::scenario::{Fabric, Metric, Param, Scenario, TcpStack, Workload, WorkloadKind};
+use crate::scenario::run::{PointCtx, PointEngine, PointResult};
+use crate::scenario::{Fabric, Metric, Param, Point, Scenario, TcpStack, Workload, WorkloadKind};
 use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 use crate::units::Size;
@@ -42,29 +43,51 @@ pub struct ModelPoint {
 pub fn evaluate(scenario: &Scenario) -> Vec<ModelPoint> {
     scenario
         .points()
-        .into_iter()
-        .map(|p| {
-            let mut out = ModelPoint {
-                workload: p.workload,
-                point: p.value,
-                metrics: BTreeMap::new(),
-                notes: Vec::new(),
-            };
-            match p.spec.kind {
-                WorkloadKind::Saturated => saturated(scenario, &p.spec, &mut out),
-                WorkloadKind::Bernoulli | WorkloadKind::Onoff => {
-                    bernoulli(scenario, &p.spec, &mut out)
-                }
-                WorkloadKind::Hotspot => hotspot(scenario, &p.spec, &mut out),
-                WorkloadKind::Frames => frames(scenario, &p.spec, &mut out),
-                WorkloadKind::Tput => tput(scenario, &p.spec, &mut out),
-                WorkloadKind::Rr => super::rr_point::rr(scenario, &p.spec, &mut out),
-                WorkloadKind::Mp => mp(scenario, &p.spec, &mut out),
-                WorkloadKind::Xfer => xfer(scenario, &p.spec, &mut out),
-            }
-            out
-        })
+        .iter()
+        .map(|p| evaluate_point(scenario, p))
         .collect()
+}
+
+/// Evaluates one point of `scenario` in closed form.
+pub fn evaluate_point(scenario: &Scenario, p: &Point) -> ModelPoint {
+    let mut out = ModelPoint {
+        workload: p.workload,
+        point: p.value,
+        metrics: BTreeMap::new(),
+        notes: Vec::new(),
+    };
+    match p.spec.kind {
+        WorkloadKind::Saturated => saturated(scenario, &p.spec, &mut out),
+        WorkloadKind::Bernoulli | WorkloadKind::Onoff => bernoulli(scenario, &p.spec, &mut out),
+        WorkloadKind::Hotspot => hotspot(scenario, &p.spec, &mut out),
+        WorkloadKind::Frames => frames(scenario, &p.spec, &mut out),
+        WorkloadKind::Tput => tput(scenario, &p.spec, &mut out),
+        WorkloadKind::Rr => super::rr_point::rr(scenario, &p.spec, &mut out),
+        WorkloadKind::Mp => mp(scenario, &p.spec, &mut out),
+        WorkloadKind::Xfer => xfer(scenario, &p.spec, &mut out),
+    }
+    out
+}
+
+/// The closed forms as an engine of the one loop over points
+/// ([`crate::scenario::run::run_points`]): they draw no random numbers, so the seed is unused.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelEngine;
+
+impl PointEngine for ModelEngine {
+    type Error = std::convert::Infallible;
+
+    fn run_point(&mut self, p: &PointCtx<'_>) -> Result<PointResult, Self::Error> {
+        let m = evaluate_point(p.scenario, p.point);
+        Ok(PointResult {
+            metrics: m
+                .metrics
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::json!(v)))
+                .collect(),
+            notes: m.notes,
+        })
+    }
 }
 
 /// Ports of the workload's switch, and the rate of its first link (for rate-less workloads).

@@ -19,7 +19,7 @@ pub mod window;
 pub mod xfer;
 
 pub use alpha_beta::AlphaBeta;
-pub use engine::{ModelPoint, evaluate};
+pub use engine::{ModelEngine, ModelPoint, evaluate, evaluate_point};
 pub use hol::{SATURATION_LIMIT, gigaswitch_efficiency, saturation_throughput};
 pub use host::{BulkBound, BulkLimit, BulkShape, host_rate};
 pub use mathis::Mathis;

@@ -52,7 +52,8 @@
 //! of every workload, in the order of [`Scenario::points`], each with `"workload"` (its index),
 //! `"point"` (the swept value or null) and the metrics it computed. The metric names are those of
 //! [`Metric`]; `weft run` compares the sample key named by each [`Expect::metric`] with the
-//! published figure.
+//! published figure. Every engine gets there by the one loop of [`run`]: it runs one point with
+//! the point's seed ([`run::PointEngine`]) and [`run::run_points`] labels the samples.
 
 mod check;
 mod compare;
@@ -60,6 +61,7 @@ mod figures;
 mod parse;
 mod parse_check;
 mod reader;
+pub mod run;
 mod tcp;
 
 use serde::Serialize;
