@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use weft_model::Rate;
 use weft_model::app::rr::Latencies;
 use weft_model::net::{ETH_HEADER, Topology, delivery};
+use weft_model::scenario::run::{PointCtx, PointEngine, PointResult, run_points};
 use weft_model::scenario::{Scenario, TcpStack, Workload, WorkloadKind};
 use weft_model::tcp::CcAlgorithm;
 use weft_model::tech::Transport;
@@ -40,8 +41,9 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
     Ok(Topology::from_scenario(s, seed)?)
 }
 
-/// Runs every point of `s` on the emulator (one bring-up per point) and returns the result
-/// document: one sample per point with `workload`, `point`, the metrics and `notes`.
+/// Runs every point of `s` on the emulator (one bring-up per point, its topology built with
+/// the point's seed, as the simulator builds it) and returns the result document: one sample
+/// per point with `workload`, `point`, the metrics and `notes` ([`run_points`]).
 pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> {
     netns::preflight()?;
     let seed = opts.seed.unwrap_or(s.seed);
@@ -54,54 +56,67 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
         "topology": topo,
         "notes": notes,
     });
-    for (k, p) in s.points().into_iter().enumerate() {
+    doc.samples = run_points(s, seed, &mut EmuEngine { opts })?;
+    Ok(doc)
+}
+
+/// The emulator as an engine of the one loop over points ([`run_points`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EmuEngine<'a> {
+    /// Captures and the cap on each workload's time.
+    pub opts: &'a ScenarioOptions,
+}
+
+impl PointEngine for EmuEngine<'_> {
+    type Error = EmuError;
+
+    fn run_point(&mut self, p: &PointCtx<'_>) -> Result<PointResult, EmuError> {
         if signals::interrupted() {
             return Err(EmuError::Interrupted);
         }
-        let mut sample = json!({ "workload": p.workload, "point": p.value });
-        let mut pnotes: Vec<String> = Vec::new();
-        match p.spec.kind {
-            WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp => {
-                let driver = if p.spec.kind == WorkloadKind::Mp {
-                    workload::mp_driver()
-                } else {
-                    Default::default()
-                };
-                let up = UpOptions {
-                    driver,
-                    capture_dir: opts
-                        .capture_dir
-                        .as_ref()
-                        .map(|d| d.join(format!("point{k}"))),
-                    source: format!("scenario {}", s.name),
-                    ..Default::default()
-                };
-                if let Some(d) = &up.capture_dir {
-                    std::fs::create_dir_all(d)
-                        .map_err(EmuError::io(format!("creating {}", d.display())))?;
-                }
-                let emu = Emulation::up(&topo, &up)?;
-                let out = match p.spec.kind {
-                    WorkloadKind::Rr => run_rr(&emu, s, &p.spec, &mut pnotes),
-                    _ => run_point(&emu, s, &p.spec, opts, &mut pnotes)
-                        .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
-                };
-                let report = emu.down()?;
-                let metrics = out?;
-                for (key, v) in metrics {
-                    sample[key] = v;
-                }
-                add_switch_metrics(&mut sample, &report, &topo, &p.spec);
-            }
-            kind => pnotes.push(format!(
+        let (s, w) = (p.scenario, &p.point.spec);
+        let mut r = PointResult::default();
+        if !matches!(
+            w.kind,
+            WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp
+        ) {
+            r.notes.push(format!(
                 "skipped: {} is a slotted synthetic workload for the simulator",
-                kind.name()
-            )),
+                w.kind.name()
+            ));
+            return Ok(r);
         }
-        sample["notes"] = json!(pnotes);
-        doc.samples.push(sample);
+        let (topo, _) = topology(s, p.seed)?;
+        let driver = if w.kind == WorkloadKind::Mp {
+            workload::mp_driver()
+        } else {
+            Default::default()
+        };
+        let up = UpOptions {
+            driver,
+            capture_dir: self
+                .opts
+                .capture_dir
+                .as_ref()
+                .map(|d| d.join(format!("point{}", p.index))),
+            source: format!("scenario {}", s.name),
+            ..Default::default()
+        };
+        if let Some(d) = &up.capture_dir {
+            std::fs::create_dir_all(d)
+                .map_err(EmuError::io(format!("creating {}", d.display())))?;
+        }
+        let emu = Emulation::up(&topo, &up)?;
+        let out = match w.kind {
+            WorkloadKind::Rr => run_rr(&emu, s, w, &mut r.notes),
+            _ => run_point(&emu, s, w, self.opts, &mut r.notes)
+                .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
+        };
+        let report = emu.down()?;
+        r.metrics = out?.into_iter().collect();
+        add_switch_metrics(&mut r.metrics, &report, &topo, w);
+        Ok(r)
     }
-    Ok(doc)
 }
 
 fn run_point(
@@ -382,7 +397,12 @@ fn udp_shape(
     ))
 }
 
-fn add_switch_metrics(sample: &mut Value, rep: &DriverReport, topo: &Topology, w: &Workload) {
+fn add_switch_metrics(
+    sample: &mut serde_json::Map<String, Value>,
+    rep: &DriverReport,
+    topo: &Topology,
+    w: &Workload,
+) {
     let index = |names: &[String]| -> Vec<usize> {
         names
             .iter()
@@ -392,17 +412,18 @@ fn add_switch_metrics(sample: &mut Value, rep: &DriverReport, topo: &Topology, w
     let names: Vec<String> = topo.hosts.iter().map(|h| h.name.clone()).collect();
     let d = delivery(&rep.ports, &names, &index(&w.from), &index(&w.to));
     if let Some(loss) = d.cell_loss {
-        sample["cell_loss"] = json!(loss);
+        sample.insert("cell_loss".into(), json!(loss));
     }
     if let Some(g) = d.frame_goodput {
-        sample["frame_goodput"] = json!(g);
+        sample.insert("frame_goodput".into(), json!(g));
     }
-    sample["per_sender"] = json!(d.per_sender);
-    sample["switch"] = json!({
+    sample.insert("per_sender".into(), json!(d.per_sender));
+    let switch = json!({
         "cells_in": d.cells_in, "cells_dropped": d.cells_dropped, "frames_in": d.frames_in,
         "frames_out": d.frames_out, "frames_corrupt": d.frames_corrupt, "frames_epd": d.frames_epd,
         "lag_p50_us": rep.lag.p50_ns as f64 / 1e3, "lag_p99_us": rep.lag.p99_ns as f64 / 1e3,
         "late_frames": rep.late_frames, "late_fraction": rep.late_fraction,
         "degraded": rep.degraded, "realtime": rep.realtime,
     });
+    sample.insert("switch".into(), switch);
 }

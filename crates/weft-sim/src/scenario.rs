@@ -15,8 +15,9 @@ use weft_model::Rate;
 use weft_model::fabric::{InputFifo, Islip, OutputQueued, Rng};
 use weft_model::queue::{Capacity, DropPolicy};
 use weft_model::scenario::DropPolicy as ScenarioDrop;
+use weft_model::scenario::run::{PointCtx, PointEngine, PointResult, run_points};
 use weft_model::scenario::{
-    Buffer, BufferUnit, Fabric, Metric, Param, Scenario, Switch, Workload, WorkloadKind,
+    Buffer, BufferUnit, Fabric, Metric, Scenario, Switch, Workload, WorkloadKind,
 };
 use weft_report::{Engine, ResultDoc};
 
@@ -57,48 +58,44 @@ pub fn run_with(scenario: &Scenario, seed: u64, opts: &SimOptions) -> ResultDoc 
         }
         Err(e) => doc.params["notes"] = json!([e.to_string()]),
     }
-    for (k, point) in scenario.points().iter().enumerate() {
-        // Each point has its own streams, so adding a point does not change the others.
-        let point_seed = Rng::for_stream(seed, 0x5ce0 + k as u64).next_u64();
-        let mut metrics = Map::new();
-        let mut notes: Vec<String> = Vec::new();
-        let capture = opts
-            .capture_dir
-            .as_ref()
-            .map(|d| d.join(format!("point{k}")));
-        if let Some(d) = &capture {
-            if let Err(e) = std::fs::create_dir_all(d) {
-                notes.push(format!("capture: creating {}: {e}", d.display()));
-            }
-        }
-        simulate(
-            scenario,
-            &point.spec,
-            point_seed,
-            capture.as_deref(),
-            &mut metrics,
-            &mut notes,
-        );
-        let mut sample = json!({
-            "workload": point.workload,
-            "point": point.value.map(param_json),
-            "notes": notes,
-        });
-        for (key, v) in metrics {
-            sample[key] = v;
-        }
-        doc.samples.push(sample);
-    }
+    let Ok(samples) = run_points(scenario, seed, &mut SimEngine { opts });
+    doc.samples = samples;
     doc
 }
 
-fn param_json(p: Param) -> Value {
-    match p {
-        Param::Count(n) => json!(n),
-        Param::Number(x) => json!(x),
-        Param::Size(s) => json!(s.as_bytes()),
-        Param::Rate(r) => json!(r.as_bps()),
-        Param::Duration(d) => json!(d.as_nanos()),
+/// The simulator as an engine of the one loop over points ([`run_points`]): a point's failures
+/// are its notes, never an error.
+#[derive(Clone, Copy, Debug)]
+pub struct SimEngine<'a> {
+    /// Captures, if any.
+    pub opts: &'a SimOptions,
+}
+
+impl PointEngine for SimEngine<'_> {
+    type Error = std::convert::Infallible;
+
+    fn run_point(&mut self, p: &PointCtx<'_>) -> Result<PointResult, Self::Error> {
+        let mut r = PointResult::default();
+        let capture = self
+            .opts
+            .capture_dir
+            .as_ref()
+            .map(|d| d.join(format!("point{}", p.index)));
+        if let Some(d) = &capture {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                r.notes
+                    .push(format!("capture: creating {}: {e}", d.display()));
+            }
+        }
+        simulate(
+            p.scenario,
+            &p.point.spec,
+            p.seed,
+            capture.as_deref(),
+            &mut r.metrics,
+            &mut r.notes,
+        );
+        Ok(r)
     }
 }
 
