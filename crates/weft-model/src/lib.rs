@@ -21,6 +21,7 @@ pub mod tcp;
 pub mod tech;
 pub mod time;
 pub mod units;
+pub mod vc;
 
 pub use element::{Element, WireLen};
 pub use scenario::{Scenario, ScenarioError};

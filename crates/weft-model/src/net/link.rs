@@ -14,14 +14,7 @@ use crate::tech::{self, CELL_BYTES, Encap, FrameFormat, Framing, Tech};
 use crate::time::Duration;
 use crate::units::Rate;
 
-/// An ATM virtual circuit's identifiers (for captures).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Vc {
-    /// Virtual path identifier.
-    pub vpi: u8,
-    /// Virtual channel identifier.
-    pub vci: u16,
-}
+pub use crate::vc::Vc;
 
 /// One link. Rate, delay, framing and faults apply in both directions; `buffer` and `drop` are
 /// the switch's output queue onto the link; `ingress_buffer` stands for a host's own interface

@@ -287,3 +287,18 @@ fn composite_documents_stack_the_panels_of_their_parts() {
     let empty = doc("demo", vec![json!(1)], json!({}));
     assert!(svg_for(&empty).is_err());
 }
+
+#[test]
+fn vc_growth_draws_the_mesh_beside_n_squared() {
+    let samples = (2..=12)
+        .map(|n: u64| {
+            json!({ "n": n, "pvcs": n * (n - 1) / 2, "vcs": n * (n - 1),
+                    "entries": 2 * n * (n - 1), "max_switch_entries": n * (n - 1) })
+        })
+        .collect();
+    let svg = svg_for(&doc("vc.growth", samples, json!({}))).unwrap();
+    assert_eq!(count(&svg, "panel"), 1);
+    let legend = texts(&svg, "legend-entry");
+    assert!(legend.iter().any(|l| l == "n(n-1)"), "{legend:?}");
+    assert!(legend.iter().any(|l| l == "duplex PVCs"), "{legend:?}");
+}

@@ -24,6 +24,7 @@ mod sim;
 mod sweep;
 mod tput;
 mod trace;
+mod vc;
 
 /// The subcommands of `weft`.
 #[derive(Debug, Subcommand)]
@@ -62,6 +63,8 @@ pub enum Command {
     Recv(recv::Args),
     /// Put a file that MBTP striped over separate receivers back together from its stripes.
     Join(join::Args),
+    /// Plan virtual circuits from a host database: mesh, star or pairs; per-switch tables.
+    Vc(vc::Args),
     /// Run a grid of scenario or simulator runs on all cores or as a Slurm job array, resumably.
     Sweep(sweep::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -90,6 +93,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Send(a) => send::run(a),
         Command::Recv(a) => recv::run(a),
         Command::Join(a) => join::run(a),
+        Command::Vc(a) => vc::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),

@@ -12,6 +12,7 @@ mod pattern;
 mod rr;
 mod sim;
 mod tput;
+mod vc;
 
 use serde_json::Value;
 
@@ -92,6 +93,11 @@ pub const FIGURES: &[FigureKind] = &[
         kind: "sim.many_to_one",
         about: "output buffer occupancy over time",
         build: sim::many_to_one,
+    },
+    FigureKind {
+        kind: "vc.growth",
+        about: "a full mesh's circuits and switch entries against hosts, with n(n-1)",
+        build: vc::growth,
     },
 ];
 
