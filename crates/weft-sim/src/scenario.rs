@@ -162,6 +162,11 @@ fn simulate(
             Ok((topo, _)) => crate::net::xfer::xfer_workload(s, &topo, w, seed, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
+        WorkloadKind::Vc => notes.push(
+            "skipped: a vc workload's circuits are planned by the model engine; the simulator \
+             does not yet switch cells by VC tables (issue 28)"
+                .into(),
+        ),
         _ => {
             let Some(sw) = sw else {
                 notes.push("no switch to drive: name one with `switch =`".into());

@@ -9,6 +9,7 @@
 //! | hotspot | any | the hot output's offered load |
 //! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
 //! | tput | - | min(window / (RTT + two bottleneck segment times: delayed ACKs), bottleneck goodput at the path MTU (or `mss` + 40), and with loss on the path the Mathis bound) |
+//! | vc | - | the circuits planned from the `[vc]` database and their counts ([`crate::vc::plan_point`]) |
 //! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
 //! | xfer | - | SBTP's or MBTP's time per buffer from the hosts' costs and disks, the path's rate and round trip, and its sync / disk / transfer split ([`super::xfer`]) |
 
@@ -65,6 +66,7 @@ pub fn evaluate_point(scenario: &Scenario, p: &Point) -> ModelPoint {
         WorkloadKind::Rr => super::rr_point::rr(scenario, &p.spec, &mut out),
         WorkloadKind::Mp => mp(scenario, &p.spec, &mut out),
         WorkloadKind::Xfer => xfer(scenario, &p.spec, &mut out),
+        WorkloadKind::Vc => vc(scenario, &p.spec, &mut out),
     }
     out
 }
@@ -233,6 +235,32 @@ fn mp(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
             );
         }
         Err(e) => out.notes.push(e),
+    }
+}
+
+fn vc(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(db), Some(vw)) = (&s.vc, &w.vc) else {
+        out.notes.push("no [vc] host database".into());
+        return;
+    };
+    match crate::vc::plan_point(db, vw) {
+        Ok(p) => {
+            let m = &mut out.metrics;
+            m.insert(Metric::PVCS.into(), p.pvcs as f64);
+            m.insert("vcs".into(), p.vcs as f64);
+            m.insert("hosts".into(), p.hosts as f64);
+            m.insert("entries".into(), p.entries as f64);
+            m.insert("max_switch_entries".into(), p.max_switch_entries as f64);
+            m.insert("verified".into(), f64::from(u8::from(p.verified)));
+            m.insert(
+                "vci_per_destination".into(),
+                f64::from(u8::from(p.vci_per_destination)),
+            );
+            if let Some(d) = p.growth_degree {
+                m.insert(Metric::PVC_GROWTH_DEGREE.into(), d as f64);
+            }
+        }
+        Err(e) => out.notes.push(e.to_string()),
     }
 }
 

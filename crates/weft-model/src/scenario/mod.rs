@@ -29,7 +29,7 @@
 //! loss = 0.0                   # per frame, each direction; also corrupt, duplicate, reorder (+ reorder_delay)
 //!
 //! [[workload]]
-//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp | vc
 //! switch = "sw"
 //! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
 //! outputs = 5
@@ -41,6 +41,8 @@
 //! metric = "throughput_mbps"   # the sample key engines report; default depends on the kind
 //! tolerance = 0.10             # relative
 //! items = ["003.t9.model.1", "003.t9.model.2", "-"]   # the catalogue item of each row ("-": none)
+//!
+//! [vc]                         # optional: a host database for `vc` workloads (see `parse_vc`)
 //!
 //! [[check]]                    # a qualitative result of the study (see `check`)
 //! item = "003.t9.falls"
@@ -60,6 +62,7 @@ mod compare;
 mod figures;
 mod parse;
 mod parse_check;
+mod parse_vc;
 mod reader;
 pub mod run;
 mod tcp;
@@ -95,6 +98,9 @@ pub struct Scenario {
     pub expect: Vec<Expect>,
     /// Qualitative results of the studies to check (`[[check]]`).
     pub checks: Vec<Check>,
+    /// The host database `vc` workloads plan their circuits from (`[vc]`, the format of
+    /// `weft vc plan`'s file under one table); `None`: the file has none.
+    pub vc: Option<crate::vc::HostDb>,
 }
 
 /// An end host.
@@ -249,6 +255,10 @@ pub enum WorkloadKind {
     /// the sender's disk to the receiver's (`mode`, `file`, `buffer`, `packet`, `receivers`,
     /// `stripes`, `socket_buffer`).
     Xfer,
+    /// Virtual circuits planned from the scenario's `[vc]` host database: a `plan` (mesh,
+    /// sites, star around `hub`, or the database's pairs) among the hosts of `sites` (default
+    /// all) or its first `hosts`; the counts of circuits and cross-connect entries.
+    Vc,
 }
 
 /// Which TCP implementation a simulated host runs (the emulator always runs Linux's).
@@ -305,6 +315,17 @@ pub struct XferWorkload {
     /// Receive buffer of each of those sockets (default 41600 bytes, 4.3BSD's `udp_recvspace`,
     /// which SunOS 4.1 kept).
     pub socket_buffer: Size,
+}
+
+/// The circuit part of a workload of kind `vc`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VcWorkload {
+    /// Which circuits (`plan = "mesh" | "sites" | "star" | "pairs"`, `hub` for a star).
+    pub shape: crate::vc::Shape,
+    /// Only the database's hosts at these sites, and the hub (empty: every host).
+    pub sites: Vec<String>,
+    /// Only the first this many of those hosts (`None`: all); sweepable, for the growth.
+    pub hosts: Option<u32>,
 }
 
 /// One workload. Fields a kind does not use are `None`; [`Scenario::parse`] checks that each
@@ -373,6 +394,8 @@ pub struct Workload {
     pub mp: Option<MpWorkload>,
     /// Kind `xfer`: the protocol and its sizes.
     pub xfer: Option<XferWorkload>,
+    /// Kind `vc`: the circuits to plan.
+    pub vc: Option<VcWorkload>,
     /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
     /// this `rr` workload's requests on the simulator: request/response beside bulk traffic.
     pub beside: Option<usize>,
@@ -475,6 +498,11 @@ impl Metric {
     /// Mean time of one iteration of a message-passing pattern (one NPB time step's
     /// communication), µs.
     pub const MEAN_US: &'static str = "mean_us";
+    /// Duplex circuits a `vc` workload planned (the PVCs an operator enters once).
+    pub const PVCS: &'static str = "pvcs";
+    /// Degree of the polynomial the planned PVCs follow over the first 2, 3, ... n hosts
+    /// (Sandia's O(n^2): 2).
+    pub const PVC_GROWTH_DEGREE: &'static str = "pvc_growth_degree";
 }
 
 impl WorkloadKind {
@@ -490,6 +518,7 @@ impl WorkloadKind {
             WorkloadKind::Rr => Metric::RTT_MEAN_US,
             WorkloadKind::Mp => Metric::MEAN_US,
             WorkloadKind::Xfer => Metric::GOODPUT_MBPS,
+            WorkloadKind::Vc => Metric::PVCS,
         }
     }
 
@@ -505,6 +534,7 @@ impl WorkloadKind {
             WorkloadKind::Rr => "rr",
             WorkloadKind::Mp => "mp",
             WorkloadKind::Xfer => "xfer",
+            WorkloadKind::Vc => "vc",
         }
     }
 }
@@ -648,6 +678,11 @@ impl Workload {
             ("rate", Param::Rate(r)) => self.rate = Some(r),
             ("time", Param::Duration(d)) => self.time = Some(d),
             ("rtt", Param::Duration(d)) => self.rtt = Some(d),
+            ("hosts", Param::Count(n)) => {
+                if let Some(vc) = &mut self.vc {
+                    vc.hosts = u32::try_from(n).ok();
+                }
+            }
             _ => {}
         }
     }

@@ -84,6 +84,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         "workload",
         "expect",
         "check",
+        "vc",
     ])?;
     let name = root.req_string("name")?;
     if name.trim().is_empty() {
@@ -143,9 +144,10 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         links.push(link(&l, &names)?);
     }
     let host_names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+    let vc = super::parse_vc::db(&root, text)?;
     let mut workloads = Vec::new();
     for w in root.tables("workload")? {
-        let out = workload(&w, &host_names, &switches)?;
+        let out = workload(&w, &host_names, &switches, vc.as_ref())?;
         if let Some(b) = out.beside {
             let ok = out.kind == WorkloadKind::Rr
                 && workloads
@@ -178,6 +180,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         workloads,
         expect,
         checks,
+        vc,
     })
 }
 
@@ -530,9 +533,15 @@ const SWEEPABLE: &[(&str, Range)] = &[
     ("rate", Range::Rate(RATES.0, RATES.1)),
     ("time", Range::Duration(RUN_TIMES.0, RUN_TIMES.1)),
     ("rtt", Range::Duration(DELAYS.0, DELAYS.1)),
+    ("hosts", Range::Count(2, PORTS.1 as u64)),
 ];
 
-fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Workload> {
+fn workload(
+    w: &Tbl<'_, '_>,
+    hosts: &[&str],
+    switches: &[Switch],
+    db: Option<&crate::vc::HostDb>,
+) -> Result<Workload> {
     let mut allowed: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
     allowed.extend([
         "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack", "beside", "nodelay",
@@ -540,6 +549,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     allowed.extend(XFER_KEYS);
+    allowed.extend(super::parse_vc::VC_KEYS);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -551,10 +561,11 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         "rr" => WorkloadKind::Rr,
         "mp" => WorkloadKind::Mp,
         "xfer" => WorkloadKind::Xfer,
+        "vc" => WorkloadKind::Vc,
         _ => {
             return Err(w.err(
                 "kind",
-                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp or xfer",
+                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp, xfer or vc",
             ));
         }
     };
@@ -616,6 +627,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         sweep: None,
         mp: mp_workload(w, kind, hosts)?,
         xfer: xfer_workload(w, kind)?,
+        vc: super::parse_vc::workload(w, kind, db)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
     };
@@ -642,6 +654,7 @@ fn workload(w: &Tbl<'_, '_>, hosts: &[&str], switches: &[Switch]) -> Result<Work
         }
     }
     check_workload(w, &out, switches)?;
+    super::parse_vc::check(w, &out, db)?;
     Ok(out)
 }
 
@@ -835,6 +848,7 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
             need(out.from.len() == 1, "`from`, the one sending host")?;
             need(out.to.len() == 1, "`to`, the one receiving host")?;
         }
+        WorkloadKind::Vc => {}
     }
     Ok(())
 }

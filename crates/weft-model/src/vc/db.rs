@@ -183,6 +183,27 @@ impl HostDb {
         db
     }
 
+    /// The database restricted to the hosts at `sites` and the host `keep` (pairs among them
+    /// kept), in database order; empty `sites`: the database itself.
+    pub fn at_sites(&self, sites: &[String], keep: Option<&str>) -> HostDb {
+        if sites.is_empty() {
+            return self.clone();
+        }
+        let mut db = self.clone();
+        db.hosts.retain(|h| {
+            Some(h.name.as_str()) == keep || h.site.as_ref().is_some_and(|s| sites.contains(s))
+        });
+        let kept = |h: &String| db.hosts.iter().any(|x| &x.name == h);
+        let pairs = self
+            .pairs
+            .iter()
+            .filter(|p| kept(&p[0]) && kept(&p[1]))
+            .cloned()
+            .collect();
+        db.pairs = pairs;
+        db
+    }
+
     /// The database restricted to its first `n` hosts (pairs among them kept).
     pub fn first_hosts(&self, n: usize) -> HostDb {
         let mut db = self.clone();

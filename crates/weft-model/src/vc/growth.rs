@@ -47,9 +47,40 @@ pub fn growth(db: &HostDb, max: Option<usize>) -> Result<Vec<GrowthRow>, VcError
         .collect()
 }
 
+/// The degree of the polynomial through `counts` taken at consecutive n (Sandia's "O(n^2)" is
+/// degree 2): the smallest d whose (d+1)-th differences are all zero. `None` when there are
+/// too few values to tell (a degree d needs d + 2 of them).
+pub fn degree(counts: &[usize]) -> Option<usize> {
+    let mut row: Vec<i128> = counts.iter().map(|&c| c as i128).collect();
+    for d in 0.. {
+        if row.len() < 2 {
+            return None;
+        }
+        let next: Vec<i128> = row.windows(2).map(|w| w[1] - w[0]).collect();
+        if next.iter().all(|&x| x == 0) {
+            return Some(d);
+        }
+        row = next;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn degree_of_counts() {
+        let mesh: Vec<usize> = (2..=12).map(|n| n * (n - 1) / 2).collect();
+        assert_eq!(degree(&mesh), Some(2));
+        assert_eq!(degree(&[1, 2, 3, 4]), Some(1));
+        assert_eq!(degree(&[5, 5]), Some(0));
+        // Three values cannot tell degree 2 from more.
+        assert_eq!(degree(&[1, 3, 6]), None);
+        assert_eq!(degree(&[]), None);
+        let cubes: Vec<usize> = (0..8).map(|n| n * n * n).collect();
+        assert_eq!(degree(&cubes), Some(3));
+    }
 
     #[test]
     fn a_mesh_grows_as_n_squared() {

@@ -38,17 +38,19 @@
 mod db;
 mod growth;
 mod plan;
+mod point;
 mod table;
 mod verify;
 
 use serde::{Deserialize, Serialize};
 
 pub use db::{DbHost, DbSwitch, DbTrunk, DbVp, HostDb};
-pub use growth::{GrowthRow, growth};
+pub use growth::{GrowthRow, degree, growth};
 pub use plan::{
     Binding, Counts, Entry, HOST_VCI_BASE, Hop, HostBindings, Plan, PlannedVc, Shape, SwitchCount,
     SwitchTable, TRUNK_VCI_BASE, plan,
 };
+pub use point::{VcPoint, plan_point};
 pub use table::{Table, TableError};
 pub use verify::{Problem, Verified};
 

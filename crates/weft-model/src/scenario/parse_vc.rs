@@ -1,0 +1,159 @@
+//! The circuit parts of a scenario: the `[vc]` host database (the format of `weft vc plan`'s
+//! file, under one table) and the keys of a workload of kind `vc`.
+//!
+//! ```toml
+//! [vc]
+//! [[vc.switch]]
+//! name = "asx1"
+//! [[vc.host]]
+//! name = "methuselah"
+//! switch = "asx1"
+//! port = 3
+//!
+//! [[workload]]
+//! kind = "vc"
+//! plan = "mesh"            # mesh | sites | star (with hub = "HOST") | pairs (the database's)
+//! sites = ["adelaide"]     # optional: only the hosts at these sites, and the hub
+//! hosts = [2, 3, 4, 5]     # optional, sweepable: only the first n of those hosts
+//! ```
+
+use toml::de::DeValue;
+
+use super::reader::{Result, Tbl};
+use super::{VcWorkload, Workload, WorkloadKind};
+use crate::vc::{HostDb, Shape};
+
+/// The keys only a workload of kind `vc` takes (`hosts` is sweepable and listed there).
+pub(super) const VC_KEYS: &[&str] = &["plan", "hub", "sites"];
+
+/// The `[vc]` table of the document `text`, validated as a host database (`None`: absent).
+pub(super) fn db(root: &Tbl<'_, '_>, text: &str) -> Result<Option<HostDb>> {
+    if root.get("vc").is_none() {
+        return Ok(None);
+    }
+    // The document parsed once already; parse it again as plain TOML to hand the table to
+    // the database's own (serde) reader.
+    let doc: toml::Table =
+        toml::from_str(text).map_err(|e| root.err("vc", format!("not valid TOML: {e}")))?;
+    let Some(value) = doc.get("vc").cloned() else {
+        return Ok(None);
+    };
+    if !value.is_table() {
+        return Err(root.err(
+            "vc",
+            "expected a table: [vc] with [[vc.switch]], [[vc.host]]",
+        ));
+    }
+    let db: HostDb = value.try_into().map_err(|e: toml::de::Error| {
+        root.err("vc", format!("not a host database: {}", e.message().trim()))
+    })?;
+    db.validate().map_err(|e| root.err("vc", e.to_string()))?;
+    Ok(Some(db))
+}
+
+/// The `vc` keys of a workload: `plan`, `hub`, `sites`; refused on other kinds, as is `hosts`.
+pub(super) fn workload(
+    w: &Tbl<'_, '_>,
+    kind: WorkloadKind,
+    db: Option<&HostDb>,
+) -> Result<Option<VcWorkload>> {
+    if kind != WorkloadKind::Vc {
+        for k in VC_KEYS.iter().chain(&["hosts"]) {
+            if w.get(k).is_some() {
+                return Err(w.err(k, "only a workload of kind = \"vc\" takes this key"));
+            }
+        }
+        return Ok(None);
+    }
+    let Some(db) = db else {
+        return Err(w.err_table(
+            "kind = \"vc\" needs the file's [vc] host database ([[vc.switch]], [[vc.host]])",
+        ));
+    };
+    let hub = w.string("hub")?;
+    let shape = match w.string("plan")?.as_deref() {
+        None | Some("mesh") => Shape::Mesh,
+        Some("sites") => Shape::Sites,
+        Some("pairs") => Shape::Pairs(Vec::new()),
+        Some("star") => match &hub {
+            Some(h) => Shape::Star(h.clone()),
+            None => return Err(w.err("plan", "a star needs `hub`, the host at its centre")),
+        },
+        Some(_) => return Err(w.err("plan", "expected mesh, sites, star or pairs")),
+    };
+    if let Some(h) = &hub {
+        if !matches!(shape, Shape::Star(_)) {
+            return Err(w.err("hub", "only plan = \"star\" takes a hub"));
+        }
+        if db.host_index(h).is_none() {
+            return Err(w.err("hub", format!("no host of [vc] is called {h:?}")));
+        }
+    }
+    let sites = site_list(w, db)?;
+    Ok(Some(VcWorkload {
+        shape,
+        sites,
+        hosts: None,
+    }))
+}
+
+/// `sites`: a site name or a list of them, each the site of some host of the database.
+fn site_list(w: &Tbl<'_, '_>, db: &HostDb) -> Result<Vec<String>> {
+    let Some(v) = w.get("sites") else {
+        return Ok(Vec::new());
+    };
+    let items: Vec<_> = match v.get_ref() {
+        DeValue::String(_) => vec![v],
+        DeValue::Array(a) => a.iter().collect(),
+        _ => return Err(w.err("sites", "expected a site name or a list of site names")),
+    };
+    items
+        .into_iter()
+        .map(|item| match item.get_ref() {
+            DeValue::String(s) if db.hosts.iter().any(|h| h.site.as_deref() == Some(s)) => {
+                Ok(s.to_string())
+            }
+            DeValue::String(s) => Err(w.err_at(
+                item.span(),
+                "sites",
+                format!("no host of [vc] is at site {s:?}"),
+            )),
+            _ => Err(w.err_at(item.span(), "sites", "expected site names (strings)")),
+        })
+        .collect()
+}
+
+/// Checks every point of a `vc` workload against its database: at least two hosts, no more
+/// `hosts` than the sites give, the hub among the first `hosts`.
+pub(super) fn check(w: &Tbl<'_, '_>, out: &Workload, db: Option<&HostDb>) -> Result<()> {
+    let (Some(vc), Some(db)) = (&out.vc, db) else {
+        return Ok(());
+    };
+    let hub = match &vc.shape {
+        Shape::Star(h) => Some(h.as_str()),
+        _ => None,
+    };
+    let there = db.at_sites(&vc.sites, hub).hosts.len();
+    for (_, p) in out.expand() {
+        let n =
+            p.vc.as_ref()
+                .and_then(|v| v.hosts)
+                .map_or(there, |n| n as usize);
+        if n < 2 || n > there {
+            return Err(w.err(
+                "hosts",
+                format!("{n} hosts: the plan's hosts are 2 to the {there} the database gives"),
+            ));
+        }
+        if let Some(h) = hub {
+            let first = db.at_sites(&vc.sites, hub).first_hosts(n);
+            if first.host_index(h).is_none() {
+                return Err(w.err(
+                    "hosts",
+                    format!("the hub {h:?} is not among the first {n} hosts"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
