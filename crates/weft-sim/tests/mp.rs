@@ -1,7 +1,7 @@
 //! Message passing on simulated hosts: every pattern and NPB skeleton runs over simulated TCP,
 //! the collectives agree with the alpha-beta model fitted from the simulated ping-pong within
-//! 20% at every size, and the NASA LACE NPB scenario runs on `sim` with its
-//! communication time per time step at or above the model's floor.
+//! 3.5% at every size (the README's figure), and the NASA LACE NPB scenario runs on `sim` at
+//! or above the model's floor.
 
 use weft_model::calc::{AlphaBeta, evaluate};
 use weft_model::mp::program::Counts;
@@ -145,7 +145,7 @@ fn collectives_in_step_follow_the_alpha_beta_model_on_the_simulator() {
             let got = mean_s(&r, name, size);
             let miss = (got - model) / model;
             println!(
-                "{name:<15} {size:>8} B: sim {:>9.1} us, model {:>9.1} us, {:+.0}%",
+                "{name:<15} {size:>8} B: sim {:>9.1} us, model {:>9.1} us, {:+.1}%",
                 got * 1e6,
                 model * 1e6,
                 miss * 100.0
@@ -156,9 +156,16 @@ fn collectives_in_step_follow_the_alpha_beta_model_on_the_simulator() {
             // segments), and once each rank's connections took turns at its link by bursts
             // (`weft_sim::net::nic`) instead of a megabyte of one going into the link's FIFO
             // ahead of a barrier message on another.
+            //
+            // 3.5%: what the README claims. The simulator is deterministic, so the misses are
+            // fixed numbers: -1.4% to +0.9% at 1 B, 8 B, 64 KiB and 1 MiB but the ring
+            // all-reduce's +2.7% at 64 KiB, and +2.3% to +3.3% at 4 KiB (three segments: the
+            // switch's store and forward of the last frame, 120 us at 100 Mbit/s, is a larger
+            // share of the time than the straight line through the fitted points gives it). A
+            // change that moves any past 3.5% fails here.
             assert!(
-                miss.abs() <= 0.2,
-                "{name} at {size} B: {:+.0}%",
+                miss.abs() <= 0.035,
+                "{name} at {size} B: {:+.1}%",
                 miss * 100.0
             );
         }
