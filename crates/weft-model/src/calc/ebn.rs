@@ -1,7 +1,10 @@
 //! The EBN study's (002) runs set beside the window/link bound: the figures file's
-//! `dhpc_ebn.runs` (window, MTU, VP rate, measured ttcp KiB/s) against [`TransferBound`] over the
-//! study's round trip, with the paper's own "Mbps" recomputed and the round trip that the window
-//! alone would need to explain each measurement (`weft calc window --ebn`).
+//! `dhpc_ebn.runs` (window, MTU, segment size, VP rate, measured ttcp KiB/s) against
+//! [`TransferBound`] as the model engine bounds the runs' scenarios (`scenarios/ebn-vp26.toml`,
+//! `ebn-vp33.toml`): datagrams of the run's segment size, the whole segments a 1995 BSD sender
+//! keeps in flight, a round of the study's round trip plus the two segment times a delayed ACK
+//! waits for ([`window::ack_clocked`]). With the paper's own "Mbps" recomputed and the round that
+//! the window in flight alone would need to explain each measurement (`weft calc window --ebn`).
 
 use serde::Serialize;
 
@@ -29,6 +32,8 @@ pub struct EbnRun {
     pub window_bytes: u64,
     /// MTU, bytes.
     pub mtu_bytes: u64,
+    /// The segment size TCP sent, bytes (536 where the run set no path MTU).
+    pub mss_bytes: u64,
     /// The virtual path's rate, Mbit/s.
     pub vp_mbps: f64,
     /// The paper's measured ttcp payload rate, KiB/s.
@@ -37,10 +42,11 @@ pub struct EbnRun {
     pub paper_mbps: Option<f64>,
     /// That column recomputed from the payload rate ([`window::ebn_paper_mbps`]).
     pub recomputed_paper_mbps: f64,
-    /// The window/link bound over the study's round trip.
+    /// The window/link bound: the window in flight (whole segments) over the round (the study's
+    /// round trip and two segment times), or the link's payload rate for the run's datagrams.
     pub model: TransferBound,
-    /// The round trip at which the window alone gives the measured rate, ns (0 when the rate is
-    /// zero).
+    /// The round at which the window in flight alone gives the measured rate, ns (0 when the
+    /// rate is zero).
     pub implied_rtt_ns: u64,
 }
 
@@ -62,20 +68,25 @@ pub fn ebn_runs(f: &Figures) -> Result<EbnRuns, EbnError> {
         let get = |k: &str| f.number(&format!("dhpc_ebn.runs.{i}.{k}"));
         let window = Size(get("window_bytes")? as u64);
         let mtu = get("mtu_bytes")? as u64;
+        let mss = get("mss_bytes")? as u64;
         let vp = get("vp_mbps")?;
         let kib = get("payload_kib_s")?;
         let mut e3 = Tech::preset("e3")?;
         e3.rate = Rate((vp * 1e6) as u64);
-        let model = TransferBound::new(&e3, mtu, Transport::Tcp { options: 0 }, window, rtt)?;
+        let tcp = Transport::Tcp { options: 0 };
+        let datagram = (mss + tcp.header_bytes()).min(mtu);
+        let (in_flight, round) = window::ack_clocked(&e3, datagram, tcp, window, rtt, true);
+        let model = TransferBound::new(&e3, datagram, tcp, in_flight, round)?;
         runs.push(EbnRun {
             window_bytes: window.0,
             mtu_bytes: mtu,
+            mss_bytes: mss,
             vp_mbps: vp,
             paper_payload_kib_s: kib,
             paper_mbps: get("paper_mbps").ok(),
             recomputed_paper_mbps: window::ebn_paper_mbps(kib),
             model,
-            implied_rtt_ns: window::implied_rtt(window, kib).unwrap_or_default().0,
+            implied_rtt_ns: window::implied_rtt(in_flight, kib).unwrap_or_default().0,
         });
     }
     Ok(EbnRuns { rtt, runs })
@@ -97,6 +108,41 @@ mod tests {
         for run in &r.runs {
             assert!(run.model.bound_bps <= run.model.link_bps, "{run:?}");
             assert!(run.recomputed_paper_mbps > 0.0, "{run:?}");
+        }
+    }
+
+    /// `weft calc window --ebn` and `weft run scenarios/ebn-vp*.toml --engine model` answer the
+    /// same question (the bound on each run as its sender and path shape it) and give the same
+    /// figures; run 4 of the study is workload 0's second point of ebn-vp33.
+    #[test]
+    fn the_runs_are_what_the_model_engine_gives_for_their_scenarios() {
+        let f = Figures::bundled().unwrap();
+        let runs = ebn_runs(&f).unwrap().runs;
+        let mut engine = Vec::new();
+        for text in [
+            include_str!("../../../../scenarios/ebn-vp26.toml"),
+            include_str!("../../../../scenarios/ebn-vp33.toml"),
+        ] {
+            let s = crate::Scenario::parse(text, "ebn.toml").unwrap();
+            engine.extend(
+                crate::calc::evaluate(&s)
+                    .into_iter()
+                    .map(|p| p.metrics["payload_kib_s"]),
+            );
+        }
+        assert_eq!(engine.len(), runs.len());
+        for (i, (run, kib)) in runs.iter().zip(&engine).enumerate() {
+            println!(
+                "run {i}: --ebn {:.1} KiB/s, scenario {kib:.1}, paper {}",
+                run.model.payload_kib_s, run.paper_payload_kib_s
+            );
+            // Both compute the same closed form from the same numbers: only the order of the
+            // floating-point operations may differ.
+            assert!(
+                (run.model.payload_kib_s / kib - 1.0).abs() < 1e-9,
+                "run {i}: {} against {kib}",
+                run.model.payload_kib_s
+            );
         }
     }
 }

@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
 use super::mathis::{C_PER_SEGMENT_ACK, Mathis};
 use super::queue::{Md1, output_queued_wait};
-use super::window::{Limit, TransferBound, ebn_paper_mbps};
+use super::window::{self, Limit, TransferBound, ebn_paper_mbps};
 use crate::scenario::run::{PointCtx, PointEngine, PointResult};
 use crate::scenario::{Fabric, Metric, Param, Point, Scenario, TcpStack, Workload, WorkloadKind};
 use crate::tech::{Tech, Transport};
@@ -403,15 +403,9 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     }
 }
 
-/// The window a TCP sender keeps in flight and the time one window takes to come back, for a
-/// window-limited transfer: `(window, round)`. A receiver that acknowledges every
-/// `ack_every`-th segment ([`crate::tcp::Config::ack_every`], delayed ACKs) sends the first ACK
-/// of a window only when that many segments have crossed the bottleneck, so a round is the
-/// round trip plus `ack_every` segment times there (the EBN study's 4450-byte segments on its
-/// E3 path: 17 ms + 2 x 1.2 ms). The 1995 BSD sender (`stack = "bsd"`, the default) sends whole
-/// segments only while data is outstanding (Nagle; a partial one only when it is half the
-/// peer's window), so its window is the whole segments that fit: 64 KiB at MSS 4450 is 14
-/// segments, 62300 bytes. UDP and window-less workloads are returned unchanged.
+/// The window a TCP sender keeps in flight and the time one window takes to come back
+/// ([`window::ack_clocked`]): whole segments for the 1995 BSD sender (`stack = "bsd"`, the
+/// default). UDP and window-less workloads are returned unchanged.
 fn ack_clock(
     w: &Workload,
     transport: Transport,
@@ -423,14 +417,8 @@ fn ack_clock(
     if !matches!(transport, Transport::Tcp { .. }) || w.window.is_none() {
         return (window, rtt);
     }
-    let mss = mtu.saturating_sub(transport.header_bytes()).max(1);
-    let window = match w.stack.unwrap_or_default() {
-        TcpStack::Bsd if window.0 >= mss => Size(window.0 / mss * mss),
-        _ => window,
-    };
-    let ack_every = u64::from(crate::tcp::Config::default().ack_every.max(1));
-    let segment = bottleneck.wire_time(mtu);
-    (window, Duration(rtt.0 + ack_every * segment.0))
+    let whole_segments = matches!(w.stack.unwrap_or_default(), TcpStack::Bsd);
+    window::ack_clocked(bottleneck, mtu, transport, window, rtt, whole_segments)
 }
 
 /// What the hosts' send and receive paths sustain for a TCP transfer from `a` to `b` with

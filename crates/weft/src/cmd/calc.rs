@@ -336,7 +336,7 @@ fn ebn_runs(f: &Figures) -> anyhow::Result<(String, Vec<Value>)> {
     let mut text = format!(
         "\nEBN runs (002), RTT {rtt}; paper Mbps = KiB/s * 8 * 1.024 * 53/48\n{:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10}\n",
         "window",
-        "mtu",
+        "mss",
         "vp",
         "paperKiB",
         "paperMbps",
@@ -352,7 +352,7 @@ fn ebn_runs(f: &Figures) -> anyhow::Result<(String, Vec<Value>)> {
         text.push_str(&format!(
             "{:>8} {:>5} {:>5} {:>9} {:>9} {:>9.2} {:>9.0} {:>8} {:>8.3} {:>10}\n",
             r.window_bytes,
-            r.mtu_bytes,
+            r.mss_bytes,
             r.vp_mbps,
             r.paper_payload_kib_s,
             r.paper_mbps.map_or("-".into(), |x| format!("{x:.2}")),
@@ -365,10 +365,13 @@ fn ebn_runs(f: &Figures) -> anyhow::Result<(String, Vec<Value>)> {
         rows.push(serde_json::to_value(r)?);
     }
     text.push_str(
-        "win/link = the window's rate over 17 ms against the link's TCP payload rate: near 1 the \
-         window barely covers the path, and any extra delay makes it the limit.\n\
-         rtt* = window / measured rate: the round trip at which the window alone would explain the \
-         measurement.\n",
+        "modelKiB = the bound `weft run` gives the run's scenario (ebn-vp26, ebn-vp33): the whole \
+         segments a 1995 BSD sender keeps in flight over the round trip plus the two segment times \
+         a delayed ACK waits for, or the VP's payload rate for the run's segments.\n\
+         win/link = that window's rate against the link's TCP payload rate: near 1 the window \
+         barely covers the path, and any extra delay makes it the limit.\n\
+         rtt* = window in flight / measured rate: the round at which the window alone would \
+         explain the measurement.\n",
     );
     Ok((text, rows))
 }
