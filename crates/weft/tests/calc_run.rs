@@ -56,6 +56,45 @@ fn calc_window_ebn_reads_the_figures() {
 }
 
 #[test]
+fn calc_host_prints_the_presets_and_what_they_were_fitted_to() {
+    let v = json(&weft(&["calc", "host", "--json"]));
+    assert_eq!(v["kind"], "calc.host");
+    let hosts = v["samples"].as_array().unwrap();
+    let names: Vec<&str> = hosts.iter().map(|h| h["name"].as_str().unwrap()).collect();
+    // Every preset a scenario's `costs` may name, each with the figures it was fitted to.
+    for p in weft_model::host::presets::all() {
+        assert!(names.contains(&p.name), "{} missing from {names:?}", p.name);
+    }
+    assert_eq!(names.len(), weft_model::host::presets::all().len());
+    let indigo = hosts.iter().find(|h| h["name"] == "indigo-r4000").unwrap();
+    let from = indigo["fitted"][0]["from"].as_array().unwrap();
+    assert!(
+        from.contains(&serde_json::json!("gigaswitch.ttcp_without_switch_mbps")),
+        "{indigo}"
+    );
+    // The predictions, with the one the Sandia echo scenario quotes (+39% for 1500 bytes over
+    // Ethernet, one hop).
+    let p = v["summary"]["predictions"].as_array().unwrap();
+    let echo = p
+        .iter()
+        .find(|p| p["what"] == "1500-byte echo over 10 Mbit/s Ethernet, same hosts")
+        .unwrap();
+    assert!(
+        (echo["miss"].as_f64().unwrap() - 0.388).abs() < 0.0005,
+        "{echo}"
+    );
+    // One preset by name, in a table; an unknown one is a usage error naming the presets.
+    let out = weft(&["calc", "host", "sp2-node"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("sp2-node\n"), "{text}");
+    assert!(!text.contains("indigo-r4000\n"), "{text}");
+    let out = weft(&["calc", "host", "vax"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sp2-node"));
+}
+
+#[test]
 fn calc_hol_and_queue_and_mathis() {
     let v = json(&weft(&[
         "calc",

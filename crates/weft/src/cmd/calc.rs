@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use weft_model::calc::ebn::{self, EbnRuns};
 use weft_model::calc::{self, Chain, Mathis, Md1, SandiaNote, TransferBound, hol, window};
+use weft_model::host::fit::{self, Published};
+use weft_model::host::{HostCosts, presets};
 use weft_model::scenario::Figures;
 use weft_model::tech::{Encap, PRESETS, Tech, Transport};
 use weft_model::{Duration, Rate, Size};
@@ -45,6 +47,19 @@ pub enum What {
     Mathis(MathisArgs),
     /// List the link technology presets.
     Techs,
+    /// The studies' host presets (a scenario host's `costs`): their costs, the published figures
+    /// each parameter was fitted to, and the other figures the fitted hosts predict.
+    Host(HostArgs),
+}
+
+/// `weft calc host`.
+#[derive(Debug, clap::Args)]
+pub struct HostArgs {
+    /// Only this preset (default: all).
+    pub name: Option<String>,
+    /// A figures file to fit to instead of the published figures built into weft.
+    #[arg(long, value_name = "FILE")]
+    pub figures: Option<PathBuf>,
 }
 
 /// `weft calc overhead`.
@@ -167,6 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         What::Queue(a) => queue(a)?,
         What::Mathis(a) => mathis(a)?,
         What::Techs => techs(),
+        What::Host(a) => host(a)?,
     };
     crate::output::write_csv(args.csv.as_deref(), &doc)?;
     emit(&doc, &text, args.json, args.output.as_deref())
@@ -566,4 +582,100 @@ fn techs() -> (ResultDoc, String) {
             .push(json!({ "name": p.name, "aliases": p.aliases, "about": p.about, "tech": t }));
     }
     (doc, text)
+}
+
+/// `weft calc host`: each preset's costs and fitted parameters, then the predictions of the
+/// fit (every figure the fitted hosts bear on that no parameter was fitted to), with the miss.
+fn host(a: &HostArgs) -> anyhow::Result<(ResultDoc, String)> {
+    let all = presets::all();
+    let chosen: Vec<&HostCosts> = all
+        .iter()
+        .filter(|h| a.name.as_deref().is_none_or(|n| n == h.name))
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<&str> = all.iter().map(|h| h.name).collect();
+        return Err(usage(format!(
+            "no host preset {:?}: the presets are {}",
+            a.name.as_deref().unwrap_or_default(),
+            names.join(", ")
+        )));
+    }
+    let figures = read_figures(a.figures.as_deref())?;
+    let report = fit::fit(&Published::from_figures(&figures)?);
+    let mut doc = ResultDoc::new("calc.host", Engine::Model);
+    let mut text = String::new();
+    let opt = |r: Option<Rate>| r.map_or("-".to_string(), |r| r.to_string());
+    for h in chosen {
+        let fitted: Vec<&fit::Fitted> = report.fitted.iter().filter(|f| f.host == h.name).collect();
+        text.push_str(&format!(
+            "{}\n  per call      send {:.1} us, receive {:.1} us\n  per packet    send {:.1} us, \
+             receive {:.1} us\n  per byte      copy {:.3} ns x {} sent, x {} received; checksum \
+             {:.3} ns; other send {:.3} ns, receive {:.3} ns\n  limits        nic {}, bus {}, \
+             disk {}\n",
+            h.name,
+            h.send_call_ns / 1e3,
+            h.recv_call_ns / 1e3,
+            h.send_packet_ns / 1e3,
+            h.recv_packet_ns / 1e3,
+            h.copy_ns_per_byte,
+            h.send_copies,
+            h.recv_copies,
+            h.checksum_ns_per_byte,
+            h.send_other_ns_per_byte,
+            h.recv_other_ns_per_byte,
+            opt(h.nic),
+            opt(h.bus),
+            opt(h.disk),
+        ));
+        for f in &fitted {
+            text.push_str(&format!(
+                "  fitted        {} = {:.3} {} from {}\n",
+                f.parameter,
+                f.value,
+                f.unit,
+                f.from.join(", ")
+            ));
+        }
+        doc.samples.push(json!({
+            "name": h.name,
+            "send_call_ns": h.send_call_ns,
+            "recv_call_ns": h.recv_call_ns,
+            "send_packet_ns": h.send_packet_ns,
+            "recv_packet_ns": h.recv_packet_ns,
+            "copy_ns_per_byte": h.copy_ns_per_byte,
+            "send_copies": h.send_copies,
+            "recv_copies": h.recv_copies,
+            "checksum_ns_per_byte": h.checksum_ns_per_byte,
+            "send_other_ns_per_byte": h.send_other_ns_per_byte,
+            "recv_other_ns_per_byte": h.recv_other_ns_per_byte,
+            "nic_bps": h.nic.map(|r| r.0),
+            "bus_bps": h.bus.map(|r| r.0),
+            "disk_bps": h.disk.map(|r| r.0),
+            "fitted": fitted.iter().map(|f| json!({
+                "parameter": f.parameter, "value": f.value, "unit": f.unit, "from": f.from,
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    text.push_str(&format!(
+        "\nfigures the fit was made to (fit:) and the others it predicts\n{:<58} {:>9} {:>9} {:<7} {:>7}  what\n",
+        "figure", "published", "model", "unit", "miss"
+    ));
+    let mut predictions = Vec::new();
+    for p in &report.predicted {
+        text.push_str(&format!(
+            "{:<58} {:>9.4} {:>9.4} {:<7} {:>+6.1}%  {}\n",
+            p.figure,
+            p.published,
+            p.predicted,
+            p.unit,
+            100.0 * p.miss(),
+            p.what
+        ));
+        predictions.push(json!({
+            "figure": p.figure, "what": p.what, "published": p.published,
+            "predicted": p.predicted, "unit": p.unit, "miss": p.miss(),
+        }));
+    }
+    doc.summary = json!({ "predictions": predictions });
+    Ok((doc, text))
 }
