@@ -240,11 +240,37 @@ fn once_serves_one_test_and_stops() {
 #[test]
 fn rr_requests_reach_the_rr_agent() {
     let h = agent(Duration::from_secs(2));
+    // A request of the defaults asks for 0-byte requests: the rr agent's own range check
+    // refuses it, by name, and the agent keeps serving.
     let mut ctl = Control::new(TcpStream::connect(h.local_addr()).unwrap(), 1 << 20);
     let rr: TestSpec = serde_json::from_str(r#"{"kind":"rr"}"#).unwrap();
     ctl.send(&Message::Request(rr)).unwrap();
-    // Whatever the rr agent does, it answers and the agent keeps serving.
-    let _ = ctl.recv();
+    match ctl.recv() {
+        Err(weft_probe::ProbeError::Remote { code, message }) => {
+            assert_eq!(code, "limit", "{message}");
+            assert!(message.contains("request size 0"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(ctl);
+    // A request it can serve is accepted and told the data port.
+    let mut ctl = Control::new(TcpStream::connect(h.local_addr()).unwrap(), 1 << 20);
+    let rr: TestSpec =
+        serde_json::from_str(r#"{"kind":"rr","request_size":64,"response_size":64}"#).unwrap();
+    ctl.send(&Message::Request(rr)).unwrap();
+    assert!(
+        matches!(ctl.recv().unwrap(), Message::Accept(a) if a.udp_ports.is_empty()),
+        "a TCP rr test is accepted"
+    );
+    match ctl.recv().unwrap() {
+        Message::Ext(v) => assert!(
+            v[weft_probe::proto::rr_spec::RR_PORT_KEY]
+                .as_u64()
+                .is_some_and(|p| p > 0),
+            "{v}"
+        ),
+        m => panic!("{m:?}"),
+    }
     drop(ctl);
     works(&h);
 }

@@ -164,13 +164,40 @@ fn pcapng_errors() {
     assert_eq!(e.offset, 8);
 }
 
-fn read_everything(bytes: &[u8]) {
-    if let Ok(mut r) = CaptureReader::with_chunk(std::io::Cursor::new(bytes.to_vec()), 64) {
-        while let Ok(Some(p)) = r.next_packet() {
-            let info = weft_trace::decode(p.linktype, p.data);
-            let _ = info.payload(p.data);
+/// Reads every packet the reader gives from `bytes`, decoding each, and returns how many there
+/// were. What the reader hands out must lie in the capture: records in order, each record's
+/// bytes inside the file, its wire length never below its captured length (as `Packet` says).
+fn read_everything(bytes: &[u8]) -> Result<usize, TestCaseError> {
+    let Ok(mut r) = CaptureReader::with_chunk(std::io::Cursor::new(bytes.to_vec()), 64) else {
+        return Ok(0);
+    };
+    let (mut n, mut last) = (0, None);
+    while let Ok(Some(p)) = r.next_packet() {
+        prop_assert!(
+            last.is_none_or(|l| p.offset > l),
+            "record at {} after {last:?}",
+            p.offset
+        );
+        prop_assert!(
+            p.offset as usize + p.data.len() <= bytes.len(),
+            "record at {} of {} bytes past the end",
+            p.offset,
+            p.data.len()
+        );
+        prop_assert!(
+            p.orig_len as usize >= p.data.len(),
+            "wire length {} below captured {}",
+            p.orig_len,
+            p.data.len()
+        );
+        let info = weft_trace::decode(p.linktype, p.data);
+        if info.ports().is_some() {
+            prop_assert!(info.payload_off as usize <= p.data.len(), "{info:?}");
         }
+        last = Some(p.offset);
+        n += 1;
     }
+    Ok(n)
 }
 
 proptest! {
@@ -180,17 +207,29 @@ proptest! {
         let mut w = PcapngWriter::new(Vec::new(), false).unwrap();
         let i = w.add_interface(linktype::ETHERNET, 9).unwrap();
         for k in 0..6 { w.write_epb(i, k, 100, &common::udp_frame(100, 1, 2)).unwrap(); }
-        for mut b in [w.into_inner(), ten_records()] {
+        for (mut b, records) in [(w.into_inner(), 6), (ten_records(), 10)] {
+            prop_assert_eq!(read_everything(&b)?, records);
             let n = b.len(); for &(at, v) in &flips { b[at % n] = v; }
+            let whole = flips.is_empty() && cut >= n;
             b.truncate(cut.max(1).min(b.len()));
-            read_everything(&b);
+            let read = read_everything(&b)?;
+            // Untouched, every record is read; a record takes at least 16 bytes of the file.
+            prop_assert!(!whole || read == records, "{read} of {records} records from the whole file");
+            prop_assert!(read <= b.len() / 16, "{read} records from {} bytes", b.len());
         }
     }
 
+    /// Whatever the bytes, the decoded offsets stay inside the frame: ports come only from a
+    /// captured transport header, and an unknown link type decodes to nothing.
     #[test]
     fn no_panic_decoding_any_bytes(link in prop::sample::select(vec![0u16, 1, 10, 12, 14, 101, 108, 113, 123, 228, 229, 276, 999]), data in proptest::collection::vec(any::<u8>(), 0..200)) {
         let info = weft_trace::decode(link, &data);
-        let _ = info.payload(&data);
+        if info.ports().is_some() {
+            prop_assert!(info.payload_off as usize <= data.len(), "{info:?} from {} bytes", data.len());
+        }
+        if link == 999 {
+            prop_assert_eq!(info, weft_trace::PacketInfo::default());
+        }
     }
 }
 

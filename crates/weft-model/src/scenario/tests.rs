@@ -182,15 +182,34 @@ fn odd_keys_are_quoted_in_errors() {
 
 #[test]
 fn never_panics_on_odd_input() {
-    for text in [
-        "",
-        "=",
-        "name = 1",
-        "[[link]]\nends = 3",
-        "name=\"x\"\n[expect]\nworkload = 9\nsource=\"a.b\"",
-        "name = \"\u{0}\"\n[[workload]]\nkind=\"tput\"\nwindow=[]",
+    // Each is refused, and the error says where and what, as every scenario error must.
+    for (text, line, column, key, says) in [
+        ("", 1, 1, "(document)", "missing `name`"),
+        ("=", 1, 1, "(document)", "not valid TOML"),
+        ("name = 1", 1, 8, "name", "expected a string, found integer"),
+        ("[[link]]\nends = 3", 1, 1, "(document)", "missing `name`"),
+        (
+            "name=\"x\"\n[expect]\nworkload = 9\nsource=\"a.b\"",
+            3,
+            12,
+            "expect.workload",
+            "there is no workload 9",
+        ),
+        (
+            "name = \"\u{0}\"\n[[workload]]\nkind=\"tput\"\nwindow=[]",
+            1,
+            9,
+            "(document)",
+            "not valid TOML",
+        ),
     ] {
-        let _ = Scenario::parse(text, "odd.toml");
+        let e = Scenario::parse(text, "odd.toml").unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.column, e.key.as_str()),
+            ("odd.toml", line, column, key),
+            "{text:?}: {e}"
+        );
+        assert!(e.message.contains(says), "{text:?}: {e}");
     }
 }
 

@@ -116,7 +116,11 @@ mod props {
     use proptest::prelude::*;
 
     proptest! {
-        /// No byte string makes the parsers panic, with or without a valid header in front.
+        /// No byte string makes the parsers panic, with or without a valid header in front;
+        /// what they accept is what the bytes say: the whole-buffer parser and the stream
+        /// reader agree on every buffer, a message they accept re-emits to bytes that parse to
+        /// it again, the stream reader consumes a header at least per message (so it ends),
+        /// and a data hello that parses is its 24 bytes exactly.
         #[test]
         fn any_bytes_are_an_error_or_a_message(
             ty in 0u8..16,
@@ -125,12 +129,30 @@ mod props {
         ) {
             let mut framed = emit_header(ty, body.len() as u32).to_vec();
             framed.extend_from_slice(&body);
-            for bytes in [&framed[..], &raw[..]] {
-                let _ = Message::parse_bytes(bytes, 1024);
+            // A valid message with whatever follows it: both read that message.
+            let sent = Message::error("limit", String::from_utf8_lossy(&raw).into_owned());
+            let mut valid = sent.to_bytes();
+            valid.extend_from_slice(&raw);
+            prop_assert_eq!(Message::parse_bytes(&valid, 1024).ok(), Some(sent));
+            for bytes in [&framed[..], &raw[..], &valid[..]] {
+                let whole = Message::parse_bytes(bytes, 1024).ok();
                 let mut r = bytes;
                 let mut buf = Vec::new();
-                while read_message(&mut r, &mut buf, 1024).is_ok() {}
-                let _ = crate::proto::Hello::parse(bytes);
+                let first = read_message(&mut r, &mut buf, 1024).ok();
+                prop_assert_eq!(&whole, &first);
+                if let Some(m) = &whole {
+                    let again = Message::parse_bytes(&m.to_bytes(), 1024).ok();
+                    prop_assert_eq!(again.as_ref(), Some(m));
+                }
+                let mut r = bytes;
+                let mut read = 0;
+                while read_message(&mut r, &mut buf, 1024).is_ok() {
+                    read += 1;
+                }
+                prop_assert!(read <= bytes.len() / HEADER_LEN, "{} messages from {} bytes", read, bytes.len());
+                if let Ok(h) = crate::proto::Hello::parse(bytes) {
+                    prop_assert_eq!(&h.emit()[..], &bytes[..crate::proto::data::HELLO_LEN]);
+                }
             }
         }
     }

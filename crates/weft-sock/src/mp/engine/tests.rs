@@ -25,11 +25,13 @@ fn mesh(n: usize) -> Vec<Vec<Option<Conn>>> {
     peers
 }
 
+/// Runs `plans` three times over a mesh of `n` ranks, each buffer filled by `init` first;
+/// returns each rank's buffer and what its engine moved.
 fn run_all(
     n: usize,
     plans: impl Fn(usize) -> Plan,
     init: impl Fn(usize, &mut [u8]) + Sync,
-) -> Vec<Vec<u8>> {
+) -> Vec<(Vec<u8>, EngineStats)> {
     let plans: Vec<Plan> = (0..n).map(plans).collect();
     let handles: Vec<_> = mesh(n)
         .into_iter()
@@ -40,16 +42,19 @@ fn run_all(
             init(r, &mut buf);
             std::thread::spawn(move || {
                 let mut e = Engine::direct(r, peers, WAIT).unwrap();
-                for _ in 0..3 {
+                for _ in 0..ITERATIONS {
                     e.run_plan(&plan, &mut buf).unwrap();
                 }
                 e.finish().unwrap();
-                buf
+                (buf, e.stats())
             })
         })
         .collect();
     handles.into_iter().map(|h| h.join().unwrap()).collect()
 }
+
+/// How often [`run_all`] runs each plan.
+const ITERATIONS: u64 = 3;
 
 #[test]
 fn allreduce_over_sockets_sums() {
@@ -67,7 +72,7 @@ fn allreduce_over_sockets_sums() {
             },
         );
         // Three iterations: after the first every rank holds the sum S, then n S, n² S.
-        for b in &bufs {
+        for (b, _) in &bufs {
             for (i, c) in b[..size].chunks_exact(8).enumerate().step_by(9973) {
                 let s: f64 = (0..n).map(|r| (r + i % 7) as f64).sum();
                 let got = f64::from_le_bytes(c.try_into().unwrap());
@@ -80,13 +85,32 @@ fn allreduce_over_sockets_sums() {
 #[test]
 fn every_pattern_and_a_skeleton_run_over_sockets() {
     let n = 4;
-    for p in Pattern::ALL {
-        run_all(n, |r| p.plan(r, n, 70_000).unwrap(), |_, _| {});
-    }
     let bt: Pattern = "bt.S".parse().unwrap();
-    run_all(n, |r| bt.plan(r, n, 0).unwrap(), |_, _| {});
     let lu: Pattern = "lu.S".parse().unwrap();
-    run_all(n, |r| lu.plan(r, n, 0).unwrap(), |_, _| {});
+    let runs = Pattern::ALL
+        .iter()
+        .map(|p| (*p, 70_000))
+        .chain([(bt, 0), (lu, 0)]);
+    for (p, size) in runs {
+        let plan = |r| p.plan(r, n, size).unwrap();
+        let ranks = run_all(n, plan, |_, _| {});
+        // Each rank sent every message of its plan, every iteration, and nothing else: a
+        // pattern whose ranks stopped early or sent twice fails here, not only one that hangs.
+        let mut sent = 0;
+        for (r, (_, stats)) in ranks.iter().enumerate() {
+            let plan = plan(r);
+            assert_eq!(
+                (stats.messages_sent, stats.bytes_sent),
+                (
+                    ITERATIONS * plan.messages_sent() as u64,
+                    ITERATIONS * plan.bytes_sent()
+                ),
+                "{p} rank {r}"
+            );
+            sent += stats.messages_sent;
+        }
+        assert!(sent > 0, "{p}: no rank sent anything");
+    }
 }
 
 #[test]
