@@ -59,11 +59,15 @@ fn sandia_echo_small_packets_on_model_and_sim() {
         // Large packets: serialisation makes Ethernet the slower, as the paper found.
         assert!(eth[1] > atm[1] && eth[1] > eth[0], "{d}");
     }
-    // Without queueing or loss the simulator's round trips are the model's, within 1%.
+    // Without queueing or loss the simulator's round trips are the model's, within 1%: the two
+    // compute the same exchange (rr_tcp.rs lists where they differ by construction: read calls
+    // per batch of segments, the echo segment by segment), and measured they agree to 0.01% in
+    // all four rows (the model sends cells on through the ATM switch as the simulator does;
+    // before, it stored and forwarded whole frames there and missed the 1500-byte ATM row by 7%).
     for w in [0, 1] {
         let (m, s) = (values(&docs[0], w, "rtt_ms"), values(&docs[1], w, "rtt_ms"));
         for (a, b) in m.iter().zip(&s) {
-            assert!(near(*b, *a, 0.08), "workload {w}: model {a} vs sim {b}");
+            assert!(near(*b, *a, 0.01), "workload {w}: model {a} vs sim {b}");
         }
     }
 }

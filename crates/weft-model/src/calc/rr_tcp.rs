@@ -1,6 +1,7 @@
 //! The round trip of a request and its answer over an established TCP connection, in closed
 //! form: the messages cut into segments of the MSS (each with its IP and TCP headers and
-//! options), the segments pipelined store and forward over every hop, each switch's latency,
+//! options), the segments pipelined store and forward over every hop (cell by cell through a
+//! switch between two ATM links), each switch's latency,
 //! the hosts' costs (a write call and its bytes to send a message, a read call and its bytes to
 //! receive one), and what TCP adds to a request/response exchange: a message's short last
 //! segment held by Nagle's rule until its full segments are acknowledged, and the
@@ -29,7 +30,7 @@
 //! milliseconds.
 
 pub use crate::app::rr::Answer;
-use crate::calc::rtt::{Hop, RttBreakdown};
+use crate::calc::rtt::{Hop, RttBreakdown, cell_by_cell};
 use crate::host::{Direction, HostCosts};
 use crate::tcp::Config;
 use crate::tech::Transport;
@@ -101,19 +102,36 @@ impl TcpExchange {
 }
 
 /// Arrival times at the far end of `hops` of datagrams of `sizes` bytes handed to the first
-/// link at `release` (each one), store and forward, each link serving them in order.
+/// link at `release` (each one), each link serving them in order: store and forward, except
+/// that a switch between two ATM links sends a datagram's cells on as they arrive
+/// ([`cell_by_cell`]).
 fn train(hops: &[Hop], sizes: &[u64], release: Duration) -> Vec<Duration> {
-    let mut t = vec![release; sizes.len()];
+    let mut last = vec![release; sizes.len()];
+    let mut first = last.clone();
+    let mut prev: Option<&Hop> = None;
     for (i, h) in hops.iter().enumerate() {
+        let cells = cell_by_cell(prev, h);
         let mut free = Duration::ZERO;
-        for (at, &size) in t.iter_mut().zip(sizes) {
-            let end = (*at).max(free) + h.tech.wire_time(size);
+        for ((end_at, start_at), &size) in last.iter_mut().zip(first.iter_mut()).zip(sizes) {
+            let wire = h.tech.wire_time(size);
+            let (start, end) = match cells {
+                Some((_, cell)) => {
+                    let start = (*start_at).max(free);
+                    (start, (start + wire).max(*end_at + cell))
+                }
+                None => {
+                    let start = (*end_at).max(free);
+                    (start, start + wire)
+                }
+            };
             free = end;
-            *at = (end + h.propagation + h.switch_latency)
-                .saturating_sub(h.overlap(hops.get(i + 1), size));
+            let after = h.propagation + h.switch_latency;
+            *start_at = start + h.tech.cell_time().unwrap_or(wire) + after;
+            *end_at = (end + after).saturating_sub(h.overlap(hops.get(i + 1), size));
         }
+        prev = Some(h);
     }
-    t
+    last
 }
 
 /// The one-way time of a lone datagram of `size` bytes over `hops`.
@@ -312,6 +330,28 @@ mod tests {
             assert_eq!(a.total, b.total);
             assert_eq!(a.waiting, Duration::ZERO);
         }
+    }
+
+    #[test]
+    fn through_an_atm_switch_both_forms_send_cells_on_as_they_arrive() {
+        let t = Tech::preset("oc3c").unwrap();
+        let hop = |latency| Hop {
+            tech: &t,
+            propagation: Duration::from_micros(5),
+            switch_latency: latency,
+            cut_through: false,
+        };
+        let hops = [hop(Duration::from_micros(10)), hop(Duration::ZERO)];
+        let tcp = Transport::Tcp { options: 0 };
+        let free = HostCosts::FREE;
+        // One segment each way: the train and the datagram round trip agree, and the second
+        // hop costs a cell, not a frame.
+        let a = tcp_request_response(&hops, &bsd(Answer::Whole), 1000, 1000, &free, &free);
+        let b = request_response(&hops, tcp, 1000, 1000, &free, &free);
+        assert_eq!(a.total, b.total);
+        let one_hop = 2 * t.wire_time(1040).0 + 2 * 5_000;
+        let cell = t.cell_time().unwrap().0;
+        assert_eq!(a.total.0, one_hop + 2 * (cell + 5_000 + 10_000));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The round trip of a request and its response in closed form: propagation, serialisation on
-//! every hop (store and forward), switch latency, and the hosts' send and receive costs.
+//! every hop (store and forward, but cell by cell through a switch between two ATM links),
+//! switch latency, and the hosts' send and receive costs.
 
 use serde::Serialize;
 
@@ -72,6 +73,13 @@ pub struct RttBreakdown {
     pub total: Duration,
 }
 
+/// The cell times of the hop before and of `next` when a frame crosses from one into the other
+/// cell by cell: an ATM switch between two ATM links forwards each cell as it arrives (as the
+/// simulator's and emulator's switches do), so the frame need not be whole before it leaves.
+pub(crate) fn cell_by_cell(prev: Option<&Hop>, next: &Hop) -> Option<(Duration, Duration)> {
+    Some((prev?.tech.cell_time()?, next.tech.cell_time()?))
+}
+
 /// One direction: a message of `payload` bytes over `hops`, from `from` to `to`.
 fn one_way(
     hops: &[Hop],
@@ -91,10 +99,19 @@ fn one_way(
     let last = payload - per_packet * (packets - 1) + headers;
     let mut serialisation = Duration::ZERO;
     let mut slowest = Duration::ZERO;
+    let mut prev: Option<&Hop> = None;
     for (i, h) in hops.iter().enumerate() {
-        serialisation += h.tech.wire_time(first);
+        serialisation += match (prev, cell_by_cell(prev, h)) {
+            // The frame leaves as its cells arrive: one cell time behind the hop before, or
+            // the difference of the two frame times if this hop is the slower.
+            (Some(p), Some((cell_in, cell_out))) => cell_out
+                .max((h.tech.wire_time(first) + cell_in).saturating_sub(p.tech.wire_time(first))),
+            _ => h.tech.wire_time(first),
+        };
+        // A cut-through switch between two frame links (never cells: see above).
         serialisation = serialisation.saturating_sub(h.overlap(hops.get(i + 1), first));
         slowest = slowest.max(h.tech.wire_time(if packets > 1 { full } else { first }));
+        prev = Some(h);
     }
     if packets > 1 {
         let slowest_last = hops
@@ -189,6 +206,27 @@ mod tests {
         let c = request_response(&cut, udp, 64, 64, &free, &free);
         assert_eq!(c.serialisation, frame * 2);
         assert_eq!(c.total - a.total, Duration(33_000));
+    }
+
+    #[test]
+    fn an_atm_switch_sends_cells_on_as_they_arrive() {
+        let oc3 = Tech::preset("oc3c").unwrap();
+        let udp = Transport::Udp;
+        let hop = |latency| Hop {
+            tech: &oc3,
+            propagation: Duration::ZERO,
+            switch_latency: latency,
+            cut_through: false,
+        };
+        let direct = [hop(Duration::ZERO)];
+        let via = [hop(Duration::from_micros(10)), hop(Duration::ZERO)];
+        let free = HostCosts::FREE;
+        let a = request_response(&direct, udp, 1500, 1500, &free, &free);
+        let b = request_response(&via, udp, 1500, 1500, &free, &free);
+        // Each way the second hop adds one cell behind the first, not a second frame.
+        let cell = oc3.cell_time().unwrap();
+        assert_eq!(b.serialisation, a.serialisation + cell * 2);
+        assert_eq!(b.total - a.total, Duration::from_micros(20) + cell * 2);
     }
 
     #[test]
