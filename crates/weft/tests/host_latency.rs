@@ -2,7 +2,9 @@
 //! Sandia's echo table (scenarios/sandia-echo.toml: the 64-byte rows, one fitted and one
 //! predicted) and the GIGAswitch's Table 1 with and without the switch
 //! (scenarios/gigaswitch-table1-*.toml), where the round trip through the switch carries its
-//! latency. The 1500-byte echo rows are known misses (see the scenario) and not asserted.
+//! latency. The 1500-byte echo rows against the paper, and the switch's cost in Table 1, are
+//! known misses (see the scenarios): what the engines give there is held as it is, so that a
+//! change that moves it shows.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -82,21 +84,39 @@ fn gigaswitch_table1_and_switch_latency_on_model_and_sim() {
             values(d, 0, "goodput_mbps")[0],
             values(s, 0, "goodput_mbps")[0],
         );
+        // Directly connected: the preset's per-byte cost is fitted to the mean of the three runs
+        // (91.37), which the model gives by construction and the simulator within 0.01%.
         assert!(
-            near(without, 91.3749, 0.02),
+            near(without, 91.3749, 0.001),
             "{engine} without the switch: {without}"
         );
+        // Through the switch the paper lost 1.8% (89.71). Known miss: neither engine charges
+        // anything for the switch in a transfer the hosts bound, so both give the direct rate
+        // (+1.9% against the paper). Held as it is: the day an engine gives the switch a cost,
+        // this fails, and then it must hold the paper's drop instead (1.8%, within the 0.6% the
+        // three runs of each case spread), which a model without the switch fails.
+        let (drop, paper_drop) = (1.0 - with / without, 1.0 - 89.7087 / 91.3749);
         assert!(
-            near(with, 89.7087, 0.05),
-            "{engine} with the switch: {with}"
+            drop.abs() < 1e-4,
+            "{engine}: the switch now costs {:.2}% (paper {:.2}%): hold the paper's drop here",
+            100.0 * drop,
+            100.0 * paper_drop
         );
-        // The echo round trips, 64 to 1024 bytes: the switch adds its 16.5 us each way and a
-        // second serialisation of the frame (store and forward).
+        // The echo round trips, 64 to 1024 bytes: the switch adds its 16.5 us each way, a
+        // second serialisation of the frame (store and forward) and the second link's 1 us of
+        // propagation, exactly: both engines are
+        // deterministic and nothing queues (the tolerance is the 1 ns rounding of each frame
+        // time, four of them in a round trip, and the JSON's printed microseconds).
         let (rd, rs) = (values(d, 1, "rtt_mean_us"), values(s, 1, "rtt_mean_us"));
         assert_eq!((rd.len(), rs.len()), (5, 5));
-        for (a, b) in rd.iter().zip(&rs) {
+        let fddi = weft_model::Tech::preset("fddi").unwrap();
+        for ((a, b), size) in rd.iter().zip(&rs).zip([64u64, 128, 256, 512, 1024]) {
             let half = (b - a) / 2.0;
-            assert!(half > 16.5, "{engine}: half the difference {half} us");
+            let frame_us = fddi.wire_time(size + 28).0 as f64 / 1e3;
+            assert!(
+                (half - 16.5 - frame_us - 1.0).abs() < 0.005,
+                "{engine} {size} B: half the difference {half} us, not 16.5 + {frame_us} + 1"
+            );
         }
     }
 }
