@@ -67,9 +67,19 @@ impl CtlConn {
         self.auth = Some(auth);
     }
 
+    /// The connection's descriptor, borrowed.
+    pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        std::os::fd::AsFd::as_fd(&self.stream)
+    }
+
     /// The descriptor to poll for readability.
     pub fn fd(&self) -> RawFd {
         self.stream.as_raw_fd()
+    }
+
+    /// The connection's smoothed round-trip time as the kernel measures it (zero: unknown).
+    pub fn rtt(&self) -> weft_model::Duration {
+        weft_model::Duration::from_micros(sys::tcp_rtt_us(&self.stream).unwrap_or(0) as u64)
     }
 
     /// The peer's address.

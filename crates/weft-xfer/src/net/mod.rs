@@ -4,6 +4,7 @@
 //! an MBTP transfer spread over separate receivers ends up, and how `weft join` puts it together.
 
 pub mod accept;
+mod beneath;
 pub mod ctl;
 pub mod reader;
 pub mod recv;

@@ -43,6 +43,9 @@ pub struct RecvOptions {
     pub settle: Duration,
     /// Give up on a sender silent for this long.
     pub timeout: Duration,
+    /// Give up on a sender that makes no progress for this long while a buffer it started is
+    /// in flight (`None`: max(10 round trips, 5 s); zero: never).
+    pub stall: Option<Duration>,
     /// Stop after this many sessions (`None`: serve forever).
     pub max_sessions: Option<u64>,
     /// Sessions served at once; more are refused.
@@ -416,6 +419,8 @@ fn session_loop(
         settle: opts.settle,
         arrival_reports: params.version >= crate::wire::control::ARRIVAL_VERSION,
     });
+    let bound = crate::proto::stall_bound(opts.stall, conn.rtt());
+    rx.set_stall_bound((bound > Duration::ZERO).then_some(bound));
     // Pipeline thread: checks buffers' BLAKE3 and writes them (and their journal lines), then
     // wakes the loop; the network thread only receives and reassembles.
     let (job_tx, job_rx) = mpsc::channel::<Job>();
@@ -557,6 +562,11 @@ fn session_loop(
                 }
             }
             rx.handle_timeout(now());
+            if let Some(s) = rx.peer_stalled(now()) {
+                return Err(XferError::Local(format!(
+                    "the sender made no progress mid-transfer: {s}; it is stopped, frozen or stuck; part files and journals are kept for --resume"
+                )));
+            }
             while let Some(ev) = rx.poll_event() {
                 match ev {
                     ReceiverEvent::Offer {
@@ -635,7 +645,7 @@ fn session_loop(
                             shared: mode == Mode::Mbtp && params.stripe.is_none(),
                             stripe: params.stripe,
                         };
-                        match store.open(&req) {
+                        match store.open_held(&req, Some(conn.as_fd())) {
                             Ok(opened) => {
                                 rx.accept_file(now(), file, opened.have.clone())?;
                                 let slot = FileSlot {

@@ -43,6 +43,9 @@ pub struct SendOptions {
     pub receivers: u16,
     /// Give up after this long without hearing from the receiver.
     pub timeout: Duration,
+    /// Give up on a receiver that makes no progress for this long while the sender waits on
+    /// it (`None`: max(10 round trips, 5 s); zero: never). See [`crate::proto::Stalled`].
+    pub stall: Option<Duration>,
     /// Checksum of each buffer (reliable mode).
     pub checksum: Checksum,
 }

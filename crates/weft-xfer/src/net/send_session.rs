@@ -156,6 +156,8 @@ fn run_session_inner(
         early_probe: params.version >= crate::wire::control::STRIPE_VERSION,
     };
     let mut sender = Sender::new(cfg, params.session, metas);
+    let bound = crate::proto::stall_bound(opts.stall, conn.rtt());
+    sender.set_stall_bound((bound > Duration::ZERO).then_some(bound));
     let mut files: Vec<Option<File>> = (0..items.len()).map(|_| None).collect();
     let mut outcomes: Vec<FileOutcome> = items
         .iter()
@@ -389,6 +391,16 @@ fn run_session_inner(
             .map_err(|e| super::cause_of_close(&mut conn, e))?;
         if finished && !conn.has_pending_writes() {
             break;
+        }
+        if let Some(s) = sender.peer_stalled(now()) {
+            let kept = if opts.mode.is_reliable() {
+                "the receiver keeps what arrived for --resume"
+            } else {
+                "sbtp and mbtp keep no journal"
+            };
+            return Err(XferError::Local(format!(
+                "the receiver made no progress mid-transfer: {s}; it is stopped, frozen or stuck; {kept}"
+            )));
         }
         // Wait for the next pacing slot or control message.
         let t = StdInstant::now();

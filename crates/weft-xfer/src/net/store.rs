@@ -3,14 +3,16 @@
 //! (and, in reliable mode, verified) file is renamed into place.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufRead, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use weft_model::Size;
 
+use super::beneath;
 use crate::proto::{BlockHasher, buffer_len, buffers_in};
 use crate::wire::RefuseCode;
 use crate::wire::control::Stripe;
@@ -78,6 +80,20 @@ pub struct Entry {
     /// A stripe of a file (MBTP over separate receivers): `size` is only its fair share, and
     /// it is complete when its sender says so, not when that much is written.
     pub striped: bool,
+    /// The control connection of the session that holds the file (a copy of its descriptor),
+    /// if one session alone does: once that connection is closed (its sender exited or was
+    /// killed) a resume waits for the session to let go instead of being refused.
+    pub holder: Option<OwnedFd>,
+    /// The directory the file is in, reached from the receiving directory's descriptor: the
+    /// part file, journal and final name are used beneath it, never by path.
+    pub dir: Arc<OwnedFd>,
+    /// The final rename may replace a file there (`--force`).
+    pub force: bool,
+}
+
+/// The last component of one of an entry's paths (names are checked UTF-8 on the way in).
+fn leaf(p: &Path) -> &str {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or_default()
 }
 
 impl Entry {
@@ -183,6 +199,18 @@ impl Store {
 
     /// Opens a file as `req` asks.
     pub fn open(&self, req: &OpenRequest<'_>) -> Result<Opened, Refusal> {
+        self.open_held(req, None)
+    }
+
+    /// Opens a file as `req` asks for the session whose control connection is `holder`. A file
+    /// still held by a session whose sender has gone (its control connection closed: the
+    /// process exited or was killed, and a `--resume` came at once) is waited for, up to
+    /// [`RELEASE_WAIT`], while that session finishes the writes it has queued and lets go.
+    pub fn open_held(
+        &self,
+        req: &OpenRequest<'_>,
+        holder: Option<BorrowedFd<'_>>,
+    ) -> Result<Opened, Refusal> {
         let &OpenRequest {
             name,
             size,
@@ -200,40 +228,43 @@ impl Store {
             .split_last()
             .ok_or((RefuseCode::Path, "empty name".to_string()))?;
         let mut dir = self.root.clone();
+        let mut dirfd = beneath::open_root(&self.root)
+            .map_err(|e| other(format!("opening {}: {e}", self.root.display())))?;
         for d in dirs {
             dir.push(d);
-            // Create first, then check what is there: concurrent sessions of one MBTP transfer
-            // create the same directories, and a check-then-create would race.
-            match fs::create_dir(&dir) {
-                Ok(()) => continue,
+            // Create first, then open what is there: concurrent sessions of one MBTP transfer
+            // create the same directories, and a check-then-create would race. Opened from its
+            // parent's descriptor, following no link: a link swapped in cannot lead out.
+            match beneath::mkdir(dirfd.as_fd(), d) {
+                Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(other(format!("creating {}: {e}", dir.display()))),
             }
-            let m = fs::symlink_metadata(&dir)
-                .map_err(|e| other(format!("reading {}: {e}", dir.display())))?;
-            if m.file_type().is_symlink() {
-                return Err((
-                    RefuseCode::Path,
-                    format!(
-                        "{name:?} leads through a symbolic link ({}); refused",
-                        dir.display()
-                    ),
-                ));
-            }
-            if !m.is_dir() {
-                return Err((
-                    RefuseCode::Path,
-                    format!("{} is not a directory", dir.display()),
-                ));
-            }
+            dirfd = match beneath::open_dir(dirfd.as_fd(), d) {
+                Ok(fd) => fd,
+                Err(e) => {
+                    let what = beneath::stat(dirfd.as_fd(), d).map(|st| beneath::kind(&st));
+                    return Err(match what {
+                        Ok((true, _)) => (
+                            RefuseCode::Path,
+                            format!(
+                                "{name:?} leads through a symbolic link ({}); refused",
+                                dir.display()
+                            ),
+                        ),
+                        Ok((_, false)) => (
+                            RefuseCode::Path,
+                            format!("{} is not a directory", dir.display()),
+                        ),
+                        _ => other(format!("opening {}: {e}", dir.display())),
+                    });
+                }
+            };
         }
         let final_path = dir.join(last);
         let part_path = dir.join(format!(".{last}.weft-part"));
         let journal_path = dir.join(format!(".{last}.weft-journal"));
-        let mut open = self
-            .open
-            .lock()
-            .map_err(|_| other("store lock poisoned".into()))?;
+        let mut open = self.registry_once_released(&final_path)?;
         if let Some(e) = open.get(&final_path) {
             let mut g = e.lock().map_err(|_| other("entry lock poisoned".into()))?;
             if shared && g.size == size {
@@ -254,14 +285,16 @@ impl Store {
                 format!("{name:?} is being received by another transfer"),
             ));
         }
-        match fs::symlink_metadata(&final_path) {
-            Ok(m) if m.file_type().is_symlink() => {
+        let part_name = format!(".{last}.weft-part");
+        let journal_name = format!(".{last}.weft-journal");
+        match beneath::stat(dirfd.as_fd(), last).map(|st| beneath::kind(&st)) {
+            Ok((true, _)) => {
                 return Err((
                     RefuseCode::Path,
                     format!("{name:?} is a symbolic link at the receiver; refused"),
                 ));
             }
-            Ok(m) if m.is_dir() => {
+            Ok((_, true)) => {
                 return Err((
                     RefuseCode::Exists,
                     format!("{name:?} is a directory at the receiver"),
@@ -283,7 +316,13 @@ impl Store {
             blake3::Hash::from(*hash).to_hex()
         );
         let have = if reliable && resume {
-            read_journal(&journal_path, &part_path, &header, size, nbuf)
+            read_journal(
+                dirfd.as_fd(),
+                (&journal_name, &part_name),
+                &header,
+                size,
+                nbuf,
+            )
         } else {
             None
         };
@@ -306,14 +345,14 @@ impl Store {
             None => size.saturating_sub(present),
         };
         check_space(&dir, name, need, promised)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(fresh)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&part_path)
-            .map_err(|e| other(format!("opening {}: {e}", part_path.display())))?;
+        // A fresh part file is a new file (O_EXCL: never a link or another's file placed at its
+        // name); a resumed one must be a regular file of that single name.
+        let file = if fresh {
+            beneath::create_new(dirfd.as_fd(), &part_name, false)
+        } else {
+            beneath::open_existing(dirfd.as_fd(), &part_name, false)
+        }
+        .map_err(|e| other(format!("opening {}: {e}", part_path.display())))?;
         if fresh {
             // A stripe grows as buffers are appended; a file has its size from the start.
             let len = if stripe.is_some() { 0 } else { size };
@@ -321,21 +360,19 @@ impl Store {
                 .map_err(|e| other(format!("sizing {}: {e}", part_path.display())))?;
         }
         let journal = if reliable {
-            let mut j = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .truncate(false)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&journal_path)
-                .map_err(|e| other(format!("opening {}: {e}", journal_path.display())))?;
+            let mut j = if fresh {
+                beneath::create_new(dirfd.as_fd(), &journal_name, true)
+            } else {
+                beneath::open_existing(dirfd.as_fd(), &journal_name, true)
+            }
+            .map_err(|e| other(format!("opening {}: {e}", journal_path.display())))?;
             if fresh {
-                j.set_len(0)
-                    .and_then(|_| j.write_all(header.as_bytes()))
+                j.write_all(header.as_bytes())
                     .map_err(|e| other(format!("writing the journal: {e}")))?;
             }
             Some(j)
         } else {
-            let _ = fs::remove_file(&journal_path);
+            let _ = beneath::unlink(dirfd.as_fd(), &journal_name);
             None
         };
         let have = have.unwrap_or_default();
@@ -352,12 +389,41 @@ impl Store {
             complete: false,
             sessions: 1,
             striped: stripe.is_some(),
+            holder: holder
+                .filter(|_| !shared)
+                .and_then(|fd| fd.try_clone_to_owned().ok()),
+            dir: Arc::new(dirfd),
+            force: self.force,
         }));
         open.insert(final_path, entry.clone());
         Ok(Opened {
             entry,
             have: to_ranges(&have),
         })
+    }
+
+    /// The registry, locked, once the file at `path` is not held by a session whose control
+    /// connection is closed, or after [`RELEASE_WAIT`].
+    fn registry_once_released(
+        &self,
+        path: &Path,
+    ) -> Result<std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<Mutex<Entry>>>>, Refusal> {
+        let start = std::time::Instant::now();
+        loop {
+            let open = self
+                .open
+                .lock()
+                .map_err(|_| other("store lock poisoned".into()))?;
+            let orphaned = open.get(path).is_some_and(|e| {
+                e.lock()
+                    .is_ok_and(|g| g.holder.as_ref().is_some_and(|fd| closed(fd.as_fd())))
+            });
+            if !orphaned || start.elapsed() > RELEASE_WAIT {
+                return Ok(open);
+            }
+            drop(open);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 
     /// Forgets an entry (after it is in place or abandoned); the part file and journal stay on
@@ -370,10 +436,7 @@ impl Store {
         let Ok(mut g) = entry.lock() else { return };
         g.sessions = g.sessions.saturating_sub(1);
         if discard && !g.complete {
-            let _ = fs::remove_file(&g.part_path);
-            if let Some(j) = &g.journal_path {
-                let _ = fs::remove_file(j);
-            }
+            remove_part(&g);
         }
         if (g.sessions == 0 || discard)
             && open
@@ -386,6 +449,21 @@ impl Store {
             g.journal = None;
         }
     }
+}
+
+/// How long a resume waits for a session whose sender has gone to let go of the file.
+pub const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Whether the peer of connected socket `fd` has closed its end (or reset it).
+fn closed(fd: BorrowedFd<'_>) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n == 1 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// Bytes of a file of `size` in buffers of `buffer_size` that `parts` receivers each take if
@@ -448,18 +526,26 @@ fn other(msg: String) -> Refusal {
     (RefuseCode::Other, msg)
 }
 
+/// Removes an entry's part file and journal.
+fn remove_part(g: &Entry) {
+    let _ = beneath::unlink(g.dir.as_fd(), leaf(&g.part_path));
+    if let Some(j) = &g.journal_path {
+        let _ = beneath::unlink(g.dir.as_fd(), leaf(j));
+    }
+}
+
 fn read_journal(
-    journal: &Path,
-    part: &Path,
+    dir: BorrowedFd<'_>,
+    (journal, part): (&str, &str),
     header: &str,
     size: u64,
     nbuf: u64,
 ) -> Option<Vec<u32>> {
-    let meta = fs::symlink_metadata(part).ok()?;
-    if !meta.is_file() || meta.len() != size {
+    let st = beneath::stat(dir, part).ok()?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_size as u64 != size {
         return None;
     }
-    let f = File::open(journal).ok()?;
+    let f = beneath::open_read(dir, journal).ok()?;
     let mut lines = io::BufReader::new(f).lines();
     if lines.next()?.ok()? + "\n" != header {
         return None;
@@ -584,10 +670,7 @@ pub fn finish_known(
         let got = digest_file_known(&g.file, g.size, g.buffer_size, known, hasher)
             .map_err(|e| format!("reading back {}: {e}", g.part_path.display()))?;
         if &got != want {
-            let _ = fs::remove_file(&g.part_path);
-            if let Some(j) = &g.journal_path {
-                let _ = fs::remove_file(j);
-            }
+            remove_part(&g);
             return Err(format!(
                 "digest of the received file ({}) differs from the sender's ({}); nothing written",
                 blake3::Hash::from(got).to_hex(),
@@ -596,15 +679,27 @@ pub fn finish_known(
         }
     }
     g.file.sync_all().map_err(|e| format!("syncing: {e}"))?;
-    fs::rename(&g.part_path, &g.final_path).map_err(|e| format!("renaming into place: {e}"))?;
+    // RENAME_NOREPLACE: a file that appeared under the final name meanwhile (placed by a local
+    // user, or another transfer's) is not replaced unless --force.
+    beneath::rename(
+        g.dir.as_fd(),
+        leaf(&g.part_path),
+        leaf(&g.final_path),
+        g.force,
+    )
+    .map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => format!(
+            "{} appeared at the receiver while it was being received (use --force there to \
+             replace it); the data stays in {}",
+            g.final_path.display(),
+            g.part_path.display()
+        ),
+        _ => format!("renaming into place: {e}"),
+    })?;
     if let Some(j) = &g.journal_path {
-        let _ = fs::remove_file(j);
+        let _ = beneath::unlink(g.dir.as_fd(), leaf(j));
     }
-    if let Some(d) = g.final_path.parent()
-        && let Ok(d) = File::open(d)
-    {
-        let _ = d.sync_all();
-    }
+    beneath::sync_dir(g.dir.as_fd());
     g.complete = true;
     g.journal = None;
     Ok(())

@@ -17,11 +17,13 @@ mod receiver;
 mod sender;
 mod sender_api;
 mod span;
+mod stall;
 
 pub use checksum::{BlockHasher, Checksum};
 pub use rate::{Pacer, RateControl, RateMode, Report};
 pub use receiver::{Receiver, ReceiverConfig, ReceiverEvent, ReceiverStats};
 pub use sender::{FileMeta, Sender, SenderConfig, SenderEvent, SenderStats, Transmit, TransmitRef};
+pub use stall::{DEFAULT_STALL_FLOOR, STALL_RTTS, Stalled, stall_bound};
 
 /// IPv4 and UDP header bytes added to every datagram on the wire (for pacing).
 pub const IP_UDP_OVERHEAD: usize = 28;

@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use weft_model::{Duration, Instant};
 
 use super::span::RoundSpan;
+use super::stall::{Stalled, Watchdog};
 use super::{Bitmap, ProtoError, buffer_len, buffers_in, packets_in};
 use crate::wire::control::Control;
 use crate::wire::{DataPacket, DataRepr, Mode, RefuseCode};
@@ -211,6 +212,8 @@ pub struct Receiver {
     last_started: Option<u32>,
     /// Buffers whose `Start` was dropped with a refused file: their `End`s are dropped too.
     dropped: Vec<u32>,
+    /// The sender's progress while this side waits on it.
+    watchdog: Watchdog,
 }
 
 /// The most datagrams kept for buffers not started yet.
@@ -241,7 +244,28 @@ impl Receiver {
             early_bytes: 0,
             last_started: None,
             dropped: Vec::new(),
+            watchdog: Watchdog::new(None),
         }
+    }
+
+    /// From now on, a sender that makes no progress for longer than `bound` while this side
+    /// waits on it is reported by [`Receiver::peer_stalled`] (`None`, the default: never).
+    pub fn set_stall_bound(&mut self, bound: Option<Duration>) {
+        self.watchdog = Watchdog::new(bound);
+    }
+
+    /// Whether the sender has made no progress for longer than the stall bound while this side
+    /// waited on it: for the datagrams or the round's end of a buffer it started and was
+    /// granted. Every control message and every new datagram from the sender is progress. Not
+    /// counted: the time between buffers (the sender may be reading its disk) and this side's
+    /// own work (writing, verifying). The driver calls it as it wakes; a stall ends the session.
+    pub fn peer_stalled(&mut self, now: Instant) -> Option<Stalled> {
+        let owed = self
+            .bufs
+            .values()
+            .any(|b| b.state == State::Receiving)
+            .then_some("the sender's datagrams or round end of a buffer in flight");
+        self.watchdog.check(now, owed)
     }
 
     /// The driver's running total of datagrams its data sockets dropped because their receive
@@ -264,6 +288,7 @@ impl Receiver {
 
     /// Handles one control message from the sender.
     pub fn handle_control(&mut self, now: Instant, msg: Control) -> Result<(), ProtoError> {
+        self.watchdog.progress(now);
         // A sender offering a fresh file does not wait for the answer to start its buffers.
         if let Control::Start { file, .. } | Control::FileEnd { file, .. } = msg {
             if self.offered == Some(file) {
@@ -479,6 +504,7 @@ impl Receiver {
             dst.copy_from_slice(payload);
         }
         self.stats.packets_received += 1;
+        self.watchdog.progress(now);
         b.span.note(now, self.bytes_in);
         if let Some(t) = arrived {
             b.arrived.note(t.min(now), self.bytes_in);

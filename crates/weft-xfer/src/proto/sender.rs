@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use weft_model::Instant;
+use weft_model::{Duration, Instant};
 
 use super::rate::{Pacer, RateControl, Report};
 pub use super::sender_api::{
     FileMeta, SenderConfig, SenderEvent, SenderStats, Transmit, TransmitRef,
 };
 use super::span::RoundSpan;
+use super::stall::{Stalled, Watchdog};
 use super::{IP_UDP_OVERHEAD, ProtoError, buffer_len, packets_in};
 use crate::wire::control::Control;
 use crate::wire::{DataRepr, Mode};
@@ -91,6 +92,8 @@ pub struct Sender {
     unanswered: bool,
     /// Wire bytes of every datagram sent so far (IP and UDP headers included).
     wire_sent: u64,
+    /// The receiver's progress while this side waits on it.
+    watchdog: Watchdog,
 }
 
 impl Sender {
@@ -116,6 +119,7 @@ impl Sender {
             probe_sent: false,
             unanswered: false,
             wire_sent: 0,
+            watchdog: Watchdog::new(None),
         };
         s.offer_current();
         s
@@ -144,8 +148,43 @@ impl Sender {
             .any(|s| self.bufs.get(s).is_some_and(|b| !b.todo.is_empty()))
     }
 
+    /// From now on, a receiver that makes no progress for longer than `bound` while this side
+    /// waits on it is reported by [`Sender::peer_stalled`] (`None`, the default: never).
+    pub fn set_stall_bound(&mut self, bound: Option<Duration>) {
+        self.watchdog = Watchdog::new(bound);
+    }
+
+    /// Whether the receiver has made no progress for longer than the stall bound while this
+    /// side waited on it: for its answer to an offer, a buffer slot (`Ready`) or a report on a
+    /// buffer sent. Every message from the receiver is progress. Not counted: time this side
+    /// spends on its own work (reading, pacing), and the wait for a file's verdict, during
+    /// which the receiver checks the file on its own (a resumed file is read back from disk).
+    /// The driver calls it as it wakes; a stall ends the session.
+    pub fn peer_stalled(&mut self, now: Instant) -> Option<Stalled> {
+        let owed = self.waiting_for();
+        self.watchdog.check(now, owed)
+    }
+
+    /// What this side waits on the receiver for, if anything.
+    fn waiting_for(&self) -> Option<&'static str> {
+        if self.finished {
+            return None;
+        }
+        if self.unanswered || self.phase == FilePhase::Offered {
+            return Some("the receiver's answer to a file offer");
+        }
+        if self.bufs.values().any(|b| b.state == BufState::WaitReport) {
+            return Some("the receiver's report on a buffer sent");
+        }
+        if self.bufs.values().any(|b| b.state == BufState::WaitReady) {
+            return Some("the receiver to take a buffer (Ready)");
+        }
+        None
+    }
+
     /// Handles one control message from the receiver.
     pub fn handle_control(&mut self, now: Instant, msg: Control) -> Result<(), ProtoError> {
+        self.watchdog.progress(now);
         match msg {
             Control::FileAccept { file, have } => {
                 if file as usize != self.cur {

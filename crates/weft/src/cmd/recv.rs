@@ -66,6 +66,10 @@ pub struct Args {
     /// Give up on a sender silent for this long.
     #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
+    /// Give up on a sender that stays connected but makes no progress for this long while
+    /// a buffer it started is in flight: a stopped process, a frozen VM. Default: max(10 round trips, 5 s); 0 never.
+    #[arg(long, value_parser = crate::cmd::bounds::duration("0", "1d"))]
+    stall_timeout: Option<Duration>,
     /// Exit after this many sessions (default: serve until killed).
     #[arg(long)]
     sessions: Option<u64>,
@@ -138,6 +142,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         max_memory: a.max_memory.as_bytes(),
         settle: a.settle,
         timeout: a.timeout,
+        stall: a.stall_timeout,
         max_sessions: a.sessions,
         max_concurrent: a.max_concurrent,
         lobby: a.lobby.limits(),

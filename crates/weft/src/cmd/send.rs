@@ -89,6 +89,10 @@ pub struct Args {
     /// Give up after this long without hearing from the receiver.
     #[arg(long, default_value = "30s", value_parser = crate::cmd::bounds::duration("10ms", "1d"))]
     timeout: Duration,
+    /// Give up on a receiver that stays connected but makes no progress for this long while
+    /// the sender waits on it (for its answer to an offer, a buffer slot, a report on a buffer sent): a stopped process, a frozen VM. Default: max(10 round trips, 5 s); 0 never.
+    #[arg(long, value_parser = crate::cmd::bounds::duration("0", "1d"))]
+    stall_timeout: Option<Duration>,
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
@@ -325,6 +329,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         resume: a.resume,
         receivers: a.receivers.max(1),
         timeout: a.timeout,
+        stall: a.stall_timeout,
         checksum: a.checksum,
     };
     let progress = Arc::new(Progress::default());
