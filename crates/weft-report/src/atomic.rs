@@ -29,7 +29,7 @@ pub fn write_atomic_with(
         std::process::id()
     ));
     let result = (|| {
-        let mut w = io::BufWriter::with_capacity(1 << 20, fs::File::create(&tmp)?);
+        let mut w = io::BufWriter::with_capacity(1 << 20, create_new(&tmp)?);
         fill(&mut w)?;
         let f = w.into_inner().map_err(io::IntoInnerError::into_error)?;
         f.sync_all()?;
@@ -39,6 +39,25 @@ pub fn write_atomic_with(
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Creates `tmp`, which must not exist (`O_EXCL`, and so never through a link someone placed
+/// there, in a directory others can write to); one left by a crashed writer of the same process
+/// id (a file or a link: removing it follows nothing) is removed first.
+fn create_new(tmp: &Path) -> io::Result<fs::File> {
+    let open = || {
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(tmp)
+    };
+    match open() {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(tmp)?;
+            open()
+        }
+        r => r,
+    }
 }
 
 #[cfg(test)]
@@ -53,6 +72,22 @@ mod tests {
         write_atomic(&p, b"second").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"second");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn never_writes_through_a_link_planted_at_the_temporary_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let p = dir.path().join("r.csv");
+        let tmp = dir
+            .path()
+            .join(format!(".r.csv.tmp-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        write_atomic(&p, b"rows").unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(fs::read(&p).unwrap(), b"rows");
+        assert!(!tmp.exists() && fs::symlink_metadata(&tmp).is_err());
     }
 
     #[test]
