@@ -341,3 +341,69 @@ fn sleep(task: &TcpStream, udp: &UdpSocket, want_write: bool, task_open: bool, t
 pub fn give_up(timeout: StdDuration) -> Duration {
     Duration(timeout.as_nanos() as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A datagram of the run (the right token, from rank 0, to rank 1) carrying one message.
+    fn datagram(token: u64) -> Vec<u8> {
+        let cfg = CoreConfig {
+            me: 0,
+            ranks: 2,
+            fragment: 2048,
+            window: 4,
+            give_up: Duration::from_secs(5),
+            token,
+        };
+        let mut core = DaemonCore::new(cfg);
+        let mut m = Header::data(0, 1, 0, 100).emit().to_vec();
+        m.extend((0..100u8).map(|i| i ^ 0x5a));
+        core.task_input(&m).unwrap();
+        core.poll_transmit(Instant(1)).unwrap().1
+    }
+
+    /// Bytes the rank reads within `t`.
+    fn read_for(rank: &mut TcpStream, t: StdDuration) -> usize {
+        rank.set_read_timeout(Some(t)).unwrap();
+        let mut buf = [0u8; 4096];
+        rank.read(&mut buf).unwrap_or(0)
+    }
+
+    #[test]
+    fn a_forger_who_knows_the_token_but_is_not_in_the_roster_is_not_heard() {
+        let token = run_token(&[[7; 16], [9; 16]]);
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        // Rank 0's daemon is played by `legit`; the forger sends the very same datagram from
+        // another socket (another port of the same host).
+        let legit = UdpSocket::bind((lo, 0)).unwrap();
+        let forger = UdpSocket::bind((lo, 0)).unwrap();
+        let cfg = CoreConfig {
+            me: 1,
+            ranks: 2,
+            fragment: 2048,
+            window: 4,
+            give_up: Duration::from_secs(5),
+            token: 0,
+        };
+        let d = Daemon::bind(lo, cfg, StdDuration::ZERO).unwrap();
+        let (me, task) = (d.udp_addr().unwrap(), d.task_addr().unwrap());
+        let peers = vec![legit.local_addr().unwrap(), me];
+        let h = d.start(peers, StdDuration::from_secs(5), token).unwrap();
+        let mut rank = TcpStream::connect(task).unwrap();
+        let pkt = datagram(token);
+        forger.send_to(&pkt, me).unwrap();
+        assert_eq!(
+            read_for(&mut rank, StdDuration::from_millis(300)),
+            0,
+            "a datagram from outside the roster reached the rank"
+        );
+        legit.send_to(&pkt, me).unwrap();
+        assert!(
+            read_for(&mut rank, StdDuration::from_secs(5)) > 0,
+            "the same datagram from rank 0's daemon is delivered"
+        );
+        drop(rank);
+        drop(h);
+    }
+}
