@@ -2,7 +2,7 @@
 //! `weft emu list` can show runs, `weft emu exec` can find a host, and `weft emu down --all` can
 //! tell leftovers of crashed runs (owner gone) from live ones.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +11,23 @@ use crate::netns;
 
 /// Directory of run records.
 pub const STATE_DIR: &str = "/run/weft/emu";
+
+/// The environment variable that puts run records elsewhere than [`STATE_DIR`] (tests: a
+/// `weft emu down --all` that sees only the runs it was told about).
+pub const STATE_DIR_ENV: &str = "WEFT_EMU_STATE_DIR";
+
+/// The directory of run records: `$WEFT_EMU_STATE_DIR`, else [`STATE_DIR`].
+pub fn state_dir() -> PathBuf {
+    std::env::var_os(STATE_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| PathBuf::from(STATE_DIR), PathBuf::from)
+}
+
+/// Whether records are kept elsewhere than [`STATE_DIR`]: then namespaces no record of that
+/// directory names are another's, never leftovers.
+fn state_dir_overridden() -> bool {
+    state_dir() != Path::new(STATE_DIR)
+}
 
 /// One host of a recorded run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -46,19 +63,20 @@ pub struct RunRecord {
 impl RunRecord {
     /// Where this record lives.
     pub fn path(run_id: &str) -> PathBuf {
-        PathBuf::from(STATE_DIR).join(format!("{run_id}.json"))
+        state_dir().join(format!("{run_id}.json"))
     }
 
     /// Where a detached run (`weft emu up --detach`) writes its messages; `weft emu wait` and
     /// `weft emu down` print and remove it once the run has ended.
     pub fn log_path(run_id: &str) -> PathBuf {
-        PathBuf::from(STATE_DIR).join(format!("{run_id}.log"))
+        state_dir().join(format!("{run_id}.log"))
     }
 
     /// Writes the record.
     pub fn save(&self) -> Result<(), EmuError> {
-        std::fs::create_dir_all(STATE_DIR)
-            .map_err(EmuError::io(format!("creating {STATE_DIR}")))?;
+        let dir = state_dir();
+        std::fs::create_dir_all(&dir)
+            .map_err(EmuError::io(format!("creating {}", dir.display())))?;
         let text = serde_json::to_vec_pretty(self).unwrap_or_default();
         let p = Self::path(&self.run_id);
         weft_report::write_atomic(&p, &text)
@@ -92,7 +110,7 @@ impl RunRecord {
 
 /// Every run record (unreadable files are skipped).
 pub fn runs() -> Vec<RunRecord> {
-    let Ok(dir) = std::fs::read_dir(STATE_DIR) else {
+    let Ok(dir) = std::fs::read_dir(state_dir()) else {
         return Vec::new();
     };
     let mut v: Vec<RunRecord> = dir
@@ -135,12 +153,15 @@ pub fn find_live(run_id: Option<&str>) -> Result<RunRecord, EmuError> {
 pub fn remove_leftovers() -> Vec<String> {
     let all = runs();
     let live: Vec<&RunRecord> = all.iter().filter(|r| r.alive()).collect();
+    // With records elsewhere, only the namespaces of that directory's dead runs are ours.
+    let scoped = state_dir_overridden();
+    let mine = |id: &str| !scoped || all.iter().any(|r| r.run_id == id);
     let mut removed = Vec::new();
     for ns in netns::list_namespaces() {
         let Some(id) = netns::run_id_of(&ns) else {
             continue;
         };
-        if live.iter().any(|r| r.run_id == id) {
+        if live.iter().any(|r| r.run_id == id) || !mine(id) {
             continue;
         }
         if netns::delete_namespace(&ns) {
@@ -152,7 +173,7 @@ pub fn remove_leftovers() -> Vec<String> {
         let Some(id) = netns::run_id_of(&ns) else {
             continue;
         };
-        if !live.iter().any(|r| r.run_id == id) {
+        if !live.iter().any(|r| r.run_id == id) && mine(id) {
             netns::remove_hosts_file(&ns);
         }
     }
@@ -160,7 +181,11 @@ pub fn remove_leftovers() -> Vec<String> {
         let _ = std::fs::remove_file(RunRecord::path(&r.run_id));
     }
     // Logs of detached runs that ended (or of a detaching `up` that died before its run was up).
-    for e in std::fs::read_dir(STATE_DIR).into_iter().flatten().flatten() {
+    for e in std::fs::read_dir(state_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let p = e.path();
         let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let stale = match stem.strip_prefix("up-") {

@@ -458,3 +458,57 @@ fn detach_names_resolve_wait_down_leave_nothing() {
         "run record or log left behind"
     );
 }
+
+/// `weft emu down --all` stops every running emulation (here: every one recorded in a state
+/// directory of this test's own, so that others' emulations on this machine are not touched),
+/// saying which, then removes leftovers; namespaces that no record of that directory names are
+/// left alone.
+#[test]
+fn down_all_stops_running_emulations_and_says_which() {
+    skip_if!(missing_root("the emulator (network namespaces)"));
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let file = write_scenario(dir.path());
+    let with_state = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env("WEFT_EMU_STATE_DIR", &state)
+            .output()
+            .expect("run weft")
+    };
+    let out = with_state(&["emu", "up", "--detach", &file]);
+    assert!(out.status.success(), "{out:?}");
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let ours = |id: &str| -> Vec<String> {
+        emu_namespaces()
+            .into_iter()
+            .filter(|n| n.starts_with(&format!("weft-{id}")))
+            .collect()
+    };
+    assert!(!ours(&id).is_empty(), "the run's namespaces are up");
+    // A namespace of the emulator's pattern that this state directory knows nothing of.
+    let stranger = format!("weft-{:06x}", std::process::id() & 0xff_ffff);
+    let _ = Command::new("ip")
+        .args(["netns", "add", &stranger])
+        .status();
+    let out = with_state(&["emu", "down", "--all"]);
+    let _ = Command::new("ip")
+        .args(["netns", "del", &stranger])
+        .status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        err.contains(&format!("stopped run {id}")),
+        "down --all says what it stopped: {err}"
+    );
+    assert!(ours(&id).is_empty(), "namespaces left after down --all");
+    assert!(
+        !err.contains(&stranger),
+        "down --all removed a namespace not of its state directory: {err}"
+    );
+    assert!(
+        !state.join(format!("{id}.json")).exists(),
+        "run record left behind"
+    );
+}

@@ -81,7 +81,8 @@ pub enum Action {
         #[command(flatten)]
         csv: crate::output::CsvArg,
     },
-    /// Stop a running emulation, or with --all remove the leftovers of crashed runs.
+    /// Stop a running emulation, or with --all stop every running emulation of this machine
+    /// and remove the leftovers of crashed runs.
     Down {
         /// Run id; needed only when several runs are up.
         #[arg(conflicts_with = "run")]
@@ -89,7 +90,8 @@ pub enum Action {
         /// Run id (the same as the positional ID).
         #[arg(long)]
         run: Option<String>,
-        /// Remove every namespace of runs whose owner has died.
+        /// Stop every running emulation (saying which), then remove every namespace of runs
+        /// whose owner has died.
         #[arg(long)]
         all: bool,
     },
@@ -233,9 +235,10 @@ fn up_detached(file: &Path, capture: Option<&Path>, low_cpu: bool) -> anyhow::Re
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
     use std::process::Stdio;
-    std::fs::create_dir_all(state::STATE_DIR)
-        .with_context(|| format!("creating {}", state::STATE_DIR))?;
-    let early_log = Path::new(state::STATE_DIR).join(format!("up-{}.log", std::process::id()));
+    let state_dir = state::state_dir();
+    std::fs::create_dir_all(&state_dir)
+        .with_context(|| format!("creating {}", state_dir.display()))?;
+    let early_log = state_dir.join(format!("up-{}.log", std::process::id()));
     let log = std::fs::File::create(&early_log)
         .with_context(|| format!("creating {}", early_log.display()))?;
     let exe = std::env::current_exe().context("finding weft's own executable")?;
@@ -484,6 +487,7 @@ fn human(doc: &ResultDoc) -> String {
 
 fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
     if all {
+        stop_all();
         let removed = state::remove_leftovers();
         eprintln!(
             "weft emu: removed {} leftover namespace(s){}",
@@ -517,6 +521,49 @@ fn down(run: Option<&str>, all: bool) -> anyhow::Result<()> {
         rec.run_id,
         rec.pid
     ))
+}
+
+/// Stops every live run (SIGTERM to its own process, which tears its emulation down) and waits
+/// up to 10 s for them all, saying what it stopped; a run that does not stop is killed, and its
+/// leftovers are then removed with the others'.
+fn stop_all() {
+    let mut stopping = Vec::new();
+    for rec in state::runs().into_iter().filter(state::RunRecord::alive) {
+        match rec.terminate() {
+            Ok(true) => stopping.push(rec),
+            Ok(false) => {}
+            Err(e) => eprintln!("weft emu: {e}"),
+        }
+    }
+    let start = std::time::Instant::now();
+    while !stopping.is_empty() {
+        stopping.retain(|rec| {
+            let gone = !state::RunRecord::path(&rec.run_id).exists() || !rec.alive();
+            if gone {
+                print_final_log(&rec.run_id);
+                eprintln!(
+                    "weft emu: stopped run {} (pid {}, {})",
+                    rec.run_id, rec.pid, rec.source
+                );
+            }
+            !gone
+        });
+        if start.elapsed() > Duration::from_secs(10) {
+            for rec in &stopping {
+                if let Some(t) = rec.pid_start {
+                    let _ = weft_sys::process::signal_if_same(rec.pid, t, libc::SIGKILL);
+                }
+                eprintln!(
+                    "weft emu: run {} (pid {}) did not stop within 10 s: killed; its namespaces \
+                     are removed as leftovers",
+                    rec.run_id, rec.pid
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn list(json_out: bool) -> anyhow::Result<()> {
