@@ -71,7 +71,7 @@ fn kill_9_at_ten_random_instants_then_resume_at_once_completes_every_time() {
     let seed: u64 = std::env::var("WEFT_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_30);
+        .unwrap_or(6_221_104);
     let rounds: usize = std::env::var("WEFT_CRASH_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())

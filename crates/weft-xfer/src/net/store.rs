@@ -139,8 +139,11 @@ pub struct OpenRequest<'a> {
 pub struct Store {
     root: PathBuf,
     force: bool,
-    open: Arc<Mutex<HashMap<PathBuf, Arc<Mutex<Entry>>>>>,
+    open: Arc<Mutex<Registry>>,
 }
+
+/// The files being received, by final path.
+type Registry = HashMap<PathBuf, Arc<Mutex<Entry>>>;
 
 type Refusal = (RefuseCode, String);
 
@@ -407,7 +410,7 @@ impl Store {
     fn registry_once_released(
         &self,
         path: &Path,
-    ) -> Result<std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<Mutex<Entry>>>>, Refusal> {
+    ) -> Result<std::sync::MutexGuard<'_, Registry>, Refusal> {
         let start = std::time::Instant::now();
         loop {
             let open = self
@@ -827,6 +830,47 @@ mod tests {
             1,
             "no part or journal left"
         );
+    }
+
+    /// A resume that comes at once after its sender was killed finds the file still held by
+    /// the dead session (finishing the writes it had queued): it waits for it to let go instead
+    /// of being refused; a file held by a live session is refused at once.
+    #[test]
+    fn a_resume_waits_for_a_session_whose_sender_has_gone() {
+        use std::os::fd::AsFd;
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::new(d.path(), false).unwrap();
+        let h = [7u8; 32];
+        let req = |resume| OpenRequest {
+            name: "f",
+            size: 10,
+            buffer_size: 4,
+            fingerprint: &h,
+            resume,
+            reliable: true,
+            shared: false,
+            stripe: None,
+        };
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let sender = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (control, _) = l.accept().unwrap();
+        let held = s.open_held(&req(false), Some(control.as_fd())).unwrap();
+        write_buffer(&held.entry, 0, 0, b"0123").unwrap();
+        // The holder's sender is alive: refused at once.
+        let t = std::time::Instant::now();
+        let e = s.open_held(&req(true), None).unwrap_err();
+        assert!(e.1.contains("another transfer"), "{e:?}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // Its sender gone, the session lets go a moment later: the resume waits and goes on.
+        drop(sender);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                s.close(&held.entry, false);
+            });
+            let o = s.open_held(&req(true), None).unwrap();
+            assert_eq!(o.have, vec![(0, 1)]);
+        });
     }
 
     /// The sessions of one MBTP transfer open the same name at once; each must create or find
