@@ -106,6 +106,14 @@ impl RunRecord {
         weft_sys::process::signal_if_same(self.pid, start, libc::SIGTERM)
             .map_err(EmuError::io(format!("signalling process {}", self.pid)))
     }
+
+    /// Kills the owning process (SIGKILL) if it is the run's own (as [`RunRecord::terminate`]):
+    /// for a run that did not stop when asked. Its namespaces are then leftovers.
+    pub fn kill(&self) -> bool {
+        self.pid_start.is_some_and(|start| {
+            weft_sys::process::signal_if_same(self.pid, start, libc::SIGKILL).unwrap_or(false)
+        })
+    }
 }
 
 /// Every run record (unreadable files are skipped).

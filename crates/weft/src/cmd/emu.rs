@@ -550,9 +550,7 @@ fn stop_all() {
         });
         if start.elapsed() > Duration::from_secs(10) {
             for rec in &stopping {
-                if let Some(t) = rec.pid_start {
-                    let _ = weft_sys::process::signal_if_same(rec.pid, t, libc::SIGKILL);
-                }
+                rec.kill();
                 eprintln!(
                     "weft emu: run {} (pid {}) did not stop within 10 s: killed; its namespaces \
                      are removed as leftovers",
