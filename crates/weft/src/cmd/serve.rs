@@ -1,5 +1,6 @@
 //! `weft serve`: the measurement agent that `weft tput` and `weft rr` talk to.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -132,10 +133,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let server = Server::bind(config)?;
     // Always say where we listen (scripts binding port 0 read this line), and protected mode;
     // the logger says them itself when on.
+    // Written, not eprintln!: an agent whose stderr reader went away serves on (eprintln!
+    // panics on a closed pipe).
     if quiet {
-        eprintln!("weft serve: listening on {}", server.local_addr());
+        let mut err = std::io::stderr();
+        let _ = writeln!(err, "weft serve: listening on {}", server.local_addr());
         if let Some(n) = notice {
-            eprintln!("weft serve: {n}");
+            let _ = writeln!(err, "weft serve: {n}");
         }
     }
     let summary = server.run()?;
