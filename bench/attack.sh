@@ -18,7 +18,8 @@ attacks=(
   "reach a keyless receiver from another address|-p weft --test agents_hostile a_keyless_receiver"
   "pin memory with sessions; leave part files for ever|-p weft --test agents_hostile all_sessions_together"
   "write a file through SBTP/MBTP/xxh3 under a key|-p weft --test xfer_checksum a_keyed_receiver_refuses"
-  "inject mp daemon packets from another run|-p weft-probe --lib packets_of_another_run_are_ignored"
+  "inject mp daemon packets from another run|-p weft-sock --lib packets_of_another_run_are_ignored"
+  "speak for an mp daemon from outside the roster, token known|-p weft-sock --lib a_forger_who_knows_the_token_but_is_not_in_the_roster_is_not_heard"
   "write a capture outside --capture (switch name, symlink)|-p weft-model --lib captures_replace_links"
   "make weft emu down signal a reused process id|-p weft-emu --lib a_reused_process_id"
 )
@@ -28,7 +29,11 @@ for a in "${attacks[@]}"; do
   args=${a#*|}
   # shellcheck disable=SC2086 # the test selection is word-split on purpose
   if out=$(timeout 600 cargo test -q $args -- --test-threads 1 2>&1); then
-    if grep -q "skipped:" <<<"$out"; then
+    if ! grep -q "^test result: ok. [1-9]" <<<"$out"; then
+      # A filter that matches no test would report "got nothing" for an attack never tried.
+      failed=$((failed + 1))
+      printf 'attack: %-62s NOT TRIED: no test matches %s\n' "$what" "$args"
+    elif grep -q "skipped:" <<<"$out"; then
       printf 'attack: %-62s skipped (%s)\n' "$what" "$(grep -m1 -o 'skipped: .*' <<<"$out")"
     else
       printf 'attack: %-62s got nothing\n' "$what"
