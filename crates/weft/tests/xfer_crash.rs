@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Recv, WEFT};
+use common::Recv;
 
 /// A 12 MiB file at 100 Mbit/s: about a second, over which the kills are spread.
 const ARGS: [&str; 6] = [
@@ -24,15 +24,9 @@ const ARGS: [&str; 6] = [
     "100Mbps",
 ];
 
+/// [`common::send_cmd`] at this file's pace.
 fn send_cmd(port: u16, file: &Path, extra: &[&str]) -> Command {
-    let mut c = Command::new(WEFT);
-    c.arg("send")
-        .arg(file)
-        .arg("127.0.0.1")
-        .args(["--port", &port.to_string(), "--no-progress"])
-        .args(ARGS)
-        .args(extra);
-    c
+    common::send_cmd(port, file, &[&ARGS[..], extra].concat())
 }
 
 fn listing(dir: &Path) -> Vec<String> {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Recv, WEFT};
+use common::{Recv, WEFT, send_cmd};
 
 /// The bound on loopback, where 3 x RTO is far below the 2 s floor, plus slack for a loaded
 /// machine (process exit, the receiver's clean-up).
@@ -32,16 +32,6 @@ const SLOW: [&str; 6] = [
 /// The 24 MiB file of these tests.
 fn data(seed: u64) -> Vec<u8> {
     common::pseudo_random(24 << 20, seed)
-}
-
-fn send_cmd(port: u16, file: &Path, extra: &[&str]) -> Command {
-    let mut c = Command::new(WEFT);
-    c.arg("send")
-        .arg(file)
-        .arg("127.0.0.1")
-        .args(["--port", &port.to_string(), "--no-progress"])
-        .args(extra);
-    c
 }
 
 /// Waits until the receiver's journal lists at least `n` buffers (so data is on disk).

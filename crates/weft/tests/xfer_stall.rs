@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Recv, WEFT};
+use common::{Recv, send_cmd};
 
 /// The default bound on loopback (10 round trips are far below 5 s).
 const DEFAULT_BOUND: Duration = Duration::from_secs(5);
@@ -32,16 +32,6 @@ const SLOW: [&str; 6] = [
     "--rate",
     "60Mbps",
 ];
-
-fn send_cmd(port: u16, file: &Path, extra: &[&str]) -> Command {
-    let mut c = Command::new(WEFT);
-    c.arg("send")
-        .arg(file)
-        .arg("127.0.0.1")
-        .args(["--port", &port.to_string(), "--no-progress"])
-        .args(extra);
-    c
-}
 
 fn signal(pid: u32, sig: &str) {
     let _ = Command::new("kill").args([sig, &pid.to_string()]).status();

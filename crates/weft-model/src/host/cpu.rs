@@ -284,22 +284,8 @@ impl HostCpu {
 mod tests {
     use super::*;
 
-    fn host() -> HostCosts {
-        HostCosts {
-            name: "t",
-            send_call_ns: 1000.0,
-            recv_call_ns: 2000.0,
-            send_packet_ns: 100.0,
-            recv_packet_ns: 300.0,
-            copy_ns_per_byte: 10.0,
-            send_copies: 3,
-            recv_copies: 1,
-            checksum_ns_per_byte: 2.0,
-            send_other_ns_per_byte: 1.0,
-            recv_other_ns_per_byte: 0.0,
-            ..HostCosts::FREE
-        }
-    }
+    // The costs the host module's own tests use.
+    use crate::host::tests::host;
 
     #[test]
     fn the_cpu_serves_work_in_order() {

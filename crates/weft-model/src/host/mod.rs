@@ -162,10 +162,10 @@ impl HostCosts {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn host() -> HostCosts {
+    pub(crate) fn host() -> HostCosts {
         HostCosts {
             name: "t",
             send_call_ns: 1000.0,

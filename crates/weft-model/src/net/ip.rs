@@ -218,16 +218,10 @@ pub fn cut_to_headers(f: &mut Vec<u8>) -> bool {
 mod tests {
     use super::*;
 
-    /// The Internet checksum of `b` (RFC 1071), from scratch.
+    /// The Internet checksum of `b` (RFC 1071), from scratch: the TCP stack's, against which
+    /// the incremental updates here are held.
     fn checksum(b: &[u8]) -> u16 {
-        let mut sum: u32 = b
-            .chunks(2)
-            .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-            .sum();
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        !(sum as u16)
+        crate::tcp::ipv4::checksum(b, 0)
     }
 
     /// An Ethernet frame with an IPv4 header (checksummed) of traffic class `tc` and a TCP

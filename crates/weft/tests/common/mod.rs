@@ -123,6 +123,18 @@ impl Drop for Agent {
     }
 }
 
+/// `weft send FILE 127.0.0.1 --port PORT --no-progress EXTRA...`: a sender toward a
+/// [`Recv`] on loopback.
+pub fn send_cmd(port: u16, file: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(WEFT);
+    c.arg("send")
+        .arg(file)
+        .arg("127.0.0.1")
+        .args(["--port", &port.to_string(), "--no-progress"])
+        .args(extra);
+    c
+}
+
 /// A running `weft recv --listen 127.0.0.1:0 --dir DIR EXTRA...`, its port, and what it has
 /// printed on stderr so far; killed when dropped.
 pub struct Recv {
