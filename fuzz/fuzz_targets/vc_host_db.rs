@@ -40,7 +40,10 @@ fuzz_target!(|data: &[u8]| {
             for shape in &shapes {
                 if let Ok(p) = plan(&db, shape) {
                     if let Err(problems) = p.verify(&db) {
-                        panic!("a plan of {} fails its own check: {problems:?}", shape.name());
+                        panic!(
+                            "a plan of {} fails its own check: {problems:?}",
+                            shape.name()
+                        );
                     }
                 }
             }
