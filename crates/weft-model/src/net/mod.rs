@@ -16,6 +16,7 @@
 mod capture;
 mod egress;
 mod fabric_stage;
+mod fat_tree;
 mod faults;
 mod frame;
 mod ingress;
@@ -37,6 +38,7 @@ pub use fabric_stage::{
     FRAME_CELL_BYTES, FabricKind, FabricSpec, FabricStage, FabricStageError, FabricStats,
     frame_cells,
 };
+pub use fat_tree::{MAX_GENERATED_HOSTS, Shape, ShapeSpec, Tier, oversubscription, spines_for};
 pub use faults::{FaultInjector, FaultStats, Faults};
 pub use frame::{
     BROADCAST, ETH_HEADER, Ecn, FlowKey, Frame, Mac, TRIMMED_DSCP, host_mac, host_of_mac, is_group,
@@ -47,7 +49,7 @@ pub use network::{Network, NetworkError, TrunkStats};
 pub use report::{Delivery, SenderStats, delivery};
 pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
-pub use topology::{HostSpec, SwitchSpec, Topology, TopologyError, TrunkSpec};
+pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::Train;
 #[cfg(test)]
 mod tests;

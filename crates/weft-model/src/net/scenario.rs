@@ -3,6 +3,7 @@
 //! switch's buffer and drop policy on the queues it feeds, its fabric at the rate of its fastest
 //! link. A scenario without switches gets one output-queued switch that stands for the wire.
 
+use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
 use super::fabric_stage::{FabricKind, FabricSpec, frame_cells};
@@ -25,15 +26,35 @@ impl Topology {
         seed: u64,
     ) -> Result<(Topology, Vec<String>), TopologyError> {
         let mut notes = Vec::new();
-        let switch_of = |name: &str| s.switches.iter().position(|sw| sw.name == name);
-        let host_of = |name: &str| s.hosts.iter().position(|h| h.name == name);
+        // By name, once: a generated fabric has thousands of nodes.
+        let switch_index: HashMap<&str, usize> = s
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(k, sw)| (sw.name.as_str(), k))
+            .collect();
+        let host_index: HashMap<&str, usize> = s
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(k, h)| (h.name.as_str(), k))
+            .collect();
+        let mut links_at: HashMap<&str, Vec<&scenario::Link>> = HashMap::new();
+        for l in &s.links {
+            for e in &l.ends {
+                links_at.entry(e.as_str()).or_default().push(l);
+            }
+        }
+        let switch_of = |name: &str| switch_index.get(name).copied();
+        let host_of = |name: &str| host_index.get(name).copied();
         let wire = s.switches.is_empty();
         if wire {
             notes.push("no switch: the hosts are joined by one output-queued switch that stands for the wire".into());
         }
         let mut hosts = Vec::new();
         for (i, h) in s.hosts.iter().enumerate() {
-            let links: Vec<&scenario::Link> = s.links_of(&h.name).collect();
+            let links: &[&scenario::Link] =
+                links_at.get(h.name.as_str()).map_or(&[], Vec::as_slice);
             let Some(l) = links.first() else {
                 return Err(TopologyError::Scenario(format!(
                     "host {} has no link",
@@ -102,29 +123,27 @@ impl Topology {
                 links,
             });
         }
+        // Each switch's links: its hosts' in host order, then its trunks'.
+        let mut links_of: Vec<Vec<&LinkSpec>> = vec![Vec::new(); s.switches.len()];
+        for h in &hosts {
+            if let Some(l) = links_of.get_mut(h.switch) {
+                l.push(&h.link);
+            }
+        }
+        for t in &trunks {
+            for (e, l) in t.ends.iter().zip(&t.links) {
+                links_of[*e].push(l);
+            }
+        }
         let mut switches: Vec<SwitchSpec> = s
             .switches
             .iter()
-            .enumerate()
-            .map(|(k, sw)| {
-                let links: Vec<&LinkSpec> = hosts
-                    .iter()
-                    .filter(|h| h.switch == k)
-                    .map(|h| &h.link)
-                    .chain(trunks.iter().flat_map(|t| {
-                        t.ends
-                            .iter()
-                            .zip(&t.links)
-                            .filter(|(e, _)| **e == k)
-                            .map(|(_, l)| l)
-                    }))
-                    .collect();
-                SwitchSpec {
-                    name: sw.name.clone(),
-                    fabric: fabric_of(sw, &links),
-                    latency: sw.latency,
-                    cut_through: sw.cut_through,
-                }
+            .zip(&links_of)
+            .map(|(sw, links)| SwitchSpec {
+                name: sw.name.clone(),
+                fabric: fabric_of(sw, links),
+                latency: sw.latency,
+                cut_through: sw.cut_through,
             })
             .collect();
         if wire {

@@ -11,6 +11,10 @@ use super::frame::{Mac, host_mac};
 use super::link::LinkSpec;
 use crate::time::Duration;
 
+/// Most hosts a topology takes: the address plan's, 250 hosts in each of the 256 /24s of
+/// 10.77.0.0/16 ([`Topology::addr_of_index`]); host MACs ([`host_mac`]) number 65536.
+pub const MAX_HOSTS: usize = 256 * 250;
+
 /// A host.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostSpec {
@@ -87,8 +91,8 @@ pub enum TopologyError {
     /// A VC contract on a link that does not carry cells.
     #[error("host {0}: a VC contract (pcr/scr) needs an ATM link")]
     ContractNeedsCells(String),
-    /// Fewer than two hosts or more than 250.
-    #[error("a topology needs 2 to 250 hosts, not {0}")]
+    /// Fewer than two hosts or more than [`MAX_HOSTS`].
+    #[error("a topology needs 2 to 64000 hosts, not {0}")]
     HostCount(usize),
     /// A host or trunk names a switch that does not exist, or no switch at all.
     #[error("{0}: no such switch")]
@@ -128,7 +132,7 @@ impl Topology {
 
     /// Checks names, MTUs, probabilities, switch indices and connectivity.
     pub fn validate(&self) -> Result<(), TopologyError> {
-        if self.hosts.len() < 2 || self.hosts.len() > 250 {
+        if self.hosts.len() < 2 || self.hosts.len() > MAX_HOSTS {
             return Err(TopologyError::HostCount(self.hosts.len()));
         }
         let mut seen = std::collections::HashSet::new();
@@ -192,15 +196,11 @@ impl Topology {
             return via;
         }
         seen[root] = true;
+        let adjacent = self.adjacency();
         let mut queue = std::collections::VecDeque::from([root]);
         while let Some(s) = queue.pop_front() {
-            for (k, t) in self.trunks.iter().enumerate() {
-                let other = match t.ends {
-                    [a, b] if a == s => b,
-                    [a, b] if b == s => a,
-                    _ => continue,
-                };
-                if other < n && !seen[other] {
+            for &(k, other) in &adjacent[s] {
+                if !seen[other] {
                     seen[other] = true;
                     via[other] = Some(k);
                     queue.push_back(other);
@@ -208,6 +208,21 @@ impl Topology {
             }
         }
         via
+    }
+
+    /// For each switch, its trunks (index) and the switch at the far end of each, in trunk
+    /// order (trunks naming a switch that does not exist are left out).
+    pub(crate) fn adjacency(&self) -> Vec<Vec<(usize, usize)>> {
+        let n = self.switches.len();
+        let mut adj = vec![Vec::new(); n];
+        for (k, t) in self.trunks.iter().enumerate() {
+            let [a, b] = t.ends;
+            if a < n && b < n && a != b {
+                adj[a].push((k, b));
+                adj[b].push((k, a));
+            }
+        }
+        adj
     }
 
     /// The address of host `i`: as given, or [`Topology::addr_of_index`].
@@ -218,7 +233,8 @@ impl Topology {
             .unwrap_or(Self::addr_of_index(i))
     }
 
-    /// The address host `i` gets when none is given: 10.77.x.y.
+    /// The address host `i` gets when none is given: 10.77.x.y, 250 hosts to each x (so that
+    /// no host gets a .0 or .255 of a /24), for `i` below [`MAX_HOSTS`].
     pub const fn addr_of_index(i: usize) -> Ipv4Addr {
         Ipv4Addr::new(10, 77, (i / 250) as u8, (i % 250 + 1) as u8)
     }

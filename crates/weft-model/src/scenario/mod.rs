@@ -62,6 +62,7 @@ mod compare;
 mod figures;
 mod parse;
 mod parse_check;
+mod parse_fabric;
 mod parse_vc;
 mod reader;
 pub mod run;
@@ -76,6 +77,7 @@ use crate::units::{Rate, Size};
 pub use check::{Check, CheckCell, CheckResult, CheckTest, ValueRef};
 pub use compare::{Cell, Comparison, EngineSamples, NO_ITEM, NO_SOURCE, Row};
 pub use figures::{BUNDLED_NAME, BUNDLED_TEXT, FigureError, Figures};
+pub use parse_fabric::FabricGen;
 
 /// A scenario file, parsed and validated.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -101,6 +103,9 @@ pub struct Scenario {
     /// The host database `vc` workloads plan their circuits from (`[vc]`, the format of
     /// `weft vc plan`'s file under one table); `None`: the file has none.
     pub vc: Option<crate::vc::HostDb>,
+    /// The generator of the file's `[fabric]` table, whose hosts, switches and links are in
+    /// `hosts`, `switches` and `links` after the file's own; `None`: the file has none.
+    pub fabric: Option<FabricGen>,
 }
 
 /// An end host.
@@ -590,34 +595,37 @@ impl Scenario {
     /// they are not connected.
     pub fn path(&self, from: &str, to: &str) -> Option<Vec<&Link>> {
         use std::collections::{HashMap, VecDeque};
-        // Breadth-first over node names; `prev` maps a node to (previous node, link index).
-        let mut prev: HashMap<String, (String, usize)> = HashMap::new();
-        let mut queue = VecDeque::from([from.to_string()]);
-        let mut seen = vec![from.to_string()];
+        // Each node's links, then breadth-first over node names; `prev` maps a node to
+        // (previous node, link index). Linear in the links: a generated fabric has thousands.
+        let mut adjacent: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
+        for (i, l) in self.links.iter().enumerate() {
+            adjacent
+                .entry(&l.ends[0])
+                .or_default()
+                .push((i, &l.ends[1]));
+            adjacent
+                .entry(&l.ends[1])
+                .or_default()
+                .push((i, &l.ends[0]));
+        }
+        let mut prev: HashMap<&str, (&str, usize)> = HashMap::new();
+        let mut queue = VecDeque::from([from]);
         while let Some(node) = queue.pop_front() {
             if node == to {
                 let mut links = Vec::new();
-                let mut at = to.to_string();
+                let mut at = to;
                 while at != from {
-                    let (p, l) = prev.get(&at)?;
+                    let (p, l) = prev.get(at)?;
                     links.push(self.links.get(*l)?);
-                    at = p.clone();
+                    at = p;
                 }
                 links.reverse();
                 return Some(links);
             }
-            for (i, l) in self.links.iter().enumerate() {
-                let other = if l.ends[0] == node {
-                    &l.ends[1]
-                } else if l.ends[1] == node {
-                    &l.ends[0]
-                } else {
-                    continue;
-                };
-                if !seen.contains(other) {
-                    seen.push(other.clone());
-                    prev.insert(other.clone(), (node.clone(), i));
-                    queue.push_back(other.clone());
+            for &(i, other) in adjacent.get(node).map_or(&[][..], Vec::as_slice) {
+                if other != from && !prev.contains_key(other) {
+                    prev.insert(other, (node, i));
+                    queue.push_back(other);
                 }
             }
         }

@@ -85,6 +85,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         "expect",
         "check",
         "vc",
+        "fabric",
     ])?;
     let name = root.req_string("name")?;
     if name.trim().is_empty() {
@@ -143,6 +144,8 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     for l in root.tables("link")? {
         links.push(link(&l, &names)?);
     }
+    let fabric =
+        super::parse_fabric::expand(&root, &mut hosts, &mut switches, &mut links, &mut names)?;
     let host_names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
     let vc = super::parse_vc::db(&root, text)?;
     let mut workloads = Vec::new();
@@ -181,27 +184,37 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         expect,
         checks,
         vc,
+        fabric,
     })
 }
 
+/// The keys of a switch table but its name (also those of `[fabric.switch]`).
+pub(super) const SWITCH_KEYS: &[&str] = &[
+    "fabric",
+    "ports",
+    "buffer",
+    "drop",
+    "epd_threshold",
+    "speedup",
+    "iterations",
+    "contention",
+    "latency",
+    "cut_through",
+    "clp_threshold",
+    "ecn_threshold",
+];
+
 fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
-    s.check_keys(&[
-        "name",
-        "fabric",
-        "ports",
-        "buffer",
-        "drop",
-        "epd_threshold",
-        "speedup",
-        "iterations",
-        "contention",
-        "latency",
-        "cut_through",
-        "clp_threshold",
-        "ecn_threshold",
-    ])?;
+    let mut keys = vec!["name"];
+    keys.extend(SWITCH_KEYS);
+    s.check_keys(&keys)?;
     let name = s.req_string("name")?;
     s.unique(names, &name)?;
+    switch_body(s, name)
+}
+
+/// The switch `name` from the keys of `s` but its name (checked by the caller).
+pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
     let fabric = match s.string("fabric")?.as_deref() {
         None | Some("output-queued" | "output" | "oq") => Fabric::OutputQueued,
         Some("input-fifo" | "input" | "fifo") => Fabric::InputFifo,
@@ -321,26 +334,30 @@ fn epd_threshold(s: &Tbl<'_, '_>, buffer: Option<Buffer>) -> Result<Buffer> {
     }
 }
 
+/// The keys of a link table but its ends (also those of a `[fabric]` tier's link).
+pub(super) const LINK_KEYS: &[&str] = &[
+    "tech",
+    "delay",
+    "loss",
+    "mtu",
+    "rate",
+    "encap",
+    "line_rate",
+    "pcr",
+    "scr",
+    "mbs",
+    "cdvt",
+    "police",
+    "corrupt",
+    "duplicate",
+    "reorder",
+    "reorder_delay",
+];
+
 fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
-    l.check_keys(&[
-        "ends",
-        "tech",
-        "delay",
-        "loss",
-        "mtu",
-        "rate",
-        "encap",
-        "line_rate",
-        "pcr",
-        "scr",
-        "mbs",
-        "cdvt",
-        "police",
-        "corrupt",
-        "duplicate",
-        "reorder",
-        "reorder_delay",
-    ])?;
+    let mut keys = vec!["ends"];
+    keys.extend(LINK_KEYS);
+    l.check_keys(&keys)?;
     let Some(ends_v) = l.get("ends") else {
         return Err(l.err_table("missing `ends`: the names of the two nodes it joins"));
     };
@@ -367,6 +384,11 @@ fn link(l: &Tbl<'_, '_>, names: &[String]) -> Result<Link> {
         }
         _ => return Err(l.err("ends", "expected two node names, such as [\"a\", \"sw\"]")),
     };
+    link_body(l, ends)
+}
+
+/// The link between `ends` from the keys of `l` but its ends (checked by the caller).
+pub(super) fn link_body(l: &Tbl<'_, '_>, ends: [String; 2]) -> Result<Link> {
     let mut tech = match l.get("tech").map(|v| (v, v.get_ref())) {
         None => return Err(l.err_table("missing `tech`: a preset name such as \"oc3c\"")),
         Some((v, DeValue::String(name))) => {
