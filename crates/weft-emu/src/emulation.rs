@@ -216,10 +216,12 @@ impl Emulation {
             (None, None) => None,
         };
         emu.start_switch(topo, tap, opts.driver.clone())?;
+        emu.registry.watch_file(&RunRecord::path(&run_id));
         RunRecord {
             run_id: run_id.clone(),
             pid: std::process::id(),
             pid_start: weft_sys::process::start_time(std::process::id()),
+            guard_pid: emu.registry.guard_pid(),
             switch_ns,
             hosts: emu
                 .hosts
@@ -368,6 +370,12 @@ impl Emulation {
                 Err(_) => Err(EmuError::Switch("the switch thread panicked".into())),
             },
         }
+    }
+
+    /// The process id of the guard that removes this emulation if its owner dies
+    /// ([`crate::guard`]).
+    pub fn guard_pid(&self) -> Option<u32> {
+        self.registry.guard_pid()
     }
 
     /// Stops the switch, removes every namespace and link, and returns the switch's report.

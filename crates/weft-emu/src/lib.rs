@@ -40,6 +40,7 @@
 pub mod driver;
 pub mod emulation;
 pub mod error;
+pub mod guard;
 pub mod keep_awake;
 pub mod lag;
 pub mod netns;

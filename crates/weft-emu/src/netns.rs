@@ -13,6 +13,7 @@
 use std::process::{Command, Stdio};
 
 use crate::error::EmuError;
+use crate::guard::Guard;
 
 /// Prefix of every namespace the emulator creates.
 pub const PREFIX: &str = "weft-";
@@ -153,6 +154,9 @@ pub fn etc_netns_dirs() -> Vec<String> {
 #[derive(Debug, Default)]
 pub struct Registry {
     namespaces: Vec<String>,
+    /// Removes the namespaces if this process dies before [`Registry::teardown`] (started with
+    /// the first namespace; `None` if `sh` could not be started, which only loses that safety).
+    guard: Option<Guard>,
 }
 
 impl Registry {
@@ -163,8 +167,14 @@ impl Registry {
 
     /// Creates namespace `name` and records it; loopback is brought up.
     pub fn add_namespace(&mut self, name: &str) -> Result<(), EmuError> {
+        if self.guard.is_none() {
+            self.guard = Guard::start().ok();
+        }
         ip(&["netns", "add", name])?;
         self.namespaces.push(name.to_string());
+        if let Some(g) = &mut self.guard {
+            g.watch_namespace(name);
+        }
         ip(&["-n", name, "link", "set", "lo", "up"])?;
         Ok(())
     }
@@ -174,10 +184,25 @@ impl Registry {
         &self.namespaces
     }
 
-    /// Removes everything created, last first. Idempotent.
+    /// Has the guard remove `path` too if this process dies before [`Registry::teardown`].
+    pub fn watch_file(&mut self, path: &std::path::Path) {
+        if let (Some(g), Ok(abs)) = (&mut self.guard, std::path::absolute(path)) {
+            g.watch_file(&abs);
+        }
+    }
+
+    /// The guard's process id, if one runs.
+    pub fn guard_pid(&self) -> Option<u32> {
+        self.guard.as_ref().map(Guard::pid)
+    }
+
+    /// Removes everything created, last first, then releases the guard. Idempotent.
     pub fn teardown(&mut self) {
         while let Some(ns) = self.namespaces.pop() {
             delete_namespace(&ns);
+        }
+        if let Some(mut g) = self.guard.take() {
+            g.release();
         }
     }
 }

@@ -52,6 +52,10 @@ pub struct RunRecord {
     /// builds.
     #[serde(default)]
     pub pid_start: Option<u64>,
+    /// The guard that removes the run's namespaces if the owner dies ([`crate::guard`]);
+    /// `None` if none could be started, and in records of older builds.
+    #[serde(default)]
+    pub guard_pid: Option<u32>,
     /// The switch's namespace.
     pub switch_ns: String,
     /// Hosts.
@@ -219,6 +223,7 @@ mod tests {
             run_id: "abc123".into(),
             pid,
             pid_start,
+            guard_pid: None,
             switch_ns: "weftabc123sw".into(),
             hosts: Vec::new(),
             source: "test".into(),

@@ -243,16 +243,79 @@ fn up_list_exec_down_and_signals_leave_nothing() {
     assert!(wait_exit(&mut child, 10).success());
     assert_eq!(emu_namespaces(), before, "namespaces after SIGINT");
 
-    // A crash (SIGKILL) leaves namespaces; list shows them, down --all removes them.
+    // A crash (SIGKILL) of the owner: its guard removes the run by itself, the processes run in
+    // its hosts included. Without the guard the namespaces stay until `down --all`.
+    let mut child = Command::new(BIN)
+        .args(["emu", "run", &file, "--exec", "b:sleep 300"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn weft emu run");
+    let id = wait_for_run(child.id());
+    let in_host = || {
+        Command::new("ip")
+            .args(["netns", "pids", &format!("weft-{id}-b")])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let start = Instant::now();
+    while in_host().is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let orphans: Vec<String> = in_host().lines().map(str::to_string).collect();
+    assert!(!orphans.is_empty(), "the command never ran in host b");
+    let _ = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status();
+    let _ = wait_exit(&mut child, 10);
+    let start = Instant::now();
+    while emu_namespaces().iter().any(|n| n.contains(&id))
+        && start.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !emu_namespaces().iter().any(|n| n.contains(&id)),
+        "an emulation whose owner died should remove itself"
+    );
+    for p in &orphans {
+        assert!(
+            !Path::new(&format!("/proc/{p}")).exists()
+                || std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z")),
+            "process {p} of the dead run's host b still runs"
+        );
+    }
+    assert!(
+        !Path::new(&format!("/etc/netns/weft-{id}-b")).exists()
+            && !Path::new(&format!("/run/weft/emu/{id}.json")).exists(),
+        "the guard left the hosts files or the run record"
+    );
+
+    // A crash of owner and guard together (the machine's OOM killer, say) leaves namespaces;
+    // list shows them, down --all removes them.
     let mut child = up(&file);
     let id = wait_for_run(child.id());
+    let out = weft(&["emu", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("list json");
+    let guard = v["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["run_id"] == id.as_str())
+        .and_then(|r| r["guard_pid"].as_u64())
+        .expect("the run has a guard");
+    let _ = Command::new("kill")
+        .args(["-KILL", &guard.to_string()])
+        .status();
     let _ = Command::new("kill")
         .args(["-KILL", &child.id().to_string()])
         .status();
     let _ = wait_exit(&mut child, 10);
     assert!(
         emu_namespaces().iter().any(|n| n.contains(&id)),
-        "a crash should leave its namespaces"
+        "a crash of owner and guard should leave its namespaces"
     );
     let hosts_dir = format!("/etc/netns/weft-{id}-a");
     assert!(

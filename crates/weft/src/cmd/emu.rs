@@ -575,7 +575,7 @@ fn list(json_out: bool) -> anyhow::Result<()> {
         .collect();
     if json_out {
         let v = json!({
-            "runs": runs.iter().map(|r| json!({ "run_id": r.run_id, "pid": r.pid, "alive": r.alive(), "source": r.source, "hosts": r.hosts })).collect::<Vec<_>>(),
+            "runs": runs.iter().map(|r| json!({ "run_id": r.run_id, "pid": r.pid, "guard_pid": r.guard_pid, "alive": r.alive(), "source": r.source, "hosts": r.hosts })).collect::<Vec<_>>(),
             "leftovers": leftovers,
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
