@@ -141,24 +141,33 @@ fn simulate(
     notes: &mut Vec<String>,
 ) {
     let sw = s.switch_for(w);
+    // The workload's multipath in place of the fabric's.
+    let from_scenario = |s: &Scenario, seed| {
+        Topology::from_scenario(s, seed).map(|(mut t, notes)| {
+            if let Some(m) = w.multipath {
+                t.multipath = m;
+            }
+            (t, notes)
+        })
+    };
     match w.kind {
-        WorkloadKind::Tput => match Topology::from_scenario(s, seed) {
+        WorkloadKind::Tput => match from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::tput::tput(s, &topo, w, seed, capture, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
-        WorkloadKind::Rr => match Topology::from_scenario(s, seed) {
+        WorkloadKind::Rr => match from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::rr_workload::rr(s, &topo, w, seed, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
-        WorkloadKind::Frames => match Topology::from_scenario(s, seed) {
+        WorkloadKind::Frames => match from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::workload::frames(&topo, w, seed, capture, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
-        WorkloadKind::Mp => match Topology::from_scenario(s, seed) {
+        WorkloadKind::Mp => match from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::mp_workload::mp(s, &topo, w, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
-        WorkloadKind::Xfer => match Topology::from_scenario(s, seed) {
+        WorkloadKind::Xfer => match from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::xfer::xfer_workload(s, &topo, w, seed, m, notes),
             Err(e) => notes.push(e.to_string()),
         },

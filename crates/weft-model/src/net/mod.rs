@@ -22,6 +22,7 @@ mod frame;
 mod ingress;
 pub mod ip;
 mod link;
+mod multipath;
 mod network;
 mod report;
 mod scenario;
@@ -45,11 +46,14 @@ pub use frame::{
 };
 pub use ingress::{Ingress, IngressStats};
 pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
+pub use multipath::{Multipath, PathChooser, flow_hash};
 pub use network::{Network, NetworkError, TrunkStats};
 pub use report::{Delivery, SenderStats, delivery};
 pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::Train;
+#[cfg(test)]
+mod multipath_tests;
 #[cfg(test)]
 mod tests;

@@ -123,19 +123,38 @@ impl<F: Frame> Network<F> {
             )?);
             port_at.extend((0..ports[s].len()).map(|p| (s, p)));
         }
-        // Routes: from every switch, the port towards every host, on shortest paths.
-        let next = next_hops(topo, &trunk_port);
+        // Routes: from every switch, the equal-cost ports towards every host on shortest paths
+        // (one group per switch and destination switch), spread by the topology's multipath.
+        let mut group = vec![0u16; ns];
+        let mut on_switch: Vec<Vec<usize>> = vec![Vec::new(); ns];
         for (h, host) in topo.hosts.iter().enumerate() {
+            on_switch[host.switch].push(h);
+        }
+        let adjacent = topo.adjacency();
+        for (d, hosts) in on_switch.iter().enumerate().filter(|(_, h)| !h.is_empty()) {
+            let ports = equal_cost_ports(&adjacent, &trunk_port, &topo.trunks, d);
             for (s, sw) in switches.iter_mut().enumerate() {
-                let port = if s == host.switch {
-                    Some(host_port[h].1)
+                group[s] = if s == d {
+                    0
+                } else if ports[s].is_empty() {
+                    u16::MAX
                 } else {
-                    next[s][host.switch]
+                    sw.group_of(&ports[s])
                 };
-                if let Some(p) = port {
-                    sw.set_route(h, p);
+            }
+            for &h in hosts {
+                for (s, sw) in switches.iter_mut().enumerate() {
+                    if s == d {
+                        sw.set_route(h, host_port[h].1);
+                    } else if group[s] != u16::MAX {
+                        sw.set_group(h, group[s]);
+                    }
                 }
             }
+        }
+        for (s, sw) in switches.iter_mut().enumerate() {
+            let seed = Rng::for_stream(topo.seed, 0xec3_0000 + s as u64).next_u64();
+            sw.set_multipath(topo.multipath, seed);
         }
         // Broadcasts only along the spanning tree.
         let tree = topo.switch_tree();
@@ -326,24 +345,41 @@ impl<F: Frame> Network<F> {
     }
 }
 
-/// For every pair of switches (s, d), the port of `s` on a shortest path to `d`.
-fn next_hops(topo: &Topology, trunk_port: &[[PortId; 2]]) -> Vec<Vec<Option<PortId>>> {
-    let n = topo.switches.len();
-    let mut next = vec![vec![None; n]; n];
-    for (d, row) in (0..n).map(|d| (d, topo.bfs_from(d))) {
-        // `row[s]` is the trunk by which s is reached from d: s's first hop towards d.
-        for s in 0..n {
-            if let Some(k) = row[s] {
-                let t = &topo.trunks[k];
-                next[s][d] = Some(if t.ends[0] == s {
-                    trunk_port[k][0]
-                } else {
-                    trunk_port[k][1]
-                });
+/// For every switch, its ports on a shortest path to switch `d` (trunk order; empty for `d`
+/// itself and for switches that cannot reach it): the trunks to neighbours one hop nearer.
+fn equal_cost_ports(
+    adjacent: &[Vec<(usize, usize)>],
+    trunk_port: &[[PortId; 2]],
+    trunks: &[super::topology::TrunkSpec],
+    d: usize,
+) -> Vec<Vec<PortId>> {
+    let n = adjacent.len();
+    let mut dist = vec![u32::MAX; n];
+    dist[d] = 0;
+    let mut queue = std::collections::VecDeque::from([d]);
+    while let Some(s) = queue.pop_front() {
+        for &(_, o) in &adjacent[s] {
+            if dist[o] == u32::MAX {
+                dist[o] = dist[s] + 1;
+                queue.push_back(o);
             }
         }
     }
-    next
+    (0..n)
+        .map(|s| {
+            if s == d || dist[s] == u32::MAX {
+                return Vec::new();
+            }
+            adjacent[s]
+                .iter()
+                .filter(|&&(_, o)| dist[o] + 1 == dist[s])
+                .map(|&(k, _)| {
+                    let side = usize::from(trunks[k].ends[0] != s);
+                    trunk_port[k][side]
+                })
+                .collect()
+        })
+        .collect()
 }
 
 impl<F: Frame> Element<F> for Network<F> {

@@ -159,6 +159,7 @@ impl Topology {
             switches,
             trunks,
             seed,
+            multipath: s.fabric.as_ref().map(|f| f.multipath).unwrap_or_default(),
         };
         topo.validate()?;
         Ok((topo, notes))

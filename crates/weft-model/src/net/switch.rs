@@ -15,6 +15,7 @@ use super::fabric_stage::{FabricSpec, FabricStage, FabricStageError, FabricStats
 use super::frame::{Frame, Mac, host_of_mac, is_group};
 use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
+use super::multipath::{Multipath, PathChooser};
 use super::train::Train;
 use crate::element::PortId;
 use crate::engine::Deadlines;
@@ -23,6 +24,9 @@ use crate::time::{Duration, Instant};
 
 /// Addresses a switch learns from senders it has no route for, at most.
 pub const MAX_LEARNED: usize = 4096;
+
+/// The group of a host the switch has no route to.
+const NO_ROUTE: u16 = u16::MAX;
 
 /// What is at the far end of a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -74,8 +78,13 @@ struct Port<F> {
 pub struct SwitchCore<F> {
     ports: Vec<Port<F>>,
     fabric: Option<FabricStage<F>>,
-    /// Output port towards host `i` (by its MAC, [`super::frame::host_mac`]).
-    to_host: Vec<Option<PortId>>,
+    /// The group of equal-cost output ports towards host `i` (by its MAC,
+    /// [`super::frame::host_mac`]), an index into `groups`; [`NO_ROUTE`] for none.
+    to_host: Vec<u16>,
+    /// Sets of equal-cost output ports, each once.
+    groups: Vec<Box<[PortId]>>,
+    /// Which port of a group a frame takes.
+    paths: PathChooser,
     learned: HashMap<Mac, PortId>,
     flood: Vec<bool>,
     latency: u64,
@@ -132,6 +141,8 @@ impl<F: Frame> SwitchCore<F> {
             ports: built,
             fabric: FabricStage::new(fabric, links, seed ^ 0xfab)?,
             to_host: Vec::new(),
+            groups: Vec::new(),
+            paths: PathChooser::new(Multipath::default(), seed ^ 0xec3),
             learned: HashMap::new(),
             flood: vec![true; ports.len()],
             latency: latency.as_nanos(),
@@ -179,10 +190,50 @@ impl<F: Frame> SwitchCore<F> {
 
     /// Sets the port towards host `host`.
     pub fn set_route(&mut self, host: usize, port: PortId) {
-        if self.to_host.len() <= host {
-            self.to_host.resize(host + 1, None);
+        let g = self.group_of(&[port]);
+        self.set_group(host, g);
+    }
+
+    /// Sets the equal-cost ports towards host `host` (none: no route).
+    pub fn set_routes(&mut self, host: usize, ports: &[PortId]) {
+        let g = if ports.is_empty() {
+            NO_ROUTE
+        } else {
+            self.group_of(ports)
+        };
+        self.set_group(host, g);
+    }
+
+    /// How frames are spread over equal-cost ports, with its random stream from `seed`.
+    pub fn set_multipath(&mut self, policy: Multipath, seed: u64) {
+        self.paths = PathChooser::new(policy, seed);
+    }
+
+    /// The group (index) of `ports`, added if new.
+    pub fn group_of(&mut self, ports: &[PortId]) -> u16 {
+        if let Some(g) = self.groups.iter().position(|g| **g == *ports) {
+            return g as u16;
         }
-        self.to_host[host] = Some(port);
+        self.groups.push(ports.into());
+        (self.groups.len() - 1) as u16
+    }
+
+    /// Sets the group towards host `host`.
+    pub fn set_group(&mut self, host: usize, group: u16) {
+        if self.to_host.len() <= host {
+            self.to_host.resize(host + 1, NO_ROUTE);
+        }
+        self.to_host[host] = group;
+    }
+
+    /// The port a frame of `t` to host `h` leaves by, if the switch has a route.
+    fn route(&mut self, h: usize, t: &Train<F>) -> Option<PortId> {
+        let g = *self.to_host.get(h).filter(|&&g| g != NO_ROUTE)? as usize;
+        let ports = self.groups.get(g)?;
+        if ports.len() == 1 {
+            return Some(ports[0]);
+        }
+        Some(self.paths.choose(t.first, t.frame.flow_key(), g, ports))
     }
 
     /// Whether broadcasts go out of `port` (off for trunks outside the spanning tree).
@@ -233,7 +284,7 @@ impl<F: Frame> SwitchCore<F> {
             None
         } else {
             host_of_mac(&dst)
-                .and_then(|h| self.to_host.get(h).copied().flatten())
+                .and_then(|h| self.route(h, &t))
                 .or_else(|| self.learned.get(&dst).copied())
         };
         match out {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::fabric_stage::FabricSpec;
 use super::frame::{Mac, host_mac};
 use super::link::LinkSpec;
+use super::multipath::Multipath;
 use crate::time::Duration;
 
 /// Most hosts a topology takes: the address plan's, 250 hosts in each of the 256 /24s of
@@ -67,6 +68,9 @@ pub struct Topology {
     pub trunks: Vec<TrunkSpec>,
     /// Seed of every random stream (fair order, faults, contention).
     pub seed: u64,
+    /// How switches spread frames over equal-cost ports (default per-flow ECMP).
+    #[serde(default)]
+    pub multipath: Multipath,
 }
 
 /// A topology that cannot be built.
@@ -127,6 +131,7 @@ impl Topology {
             }],
             trunks: Vec::new(),
             seed,
+            multipath: Multipath::default(),
         }
     }
 

@@ -408,6 +408,10 @@ pub struct Workload {
     /// each client a process of its own on its host, each server host one echo process that
     /// answers all its clients (the GIGAswitch study's one-to-many and many-to-one tests).
     pub together: bool,
+    /// How the fabric's switches spread this workload's frames over equal-cost ports, in
+    /// place of the `[fabric]`'s (`multipath`, `flowlet_gap`); `None`: the fabric's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multipath: Option<crate::net::Multipath>,
 }
 
 /// A value of a swept field.

@@ -566,8 +566,20 @@ fn workload(
 ) -> Result<Workload> {
     let mut allowed: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
     allowed.extend([
-        "kind", "switch", "from", "to", "warmup", "proto", "cc", "stack", "beside", "nodelay",
-        "echo", "together",
+        "kind",
+        "switch",
+        "from",
+        "to",
+        "warmup",
+        "proto",
+        "cc",
+        "stack",
+        "beside",
+        "nodelay",
+        "echo",
+        "together",
+        "multipath",
+        "flowlet_gap",
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     allowed.extend(XFER_KEYS);
@@ -652,6 +664,16 @@ fn workload(
         vc: super::parse_vc::workload(w, kind, db)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
+        multipath: match w.get("multipath") {
+            Some(_) => Some(super::parse_fabric::multipath(w)?),
+            None if w.get("flowlet_gap").is_some() => {
+                return Err(w.err(
+                    "flowlet_gap",
+                    "only meaningful with multipath = \"flowlet\"",
+                ));
+            }
+            None => None,
+        },
     };
     for (key, range) in SWEEPABLE {
         match w.param(key, *range)? {

@@ -23,7 +23,8 @@ use toml::de::DeValue;
 use super::parse::{LINK_KEYS, SWITCH_KEYS, link_body, switch_body};
 use super::reader::{Result, Tbl};
 use super::{Host, Link, Switch};
-use crate::net::{ShapeSpec, Tier, oversubscription, spines_for};
+use crate::net::{Multipath, ShapeSpec, Tier, oversubscription, spines_for};
+use crate::time::Duration;
 
 /// The generator a scenario's `[fabric]` table asked for, as the engines see it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -32,6 +33,9 @@ pub struct FabricGen {
     pub shape: ShapeSpec,
     /// The link of each tier, host first ([`Tier`] order; a leaf-spine has two).
     pub tiers: Vec<Link>,
+    /// How the switches spread frames over equal-cost ports (`multipath = "ecmp" | "spray" |
+    /// "spray-rr" | "flowlet"`, `flowlet_gap`; default per-flow ECMP).
+    pub multipath: Multipath,
     /// A leaf-spine's oversubscription (1: non-blocking); a fat-tree's is 1.
     pub oversubscription: f64,
     /// The first host and switch it added, and the first link (indices into the scenario's
@@ -50,6 +54,8 @@ const KEYS: &[&str] = &[
     "agg_link",
     "core_link",
     "switch",
+    "multipath",
+    "flowlet_gap",
 ];
 
 /// Adds the hosts, switches and links of the file's `[fabric]` (if any) to theirs; `names`
@@ -134,6 +140,7 @@ pub(super) fn expand(
         let shape = ShapeSpec::FatTree { k };
         (shape, 1.0, vec![host_link, agg_link, core_link])
     };
+    let multipath = multipath(&f)?;
     let built = shape.build().map_err(|e| f.err_table(e))?;
     if hosts.len() + built.hosts.len() > crate::net::MAX_HOSTS {
         return Err(f.err_table(format!(
@@ -182,9 +189,27 @@ pub(super) fn expand(
     Ok(Some(FabricGen {
         shape,
         tiers,
+        multipath,
         oversubscription: ratio,
         first,
     }))
+}
+
+/// The `multipath` (and `flowlet_gap`) keys of `t` (a `[fabric]` or a workload).
+pub(super) fn multipath(t: &Tbl<'_, '_>) -> Result<Multipath> {
+    let gap = t.duration("flowlet_gap", Duration(1), Duration::from_secs(1))?;
+    let m = match t.string("multipath")? {
+        None => Multipath::default(),
+        Some(name) => Multipath::from_name(&name, gap)
+            .ok_or_else(|| t.err("multipath", "expected ecmp, spray, spray-rr or flowlet"))?,
+    };
+    if gap.is_some() && !matches!(m, Multipath::Flowlet { .. }) {
+        return Err(t.err(
+            "flowlet_gap",
+            "only meaningful with multipath = \"flowlet\"",
+        ));
+    }
+    Ok(m)
 }
 
 /// A tier's link template (`host_link = { tech = ..., delay = ... }`), if given.

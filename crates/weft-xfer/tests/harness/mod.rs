@@ -172,6 +172,7 @@ fn topology(sessions: usize, ch: ChannelCfg, seed: u64) -> Topology {
             links: [path.clone(), path],
         }],
         seed,
+        multipath: Default::default(),
     }
 }
 
