@@ -314,6 +314,80 @@ fn a_killed_rank_fails_the_others_within_the_timeout() {
     }
 }
 
+/// A rank that stays alive but stops (SIGSTOP: its kernel keeps its connections open, so no
+/// peer sees them close) is noticed by the ranks waiting for it within `--timeout`: the run
+/// fails with exit code 1 naming the rank, and no rank process outlives it.
+#[test]
+fn a_stopped_rank_fails_the_others_within_the_timeout() {
+    let mut child = weft()
+        .args([
+            "mp",
+            "--local",
+            "4",
+            "--pattern",
+            "exchange",
+            "--sizes",
+            "64K",
+            "--iterations-large",
+            "1000000",
+            "--timeout",
+            "2s",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ranks = {
+        let start = Instant::now();
+        loop {
+            let c = children(child.id());
+            if c.len() == 4 || start.elapsed() > Duration::from_secs(20) {
+                break c;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    assert_eq!(ranks.len(), 4, "four rank processes");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+    let stopped = Instant::now();
+    let status = Command::new("kill")
+        .args(["-STOP", &ranks[1].to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if stopped.elapsed() > Duration::from_secs(15) {
+            let _ = Command::new("kill")
+                .args(["-9", &ranks[1].to_string()])
+                .status();
+            panic!("weft mp did not notice the stopped rank within 15 s (--timeout 2s)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let noticed = stopped.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(code.code(), Some(1), "{err}");
+    assert!(err.contains("rank 1"), "the stopped rank is named: {err}");
+    assert!(
+        noticed >= Duration::from_secs(2),
+        "failed after {noticed:?}, before the 2 s time-out: {err}"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    for p in &ranks {
+        let alive =
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z "));
+        if alive {
+            let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
+        }
+        assert!(!alive, "rank process {p} outlived the run");
+    }
+}
+
 fn spec(rank: u32, sizes: Vec<u64>) -> MpSpec {
     MpSpec {
         version: MP_VERSION,

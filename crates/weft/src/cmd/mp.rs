@@ -85,8 +85,10 @@ pub struct Args {
     /// Daemon route: packets unacknowledged per pair of daemons.
     #[arg(long, default_value_t = 1)]
     pub daemon_window: u32,
-    /// A rank that sees nothing move for this long fails the run.
-    #[arg(long, default_value = "10s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
+    /// A rank that sees nothing move for this long while it waits fails the run, naming the
+    /// rank it waited for: a rank that died, or one alive but stopped, frozen or stuck, whose
+    /// kernel keeps its connections open.
+    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub timeout: Duration,
     /// How long a waiting rank polls before it sleeps [default: 20ms when every rank (and
     /// daemon) of a host has a CPU to itself, 50us when they outnumber its CPUs].
