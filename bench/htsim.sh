@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Side by side with htsim (issue 29): builds htsim from its public source (Broadcom's csg-htsim,
+# g++ and make only) and runs the datacenter experiments the issue names, then weft's scenarios of
+# the same experiments when they exist, and prints both tools' results with the ratio.
+#
+#   NDP incast: N senders x 450 KB to one receiver, 8-packet queues, 10 Gbit/s, 128-host fat-tree
+#               (completion time p50 and of the last flow, against the ideal N x size / rate)
+#   permutation: every host sends 2 MB to another, 128 hosts, spraying (htsim -strat perm) and
+#               per-flow ECMP (-strat ecmp_host -paths 1: one path per flow) (goodput per flow, mean and min)
+#   speed:      CPU seconds of the 432-host spraying permutation
+#
+# Usage: bench/htsim.sh [SENDERS]          (default 16)
+#   HTSIM_SRC=DIR  an htsim source tree (with sim/) instead of cloning it into target/htsim
+set -euo pipefail
+cd "$(dirname "$0")/.."
+senders="${1:-16}"
+src="${HTSIM_SRC:-target/htsim/src}"
+if [ ! -d "$src/sim" ]; then
+  mkdir -p "$(dirname "$src")"
+  git clone --depth 1 https://github.com/Broadcom/csg-htsim "$src"
+fi
+echo "htsim: $(git -C "$src" log -1 --format='%h %cs' 2>/dev/null || echo "source at $src")"
+make -s -C "$src/sim" >/dev/null
+make -s -C "$src/sim/datacenter" >/dev/null
+ndp="$src/sim/datacenter/htsim_ndp"
+gen="$src/sim/datacenter/connection_matrices"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Flow completion times (us) of an htsim log, one per line, sorted.
+fcts() { sed -n 's/.* finished at \([0-9.]*\) total bytes.*/\1/p' "$1" | sort -g; }
+
+# --- NDP incast ---
+python3 "$gen/gen_incast.py" "$work/incast.cm" 128 "$senders" 450000 0 1 >/dev/null
+"$ndp" -tm "$work/incast.cm" -nodes 128 -cwnd 23 -q 8 -strat perm -linkspeed 10000 \
+  -end 1000000 -o "$work/incast" >"$work/incast.log" 2>&1
+fcts "$work/incast.log" >"$work/incast.fct"
+python3 - "$work/incast.fct" "$senders" <<'EOF'
+import statistics, sys
+v = [float(x) for x in open(sys.argv[1]) if x.strip()]
+n = int(sys.argv[2])
+ideal = n * 450000 * 8 / 10e9 * 1e6
+print(f"htsim NDP incast {n} x 450 KB, 10 Gbit/s, q 8, 128-host fat-tree: {len(v)} flows done, "
+      f"FCT p50 {statistics.median(v):.0f} us, last {max(v):.0f} us (ideal {ideal:.0f} us, "
+      f"last/ideal {max(v) / ideal:.3f})")
+EOF
+
+# --- permutation: spraying against per-flow ECMP ---
+python3 "$gen/gen_permutation.py" "$work/perm.cm" 128 128 2000000 0 1 >/dev/null
+for strat in "perm" "ecmp_host -paths 1"; do
+  # shellcheck disable=SC2086 # the strategy and its argument are two words
+  "$ndp" -tm "$work/perm.cm" -nodes 128 -cwnd 23 -q 8 -strat $strat -linkspeed 10000 \
+    -end 1000000 -o "$work/perm" >"$work/perm.log" 2>&1
+  fcts "$work/perm.log" >"$work/perm.fct"
+  python3 - "$work/perm.fct" "$strat" <<'EOF'
+import statistics, sys
+v = [float(x) for x in open(sys.argv[1]) if x.strip()]
+g = [2000000 * 8 / (t * 1e-6) / 1e9 for t in v]
+print(f"htsim NDP permutation 128 x 2 MB, -strat {sys.argv[2]}: {len(v)} flows done, goodput "
+      f"mean {statistics.mean(g):.2f} Gbit/s, min {min(g):.2f} Gbit/s")
+EOF
+done
+
+# --- speed: the 432-host spraying permutation ---
+python3 "$gen/gen_permutation.py" "$work/perm432.cm" 432 432 2000000 0 1 >/dev/null
+/usr/bin/time -f "%U %S %M" -o "$work/time" "$ndp" -tm "$work/perm432.cm" -nodes 432 -cwnd 23 \
+  -q 8 -strat perm -linkspeed 10000 -end 1000000 -o "$work/p432" >"$work/p432.log" 2>&1
+read -r u s m <"$work/time"
+echo "htsim NDP permutation 432 x 2 MB, spraying: $(fcts "$work/p432.log" | wc -l) flows done, \
+CPU $(echo "$u + $s" | bc) s, peak memory $((m / 1024)) MB"
+
+# --- weft, where it has the same experiments ---
+for s in scenarios/fabric-incast.toml scenarios/fabric-permutation.toml; do
+  if [ -f "$s" ]; then
+    echo "weft: $s (model, sim):"
+    /usr/bin/time -f "  weft CPU %U s user, %S s system, peak memory %M kB" \
+      cargo run -q --release -p weft -- run "$s" --engine model,sim
+  else
+    echo "weft: $s does not exist yet: no side-by-side row for it"
+  fi
+done
