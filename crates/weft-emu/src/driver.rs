@@ -84,6 +84,9 @@ pub struct DriverReport {
     /// Counters of the input-queued fabric, if a switch has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<FabricStats>,
+    /// Counters of the switches' circuits, when they forward by VPI/VCI.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vc: Option<weft_model::net::VcStats>,
     /// Frames the kernel refused to take (peer backlog full).
     pub send_errors: u64,
     /// Times the loop slept in `ppoll`.
@@ -403,6 +406,7 @@ fn serve(
         ports: net.all_host_stats(),
         trunks: net.trunk_stats(),
         fabric: net.fabric_stats(),
+        vc: net.vc_stats(),
         send_errors: hosts.send_errors,
         sleeps: clock.sleeps,
         elapsed_ns: end.0 - start.0,

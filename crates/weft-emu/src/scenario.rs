@@ -426,4 +426,7 @@ fn add_switch_metrics(
         "degraded": rep.degraded, "realtime": rep.realtime,
     });
     sample.insert("switch".into(), switch);
+    if let Some(v) = &rep.vc {
+        sample.insert("vc".into(), json!(v));
+    }
 }

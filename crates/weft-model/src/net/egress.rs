@@ -154,6 +154,8 @@ struct Pending<F> {
     queue_state: FlowState,
     /// A policer tagged cells of it (CLP = 1).
     tagged: bool,
+    /// Its VPI/VCI on the line it leaves by ([`Train::vc`]).
+    vc: crate::vc::Vc,
     /// Instant the first unit sent left the line, and units sent.
     first_dep: u64,
     sent: u64,
@@ -299,6 +301,7 @@ impl<F: Frame> Egress<F> {
             flow: t.flow,
             queue_state: FlowState::default(),
             tagged: t.tagged,
+            vc: t.vc,
             first_dep: 0,
             sent: 0,
             frame: Some(t.frame),
@@ -570,13 +573,14 @@ impl<F: Frame> Egress<F> {
     fn hand_on(&mut self, p: &Pending<F>, dep: u64, frame: F, damaged: bool) {
         let delay = self.link.delay.as_nanos();
         let (units, first_dep, flow) = (p.sent.max(1), p.first_dep.min(dep), p.flow);
-        let tagged = p.tagged;
+        let (tagged, vc) = (p.tagged, p.vc);
         let out = &mut self.out;
         self.faults.pass(dep + delay, frame, &mut |due, f| {
             let held = due - (dep + delay);
             let mut t = Train::between(f, first_dep + held, dep + held, units, delay, flow);
             t.damaged = damaged;
             t.tagged = tagged;
+            t.vc = vc;
             out.push(Instant(due), t);
         });
         self.stats.faults = self.faults.stats;
@@ -666,6 +670,7 @@ mod tests {
                 flow: 0,
                 damaged: false,
                 tagged: false,
+                vc: Default::default(),
             };
             e.handle_train(t);
         }

@@ -180,6 +180,8 @@ struct InFlight<F> {
     flow: u32,
     /// Damaged upstream: crosses, but stays damaged.
     damaged: bool,
+    /// Its VPI/VCI, rewritten before it entered ([`Train::vc`]).
+    vc: crate::vc::Vc,
     cells: u64,
     crossed: u64,
     dropped: u64,
@@ -279,6 +281,7 @@ impl<F: Frame> FabricStage<F> {
             output: output as u32,
             flow: t.flow,
             damaged: t.damaged,
+            vc: t.vc,
             cells,
             crossed: 0,
             dropped: 0,
@@ -398,6 +401,7 @@ impl<F: Frame> FabricStage<F> {
         let last = at.max(f.first_out);
         let mut t = Train::between(f.frame, f.first_out, last, f.cells, 0, f.flow);
         t.damaged = f.damaged;
+        t.vc = f.vc;
         deliver(f.output as PortId, t);
     }
 }

@@ -30,6 +30,7 @@ mod serialiser;
 mod switch;
 mod topology;
 mod train;
+mod vc_switch;
 
 pub use capture::{
     Direction, LinkId, LinkType, PcapTap, PcapWriter, Record, Recorder, Tap, capture_files,
@@ -53,6 +54,7 @@ pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::Train;
+pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};
 #[cfg(test)]
 mod multipath_tests;
 #[cfg(test)]

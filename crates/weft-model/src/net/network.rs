@@ -165,6 +165,9 @@ impl<F: Frame> Network<F> {
                 switches[b].set_flood(*pb, false);
             }
         }
+        if let Some(c) = &topo.circuits {
+            super::vc_switch::install(&mut switches, c, &host_port, &trunk_port, topo)?;
+        }
         Ok(Network {
             fabrics: (0..ns).filter(|&s| switches[s].has_fabric()).collect(),
             switches,
@@ -337,6 +340,21 @@ impl<F: Frame> Network<F> {
     /// The fabric counters of the first switch with an input-queued fabric.
     pub fn fabric_stats(&self) -> Option<FabricStats> {
         self.switches.iter().find_map(SwitchCore::fabric_stats)
+    }
+
+    /// Switch `s` (topology order).
+    pub fn switch(&self, s: usize) -> Option<&SwitchCore<F>> {
+        self.switches.get(s)
+    }
+
+    /// Switch `s`, to change its tables.
+    pub fn switch_mut(&mut self, s: usize) -> Option<&mut SwitchCore<F>> {
+        self.switches.get_mut(s)
+    }
+
+    /// The index of the switch called `name`.
+    pub fn switch_index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
     }
 
     /// Frames that were too short to switch or had nowhere to go, over all switches.

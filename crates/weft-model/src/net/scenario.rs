@@ -154,14 +154,27 @@ impl Topology {
                 cut_through: false,
             });
         }
-        let topo = Topology {
+        let mut topo = Topology {
             hosts,
             switches,
             trunks,
             seed,
             multipath: s.fabric.as_ref().map(|f| f.multipath).unwrap_or_default(),
+            circuits: None,
         };
         topo.validate()?;
+        if let (Some(db), Some(shape)) = (&s.vc, &s.vc_forward) {
+            let err = |m: String| TopologyError::Scenario(format!("[vc]: {m}"));
+            let plan = crate::vc::plan(db, shape).map_err(|e| err(e.to_string()))?;
+            if let Err(p) = plan.verify(db) {
+                return Err(err(format!("the plan does not check: {}", p[0])));
+            }
+            topo.circuits = Some(super::Circuits::from_plan(&plan, db, &topo)?);
+            notes.push(format!(
+                "the switches forward by the {} plan of [vc]: {} circuits, {} cross-connect entries",
+                plan.shape, plan.counts.vcs, plan.counts.entries
+            ));
+        }
         Ok((topo, notes))
     }
 }

@@ -17,6 +17,7 @@ use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
 use super::multipath::{Multipath, PathChooser};
 use super::train::Train;
+use super::vc_switch::VcSwitch;
 use crate::element::PortId;
 use crate::engine::Deadlines;
 use crate::fabric::Rng;
@@ -95,6 +96,8 @@ pub struct SwitchCore<F> {
     base: usize,
     /// Trains an ingress line made of one frame (kept to reuse its allocation).
     trains: Vec<Train<F>>,
+    /// Its circuits, when it forwards by VPI/VCI instead of by MAC address.
+    vc: Option<VcSwitch>,
     /// Frames that were too short to switch, or had nowhere to go.
     pub runts: u64,
 }
@@ -149,6 +152,7 @@ impl<F: Frame> SwitchCore<F> {
             cut_through: cut_through.then(|| ports.iter().map(|(_, l)| l.clone()).collect()),
             base,
             trains: Vec::new(),
+            vc: None,
             runts: 0,
         })
     }
@@ -264,6 +268,17 @@ impl<F: Frame> SwitchCore<F> {
         ingress.handle_frame(now, frame, &mut |t| trains.push(t));
         for mut t in trains.drain(..) {
             t.flow = flow;
+            if let Some(vc) = &mut self.vc {
+                let dst = t.frame.dst();
+                let to = if is_group(&dst) {
+                    None
+                } else {
+                    host_of_mac(&dst)
+                };
+                if !vc.label(port, to, &mut t) {
+                    continue;
+                }
+            }
             self.handle_train(port, t, d);
         }
         self.trains = trains;
@@ -276,6 +291,12 @@ impl<F: Frame> SwitchCore<F> {
             return;
         }
         t.first += self.latency;
+        if let Some(vc) = &mut self.vc {
+            if let Some(o) = vc.route(port, &mut t) {
+                self.forward(port, o, t, d);
+            }
+            return;
+        }
         let (dst, src) = (t.frame.dst(), t.frame.src());
         if !is_group(&src) && host_of_mac(&src).is_none() && self.learned.len() < MAX_LEARNED {
             self.learned.entry(src).or_insert(port);
@@ -289,16 +310,7 @@ impl<F: Frame> SwitchCore<F> {
         };
         match out {
             Some(o) if o == port => self.runts += 1,
-            Some(o) => {
-                self.cut(port, o, &mut t);
-                match &mut self.fabric {
-                    Some(f) => f.handle_train(port, o, t),
-                    None => {
-                        self.ports[o].egress.handle_train(t);
-                        self.reschedule(o, d);
-                    }
-                }
-            }
+            Some(o) => self.forward(port, o, t, d),
             None => {
                 for o in 0..self.ports.len() {
                     if o != port && self.flood[o] {
@@ -308,6 +320,37 @@ impl<F: Frame> SwitchCore<F> {
                 }
             }
         }
+    }
+
+    /// Sends train `t` from port `from` on to port `to`, through the fabric if there is one.
+    fn forward(&mut self, from: PortId, to: PortId, mut t: Train<F>, d: &mut PortDeadlines) {
+        if to >= self.ports.len() {
+            self.runts += 1;
+            return;
+        }
+        self.cut(from, to, &mut t);
+        match &mut self.fabric {
+            Some(f) => f.handle_train(from, to, t),
+            None => {
+                self.ports[to].egress.handle_train(t);
+                self.reschedule(to, d);
+            }
+        }
+    }
+
+    /// Forwards by circuit from now on: by `vc`'s table instead of by MAC address.
+    pub fn set_circuits(&mut self, vc: VcSwitch) {
+        self.vc = Some(vc);
+    }
+
+    /// Its circuits (`None`: it forwards by MAC address).
+    pub fn circuits(&self) -> Option<&VcSwitch> {
+        self.vc.as_ref()
+    }
+
+    /// Its circuits, to clear or install a table.
+    pub fn circuits_mut(&mut self) -> Option<&mut VcSwitch> {
+        self.vc.as_mut()
     }
 
     /// A cut-through switch sends a whole frame (not cells) from port `from` to port `to` as

@@ -36,6 +36,7 @@ fn train(frame: Vec<u8>, first: u64, spacing: u64, units: u64, flow: u32) -> Tra
         flow,
         damaged: false,
         tagged: false,
+        vc: Default::default(),
     }
 }
 

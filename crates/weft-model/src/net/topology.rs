@@ -71,6 +71,9 @@ pub struct Topology {
     /// How switches spread frames over equal-cost ports (default per-flow ECMP).
     #[serde(default)]
     pub multipath: Multipath,
+    /// The circuits the switches forward by (`None`: by MAC address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuits: Option<super::vc_switch::Circuits>,
 }
 
 /// A topology that cannot be built.
@@ -132,6 +135,7 @@ impl Topology {
             trunks: Vec::new(),
             seed,
             multipath: Multipath::default(),
+            circuits: None,
         }
     }
 

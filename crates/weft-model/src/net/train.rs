@@ -22,6 +22,9 @@ pub struct Train<F> {
     /// A policer tagged cells of it (CLP = 1): queues above their CLP threshold drop its cells
     /// (the frame as the unit of tagging: see [`crate::net::LinkSpec::clp_threshold`]).
     pub tagged: bool,
+    /// Its VPI/VCI on the link it is on, when the switches forward by circuit
+    /// ([`super::VcSwitch`]); unused otherwise.
+    pub vc: crate::vc::Vc,
 }
 
 impl<F> Train<F> {
@@ -57,6 +60,7 @@ impl<F> Train<F> {
             flow,
             damaged: false,
             tagged: false,
+            vc: crate::vc::Vc::default(),
         }
     }
 }

@@ -106,6 +106,9 @@ pub struct Scenario {
     /// The generator of the file's `[fabric]` table, whose hosts, switches and links are in
     /// `hosts`, `switches` and `links` after the file's own; `None`: the file has none.
     pub fabric: Option<FabricGen>,
+    /// The plan the switches forward by (`[vc]`'s `forward`): the simulator's and the
+    /// emulator's switches switch cells by its tables instead of by MAC address.
+    pub vc_forward: Option<crate::vc::Shape>,
 }
 
 /// An end host.

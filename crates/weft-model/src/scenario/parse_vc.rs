@@ -9,6 +9,9 @@
 //! name = "methuselah"
 //! switch = "asx1"
 //! port = 3
+//! # optional: the switches forward cells by this plan's tables (not by MAC address), on the
+//! # simulator and the emulator: mesh | sites | star (with hub = "HOST") | pairs (the database's)
+//! forward = "mesh"
 //!
 //! [[workload]]
 //! kind = "vc"
@@ -26,29 +29,64 @@ use crate::vc::{HostDb, Shape};
 /// The keys only a workload of kind `vc` takes (`hosts` is sweepable and listed there).
 pub(super) const VC_KEYS: &[&str] = &["plan", "hub", "sites"];
 
-/// The `[vc]` table of the document `text`, validated as a host database (`None`: absent).
-pub(super) fn db(root: &Tbl<'_, '_>, text: &str) -> Result<Option<HostDb>> {
+/// The `[vc]` table of the document `text`, validated as a host database (`None`: absent),
+/// and the plan its `forward` key names.
+pub(super) fn db(root: &Tbl<'_, '_>, text: &str) -> Result<(Option<HostDb>, Option<Shape>)> {
     if root.get("vc").is_none() {
-        return Ok(None);
+        return Ok((None, None));
     }
     // The document parsed once already; parse it again as plain TOML to hand the table to
     // the database's own (serde) reader.
     let doc: toml::Table =
         toml::from_str(text).map_err(|e| root.err("vc", format!("not valid TOML: {e}")))?;
-    let Some(value) = doc.get("vc").cloned() else {
-        return Ok(None);
+    let Some(mut value) = doc.get("vc").cloned() else {
+        return Ok((None, None));
     };
-    if !value.is_table() {
+    let Some(table) = value.as_table_mut() else {
         return Err(root.err(
             "vc",
             "expected a table: [vc] with [[vc.switch]], [[vc.host]]",
         ));
-    }
+    };
+    let forward = table.remove("forward");
+    let hub = table.remove("hub");
     let db: HostDb = value.try_into().map_err(|e: toml::de::Error| {
         root.err("vc", format!("not a host database: {}", e.message().trim()))
     })?;
     db.validate().map_err(|e| root.err("vc", e.to_string()))?;
-    Ok(Some(db))
+    let shape = forward_shape(forward, hub, &db).map_err(|m| root.err("vc", m))?;
+    Ok((Some(db), shape))
+}
+
+/// The plan `[vc]`'s `forward` (and `hub`) name.
+fn forward_shape(
+    forward: Option<toml::Value>,
+    hub: Option<toml::Value>,
+    db: &HostDb,
+) -> std::result::Result<Option<Shape>, String> {
+    let hub = match hub {
+        None => None,
+        Some(toml::Value::String(h)) if db.host_index(&h).is_some() => Some(h),
+        Some(toml::Value::String(h)) => {
+            return Err(format!("hub: no host of [vc] is called {h:?}"));
+        }
+        Some(_) => return Err("hub: expected a host's name".into()),
+    };
+    let shape = match forward.as_ref().map(|v| v.as_str()) {
+        None => None,
+        Some(Some("mesh")) => Some(Shape::Mesh),
+        Some(Some("sites")) => Some(Shape::Sites),
+        Some(Some("pairs")) => Some(Shape::Pairs(db.pairs.clone())),
+        Some(Some("star")) => match &hub {
+            Some(h) => Some(Shape::Star(h.clone())),
+            None => return Err("forward = \"star\" needs hub = \"HOST\", its centre".into()),
+        },
+        Some(_) => return Err("forward: expected mesh, sites, star or pairs".into()),
+    };
+    if hub.is_some() && !matches!(shape, Some(Shape::Star(_))) {
+        return Err("hub: only forward = \"star\" takes a hub".into());
+    }
+    Ok(shape)
 }
 
 /// The `vc` keys of a workload: `plan`, `hub`, `sites`; refused on other kinds, as is `hosts`.

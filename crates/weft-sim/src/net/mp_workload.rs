@@ -39,6 +39,8 @@ pub struct MpRun {
     pub times: Vec<RankTimes>,
     /// When the last rank finished.
     pub end: Instant,
+    /// The counters of the switches' circuits, when they forward by VPI/VCI.
+    pub vc: Option<weft_model::net::VcStats>,
 }
 
 /// Runs `patterns` at `sizes` among ranks on the hosts `hosts` (indices in `topo`, rank 0
@@ -102,6 +104,7 @@ pub fn run_ranks(
         programs: ranks.iter().map(|a| a.program().clone()).collect(),
         times: ranks.iter().map(|a| a.times().clone()).collect(),
         end,
+        vc: r.network.vc_stats(),
     })
 }
 
@@ -237,4 +240,7 @@ pub fn mp(
         m.insert("total_ms".into(), json!(x.mean_us * f64::from(steps) / 1e3));
     }
     m.insert("seconds".into(), json!(r.end.0 as f64 / 1e9));
+    if let Some(v) = &r.vc {
+        m.insert("vc".into(), json!(v));
+    }
 }

@@ -1,0 +1,400 @@
+//! Switching by VPI/VCI: a switch whose topology carries circuits ([`Circuits`], from a
+//! [`crate::vc::Plan`]) forwards a cell train by its cross-connect table, not by MAC address.
+//! A host labels each frame with the VPI/VCI it has bound to the destination (its own side of
+//! Classical IP's address -> VC binding); every switch looks the label up under the port it came
+//! in on ((in port, VPI/VCI) -> (out port, VPI/VCI), or a path entry that rewrites the VPI and
+//! leaves the VCI alone) and rewrites it; the host at the end accepts it only on a label it has
+//! bound. Cells on a circuit a switch has no entry for are counted and dropped, as are frames a
+//! host has no circuit for and frames that reach a host on a label it does not know.
+//!
+//! The tables are the plan's, its ports the database's numbers; [`VcSwitch`] keeps the map from
+//! those to the switch's own ports, so a table can be cleared (a switch that lost its manager)
+//! and installed again from the plan as it is ([`VcSwitch::install`]).
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::frame::Frame;
+use super::network::Network;
+use super::switch::SwitchCore;
+use super::topology::{Topology, TopologyError};
+use super::train::Train;
+use crate::element::PortId;
+use crate::vc::{Entry, HostDb, Plan, Table, TableError, Vc};
+
+/// What a port of the database is in the topology.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PortRef {
+    /// The link of host `i` (topology index).
+    Host(usize),
+    /// Trunk `k` (topology index), at this switch's end.
+    Trunk(usize),
+}
+
+/// The circuits a topology's switches forward by: each switch's table as planned (database
+/// port numbers), what each of those ports is, and each host's bindings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Circuits {
+    /// Per switch (topology order): its cross-connect entries.
+    pub tables: Vec<Vec<Entry>>,
+    /// Per switch: each database port number and what it is.
+    pub ports: Vec<Vec<(u32, PortRef)>>,
+    /// Per host (topology order): the label it sends on to each destination host.
+    pub send: Vec<Vec<(usize, Vc)>>,
+}
+
+impl Circuits {
+    /// The circuits of `plan` (made from `db`) on `topo`: the database's switches and hosts are
+    /// the topology's by name, and its trunks between two switches are the topology's between
+    /// them, in order.
+    pub fn from_plan(plan: &Plan, db: &HostDb, topo: &Topology) -> Result<Self, TopologyError> {
+        let err = |m: String| TopologyError::Scenario(format!("[vc]: {m}"));
+        let switch = |name: &str| {
+            topo.switches
+                .iter()
+                .position(|s| s.name == name)
+                .ok_or_else(|| err(format!("switch {name} is not a [[switch]] of the scenario")))
+        };
+        let host = |name: &str| {
+            topo.hosts
+                .iter()
+                .position(|h| h.name == name)
+                .ok_or_else(|| err(format!("host {name} is not a [[host]] of the scenario")))
+        };
+        let ns = topo.switches.len();
+        let mut ports: Vec<Vec<(u32, PortRef)>> = vec![Vec::new(); ns];
+        for h in &db.hosts {
+            let (s, i) = (switch(&h.switch)?, host(&h.name)?);
+            if topo.hosts[i].switch != s {
+                return Err(err(format!(
+                    "host {} is on switch {} in [vc] and on {} in the scenario's links",
+                    h.name, h.switch, topo.switches[topo.hosts[i].switch].name
+                )));
+            }
+            ports[s].push((h.port, PortRef::Host(i)));
+        }
+        let mut taken = vec![false; topo.trunks.len()];
+        for t in &db.trunks {
+            let (a, b) = (switch(&t.ends[0])?, switch(&t.ends[1])?);
+            let k = (0..topo.trunks.len())
+                .find(|&k| {
+                    !taken[k] && {
+                        let e = topo.trunks[k].ends;
+                        e == [a, b] || e == [b, a]
+                    }
+                })
+                .ok_or_else(|| {
+                    err(format!(
+                        "trunk {}-{} has no link between those switches in the scenario",
+                        t.ends[0], t.ends[1]
+                    ))
+                })?;
+            taken[k] = true;
+            ports[a].push((t.ports[0], PortRef::Trunk(k)));
+            ports[b].push((t.ports[1], PortRef::Trunk(k)));
+        }
+        let mut tables = vec![Vec::new(); ns];
+        for t in &plan.tables {
+            tables[switch(&t.switch)?] = t.entries.clone();
+        }
+        let mut send = vec![Vec::new(); topo.hosts.len()];
+        for b in &plan.hosts {
+            let i = host(&b.host)?;
+            for p in &b.peers {
+                send[i].push((host(&p.host)?, Vc::new(p.vpi, p.vci)));
+            }
+        }
+        Ok(Circuits {
+            tables,
+            ports,
+            send,
+        })
+    }
+}
+
+/// Gives each switch of a network being built its circuits `c`: its table, its database ports
+/// as its own (`host_port[h]`: host `h`'s switch and port; `trunk_port[k]`: trunk `k`'s port at
+/// each end) and the bindings of the hosts on its ports.
+pub(super) fn install<F: Frame>(
+    switches: &mut [SwitchCore<F>],
+    c: &Circuits,
+    host_port: &[(usize, PortId)],
+    trunk_port: &[[PortId; 2]],
+    topo: &Topology,
+) -> Result<(), TopologyError> {
+    for (s, sw) in switches.iter_mut().enumerate() {
+        let own = |r: PortRef| match r {
+            PortRef::Host(h) => host_port.get(h).filter(|hp| hp.0 == s).map(|hp| hp.1),
+            PortRef::Trunk(k) => {
+                let end = topo.trunks.get(k)?.ends.iter().position(|&e| e == s)?;
+                trunk_port.get(k).map(|p| p[end])
+            }
+        };
+        let map = c
+            .ports
+            .get(s)
+            .into_iter()
+            .flatten()
+            .filter_map(|&(n, r)| Some((n, own(r)?)));
+        let mut v = VcSwitch::new(sw.ports(), map);
+        for (h, sends) in c.send.iter().enumerate() {
+            if let Some(&(hs, p)) = host_port.get(h).filter(|hp| hp.0 == s) {
+                debug_assert_eq!(hs, s);
+                for &(to, vc) in sends {
+                    v.bind(p, to, vc);
+                }
+            }
+        }
+        if let Some(entries) = c.tables.get(s) {
+            v.install(entries).map_err(|e| {
+                TopologyError::Scenario(format!("[vc]: switch {}: {e}", topo.switches[s].name))
+            })?;
+        }
+        sw.set_circuits(v);
+    }
+    Ok(())
+}
+
+impl<F: Frame> Network<F> {
+    /// The counters of every switch's circuits added up (`None`: it forwards by MAC address).
+    pub fn vc_stats(&self) -> Option<VcStats> {
+        let mut out: Option<VcStats> = None;
+        for s in (0..).map_while(|s| self.switch(s)) {
+            let Some(v) = s.circuits() else { continue };
+            let v = v.stats();
+            let o = out.get_or_insert_with(VcStats::default);
+            o.frames += v.frames;
+            o.cells += v.cells;
+            o.frames_unknown += v.frames_unknown;
+            o.cells_unknown += v.cells_unknown;
+            o.unbound += v.unbound;
+            o.misdelivered += v.misdelivered;
+            o.group += v.group;
+            o.circuits_used += v.circuits_used;
+        }
+        out
+    }
+}
+
+/// Counters of a switch's circuits.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct VcStats {
+    /// Frames switched by an entry.
+    pub frames: u64,
+    /// Cells of those frames.
+    pub cells: u64,
+    /// Frames dropped on a circuit the table has no entry for.
+    pub frames_unknown: u64,
+    /// Cells of those frames.
+    pub cells_unknown: u64,
+    /// Frames a host sent to a destination it has no circuit to (dropped at its link).
+    pub unbound: u64,
+    /// Frames that reached a host on a label it has not bound (dropped there).
+    pub misdelivered: u64,
+    /// Broadcast and multicast frames, which no circuit carries (dropped).
+    pub group: u64,
+    /// Distinct circuits (input port and label) that carried a frame.
+    pub circuits_used: usize,
+}
+
+/// One switch's circuit switching: its table in its own port numbers, the bindings of the hosts
+/// on its ports, and its counters.
+#[derive(Clone, Debug, Default)]
+pub struct VcSwitch {
+    /// Database port -> the switch's port.
+    ports: HashMap<u32, PortId>,
+    table: Table,
+    /// Per port: the label its host sends on to each destination host.
+    send: Vec<HashMap<usize, Vc>>,
+    /// Per port: the labels its host receives on.
+    recv: Vec<HashSet<Vc>>,
+    used: HashSet<(PortId, Vc)>,
+    stats: VcStats,
+}
+
+impl VcSwitch {
+    /// A switch of `ports` ports whose database ports are `map` (database number, own port),
+    /// with no entries yet.
+    pub fn new(ports: usize, map: impl IntoIterator<Item = (u32, PortId)>) -> Self {
+        VcSwitch {
+            ports: map.into_iter().collect(),
+            send: vec![HashMap::new(); ports],
+            recv: vec![HashSet::new(); ports],
+            ..VcSwitch::default()
+        }
+    }
+
+    /// Binds, for the host on `port`, the label it sends on to host `to`; it receives on the
+    /// same label (circuits are duplex).
+    pub fn bind(&mut self, port: PortId, to: usize, vc: Vc) {
+        if let (Some(s), Some(r)) = (self.send.get_mut(port), self.recv.get_mut(port)) {
+            s.insert(to, vc);
+            r.insert(vc);
+        }
+    }
+
+    /// Installs `entries` (database port numbers) in place of the table there was.
+    pub fn install(&mut self, entries: &[Entry]) -> Result<(), TableError> {
+        let mut t = Table::new();
+        for e in entries {
+            let port = |p: u32| self.ports.get(&p).map(|&q| q as u32).unwrap_or(u32::MAX);
+            let mut own = e.clone();
+            own.in_port = port(e.in_port);
+            own.out_port = port(e.out_port);
+            t.insert(&own)?;
+        }
+        self.table = t;
+        Ok(())
+    }
+
+    /// Removes every entry (the switch lost its manager, or restarted).
+    pub fn clear(&mut self) {
+        self.table.clear();
+    }
+
+    /// Entries in the table.
+    pub fn entries(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Its counters.
+    pub fn stats(&self) -> VcStats {
+        VcStats {
+            circuits_used: self.used.len(),
+            ..self.stats.clone()
+        }
+    }
+
+    /// Labels a frame from the host on `port` for destination host `to` (`None`: a group
+    /// address); false if the host has no circuit to it (the frame is counted and dropped).
+    pub fn label<F>(&mut self, port: PortId, to: Option<usize>, t: &mut Train<F>) -> bool {
+        let Some(to) = to else {
+            self.stats.group += 1;
+            return false;
+        };
+        match self.send.get(port).and_then(|s| s.get(&to)) {
+            Some(&vc) => {
+                t.vc = vc;
+                true
+            }
+            None => {
+                self.stats.unbound += 1;
+                false
+            }
+        }
+    }
+
+    /// The port a train that came in on `port` goes out of, its label rewritten; `None` if the
+    /// table has no entry for it or it would reach a host on a label the host has not bound
+    /// (counted, and the train dropped).
+    pub fn route<F>(&mut self, port: PortId, t: &mut Train<F>) -> Option<PortId> {
+        let Some((out, vc)) = self.table.lookup(port as u32, t.vc) else {
+            self.stats.frames_unknown += 1;
+            self.stats.cells_unknown += t.units;
+            return None;
+        };
+        let out = out as PortId;
+        if !self.send.get(out).is_none_or(HashMap::is_empty)
+            && !self.recv.get(out).is_some_and(|r| r.contains(&vc))
+        {
+            self.stats.misdelivered += 1;
+            return None;
+        }
+        self.used.insert((port, t.vc));
+        self.stats.frames += 1;
+        self.stats.cells += t.units;
+        t.vc = vc;
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(p: u32, i: (u8, Option<u16>), q: u32, o: (u8, Option<u16>)) -> Entry {
+        Entry {
+            in_port: p,
+            in_vpi: i.0,
+            in_vci: i.1,
+            out_port: q,
+            out_vpi: o.0,
+            out_vci: o.1,
+        }
+    }
+
+    fn train(vc: Vc) -> Train<()> {
+        let mut t = Train::between((), 0, 90, 10, 0, 0);
+        t.vc = vc;
+        t
+    }
+
+    /// Database ports 3 (a host, our port 0) and 16 (a trunk, our port 1).
+    fn switch() -> VcSwitch {
+        let mut s = VcSwitch::new(2, [(3, 0), (16, 1)]);
+        s.bind(0, 7, Vc::new(0, 138));
+        s
+    }
+
+    #[test]
+    fn a_channel_is_switched_and_relabelled() {
+        let mut s = switch();
+        s.install(&[
+            entry(3, (0, Some(138)), 16, (0, Some(40))),
+            entry(16, (0, Some(40)), 3, (0, Some(138))),
+        ])
+        .unwrap();
+        let mut t = train(Vc::default());
+        assert!(s.label(0, Some(7), &mut t));
+        assert_eq!(t.vc, Vc::new(0, 138));
+        assert_eq!(s.route(0, &mut t), Some(1));
+        assert_eq!(t.vc, Vc::new(0, 40));
+        let mut back = train(Vc::new(0, 40));
+        assert_eq!(s.route(1, &mut back), Some(0));
+        assert_eq!(back.vc, Vc::new(0, 138));
+        let st = s.stats();
+        assert_eq!((st.frames, st.cells, st.circuits_used), (2, 20, 2));
+    }
+
+    #[test]
+    fn a_path_keeps_the_vci() {
+        let mut s = switch();
+        s.install(&[entry(16, (5, None), 16, (9, None))]).unwrap();
+        let mut t = train(Vc::new(5, 321));
+        assert_eq!(s.route(1, &mut t), Some(1));
+        assert_eq!(t.vc, Vc::new(9, 321));
+    }
+
+    #[test]
+    fn unknown_circuits_are_counted_and_dropped() {
+        let mut s = switch();
+        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
+            .unwrap();
+        let mut t = train(Vc::new(0, 139));
+        assert_eq!(s.route(0, &mut t), None);
+        // Cleared, the circuit it had is unknown too; installed again, it is back.
+        s.clear();
+        let mut t = train(Vc::new(0, 138));
+        assert_eq!(s.route(0, &mut t), None);
+        let st = s.stats();
+        assert_eq!((st.frames_unknown, st.cells_unknown, st.frames), (2, 20, 0));
+        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
+            .unwrap();
+        assert_eq!(s.route(0, &mut train(Vc::new(0, 138))), Some(1));
+    }
+
+    #[test]
+    fn hosts_send_only_on_their_circuits_and_accept_only_bound_labels() {
+        let mut s = switch();
+        assert!(!s.label(0, Some(8), &mut train(Vc::default())));
+        assert!(!s.label(0, None, &mut train(Vc::default())));
+        // An entry that delivers to the host on a label it has not bound.
+        s.install(&[entry(16, (0, Some(40)), 3, (0, Some(99)))])
+            .unwrap();
+        assert_eq!(s.route(1, &mut train(Vc::new(0, 40))), None);
+        let st = s.stats();
+        assert_eq!((st.unbound, st.group, st.misdelivered), (1, 1, 1));
+    }
+}

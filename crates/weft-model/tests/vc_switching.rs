@@ -1,0 +1,128 @@
+//! Switching by VPI/VCI in the shared fabric: the 3-switch, 12-host scenario whose switches
+//! forward by its planned PVC mesh delivers a frame between every ordered pair of hosts by the
+//! tables (every one of the 132 circuits used, nothing unknown), and a switch whose table is
+//! cleared drops the cells of the circuits through it as unknown until the plan's table is back.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::PathBuf;
+
+use weft_model::net::{Network, Topology, host_mac};
+use weft_model::{Instant, Scenario};
+
+fn scenario() -> Scenario {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/vc-mesh-three-switches.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    Scenario::parse(&text, "vc-mesh-three-switches.toml").unwrap()
+}
+
+fn frame(to: usize, from: usize) -> Vec<u8> {
+    let mut f = vec![0u8; 200];
+    f[0..6].copy_from_slice(&host_mac(to));
+    f[6..12].copy_from_slice(&host_mac(from));
+    f[12] = to as u8;
+    f[13] = from as u8;
+    f
+}
+
+/// Every host sends one frame to every other, from `at` (ns); runs until idle; the (to, from)
+/// pairs delivered, sorted, and the instant it ended.
+fn all_pairs(net: &mut Network<Vec<u8>>, at: u64) -> (Vec<(usize, usize)>, Instant) {
+    let n = net.hosts();
+    for a in 0..n {
+        for b in (0..n).filter(|&b| b != a) {
+            net.handle_frame(Instant(at), a, frame(b, a));
+        }
+    }
+    let mut got = Vec::new();
+    let mut now = Instant(at);
+    while let Some(t) = net.poll_timeout() {
+        now = now.max(t);
+        while let Some((h, _, f)) = net.poll_transmit(now) {
+            assert_eq!(f[12] as usize, h, "delivered to the host it was for");
+            got.push((h, f[13] as usize));
+        }
+    }
+    got.sort();
+    (got, now)
+}
+
+#[test]
+fn every_pair_is_delivered_by_the_planned_tables() {
+    let (topo, notes) = Topology::from_scenario(&scenario(), 1).unwrap();
+    assert!(
+        notes.iter().any(|n| n.contains("132 circuits")),
+        "{notes:?}"
+    );
+    let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
+    let (got, _) = all_pairs(&mut net, 0);
+    let want: Vec<(usize, usize)> = (0..12)
+        .flat_map(|b| (0..12).filter(move |&a| a != b).map(move |a| (b, a)))
+        .collect();
+    assert_eq!(got, want);
+    let v = net.vc_stats().unwrap();
+    // Each of the 132 one-way circuits enters a table once per switch it crosses: its first
+    // switch, and the middle and far ones on the way.
+    assert_eq!((v.frames_unknown, v.unbound, v.misdelivered), (0, 0, 0));
+    assert_eq!(v.frames, v.circuits_used as u64);
+    let hops: usize = topo
+        .circuits
+        .as_ref()
+        .unwrap()
+        .tables
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(v.circuits_used, hops);
+    assert_eq!(net.runts(), 0);
+}
+
+#[test]
+fn a_cleared_switch_drops_its_circuits_as_unknown_until_the_table_is_back() {
+    let (topo, _) = Topology::from_scenario(&scenario(), 1).unwrap();
+    let circuits = topo.circuits.clone().unwrap();
+    let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
+    let mid = net.switch_index("bay2").unwrap();
+    net.switch_mut(mid).unwrap().circuits_mut().unwrap().clear();
+    let (got, end) = all_pairs(&mut net, 0);
+    // Only the pairs on bay1 alone and on bay3 alone still talk: 2 x (4 x 3).
+    assert_eq!(got.len(), 24);
+    let lost = net.vc_stats().unwrap().frames_unknown;
+    // 132 - 24 circuits cross bay2, each dropped there once.
+    assert_eq!(lost, 108);
+    net.switch_mut(mid)
+        .unwrap()
+        .circuits_mut()
+        .unwrap()
+        .install(&circuits.tables[mid])
+        .unwrap();
+    let (got, _) = all_pairs(&mut net, end.0 + 1);
+    assert_eq!(got.len(), 132);
+    assert_eq!(net.vc_stats().unwrap().frames_unknown, 108);
+}
+
+#[test]
+fn without_forward_the_switches_forward_by_mac() {
+    let mut s = scenario();
+    s.vc_forward = None;
+    let (topo, _) = Topology::from_scenario(&s, 1).unwrap();
+    let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
+    assert!(net.vc_stats().is_none());
+    assert_eq!(all_pairs(&mut net, 0).0.len(), 132);
+}
+
+#[test]
+fn labels_survive_an_input_queued_fabric() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/vc-mesh-three-switches.toml"),
+    )
+    .unwrap()
+    .replace("fabric = \"output-queued\"", "fabric = \"voq\"");
+    let s = Scenario::parse(&text, "voq.toml").unwrap();
+    let (topo, _) = Topology::from_scenario(&s, 1).unwrap();
+    let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
+    assert_eq!(all_pairs(&mut net, 0).0.len(), 132);
+    assert_eq!(net.vc_stats().unwrap().frames_unknown, 0);
+}
