@@ -107,6 +107,9 @@ pub fn drive<A: Application + ?Sized>(
                     app.handle_input(clock.now(), input);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused && opts.refused_ends => {
+                    return Err(e);
+                }
                 // A refused earlier datagram (ICMP port unreachable), or a signal: the
                 // application's time-outs see to the first.
                 Err(e)
@@ -127,7 +130,9 @@ pub fn drive<A: Application + ?Sized>(
             message(&mut out, len as usize, tag);
             match s.send_to(&out, to) {
                 Ok(_) => report.sent += 1,
-                Err(e) if e.kind() == ErrorKind::Interrupted => report.dropped += 1,
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused && opts.refused_ends => {
+                    return Err(e);
+                }
                 Err(_) => report.dropped += 1,
             }
         }

@@ -69,6 +69,10 @@ pub struct Options {
     /// Streams: keep at most this many bytes unacknowledged in the socket (`SIOCOUTQ`), by
     /// writing only what fits: a window enforced at the sender.
     pub max_outq: Option<u32>,
+    /// Datagrams: a datagram refused by the peer's host (ICMP port unreachable, seen on a
+    /// connected socket) ends the run with an error of kind `ConnectionRefused`, instead of
+    /// counting as lost.
+    pub refused_ends: bool,
 }
 
 impl Default for Options {
@@ -78,6 +82,7 @@ impl Default for Options {
             tick: Duration::from_millis(100),
             spin_after: None,
             max_outq: None,
+            refused_ends: false,
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+use weft_model::app::rr::Record;
+
 use super::busy::BusyPoll;
 use super::config::StopRule;
 use super::place::CpuTrace;
@@ -170,6 +172,57 @@ impl Meter {
             StopRule::Converge { rel, .. } => self.rtt.converged(rel),
             StopRule::Count { .. } | StopRule::Time { .. } => false,
         }
+    }
+}
+
+/// The client application ([`weft_model::app::rr::RrClient`]) reports to the meter: its
+/// requests are numbered by the meter's count ([`Meter::issued`]), and the meter's stop rule,
+/// warm-up and loss limit decide what it asks. The instants are the wall clock's at the call,
+/// which the socket driver makes as the application's `now`.
+impl Record for Meter {
+    fn may_ask(&self) -> bool {
+        self.may_issue()
+    }
+
+    fn asked(&mut self, _seq: u64, _now: weft_model::Instant) {
+        self.issue(Instant::now());
+    }
+
+    fn answered(&mut self, seq: u64, rtt: weft_model::Duration, _now: weft_model::Instant) {
+        self.complete(seq, rtt.0, None, Instant::now());
+    }
+
+    fn lost(&mut self, seq: u64, _now: weft_model::Instant) -> bool {
+        self.lose(seq, Instant::now())
+    }
+}
+
+/// A meter for one cold transaction: its round trip counts the set-up (`connect_ns`), which is
+/// also recorded on its own.
+pub struct Cold<'a> {
+    /// The size's meter.
+    pub meter: &'a mut Meter,
+    /// The transaction's set-up time, ns.
+    pub connect_ns: u64,
+}
+
+impl Record for Cold<'_> {
+    fn may_ask(&self) -> bool {
+        self.meter.may_issue()
+    }
+
+    fn asked(&mut self, seq: u64, now: weft_model::Instant) {
+        self.meter.asked(seq, now);
+    }
+
+    fn answered(&mut self, seq: u64, rtt: weft_model::Duration, _now: weft_model::Instant) {
+        let c = self.connect_ns;
+        self.meter
+            .complete(seq, rtt.0.saturating_add(c), Some(c), Instant::now());
+    }
+
+    fn lost(&mut self, seq: u64, now: weft_model::Instant) -> bool {
+        self.meter.lost(seq, now)
     }
 }
 

@@ -23,21 +23,20 @@ mod agent_client;
 pub mod busy;
 pub mod config;
 pub mod floor;
+pub mod leg;
 pub mod meter;
 pub mod place;
 pub mod result;
 /// Latency statistics (the socket driver's, shared with the message-passing ranks).
 pub use weft_sock::stats;
-pub mod tcp;
-pub mod udp;
 pub mod wire;
 
 pub use config::{Peer, Proto, RrConfig, StopRule};
 pub use result::{RrResult, SizeResult};
 pub use stats::{LatencyStats, LatencySummary};
 
+use leg::Leg;
 use meter::Meter;
-use tcp::Leg;
 
 /// Why a request/response run could not be carried out at all. A size that starts and then
 /// fails is not an error: it is reported in its [`SizeResult::aborted`].
@@ -113,7 +112,7 @@ pub(crate) fn run_leg(
     req: u32,
     resp: u32,
     meter: &mut Meter,
-) -> Result<(), tcp::Abort> {
+) -> Result<(), leg::Abort> {
     let leg = Leg {
         addr,
         req: req as usize,
@@ -123,9 +122,9 @@ pub(crate) fn run_leg(
         spin: cfg.busy_poll,
     };
     match (cfg.proto, cfg.cold) {
-        (Proto::Tcp, false) => tcp::run_warm(&leg, meter),
-        (Proto::Tcp, true) => tcp::run_cold(&leg, meter),
-        (Proto::Udp, false) => udp::run_warm(&leg, meter),
-        (Proto::Udp, true) => udp::run_cold(&leg, meter),
+        (Proto::Tcp, false) => leg::tcp_warm(&leg, meter),
+        (Proto::Tcp, true) => leg::tcp_cold(&leg, meter),
+        (Proto::Udp, false) => leg::udp_warm(&leg, meter),
+        (Proto::Udp, true) => leg::udp_cold(&leg, meter),
     }
 }

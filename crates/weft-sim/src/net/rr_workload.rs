@@ -17,7 +17,7 @@
 //! asked (`requests` counts those that were).
 
 use serde_json::{Map, Value, json};
-use weft_model::app::rr::{Latencies, RrClient, RrServer, RrSpec, Via, quantile};
+use weft_model::app::rr::{Latencies, RrClient, RrServer, RrSpec, Via, keys};
 use weft_model::fabric::Rng;
 use weft_model::host::HostCpu;
 use weft_model::net::Topology;
@@ -153,13 +153,13 @@ pub fn rr(
             let Some(pair) = answered(&r.hosts, c, sv) else {
                 continue;
             };
-            let v = pair.latencies.sorted();
+            let l = &pair.latencies;
             let mut row = json!({
-                "from": f, "to": t, "answered": v.len(), "lost": pair.latencies.lost,
-                "rtt_p50_us": quantile(&v, 0.5) as f64 / 1e3,
+                "from": f, "to": t, "answered": l.rtt_ns.len(), "lost": l.lost,
+                keys::RTT_P50_US: l.quantile(0.5) as f64 / 1e3,
             });
-            if w.together && !v.is_empty() {
-                row["rtt_mean_us"] = json!(v.iter().sum::<u64>() as f64 / v.len() as f64 / 1e3);
+            if let Some(mean) = l.mean_ns().filter(|_| w.together) {
+                row[keys::RTT_MEAN_US] = json!(mean / 1e3);
             }
             if let Some(x) = pair.tcp {
                 row["tcp"] = x;
