@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::rr::Via;
 use super::{Application, Input, Output, PeerId, Tag};
-use crate::fabric::Rng;
+use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 use crate::units::Rate;
 

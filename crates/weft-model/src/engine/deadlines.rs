@@ -221,7 +221,7 @@ impl Deadlines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::Rng;
+    use crate::rng::Rng;
 
     #[test]
     fn earliest_first_ties_in_the_order_set() {

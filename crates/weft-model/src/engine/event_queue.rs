@@ -250,7 +250,7 @@ mod tests {
     /// pushes in and out of order, pops and in-place updates.
     #[test]
     fn same_order_as_one_sorted_list() {
-        use crate::fabric::Rng;
+        use crate::rng::Rng;
         let mut rng = Rng::new(11);
         let mut q = EventQueue::new();
         let mut list: Vec<(u64, u64, u32)> = Vec::new();

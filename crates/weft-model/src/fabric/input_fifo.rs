@@ -5,8 +5,8 @@
 use super::arbiter::{Contention, HolArbiter, NO_CELL};
 use super::{FabricCounters, FabricError, Routed, Slotted, check_ports};
 use crate::element::PortId;
-use crate::fabric::rng::Rng;
 use crate::queue::{Capacity, DropPolicy, Queue, Queued};
+use crate::rng::Rng;
 
 /// Largest port count of an input-queued fabric.
 pub const MAX_PORTS: usize = 1 << 16;

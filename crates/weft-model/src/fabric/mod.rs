@@ -11,14 +11,15 @@ pub mod clocked;
 pub mod input_fifo;
 pub mod islip;
 pub mod output_queued;
-pub mod rng;
+/// The random source, at the bottom layer now ([`crate::rng`]); this path kept for old callers.
+pub use crate::rng;
 
+pub use crate::rng::Rng;
 pub use arbiter::{Contention, HolArbiter};
 pub use clocked::Clocked;
 pub use input_fifo::InputFifo;
 pub use islip::Islip;
 pub use output_queued::OutputQueued;
-pub use rng::Rng;
 
 use crate::element::PortId;
 

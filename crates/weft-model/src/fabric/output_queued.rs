@@ -6,8 +6,8 @@
 use super::arbiter::{Contention, HolArbiter, NO_CELL};
 use super::{FabricCounters, FabricError, Routed, Slotted, check_ports};
 use crate::element::PortId;
-use crate::fabric::rng::Rng;
 use crate::queue::{Capacity, DropPolicy, Queue, Queued};
+use crate::rng::Rng;
 
 /// An `inputs` x `outputs` switch with input FIFOs, speed-up and output queues.
 #[derive(Clone, Debug)]

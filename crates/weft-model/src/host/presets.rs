@@ -183,7 +183,7 @@ pub fn by_name(name: &str) -> Option<HostCosts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Figures;
+    use crate::figures::Figures;
 
     /// The send cost per byte a row of RIACS's Table 2 gives: its transfer share of a 1 MiB
     /// buffer at its throughput, less a control round trip of 0.6 ms (the `End` out and the

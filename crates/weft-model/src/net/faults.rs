@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::frame::Frame;
-use crate::fabric::Rng;
+use crate::rng::Rng;
 use crate::time::Duration;
 
 /// Probabilities (0..=1) of each fault per frame, and how long a reordered frame is held back.

@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use super::ip;
-use crate::fabric::Rng;
+use crate::rng::Rng;
 
 /// An Ethernet MAC address.
 pub type Mac = [u8; 6];

@@ -9,7 +9,7 @@ use super::frame::Frame;
 use super::link::LinkSpec;
 use super::serialiser::Serialiser;
 use super::train::Train;
-use crate::fabric::Rng;
+use crate::rng::Rng;
 use crate::shaper::DualGcra;
 use crate::tech::CELL_BYTES;
 use crate::time::{Duration, Instant};

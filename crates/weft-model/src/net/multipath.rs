@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::frame::FlowKey;
 use crate::element::PortId;
-use crate::fabric::Rng;
-use crate::fabric::rng::SplitMix64;
+use crate::rng::Rng;
+use crate::rng::SplitMix64;
 use crate::time::Duration;
 
 /// How a switch spreads frames over equal-cost ports.

@@ -12,7 +12,7 @@ use super::frame::Frame;
 use super::switch::{PortDeadlines, PortKind, PortStats, SwitchCore};
 use super::topology::{Topology, TopologyError};
 use crate::element::{Element, PortId};
-use crate::fabric::Rng;
+use crate::rng::Rng;
 use crate::time::Instant;
 
 /// A network that cannot be built.

@@ -20,7 +20,7 @@ use super::train::Train;
 use super::vc_switch::VcSwitch;
 use crate::element::PortId;
 use crate::engine::Deadlines;
-use crate::fabric::Rng;
+use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
 /// Addresses a switch learns from senders it has no route for, at most.

@@ -59,7 +59,6 @@
 
 mod check;
 mod compare;
-mod figures;
 mod parse;
 mod parse_check;
 mod parse_fabric;
@@ -74,9 +73,10 @@ use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 use crate::units::{Rate, Size};
 
+/// The published figures, at the bottom layer ([`crate::figures`]); these paths kept.
+pub use crate::figures::{BUNDLED_NAME, BUNDLED_TEXT, FigureError, Figures};
 pub use check::{Check, CheckCell, CheckResult, CheckTest, ValueRef};
 pub use compare::{Cell, Comparison, EngineSamples, NO_ITEM, NO_SOURCE, Row};
-pub use figures::{BUNDLED_NAME, BUNDLED_TEXT, FigureError, Figures};
 pub use parse_fabric::FabricGen;
 
 /// A scenario file, parsed and validated.

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Param, Point, Scenario};
-use crate::fabric::Rng;
+use crate::rng::Rng;
 
 /// One point of a scenario as an engine gets it.
 #[derive(Clone, Copy, Debug)]

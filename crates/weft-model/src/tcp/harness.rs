@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 use super::bytes::ByteConnection;
 use super::conn::Connection;
 use super::segment::Segment;
-use crate::fabric::rng::Rng;
+use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 use crate::units::{Rate, Size};
 

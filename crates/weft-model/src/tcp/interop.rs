@@ -16,7 +16,7 @@ use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use super::ipv4::{Ipv4Repr, PROTO_TCP};
 use super::{ByteConnection, CcAlgorithm, Config, Connection, Flags, Segment, SeqNum, State};
-use crate::fabric::rng::Rng;
+use crate::rng::Rng;
 use crate::time::Instant;
 use weft_sys::netns::enter_netns;
 use weft_sys::process::is_root;

@@ -103,8 +103,8 @@ pub struct RrConfig {
     pub stop: StopRule,
     /// Transactions kept in flight at once (netperf's -b); 1 is strict ping-pong.
     pub burst: u32,
-    /// UDP: how long to wait for each reply before counting it lost. TCP: how long any read,
-    /// write or connect may block before the size is aborted.
+    /// How long to wait for each reply before counting it lost; over TCP the size is then
+    /// aborted (a stream cannot skip an answer), and a connect may block this long.
     pub timeout: Duration,
     /// Abort a size after this many consecutive losses (0: never).
     pub abort_after_losses: u64,

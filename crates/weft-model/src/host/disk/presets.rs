@@ -114,7 +114,7 @@ pub fn by_name(name: &str) -> Option<DiskSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Figures;
+    use crate::figures::Figures;
 
     /// A share of row `row` of RIACS's Table 2 as seconds of a 1 MiB buffer.
     fn seconds(key: &str, row: usize) -> f64 {

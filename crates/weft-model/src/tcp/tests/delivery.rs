@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::fabric::rng::Rng;
+use crate::rng::Rng;
 use crate::tcp::{ByteConnection, CcAlgorithm, State};
 use crate::units::Rate;
 

@@ -47,7 +47,7 @@ pub struct Figures {
 
 /// The text of the figures file that ships with weft (`data/figures.toml` in the repository),
 /// compiled in so that `weft run` and `weft calc` need no file at run time.
-pub const BUNDLED_TEXT: &str = include_str!("../../../../data/figures.toml");
+pub const BUNDLED_TEXT: &str = include_str!("../../../data/figures.toml");
 
 /// How the bundled figures are named in errors.
 pub const BUNDLED_NAME: &str = "figures.toml (built into weft)";
