@@ -126,3 +126,40 @@ fn labels_survive_an_input_queued_fabric() {
     assert_eq!(all_pairs(&mut net, 0).0.len(), 132);
     assert_eq!(net.vc_stats().unwrap().frames_unknown, 0);
 }
+
+#[test]
+fn the_manager_gives_a_switch_that_lost_its_pvcs_its_table_back() {
+    use weft_model::vc::{Manager, Shape, plan};
+    let s = scenario();
+    let p = plan(s.vc.as_ref().unwrap(), &Shape::Mesh).unwrap();
+    let (topo, _) = Topology::from_scenario(&s, 1).unwrap();
+    let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
+    let mut m = Manager::new(&p);
+    let held = |net: &Network<Vec<u8>>, name: &str| {
+        let i = net.switch_index(name).unwrap();
+        net.switch(i).unwrap().circuits().unwrap().entries()
+    };
+    for t in &p.tables {
+        let s = m.switch_index(&t.switch).unwrap();
+        m.handle_hello(Instant(0), s, held(&net, &t.switch));
+    }
+    assert!(m.all_installed());
+    // bay2 restarts: every PVC through it is gone, and it says hello to its manager empty.
+    let mid = net.switch_index("bay2").unwrap();
+    net.switch_mut(mid).unwrap().circuits_mut().unwrap().clear();
+    let (got, end) = all_pairs(&mut net, 0);
+    assert_eq!(got.len(), 24);
+    let ms = m.switch_index("bay2").unwrap();
+    m.handle_hello(end, ms, held(&net, "bay2"));
+    while let Some(push) = m.poll_push() {
+        let name = p.tables[push.switch].switch.clone();
+        let i = net.switch_index(&name).unwrap();
+        let vc = net.switch_mut(i).unwrap().circuits_mut().unwrap();
+        vc.install(&push.entries).unwrap();
+        m.handle_ack(Instant(end.0 + 1_000), push.switch, held(&net, &name));
+    }
+    assert!(m.all_installed());
+    assert_eq!(m.restores.len(), 1);
+    assert_eq!(m.restores[0].restore_time().as_nanos(), 1_000);
+    assert_eq!(all_pairs(&mut net, end.0 + 2_000).0.len(), 132);
+}

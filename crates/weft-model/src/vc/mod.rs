@@ -37,6 +37,7 @@
 
 mod db;
 mod growth;
+mod manager;
 mod plan;
 mod point;
 mod table;
@@ -46,6 +47,7 @@ use serde::{Deserialize, Serialize};
 
 pub use db::{DbHost, DbSwitch, DbTrunk, DbVp, HostDb};
 pub use growth::{GrowthRow, degree, growth};
+pub use manager::{Manager, Push, Restore};
 pub use plan::{
     Binding, Counts, Entry, HOST_VCI_BASE, Hop, HostBindings, Plan, PlannedVc, Shape, SwitchCount,
     SwitchTable, TRUNK_VCI_BASE, plan,
