@@ -221,7 +221,7 @@ fn frames(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
 }
 
 fn mp(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
-    match crate::mp::model::predict(s, w) {
+    match crate::calc::mp_point::predict(s, w) {
         Ok(p) => {
             out.metrics
                 .insert(Metric::MEAN_US.into(), p.iteration_s * 1e6);

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod hol;
 pub mod host;
 pub mod mathis;
+pub mod mp_point;
 pub mod overhead;
 pub mod queue;
 pub mod rr_point;

@@ -8,13 +8,11 @@
 //! - [`program`]: a rank's whole run (barriers, warm-up, timed blocks) that executors walk;
 //! - [`replay`]: all ranks' plans run against each other in memory (consistency, deadlock,
 //!   reduction results, alpha-beta timing);
-//! - [`model`]: the model engine's alpha-beta answer for a scenario's `mp` workload.
 //!
 //! The plans live here, below every engine, so that the real executor (`weft-probe`), the
 //! emulator's workload and the simulator all run the same schedules, and the model engine can
 //! time them; the closed forms are in [`crate::calc::alpha_beta`].
 
-pub mod model;
 pub mod npb;
 pub mod pattern;
 pub mod plan;

@@ -4,7 +4,7 @@
 //! unknown here and left out, so the model is a floor on what an engine that runs real stacks
 //! (emu) measures; `weft mp` fits both parameters from ping-pong instead.
 
-use crate::calc::AlphaBeta;
+use super::AlphaBeta;
 use crate::scenario::{Scenario, Workload};
 use crate::tech::Transport;
 
