@@ -80,6 +80,12 @@ pub struct BulkSource {
     /// The next paced send (datagrams).
     next: Option<Instant>,
     sent: u64,
+    /// Bytes to write before closing (a flow of a given size); `None`: until `stop`.
+    limit: Option<u64>,
+    written: u64,
+    /// The stream is established ([`Input::Connected`]): a sized flow closes only then (a
+    /// close before the handshake ends would abort the connection, as `close` in SYN-SENT).
+    connected: bool,
 }
 
 impl BulkSource {
@@ -96,7 +102,17 @@ impl BulkSource {
             closed: false,
             next,
             sent: 0,
+            limit: None,
+            written: 0,
+            connected: false,
         }
+    }
+
+    /// The source writes `bytes` in all (the last message short) and closes, or closes at
+    /// `stop` if that comes first: a flow of a given size (streams only).
+    pub fn with_limit(mut self, bytes: u64) -> Self {
+        self.limit = Some(bytes);
+        self
     }
 
     /// Messages written or sent.
@@ -107,8 +123,10 @@ impl BulkSource {
 
 impl Application for BulkSource {
     fn handle_input(&mut self, _now: Instant, input: Input<'_>) {
-        if let Input::Written { .. } = input {
-            self.writing = false;
+        match input {
+            Input::Written { .. } => self.writing = false,
+            Input::Connected { .. } => self.connected = true,
+            _ => {}
         }
     }
 
@@ -127,11 +145,22 @@ impl Application for BulkSource {
                 if self.writing {
                     return None;
                 }
+                // A sized flow closes once its last write has been taken.
+                let left = self.limit.map(|l| l.saturating_sub(self.written));
+                if left == Some(0) {
+                    if !self.connected {
+                        return None;
+                    }
+                    self.closed = true;
+                    return Some(Output::Close { stream: 0 });
+                }
+                let len = left.map_or(self.len, |l| l.min(self.len));
                 self.writing = true;
                 self.sent += 1;
+                self.written += len;
                 Some(Output::Write {
                     stream: 0,
-                    len: self.len,
+                    len,
                     tag: None,
                 })
             }
@@ -334,6 +363,24 @@ mod tests {
             Some(Output::Close { stream: 0 })
         );
         assert_eq!((s.poll_output(Instant(200)), s.sent()), (None, 2));
+    }
+
+    #[test]
+    fn a_sized_source_writes_its_bytes_and_closes() {
+        let mut s = BulkSource::new(Via::Stream, 8192, Instant(100), None).with_limit(10_000);
+        let written = |o| match o {
+            Some(Output::Write { len, .. }) => len,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(written(s.poll_output(Instant(0))), 8192);
+        s.handle_input(Instant(1), Input::Written { stream: 0 });
+        assert_eq!(written(s.poll_output(Instant(1))), 1808);
+        assert_eq!(s.poll_output(Instant(1)), None, "blocked in its last write");
+        s.handle_input(Instant(2), Input::Written { stream: 0 });
+        assert_eq!(s.poll_output(Instant(2)), None, "not connected yet");
+        s.handle_input(Instant(3), Input::Connected { stream: 0 });
+        assert_eq!(s.poll_output(Instant(3)), Some(Output::Close { stream: 0 }));
+        assert!(s.is_done());
     }
 
     #[test]

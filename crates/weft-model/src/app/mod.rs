@@ -54,6 +54,7 @@ pub mod bulk;
 pub mod mp;
 pub mod rr;
 pub mod testing;
+pub mod traffic;
 
 use crate::time::Instant;
 

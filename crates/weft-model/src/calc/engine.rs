@@ -21,6 +21,8 @@ use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
 use super::mathis::{C_PER_SEGMENT_ACK, Mathis};
 use super::queue::{Md1, output_queued_wait};
 use super::window::{self, Limit, TransferBound, ebn_paper_mbps};
+use crate::app::traffic::Traffic;
+use crate::net::{Multipath, ShapeSpec};
 use crate::scenario::run::{PointCtx, PointEngine, PointResult};
 use crate::scenario::{Fabric, Metric, Param, Point, Scenario, TcpStack, Workload, WorkloadKind};
 use crate::tech::{Tech, Transport};
@@ -62,7 +64,12 @@ pub fn evaluate_point(scenario: &Scenario, p: &Point) -> ModelPoint {
         WorkloadKind::Bernoulli | WorkloadKind::Onoff => bernoulli(scenario, &p.spec, &mut out),
         WorkloadKind::Hotspot => hotspot(scenario, &p.spec, &mut out),
         WorkloadKind::Frames => frames(scenario, &p.spec, &mut out),
-        WorkloadKind::Tput => tput(scenario, &p.spec, &mut out),
+        WorkloadKind::Tput => {
+            if p.spec.traffic.is_none() {
+                tput(scenario, &p.spec, &mut out);
+            }
+            flow_times(scenario, &p.spec, &mut out);
+        }
         WorkloadKind::Rr => super::rr_point::rr(scenario, &p.spec, &mut out),
         WorkloadKind::Mp => mp(scenario, &p.spec, &mut out),
         WorkloadKind::Xfer => xfer(scenario, &p.spec, &mut out),
@@ -262,6 +269,68 @@ fn vc(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         }
         Err(e) => out.notes.push(e.to_string()),
     }
+}
+
+/// A sized `tput` workload's ideal flow completion times ([`super::fct`]): `ideal_fct_us` (a
+/// flow alone), and `fct_p50_us` / `fct_max_us` of the pattern sharing fairly, with their
+/// slowdowns.
+fn flow_times(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(size), Some(a), Some(b)) = (w.flow_size, w.from.first(), w.to.first()) else {
+        return;
+    };
+    let b = if w.traffic == Some(Traffic::Permutation) {
+        // The first host's partner in the permutation the engines draw.
+        let p = crate::app::traffic::derangement(w.from.len(), s.seed);
+        p.first().and_then(|&j| w.from.get(j)).unwrap_or(b)
+    } else {
+        b
+    };
+    let Some(path) = super::fct::PathIdeal::between(s, w, a, b) else {
+        return;
+    };
+    let alone = path.alone_ns(size.0);
+    let m = &mut out.metrics;
+    m.insert("ideal_fct_us".into(), alone / 1e3);
+    let Some(traffic) = w.traffic else {
+        return;
+    };
+    let ratio = s.fabric.as_ref().map_or(1.0, |f| f.oversubscription);
+    let multipath = w
+        .multipath
+        .or(s.fabric.as_ref().map(|f| f.multipath))
+        .unwrap_or_default();
+    // Per-flow ECMP: the hosts of one edge (leaf) switch hashed onto its uplinks.
+    let share = match (multipath, s.fabric.as_ref().map(|f| f.shape)) {
+        (Multipath::Ecmp, Some(ShapeSpec::FatTree { k })) => super::fct::ecmp_share(k / 2, k / 2),
+        (
+            Multipath::Ecmp,
+            Some(ShapeSpec::LeafSpine {
+                spines,
+                hosts_per_leaf,
+                ..
+            }),
+        ) => super::fct::ecmp_share(spines, hosts_per_leaf),
+        _ => 1.0,
+    };
+    let flows = w.from.len() as u64;
+    let (p50, last) = super::fct::pattern_fct(traffic, flows, size.0, &path, ratio, share);
+    m.insert("fct_p50_us".into(), p50 / 1e3);
+    m.insert("fct_max_us".into(), last / 1e3);
+    m.insert("slowdown_p50".into(), p50 / alone);
+    m.insert("goodput_mean_mbps".into(), size.0 as f64 * 8.0 / p50 * 1e3);
+    m.insert(
+        Metric::GOODPUT_MBPS.into(),
+        (flows * size.0) as f64 * 8.0 / last * 1e3,
+    );
+    if traffic == Traffic::Permutation {
+        m.insert("multipath_share".into(), share);
+    }
+    out.notes.push(
+        "flow completion: bytes over the bottleneck's goodput plus the base round trip, the \
+         pattern's flows sharing fairly (no queueing, no loss); per-flow ECMP's collisions at \
+         the first hashing stage only (an upper bound on its goodput)"
+            .into(),
+    );
 }
 
 fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {

@@ -5,6 +5,7 @@
 pub mod alpha_beta;
 pub mod ebn;
 pub mod engine;
+pub mod fct;
 pub mod hol;
 pub mod host;
 pub mod mathis;

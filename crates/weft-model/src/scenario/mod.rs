@@ -105,6 +105,7 @@ pub struct Scenario {
     pub vc: Option<crate::vc::HostDb>,
     /// The generator of the file's `[fabric]` table, whose hosts, switches and links are in
     /// `hosts`, `switches` and `links` after the file's own; `None`: the file has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<FabricGen>,
     /// The plan the switches forward by (`[vc]`'s `forward`): the simulator's and the
     /// emulator's switches switch cells by its tables instead of by MAC address.
@@ -415,6 +416,14 @@ pub struct Workload {
     /// place of the `[fabric]`'s (`multipath`, `flowlet_gap`); `None`: the fabric's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multipath: Option<crate::net::Multipath>,
+    /// The pattern of a `tput` workload's flows (`traffic = "permutation" | "incast"`);
+    /// `None`: every `from` host to every `to` host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<crate::app::traffic::Traffic>,
+    /// Bytes of each flow of a `tput` workload over TCP: each flow closes once it has sent
+    /// them, and its completion time is reported; `None`: flows send until `time`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_size: Option<Size>,
 }
 
 /// A value of a swept field.

@@ -581,6 +581,9 @@ fn workload(
         "together",
         "multipath",
         "flowlet_gap",
+        "traffic",
+        "flow_size",
+        "senders",
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     allowed.extend(XFER_KEYS);
@@ -610,8 +613,9 @@ fn workload(
     {
         return Err(w.err("switch", format!("no switch is called {name:?}")));
     }
-    let from = w.names("from", hosts)?;
-    let to = w.names("to", hosts)?;
+    let mut from = w.names("from", hosts)?;
+    let mut to = w.names("to", hosts)?;
+    let traffic = super::parse_fabric::traffic(w, kind, hosts, &mut from, &mut to)?;
     let proto = match w.string("proto")? {
         Some(p) => Some(Transport::from_str(&p).map_err(|e| w.err("proto", e.to_string()))?),
         None if kind == WorkloadKind::Tput => Some(Transport::Tcp { options: 0 }),
@@ -665,6 +669,8 @@ fn workload(
         vc: super::parse_vc::workload(w, kind, db)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
+        traffic,
+        flow_size: w.size("flow_size", MESSAGES.0, Size(1 << 40))?,
         multipath: match w.get("multipath") {
             Some(_) => Some(super::parse_fabric::multipath(w)?),
             None if w.get("flowlet_gap").is_some() => {

@@ -23,7 +23,8 @@ use toml::de::DeValue;
 use super::parse::{LINK_KEYS, SWITCH_KEYS, link_body, switch_body};
 use super::reader::{Result, Tbl};
 use super::{Host, Link, Switch};
-use crate::net::{Multipath, ShapeSpec, Tier, oversubscription, spines_for};
+use crate::app::traffic::Traffic;
+use crate::net::{MAX_HOSTS, Multipath, ShapeSpec, Tier, oversubscription, spines_for};
 use crate::time::Duration;
 
 /// The generator a scenario's `[fabric]` table asked for, as the engines see it.
@@ -210,6 +211,67 @@ pub(super) fn multipath(t: &Tbl<'_, '_>) -> Result<Multipath> {
         ));
     }
     Ok(m)
+}
+
+/// The `traffic` (and `senders`) keys of workload `w`: a permutation's hosts (`from`; all
+/// when absent; `to` becomes the same list) or an incast's one receiver (`to`) and its senders
+/// (`from`, or the first `senders` other hosts).
+pub(super) fn traffic(
+    w: &Tbl<'_, '_>,
+    kind: super::WorkloadKind,
+    hosts: &[&str],
+    from: &mut Vec<String>,
+    to: &mut Vec<String>,
+) -> Result<Option<Traffic>> {
+    let senders = w.count("senders", 1, MAX_HOSTS as u64)?;
+    let t = match w.string("traffic")?.as_deref() {
+        None => {
+            if senders.is_some() {
+                return Err(w.err("senders", "only meaningful with traffic = \"incast\""));
+            }
+            return Ok(None);
+        }
+        Some(_) if kind != super::WorkloadKind::Tput => {
+            return Err(w.err(
+                "traffic",
+                "only a workload of kind = \"tput\" takes this key",
+            ));
+        }
+        Some("permutation") => Traffic::Permutation,
+        Some("incast") => Traffic::Incast,
+        Some(_) => return Err(w.err("traffic", "expected permutation or incast")),
+    };
+    match t {
+        Traffic::Permutation => {
+            if senders.is_some() {
+                return Err(w.err("senders", "only meaningful with traffic = \"incast\""));
+            }
+            if from.is_empty() {
+                *from = hosts.iter().map(|h| h.to_string()).collect();
+            }
+            *to = from.clone();
+        }
+        Traffic::Incast => {
+            if to.len() != 1 {
+                return Err(w.err("to", "an incast has one receiver"));
+            }
+            if let Some(n) = senders {
+                if !from.is_empty() {
+                    return Err(w.err("senders", "give `from` or `senders`, not both"));
+                }
+                *from = hosts
+                    .iter()
+                    .filter(|h| **h != to[0])
+                    .take(n as usize)
+                    .map(|h| h.to_string())
+                    .collect();
+                if from.len() < n as usize {
+                    return Err(w.err("senders", format!("only {} other hosts", from.len())));
+                }
+            }
+        }
+    }
+    Ok(Some(t))
 }
 
 /// A tier's link template (`host_link = { tech = ..., delay = ... }`), if given.

@@ -17,11 +17,14 @@
 //! the model engine's metric names; TCP's also as [`EFFECTIVE_THROUGHPUT`]. Each host's coarse
 //! TCP timer ticks in its own phase ([`on_host`]).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use weft_model::app::bulk::{BulkSink, BulkSource, Pace, goodput_metrics};
 use weft_model::app::rr::Via;
+use weft_model::app::traffic::{Traffic, derangement, fct_metrics};
+use weft_model::calc::fct::PathIdeal;
 use weft_model::fabric::Rng;
 use weft_model::net::{ETH_HEADER, Topology, delivery};
 use weft_model::scenario::{Metric, Scenario, TcpStack, Workload};
@@ -105,12 +108,15 @@ pub fn tput(
         tcp_metrics(&r, topo, span, m, notes)
     };
     let bps = bytes as f64 * 8.0 / span;
-    if !udp {
+    if !udp && w.flow_size.is_none() {
         if let Some(cap) = tcp_capacity(s, &r, topo, &from, &to) {
             m.insert(EFFECTIVE_THROUGHPUT.into(), json!(bps / cap));
         }
     }
     m.extend(goodput_metrics(bps));
+    if let Some(size) = w.flow_size.filter(|_| !udp) {
+        flow_times(s, &r, topo, w, size.0, m);
+    }
     let ports = r.network.all_host_stats();
     let names: Vec<String> = topo.hosts.iter().map(|h| h.name.clone()).collect();
     let d = delivery(&ports, &names, &from, &to);
@@ -118,7 +124,9 @@ pub fn tput(
         m.insert(Metric::CELL_LOSS.into(), json!(l));
     }
     insert_delivery(m, &d);
-    if to
+    if w.traffic.is_some() {
+        fabric_metrics(&r, m);
+    } else if to
         .iter()
         .any(|&h| topo.hosts[h].link.ecn_threshold.is_some())
     {
@@ -145,11 +153,17 @@ pub fn flow_apps(
     ) else {
         return Err("a tput workload names a host that does not exist".into());
     };
-    let pairs: Vec<(usize, usize)> = from
-        .iter()
-        .flat_map(|&f| to.iter().map(move |&t| (f, t)))
-        .filter(|(f, t)| f != t)
-        .collect();
+    let pairs: Vec<(usize, usize)> = match w.traffic {
+        Some(Traffic::Permutation) => {
+            let p = derangement(from.len(), s.seed);
+            from.iter().zip(&p).map(|(&f, &j)| (f, from[j])).collect()
+        }
+        _ => from
+            .iter()
+            .flat_map(|&f| to.iter().map(move |&t| (f, t)))
+            .filter(|(f, t)| f != t)
+            .collect(),
+    };
     if pairs.is_empty() {
         return Err("a tput workload needs `from` and `to` hosts that differ".into());
     }
@@ -160,16 +174,30 @@ pub fn flow_apps(
     let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
     // One machine per host, shared by every flow's end on it (each end a process of its own).
     let machines = machines(s, topo);
+    // Path MTUs by the pair of switches (a fabric has thousands of flows, few switch pairs).
+    let mut mtus: HashMap<(usize, usize), Option<u64>> = HashMap::new();
     for (k, &(f, t)) in pairs.iter().enumerate() {
         let rng = Rng::for_stream(seed, 0x200 + k as u64);
         if udp {
             apps.push((f, Box::new(udp_source(topo, w, f, t, end, rng))));
             continue;
         }
-        let path_mtu = s
-            .path(&topo.hosts[f].name, &topo.hosts[t].name)
-            .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
-            .unwrap_or(u64::from(topo.hosts[f].link.mtu));
+        let (hf, ht) = (&topo.hosts[f], &topo.hosts[t]);
+        let path_mtu = if s.switches.is_empty() {
+            s.path(&hf.name, &ht.name)
+                .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
+        } else {
+            let between = *mtus.entry((hf.switch, ht.switch)).or_insert_with(|| {
+                s.path(&s.switches[hf.switch].name, &s.switches[ht.switch].name)
+                    .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
+            });
+            Some(
+                between
+                    .unwrap_or(u64::MAX)
+                    .min(u64::from(hf.link.mtu.min(ht.link.mtu))),
+            )
+        }
+        .unwrap_or(u64::from(hf.link.mtu));
         let cfg = w.tcp_config(path_mtu);
         let (sp, rp) = (SENDER_PORT + k as u16, RECEIVER_PORT + k as u16);
         let mut rng = rng;
@@ -187,7 +215,10 @@ pub fn flow_apps(
         } else {
             SEND_LOWAT
         };
-        let source = BulkSource::new(Via::Stream, WRITE_SIZE, end, None);
+        let mut source = BulkSource::new(Via::Stream, WRITE_SIZE, end, None);
+        if let Some(size) = w.flow_size {
+            source = source.with_limit(size.0);
+        }
         let from = TcpEnd {
             host: f,
             port: sp,
@@ -313,6 +344,77 @@ fn queue_metrics(
         m.insert("goodput_min_mbps".into(), json!(min));
         m.insert("goodput_jain".into(), json!(jain));
     }
+}
+
+/// The completion times of sized flows (all started at 0): each flow that delivered its
+/// `size` bytes, its completion the arrival of its last byte ([`fct_metrics`]), beside the ideal
+/// of the first flow's path ([`PathIdeal`]).
+fn flow_times(
+    s: &Scenario,
+    r: &NetRun,
+    topo: &Topology,
+    w: &Workload,
+    size: u64,
+    m: &mut Map<String, Value>,
+) {
+    let sources = r.hosts.apps_of::<Hosted<BulkSource>>();
+    let sinks = r.hosts.apps_of::<Hosted<BulkSink>>();
+    let mut done = Vec::new();
+    let mut first = None;
+    for ((f, _), (t, rx)) in sources.zip(sinks) {
+        first.get_or_insert((f, t));
+        if rx.app().bytes() >= size {
+            if let Some((_, last)) = rx.app().arrivals() {
+                done.push((size, last.as_nanos()));
+            }
+        }
+    }
+    let ideal = first
+        .and_then(|(f, t)| PathIdeal::between(s, w, &topo.hosts[f].name, &topo.hosts[t].name))
+        .map_or(0.0, |p| p.alone_ns(size));
+    // Sized flows all start at once: the aggregate rate over the last flow's completion.
+    let last = done.iter().map(|d| d.1).max().unwrap_or(0);
+    if last > 0 {
+        let bits = (done.len() as u64 * size) as f64 * 8.0;
+        m.extend(goodput_metrics(bits / (last as f64 / 1e9)));
+    }
+    m.extend(fct_metrics(&done, ideal));
+}
+
+/// Drops, ECN marks and the largest queue over every port of the fabric (host ports and both
+/// directions of every trunk), and the ports that dropped or marked.
+fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
+    let hosts = r.network.all_host_stats();
+    let trunks = r.network.trunk_stats();
+    let egress = hosts
+        .iter()
+        .map(|p| &p.egress)
+        .chain(trunks.iter().flat_map(|t| t.egress.iter()));
+    let (mut drops, mut marks, mut max, mut forwarded) = (0u64, 0u64, 0u64, 0u64);
+    for e in egress {
+        drops += e.frames_dropped;
+        marks += e.frames_marked;
+        max = max.max(e.max_occupancy);
+        forwarded += e.frames_out;
+    }
+    let busy: Vec<Value> = trunks
+        .iter()
+        .flat_map(|t| {
+            (0..2).filter_map(move |d| {
+                let e = &t.egress[d];
+                (e.frames_dropped + e.frames_marked > 0).then(|| {
+                    json!({ "from": t.ends[d], "to": t.ends[1 - d],
+                        "frames_dropped": e.frames_dropped, "frames_marked": e.frames_marked,
+                        "max_occupancy": e.max_occupancy })
+                })
+            })
+        })
+        .collect();
+    m.insert("frames_dropped".into(), json!(drops));
+    m.insert("frames_marked".into(), json!(marks));
+    m.insert("max_queue".into(), json!(max));
+    m.insert("frames_forwarded".into(), json!(forwarded));
+    m.insert("congested_trunks".into(), json!(busy));
 }
 
 /// Per-flow TCP results into `m`; returns the payload bytes read in the measurement span.

@@ -1,0 +1,44 @@
+//! Datacenter fabrics on the simulator (issue 29): the permutation and incast scenarios' results
+//! held to what they claim.
+
+use weft_model::scenario::Scenario;
+
+fn run(file: &str) -> Vec<serde_json::Value> {
+    let path = format!("{}/../../scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let s = Scenario::parse(&text, &path).expect("a valid scenario");
+    weft_sim::scenario::run(&s, s.seed).samples
+}
+
+fn f(v: &serde_json::Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"))
+}
+
+#[test]
+fn spraying_completes_a_permutation_sooner_than_per_flow_ecmp() {
+    let s = run("fabric-permutation.toml");
+    let (ecmp, spray) = (&s[0], &s[1]);
+    for w in [ecmp, spray] {
+        assert_eq!(f(w, "flows_completed"), 16.0);
+        assert!(f(w, "fct_p50_us") >= f(w, "ideal_fct_us"), "{w}");
+    }
+    // ECMP's collisions leave some flows half a link: its median and last flows finish later
+    // and its flows' goodputs are less even.
+    assert!(f(ecmp, "fct_p50_us") > 1.2 * f(spray, "fct_p50_us"));
+    assert!(f(ecmp, "fct_max_us") > 1.2 * f(spray, "fct_max_us"));
+    assert!(f(ecmp, "goodput_jain") < f(spray, "goodput_jain"));
+}
+
+#[test]
+fn dctcp_incast_finishes_near_the_fair_share_ideal_and_cubic_waits_for_a_timeout() {
+    let s = run("fabric-incast.toml");
+    let (dctcp, cubic) = (&s[0], &s[1]);
+    // Fifteen flows of 450 KB into one 10 Gbit/s port: together after 15 x 450 KB.
+    let fair = 15.0 * 450_000.0 * 8.0 / 10e3;
+    let last = f(dctcp, "fct_max_us");
+    assert!(last > fair && last < 1.1 * fair, "{last} against {fair}");
+    assert!(f(dctcp, "frames_marked") > 0.0);
+    // Cubic overflows the 100-frame buffer and a flow waits out a 200 ms minimum RTO.
+    assert!(f(cubic, "frames_dropped") > 10.0 * f(dctcp, "frames_dropped").max(1.0));
+    assert!(f(cubic, "fct_max_us") > 200_000.0);
+}
