@@ -43,7 +43,7 @@ setup_of() {
 }
 : >"$work/quiet"
 for _ in 1 2 3 4 5; do
-  "$bin" tput "127.0.0.1:$port" -t 2 --json >"$work/t.json"
+  "$bin" tput "127.0.0.1:$port" -t 2s --json >"$work/t.json"
   setup_of "$work/t.json" >>"$work/quiet"
 done
 echo "set-up time without the flood (ms): $(sort -n "$work/quiet" | tr '\n' ' ')"
@@ -61,7 +61,7 @@ ok=0
 fail=0
 : >"$work/setup"
 while kill -0 "$flood" 2>/dev/null; do
-  if "$bin" tput "127.0.0.1:$port" -t 2 --json >"$work/t.json" 2>"$work/t.err"; then
+  if "$bin" tput "127.0.0.1:$port" -t 2s --json >"$work/t.json" 2>"$work/t.err"; then
     ok=$((ok + 1))
     setup_of "$work/t.json" >>"$work/setup"
   else

@@ -222,6 +222,32 @@ pub fn open_tagged(frames: &mut FrameAuth, frame: &mut Vec<u8>) -> Result<(), Pr
     Ok(())
 }
 
+/// What a client says when its first exchange with `agent` fails in a way that shows the peer is
+/// not a weft agent: it sent bytes that are not weft's, closed without a word, or accepted the
+/// connection and said nothing (an HTTP server waits for a request line that never comes).
+/// Any other error is returned as it is.
+pub fn not_an_agent(agent: std::net::SocketAddr, e: ProbeError) -> ProbeError {
+    let hint = format!(
+        "is `weft serve` listening on port {} of {}? (its default port is {})",
+        agent.port(),
+        agent.ip(),
+        crate::server::DEFAULT_PORT
+    );
+    match e {
+        ProbeError::Proto(ProtoError::BadMagic(m)) => ProbeError::Protocol(format!(
+            "{agent} is not a weft agent: it answered {:?}, which is not the weft protocol; {hint}",
+            String::from_utf8_lossy(&m)
+        )),
+        ProbeError::Proto(ProtoError::Closed) => ProbeError::Protocol(format!(
+            "{agent} closed the connection without answering as a weft agent; {hint}"
+        )),
+        ProbeError::Proto(p) if p.is_timeout() => ProbeError::Protocol(format!(
+            "{agent} accepted the connection but did not answer as a weft agent; {hint}"
+        )),
+        e => e,
+    }
+}
+
 /// A frame of another protocol version, said so that an older or newer peer is named as such.
 fn old_peer(e: ProtoError) -> ProbeError {
     match e {

@@ -32,12 +32,36 @@ pub enum CsvError {
 /// exponent, booleans as `true`/`false`,
 /// `null` as an empty cell. A scalar at the top is one column named `value`.
 pub fn flatten(v: &Value) -> Vec<(String, String)> {
+    flatten_values(v)
+        .into_iter()
+        .map(|(col, x)| {
+            let cell = match x {
+                Value::Null => String::new(),
+                Value::String(s) => s.clone(),
+                // Rust's shortest round-trip form without exponents (10, not 10.0 or 1e1), as
+                // spreadsheets read it.
+                Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                    (Some(u), _, _) => u.to_string(),
+                    (_, Some(i), _) => i.to_string(),
+                    (_, _, Some(f)) => f.to_string(),
+                    _ => n.to_string(),
+                },
+                other => other.to_string(),
+            };
+            (col, cell)
+        })
+        .collect()
+}
+
+/// Flattens `v` into `(column, scalar)` pairs with the column names of [`flatten`], keeping
+/// each scalar's JSON value (for a table that formats numbers its own way).
+pub fn flatten_values(v: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
     flatten_into(v, "", &mut out);
     out
 }
 
-fn flatten_into(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
+fn flatten_into<'a>(v: &'a Value, prefix: &str, out: &mut Vec<(String, &'a Value)>) {
     let name = |k: &str| {
         if prefix.is_empty() {
             k.to_string()
@@ -57,25 +81,12 @@ fn flatten_into(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
             }
         }
         scalar => {
-            let cell = match scalar {
-                Value::Null => String::new(),
-                Value::String(s) => s.clone(),
-                // Rust's shortest round-trip form without exponents (10, not 10.0 or 1e1), as
-                // spreadsheets read it.
-                Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                    (Some(u), _, _) => u.to_string(),
-                    (_, Some(i), _) => i.to_string(),
-                    (_, _, Some(f)) => f.to_string(),
-                    _ => n.to_string(),
-                },
-                other => other.to_string(),
-            };
             let col = if prefix.is_empty() {
                 "value".into()
             } else {
                 prefix.to_string()
             };
-            out.push((col, cell));
+            out.push((col, scalar));
         }
     }
 }

@@ -24,7 +24,7 @@ pub fn human(
     }
     for c in comps {
         out.push('\n');
-        out.push_str(&c.table());
+        out.push_str(&c.table_of(&workload_name(s, c.expect.workload)));
     }
     for c in checks {
         out.push('\n');
@@ -70,12 +70,30 @@ fn point_labels(s: &Scenario) -> Vec<String> {
                 .get(p.workload)
                 .and_then(|w| w.sweep.as_ref())
                 .map(|x| x.field.clone());
+            let w = workload_name(s, p.workload);
             match (field, p.value) {
-                (Some(f), Some(v)) => format!("w{} {f}={}", p.workload, param(v)),
-                _ => format!("w{}", p.workload),
+                (Some(f), Some(v)) => format!("{w} {f}={}", param(v)),
+                _ => w,
             }
         })
         .collect()
+}
+
+/// `w<k>`, and what it runs where the number alone says nothing: a message-passing workload's
+/// pattern (`w0 (BT class S)` for an NPB skeleton, `w1 (allreduce)`).
+pub fn workload_name(s: &Scenario, k: usize) -> String {
+    use weft_model::mp::Pattern;
+    match s.workloads.get(k).and_then(|w| w.mp.as_ref()) {
+        Some(mp) => match mp.pattern {
+            Pattern::Npb(b, c) => format!(
+                "w{k} ({} class {})",
+                b.name().to_ascii_uppercase(),
+                c.letter()
+            ),
+            p => format!("w{k} ({p})"),
+        },
+        None => format!("w{k}"),
+    }
 }
 
 fn param(p: Param) -> String {

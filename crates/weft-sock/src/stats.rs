@@ -167,9 +167,15 @@ impl LatencyStats {
     }
 
     /// The latency in nanoseconds at or below which `q` (0..=1) of the samples lie, within the
-    /// histogram's 0.1% precision; `None` when empty.
+    /// histogram's 0.1% precision, and never outside the exact minimum and maximum (a
+    /// histogram bucket's highest value can lie above the largest sample in it: p99 6.49 ms
+    /// printed over a maximum of 6.48); `None` when empty.
     pub fn percentile(&self, q: f64) -> Option<u64> {
-        (self.n > 0).then(|| self.hist.value_at_quantile(q.clamp(0.0, 1.0)))
+        (self.n > 0).then(|| {
+            self.hist
+                .value_at_quantile(q.clamp(0.0, 1.0))
+                .clamp(self.min, self.max)
+        })
     }
 
     /// Half-width in nanoseconds of the 95% confidence interval of the mean, and the method;
@@ -284,6 +290,26 @@ mod tests {
     }
 
     #[test]
+    fn percentiles_never_exceed_the_maximum_nor_fall_below_the_minimum() {
+        // 6.48 ms falls in a bucket whose highest value is above it.
+        let mut s = LatencyStats::new();
+        for _ in 0..100 {
+            s.record(6_480_001);
+        }
+        let sum = s.summary();
+        assert_eq!(sum.max_ns, 6_480_001);
+        for p in [
+            sum.p50_ns,
+            sum.p90_ns,
+            sum.p99_ns,
+            sum.p999_ns,
+            sum.p9999_ns,
+        ] {
+            assert_eq!(p, 6_480_001, "{sum:?}");
+        }
+    }
+
+    #[test]
     fn percentiles_of_large_values_keep_three_digits() {
         let mut s = LatencyStats::new();
         for v in 1..=100u64 {
@@ -373,8 +399,8 @@ mod tests {
         assert_eq!(one.min(), Some(0));
         assert_eq!(
             one.percentile(0.5),
-            Some(1),
-            "0 ns is recorded as the 1 ns floor"
+            Some(0),
+            "recorded at the histogram's 1 ns floor, reported at the sample's 0"
         );
         assert!(one.ci95_half_width().is_none());
     }

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::cmd::Command;
 
@@ -21,6 +21,30 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the process's arguments (exiting on `--help` or a usage error, as
+    /// [`Parser::parse`]), with every flag that takes a value accepting a negative number, so
+    /// that `-t -5` reaches the flag's parser and is refused with its range rather than taken
+    /// for an unknown flag `-5`.
+    pub fn parse_args() -> Cli {
+        let mut matches = negatives_are_values(Cli::command()).get_matches();
+        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
+/// `cmd` and its subcommands with [`clap::Arg::allow_negative_numbers`] on every flag that takes
+/// a value.
+pub fn negatives_are_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negatives_are_values)
 }
 
 /// An error in how `weft` was asked to do something (exit code 2), as opposed to a failure while

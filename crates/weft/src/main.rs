@@ -9,10 +9,8 @@ mod progress;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::Cli::parse_args();
     progress::set_quiet(args.quiet);
     logging::init(args.verbose);
     match cmd::run(args.command) {

@@ -85,7 +85,7 @@ fn serve_runs_a_test_while_300_idle_connections_are_held_and_gives_their_descrip
             "tput",
             &format!("127.0.0.1:{}", agent.port),
             "-t",
-            "2",
+            "2s",
             "--json",
         ])
         .output()
@@ -263,7 +263,7 @@ fn twelve_clients_against_eight_test_slots_eight_served_four_told_busy() {
     let clients: Vec<Child> = (0..12)
         .map(|_| {
             weft()
-                .args(["tput", &format!("127.0.0.1:{}", agent.port), "-t", "4"])
+                .args(["tput", &format!("127.0.0.1:{}", agent.port), "-t", "4s"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -537,7 +537,7 @@ fn flood_round(agent: &Agent, before: usize) {
     });
     std::thread::sleep(Duration::from_millis(300));
     let out = weft()
-        .args(["tput", &format!("127.0.0.1:{port}"), "-t", "1", "--json"])
+        .args(["tput", &format!("127.0.0.1:{port}"), "-t", "1s", "--json"])
         .output()
         .unwrap();
     let during = fds(pid);

@@ -15,9 +15,9 @@ fn json_output_is_one_result_doc_and_nothing_else() {
             "tput",
             &format!("127.0.0.1:{port}"),
             "-t",
-            "0.3",
+            "300ms",
             "-i",
-            "0.1",
+            "100ms",
             "--json",
         ])
         .output()
@@ -52,9 +52,9 @@ fn json_stream_prints_one_json_event_per_line_and_o_writes_a_file() {
             "-b",
             "20M",
             "-t",
-            "0.3",
+            "300ms",
         ])
-        .args(["-i", "0.1", "--json-stream", "-o", file.to_str().unwrap()])
+        .args(["-i", "100ms", "--json-stream", "-o", file.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
@@ -81,7 +81,7 @@ fn failures_exit_non_zero_and_usage_errors_exit_two() {
     let port = agent.port;
     let host = format!("127.0.0.1:{port}");
     let out = weft()
-        .args(["tput", &host, "-P", "3", "-t", "0.2", "--json"])
+        .args(["tput", &host, "-P", "3", "-t", "200ms", "--json"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

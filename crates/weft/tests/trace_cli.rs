@@ -439,10 +439,41 @@ fn latency_of_two_captures_per_size_with_offset() {
     assert_eq!(rows[1]["switch_rtt"]["median_ns"], 100_000.0);
     assert_eq!(rows[1]["switch_rtt_echo"]["median_ns"], 100_000.0);
     assert_eq!(doc["samples"].as_array().unwrap().len(), 20);
+    assert_eq!(s["one_point"], false);
     // The table names the parts.
     let o = run(&["trace", "latency", a.to_str().unwrap(), b.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("clock offset B-A -1000.000 us"), "{text}");
+}
+
+#[test]
+fn latency_of_one_point_captured_twice_says_the_split_is_meaningless() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.pcap");
+    // One capture given as both A and B: the same instants at both "points" (as two
+    // captures of one interface are), so any switch time printed would be noise around 0.
+    let mut recs = Vec::new();
+    let mut t = 5_000_000_000u64;
+    for id in 1..=10u16 {
+        recs.push((t, echo_frame(true, id, 64)));
+        recs.push((
+            t + 300_000 + u64::from(id) * 1_000,
+            echo_frame(false, 30_000 + id, 64),
+        ));
+        t += 1_000_000;
+    }
+    write_pcap(&a, &recs);
+    let a = a.to_str().unwrap();
+    let o = run(&["trace", "latency", a, a, "--port", "7"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("taken at one point") && text.contains("split is meaningless"),
+        "{text}"
+    );
+    assert!(!text.contains("A-B sw"), "no switch column: {text}");
+    let o = run(&["trace", "latency", a, a, "--port", "7", "--json"]);
+    assert_eq!(json_of(&o)["summary"]["one_point"], true);
 }
 
 #[test]

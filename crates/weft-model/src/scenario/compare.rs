@@ -163,10 +163,16 @@ impl Comparison {
 
     /// The comparison as a text table: point, paper, then value and miss per engine.
     pub fn table(&self) -> String {
+        self.table_of(&format!("workload {}", self.expect.workload))
+    }
+
+    /// [`Comparison::table`] with the workload called `workload` (`"w2 (SP class S)"`) where
+    /// nothing published names the row.
+    pub fn table_of(&self, workload: &str) -> String {
         let mut out = if self.expect.source == NO_SOURCE {
             format!(
-                "{} of workload {}, engines side by side\n",
-                self.expect.metric, self.expect.workload
+                "{} of {workload}, engines side by side\n",
+                self.expect.metric
             )
         } else {
             format!(

@@ -54,11 +54,12 @@ pub fn run(
         .map_err(|e| ProbeError::io(format!("connecting to the agent at {}", cfg.server), e))?;
     let mut control = Control::new(stream, DEFAULT_MAX_MESSAGE.max(1 << 20));
     control.set_read_timeout(Some(t))?;
+    let not_an_agent = |e| crate::control::not_an_agent(cfg.server, e);
     if let Some(k) = &cfg.key {
-        crate::auth::client_hello(&mut control, k)?;
+        crate::auth::client_hello(&mut control, k).map_err(not_an_agent)?;
     }
     control.send(&Message::Request(TestSpec::Tput(spec.clone())))?;
-    let accept = match control.recv()? {
+    let accept = match control.recv().map_err(not_an_agent)? {
         Message::Accept(a) => a,
         other => return Err(unexpected("Accept", &other)),
     };

@@ -21,6 +21,11 @@ where
         let (Ok(lo), Ok(hi)) = (min.parse::<T>(), max.parse::<T>()) else {
             return Err(format!("bad bounds {min}..{max} in this build"));
         };
+        if s.trim_start().starts_with('-') {
+            return Err(format!(
+                "{s} is out of range: expected {what} between {lo} and {hi}"
+            ));
+        }
         let v: T = s.parse().map_err(|e: weft_model::units::UnitError| {
             format!("{e} (this flag takes {what} between {lo} and {hi})")
         })?;
@@ -49,12 +54,27 @@ pub fn rate(
     bounded(min, max, "a rate")
 }
 
-/// A duration between `min` and `max`.
+/// A duration between `min` and `max`, with its unit: a bare number other than 0 is refused
+/// (`--rtt 17` could mean 17 ms or 17 s; [`Duration`]'s own parser, used by scenario files,
+/// reads it as seconds).
 pub fn duration(
     min: &'static str,
     max: &'static str,
 ) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
-    bounded(min, max, "a duration")
+    let parse = bounded(min, max, "a duration");
+    move |s: &str| {
+        let t = s.trim();
+        if t.starts_with('-') {
+            return parse(s);
+        }
+        let bare = !t.is_empty() && t.parse::<f64>().is_ok();
+        if bare && t.parse::<f64>() != Ok(0.0) {
+            return Err(format!(
+                "{s} has no unit: write {t}ms, {t}s, {t}us (units: ns, us, ms, s, m, h, d)"
+            ));
+        }
+        parse(s)
+    }
 }
 
 #[cfg(test)]
@@ -77,5 +97,28 @@ mod tests {
         assert!(d("2d").unwrap_err().contains("between 1ms and 86400s"));
         assert!(rate("1", "1Tbps")("2Tbps").is_err());
         assert!(d("soon").unwrap_err().contains("expected a duration"));
+    }
+
+    #[test]
+    fn a_duration_without_a_unit_is_refused() {
+        let d = duration("0", "1h");
+        let e = d("17").unwrap_err();
+        assert!(e.contains("17 has no unit") && e.contains("17ms"), "{e}");
+        assert!(d("2.5").unwrap_err().contains("no unit"));
+        assert_eq!(d("17ms").unwrap(), Duration(17_000_000));
+        assert_eq!(d("0").unwrap(), Duration(0));
+    }
+
+    #[test]
+    fn a_negative_value_gets_the_range() {
+        let e = duration("1ms", "7d")("-5").unwrap_err();
+        assert!(
+            e.contains("-5 is out of range") && e.contains("between 1ms and 604800s"),
+            "{e}"
+        );
+        let e = duration("1ms", "7d")("-5s").unwrap_err();
+        assert!(e.contains("between 1ms and 604800s"), "{e}");
+        let e = size("1", "1GiB")("-5").unwrap_err();
+        assert!(e.contains("between 1B and 1GiB"), "{e}");
     }
 }

@@ -119,6 +119,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let key = super::send::load_key(&a.key, &a.key_file)?;
     let store = Store::new(&a.dir, a.force)
         .with_context(|| format!("using {} as the receiving directory", a.dir.display()))?;
+    if !a.discard {
+        check_writable(store.root())?;
+    }
     let mut bind = super::serve::parse_bind_with(&a.bind, RECV_PORT)?;
     if let Some(p) = a.port {
         bind.set_port(p);
@@ -222,5 +225,24 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if n > 0 {
         anyhow::bail!("{n} session(s) failed or refused files");
     }
+    Ok(())
+}
+
+/// Fails at start, naming the directory and the cause, when a file cannot be created in `dir`
+/// (a read-only mount, another owner's directory), rather than at the first file's first block.
+fn check_writable(dir: &std::path::Path) -> anyhow::Result<()> {
+    let probe = dir.join(format!(".weft-recv-check-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .with_context(|| {
+            format!(
+                "cannot write into the receiving directory {}",
+                dir.display()
+            )
+        })?;
+    std::fs::remove_file(&probe)
+        .with_context(|| format!("removing the write check {}", probe.display()))?;
     Ok(())
 }

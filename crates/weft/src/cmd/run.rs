@@ -114,6 +114,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.file.display()
         ));
     }
+    let missed = comparisons.iter().filter(|c| !c.all_within()).count();
+    let failed = checks.iter().filter(|c| !c.all_held()).count();
+    if !args.strict && missed + failed > 0 {
+        eprintln!(
+            "weft run: {missed} comparison(s) missed a published figure past its tolerance \
+             (marked !) and {failed} check(s) failed; exit status 0 all the same: --strict \
+             exits 1 on a miss"
+        );
+    }
+    if let Some(dir) = &args.capture {
+        eprintln!("weft run: {}", capture_summary(dir));
+    }
     if args.strict && !comparisons.iter().all(Comparison::all_within) {
         return Err(anyhow::anyhow!(
             "some results miss the published figures by more than their tolerance"
@@ -125,6 +137,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// What `--capture DIR` left: how many captures and how many bytes, and where.
+fn capture_summary(dir: &Path) -> String {
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => dirs.push(e.path()),
+                Ok(m) => {
+                    files += 1;
+                    bytes += m.len();
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    format!(
+        "wrote {files} capture(s), {}, under {} (remove it when done)",
+        weft_model::Size(bytes),
+        dir.display()
+    )
 }
 
 fn write_outputs(args: &Args, docs: &[(&str, ResultDoc)]) -> anyhow::Result<()> {

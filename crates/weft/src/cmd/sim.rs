@@ -345,30 +345,81 @@ fn emit(doc: &ResultDoc, c: &Common) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A compact human table of the samples (or the summary when there are none).
+/// A compact human table of the samples; `many-to-one`'s summary as one line per value, then a
+/// table per list in it (`per_sender`). Nested values are dotted columns (`delay.p99_ns`), as
+/// in the CSV: a table never prints JSON.
 fn print_table(doc: &ResultDoc) {
     println!("{} (engine sim)", doc.kind);
-    let rows: Vec<&serde_json::Map<String, serde_json::Value>> = if doc.kind == "sim.many_to_one" {
-        doc.summary.as_object().into_iter().collect()
-    } else {
-        doc.samples.iter().filter_map(|s| s.as_object()).collect()
-    };
-    let Some(first) = rows.first() else {
+    if doc.kind != "sim.many_to_one" {
+        print_rows(&doc.samples.iter().collect::<Vec<_>>(), None);
+        return;
+    }
+    let Some(summary) = doc.summary.as_object() else {
         return;
     };
-    let keys: Vec<&String> = first.keys().collect();
-    let cell = |v: Option<&serde_json::Value>| match v {
-        Some(serde_json::Value::Number(n)) if n.is_f64() => {
-            format!("{:.4}", n.as_f64().unwrap_or(0.0))
-        }
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Null) | None => "-".into(),
-        Some(v) => v.to_string(),
+    let is_table = |v: &serde_json::Value| {
+        v.as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(serde_json::Value::is_object))
     };
-    let table: Vec<Vec<String>> = rows
+    let scalars: serde_json::Map<String, serde_json::Value> = summary
         .iter()
-        .map(|r| keys.iter().map(|k| cell(r.get(*k))).collect())
+        .filter(|(_, v)| !is_table(v))
+        .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    let scalars = serde_json::Value::Object(scalars);
+    let flat = weft_report::csv::flatten_values(&scalars);
+    let w = flat.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in &flat {
+        println!("  {k:<w$}  {}", cell(v));
+    }
+    for (name, list) in summary.iter().filter(|(_, v)| is_table(v)) {
+        println!("{name}:");
+        let rows: Vec<&serde_json::Value> = list.as_array().into_iter().flatten().collect();
+        print_rows(&rows, Some("#"));
+    }
+}
+
+/// A flattened value as a table cell: fractions to four places, the rest as they are.
+fn cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => format!("{:.4}", n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "-".into(),
+        v => v.to_string(),
+    }
+}
+
+/// `rows` as a table with a column per flattened key (in order of first appearance), right
+/// aligned; `index` names a leading column of row numbers.
+fn print_rows(rows: &[&serde_json::Value], index: Option<&str>) {
+    let flat: Vec<Vec<(String, &serde_json::Value)>> = rows
+        .iter()
+        .map(|r| weft_report::csv::flatten_values(r))
+        .collect();
+    let mut keys: Vec<String> = index.map(str::to_string).into_iter().collect();
+    for r in &flat {
+        for (k, _) in r {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    let table: Vec<Vec<String>> = flat
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            keys.iter()
+                .map(|k| match r.iter().find(|(c, _)| c == k) {
+                    Some((_, v)) => cell(v),
+                    None if Some(k.as_str()) == index => i.to_string(),
+                    None => "-".into(),
+                })
+                .collect()
+        })
+        .collect();
+    if table.is_empty() {
+        return;
+    }
     let widths: Vec<usize> = keys
         .iter()
         .enumerate()
@@ -381,7 +432,7 @@ fn print_table(doc: &ResultDoc) {
                 .max(k.len())
         })
         .collect();
-    let line = |cells: Vec<String>| {
+    let line = |cells: &[String]| {
         cells
             .iter()
             .zip(&widths)
@@ -389,8 +440,8 @@ fn print_table(doc: &ResultDoc) {
             .collect::<Vec<_>>()
             .join("  ")
     };
-    println!("{}", line(keys.iter().map(|k| k.to_string()).collect()));
-    for r in table {
+    println!("{}", line(&keys));
+    for r in &table {
         println!("{}", line(r));
     }
 }

@@ -371,6 +371,17 @@ fn util(a: UtilArgs) -> anyhow::Result<()> {
         weft_report::csv::write_csv(p, &text)?;
     }
     let r = &o.result;
+    let span_ns = r.samples.len() as u64 * r.bin_ns;
+    if a.smooth.as_nanos() > span_ns && !r.samples.is_empty() {
+        eprintln!(
+            "weft trace util: warning: the smoothing window ({}) is longer than the capture \
+             ({:.1}s): every smoothed bin averages the whole capture; give --smooth shorter \
+             than the capture (e.g. --smooth {}s)",
+            a.smooth,
+            span_ns as f64 / 1e9,
+            (span_ns / 4 / 1_000_000_000).max(1)
+        );
+    }
     let mut doc = ResultDoc::new("trace.util", Engine::Real);
     doc.params = json!({
         "file": a.file.display().to_string(),
@@ -579,6 +590,7 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
     let (pa, ea) = latency::pairs_within(&mut ra, a.port, limits);
     let (pb, eb) = latency::pairs_within(&mut rb, a.port, limits);
     let r = latency::breakdown(pa, pb);
+    let one_point = taken_at_one_point(&r.exchanges);
     let mut doc = ResultDoc::new("trace.latency", Engine::Real);
     doc.params =
         json!({"a": a.a.display().to_string(), "b": a.b.display().to_string(), "port": a.port});
@@ -593,6 +605,7 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
     if let Value::Object(m) = &mut summary {
         m.remove("exchanges");
         m.insert("partial".into(), json!(ea.is_some() || eb.is_some()));
+        m.insert("one_point".into(), json!(one_point));
         m.insert("error_a".into(), json!(ea.as_ref().map(|e| e.to_string())));
         m.insert("error_b".into(), json!(eb.as_ref().map(|e| e.to_string())));
     }
@@ -615,8 +628,18 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
                 r.clock_offset_ns as f64 / 1e3,
                 r.clock_offset_method
             );
-            if r.swapped_suspected {
+            if r.swapped_suspected && !one_point {
                 out!("warning: round trips at A are shorter than at B: are the captures swapped?");
+            }
+            if one_point {
+                out!(
+                    "the round trips at A are no longer than at B (median A-B {:.2} us): both \
+                     captures were taken at one point (two captures of one interface?), so \
+                     there is no switch between them and the client / switch / server split \
+                     is meaningless; capture A beside the client and B beside the server",
+                    median_a_minus_b_ns(&r.exchanges) as f64 / 1e3
+                );
+                return;
             }
             out!("medians in microseconds (the GIGAswitch study's A, B, C, D):");
             out!(
@@ -651,6 +674,19 @@ fn latency_cmd(a: LatencyArgs) -> anyhow::Result<()> {
         err.map(|x| x.0),
         err.map_or(a.a.as_path(), |x| x.1.as_path()),
     )
+}
+
+/// The median over matched exchanges of the round trip at A less that at B, ns (0 if none).
+fn median_a_minus_b_ns(rows: &[latency::ExchangeRow]) -> i64 {
+    let mut d: Vec<i64> = rows.iter().map(|e| e.a_ns - e.b_ns).collect();
+    d.sort_unstable();
+    d.get(d.len() / 2).copied().unwrap_or(0)
+}
+
+/// Whether two captures saw the exchanges at one point: the round trip at A (near the client)
+/// is, at the median, no longer than at B (near the server), so nothing lies between them.
+fn taken_at_one_point(rows: &[latency::ExchangeRow]) -> bool {
+    !rows.is_empty() && median_a_minus_b_ns(rows) <= 0
 }
 
 fn flows(a: FlowsArgs) -> anyhow::Result<()> {
