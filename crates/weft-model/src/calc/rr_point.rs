@@ -8,6 +8,7 @@ use super::engine::ModelPoint;
 use super::rr_tcp::{TcpExchange, tcp_request_response};
 use super::rtt::{Hop, request_response};
 use super::server::SharedServer;
+use crate::app::rr::keys;
 use crate::host::presets;
 use crate::host::{Direction, HostCosts};
 use crate::scenario::{Metric, Scenario, Workload};
@@ -69,6 +70,23 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         _ => request_response(&hops, transport, size.0, response, &client, &server),
     };
     let us = |d: crate::time::Duration| d.as_nanos() as f64 / 1e3;
+    // Each end's turnaround alone: from a message's arrival to the next one back, a read woken
+    // from idle and a write (the model's round trip is these two and the network).
+    let mtu = path.iter().map(|l| l.tech.mtu.0).min().unwrap_or(1500);
+    let turnaround = |h: &HostCosts, read: u64, written: u64| {
+        let packets = |b: u64| b.div_ceil(mtu.saturating_sub(transport.header_bytes()).max(1));
+        us(h.cost(Direction::Receive, read, packets(read).max(1), 1)
+            + h.wakeup()
+            + h.cost(Direction::Send, written, packets(written).max(1), 1))
+    };
+    out.metrics.insert(
+        keys::CLIENT_TURNAROUND_US.into(),
+        turnaround(&client, response, size.0),
+    );
+    out.metrics.insert(
+        keys::SERVER_TURNAROUND_US.into(),
+        turnaround(&server, size.0, response),
+    );
     let mut rtt_us = us(r.total);
     if w.together {
         rtt_us = together(
@@ -176,6 +194,13 @@ fn together(
     let m = &mut out.metrics;
     m.insert("shared_sessions".into(), sessions as f64);
     m.insert("shared_host_us".into(), load.at_host_ns / 1e3);
+    // The shared host's turnaround is its time with the others' requests.
+    let side = if per_server_host >= per_client_host {
+        keys::SERVER_TURNAROUND_US
+    } else {
+        keys::CLIENT_TURNAROUND_US
+    };
+    m.insert(side.into(), load.at_host_ns / 1e3);
     m.insert("shared_queueing_us".into(), load.queueing_ns / 1e3);
     m.insert("shared_utilisation".into(), load.utilisation);
     m.insert("lone_rtt_us".into(), lone_us);

@@ -80,11 +80,13 @@ impl Machine {
     /// A call on thread `t` asked for at `now`: waking the thread first if it was blocked (its
     /// last work ended before `now`): from idle if every processor is free at `now`, else a
     /// context switch; then `work`.
-    fn call(&mut self, t: usize, now: Instant, work: Duration) -> Instant {
+    /// `idle`, if given, says whether the host was idle when what the call waited for arrived
+    /// (in place of looking at `now`).
+    fn call(&mut self, t: usize, now: Instant, work: Duration, idle: Option<bool>) -> Instant {
         let blocked = self.threads[t] < now;
         let wake = if !blocked {
             Duration::ZERO
-        } else if self.processors.iter().all(|&p| p <= now) {
+        } else if idle.unwrap_or_else(|| self.idle(now)) {
             self.wakeups += 1;
             ns(self.costs.wakeup_ns)
         } else {
@@ -92,6 +94,11 @@ impl Machine {
             ns(self.costs.switch_ns)
         };
         self.run(t, now, wake + work)
+    }
+
+    /// No processor has work at `now`.
+    fn idle(&self, now: Instant) -> bool {
+        self.processors.iter().all(|&p| p <= now)
     }
 
     /// `bytes` through a FIFO resource free at `*free` with `rate`, from `ready`; returns when
@@ -175,7 +182,7 @@ impl HostCpu {
     pub fn write(&mut self, now: Instant, bytes: u64, call: bool) -> Instant {
         let mut m = self.machine.borrow_mut();
         let work = m.costs.cost(Direction::Send, bytes, 0, u64::from(call));
-        m.call(self.thread, now, work)
+        m.call(self.thread, now, work, None)
     }
 
     /// A read (or receive) call of `bytes` on this thread at `now`: the switch to the thread
@@ -184,7 +191,23 @@ impl HostCpu {
     pub fn read(&mut self, now: Instant, bytes: u64) -> Instant {
         let mut m = self.machine.borrow_mut();
         let work = m.costs.cost(Direction::Receive, bytes, 0, 1);
-        m.call(self.thread, now, work)
+        m.call(self.thread, now, work, None)
+    }
+
+    /// True if no processor of the host has work at `now` (it sits in its idle loop).
+    pub fn idle(&self, now: Instant) -> bool {
+        self.machine.borrow().idle(now)
+    }
+
+    /// A read of `bytes` at `now` as [`HostCpu::read`], for data that arrived when the host
+    /// was `idle` or not ([`HostCpu::idle`] then): a blocked thread pays the wakeup from idle
+    /// only if nothing else held a processor when its data came in, and a context switch if
+    /// something did, even if that work has ended by `now` (as the arriving packet's own
+    /// interrupt, queued behind it, has).
+    pub fn read_arrived(&mut self, now: Instant, bytes: u64, idle: bool) -> Instant {
+        let mut m = self.machine.borrow_mut();
+        let work = m.costs.cost(Direction::Receive, bytes, 0, 1);
+        m.call(self.thread, now, work, Some(idle))
     }
 
     /// A packet of `frame_bytes` leaves at `now`: this thread's per-packet send work, then the
@@ -222,7 +245,7 @@ impl HostCpu {
         let mut t = now;
         if bytes > 0 || calls > 0 {
             let work = m.costs.cost(Direction::Send, bytes, 0, calls);
-            t = m.call(self.thread, now, work);
+            t = m.call(self.thread, now, work, None);
         }
         let work = m.costs.cost(Direction::Send, 0, packets, 0);
         m.run(self.thread, t, work)
@@ -239,7 +262,7 @@ impl HostCpu {
             return t;
         }
         let work = m.costs.cost(Direction::Receive, bytes, 0, calls);
-        m.call(self.thread, t, work)
+        m.call(self.thread, t, work, None)
     }
 
     /// When this thread's work asked for so far ends.
@@ -376,6 +399,36 @@ mod tests {
         let t = b.read(Instant(100_000), 100);
         assert_eq!(t, Instant(100_000 + 5000 + 3200));
         assert_eq!((b.wakeups(), b.switches()), (1, 1));
+    }
+
+    /// A packet that arrives while another thread holds the processor wakes its blocked reader
+    /// with a context switch, even though its interrupt, queued behind that work, ends at the
+    /// very instant the processor frees: asked at that instant, a plain read finds every
+    /// processor free and pays the wakeup from idle (the test's second read), which made seven
+    /// client processes on one busy host pay it on every answer.
+    #[test]
+    fn a_read_woken_by_a_packet_that_found_the_host_busy_switches() {
+        let costs = HostCosts {
+            wakeup_ns: 5000.0,
+            switch_ns: 500.0,
+            ..host()
+        };
+        let mut a = HostCpu::new(costs.clone());
+        let mut b = a.thread();
+        assert_eq!(a.run(Instant(0), Duration(10_000)), Instant(10_000));
+        // A packet for b at 1 us: busy host; its interrupt (300 ns) runs after a's work.
+        let idle = b.idle(Instant(1000));
+        assert!(!idle);
+        let t = b.arrive(Instant(1000), 100);
+        assert_eq!(t, Instant(10_300));
+        assert_eq!(b.read_arrived(t, 100, idle), Instant(10_300 + 500 + 3200));
+        assert_eq!((b.wakeups(), b.switches()), (0, 1));
+        // The same asked as a plain read: the processor is free at 10.3 us, so a wakeup.
+        let mut c = HostCpu::new(costs);
+        let mut d = c.thread();
+        c.run(Instant(0), Duration(10_000));
+        let t = d.arrive(Instant(1000), 100);
+        assert_eq!(d.read(t, 100), Instant(10_300 + 5000 + 3200));
     }
 
     /// The interrupt context is not the thread: a packet's receive work does not make the

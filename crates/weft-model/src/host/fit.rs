@@ -15,7 +15,9 @@
 //! - **IBM SP-2 node** (Sandia): the per-byte cost from ttcp over ATM at 122 Mbit/s predicts
 //!   TCP over the SP-2's own switch.
 //! - **SGI Indigo R4000** (GIGAswitch 003, FDDI): the per-byte cost from ttcp without the switch
-//!   predicts it with the switch.
+//!   predicts it with the switch; the cost of a call from the many-to-one echo at 128 bytes (a
+//!   busy server) and the wakeup from the direct 64-byte echo predict the other echo round
+//!   trips (Tables 2, 5, 10, 11 and 19, in `scenarios/gigaswitch-*.toml`).
 //! - **IBM RS/6000 of LACE** (NASA 001, TAXI ATM): the cost of one message from the 1-byte UDP
 //!   latency predicts the 1-byte TCP latency, and over FDDI.
 
@@ -24,7 +26,7 @@ use std::fmt;
 use crate::calc::host::{BulkBound, BulkShape};
 use crate::calc::rr_tcp::{Answer, TcpExchange, tcp_request_response};
 use crate::calc::rtt::{Hop, request_response};
-use crate::host::HostCosts;
+use crate::host::{Direction, HostCosts};
 use crate::scenario::{FigureError, Figures};
 use crate::tcp::Config;
 use crate::tech::{Tech, Transport};
@@ -62,6 +64,12 @@ pub struct Published {
     pub giga_buffer: f64,
     /// `gigaswitch.switch_latency_us`
     pub giga_switch_latency_us: f64,
+    /// `gigaswitch.table2.size_bytes` and `gigaswitch.table2.without_us`: (size, µs) rows of the
+    /// UDP echo between two directly connected Indigos.
+    pub giga_echo_without: Vec<(f64, f64)>,
+    /// `gigaswitch.table11.size_bytes` and `gigaswitch.table11.mean_us`: (size, µs) rows of the
+    /// many-to-one echo (seven clients, one server).
+    pub giga_many_to_one: Vec<(f64, f64)>,
     /// `nasa_lace.single_1byte_udp_mbps.atm`
     pub nasa_udp_1b_atm: f64,
     /// `nasa_lace.single_1byte_tcp_mbps.atm`
@@ -76,6 +84,9 @@ impl Published {
         let echo_sizes = f.numbers("sandia_atm_trial.echo_rtt_ms.size_bytes")?;
         let echo_eth = f.numbers("sandia_atm_trial.echo_rtt_ms.ethernet")?;
         let echo_atm = f.numbers("sandia_atm_trial.echo_rtt_ms.atm")?;
+        let rows = |x: &str, y: &str| -> Result<Vec<(f64, f64)>, FigureError> {
+            Ok(f.numbers(x)?.into_iter().zip(f.numbers(y)?).collect())
+        };
         Ok(Published {
             sandia_cs_solaris23: f.number("sandia_atm_trial.ttcp_computeserver_to_sparc20_mbps")?,
             sandia_cs_solaris24: f.number("sandia_atm_trial.ttcp_computeserver_solaris24_mbps")?,
@@ -96,6 +107,14 @@ impl Published {
             giga_window: f.number("gigaswitch.ttcp_window_bytes")?,
             giga_buffer: f.number("gigaswitch.ttcp_buffer_bytes")?,
             giga_switch_latency_us: f.number("gigaswitch.switch_latency_us")?,
+            giga_echo_without: rows(
+                "gigaswitch.table2.size_bytes",
+                "gigaswitch.table2.without_us",
+            )?,
+            giga_many_to_one: rows(
+                "gigaswitch.table11.size_bytes",
+                "gigaswitch.table11.mean_us",
+            )?,
             nasa_udp_1b_atm: f.number("nasa_lace.single_1byte_udp_mbps.atm")?,
             nasa_tcp_1b_atm: f.number("nasa_lace.single_1byte_tcp_mbps.atm")?,
             nasa_udp_1b_fddi: f.number("nasa_lace.single_1byte_udp_mbps.fddi")?,
@@ -491,21 +510,105 @@ fn sp2(p: &Published, r: &mut Report) {
     r.hosts.push(host);
 }
 
-/// The GIGAswitch study's SGI Indigo R4000s over FDDI (MTU 4352): one cost per byte on each
-/// path, fitted to the mean of the three runs without the switch; with the switch the bound
-/// only changes if the window over the (longer) round trip limits, which at 63 KB it does not.
+/// Clients of the GIGAswitch study's many-to-one echo (Table 11): seven Indigos, one server.
+pub const GIGA_MANY_TO_ONE_CLIENTS: u32 = 7;
+
+/// The GIGAswitch study's SGI Indigo R4000s over FDDI (MTU 4352): for bulk transfers one cost
+/// per byte on each path, fitted to the mean of the three ttcp runs without the switch; for the
+/// echo tests (`indigo-r4000-echo`) three parameters from three figures, solved together (each moves the others a little; a few rounds settle them):
+/// - the cost per byte on each path (per-packet costs folded in), so that two Indigos carry the
+///   mean of the three ttcp runs without the switch (91.37 Mbit/s, 63 KB buffers: a call's
+///   cost spread over 64,512 bytes is part of it);
+/// - the cost of a `sendto` or `recvfrom` call, from the many-to-one echo at 128 bytes (Table
+///   11, 2481 µs): seven clients keep the one echo server busy, so it never sleeps and each
+///   client's round trip is seven times the server's work per echo (a read and a write of
+///   128 bytes; [`crate::calc::SharedServer`]), with no wakeup in it;
+/// - the wakeup of a process blocked in `recvfrom` on an idle host, from the 64-byte echo
+///   between two directly connected Indigos (Table 2, 1222 µs): a round trip pays two calls
+///   and a wakeup at each end, the bytes through both paths of both and the frames' time.
+///
+/// With the switch the bulk bound only changes if the window over the (longer) round trip
+/// limits, which at 63 KB it does not.
 fn indigo(p: &Published, r: &mut Report) {
     const K: &str = "gigaswitch.ttcp_without_switch_mbps";
+    const K2: &str = "gigaswitch.table2.without_us";
+    const K11: &str = "gigaswitch.table11.mean_us";
     let fddi = tech("fddi");
-    let host = symmetric("indigo-r4000", mean(&p.giga_without), &[K], r);
     let shape = ttcp_shape(&fddi, p.giga_buffer as u64);
-    // Round trips: the Indigos' 64-byte UDP echo takes about 1.2 ms (GIGAswitch Table 2, not in
-    // the figures file); the switch adds twice its latency and a frame's serialisation.
-    let direct = Duration::from_micros(1_200);
+    let (echo_size, echo_us) = p.giga_echo_without.first().copied().unwrap_or_default();
+    let (m2o_size, m2o_us) = p.giga_many_to_one.first().copied().unwrap_or_default();
+    let hop = [Hop {
+        tech: &fddi,
+        propagation: Duration::ZERO,
+        switch_latency: Duration::ZERO,
+        cut_through: false,
+    }];
+    let lone_us = |h: &HostCosts, size: f64| {
+        let s = size as u64;
+        request_response(&hop, Transport::Udp, s, s, h, h)
+            .total
+            .as_nanos() as f64
+            / 1e3
+    };
+    let per_packet = fddi.mtu.0 - Transport::Udp.header_bytes();
+    let echo_work_ns = |h: &HostCosts, size: f64| {
+        let (s, packets) = (size as u64, (size as u64).div_ceil(per_packet).max(1));
+        (h.cost(Direction::Receive, s, packets, 1) + h.cost(Direction::Send, s, packets, 1))
+            .as_nanos() as f64
+    };
+    // The bulk preset: the cost per byte alone, calls folded in (see presets::indigo_r4000).
+    let bulk = symmetric("indigo-r4000", mean(&p.giga_without), &[K], r);
+    let mut host = HostCosts {
+        name: "indigo-r4000-echo",
+        ..HostCosts::FREE
+    };
+    for _ in 0..8 {
+        let b = ns_per_byte(mean(&p.giga_without)) - host.send_call_ns / shape.call as f64;
+        host.send_other_ns_per_byte = b;
+        host.recv_other_ns_per_byte = b;
+        let no_calls = HostCosts {
+            send_call_ns: 0.0,
+            recv_call_ns: 0.0,
+            ..host.clone()
+        };
+        let work = m2o_us * 1e3 / f64::from(GIGA_MANY_TO_ONE_CLIENTS);
+        let call = (work - echo_work_ns(&no_calls, m2o_size)) / 2.0;
+        host.send_call_ns = call;
+        host.recv_call_ns = call;
+        let no_wakeup = HostCosts {
+            wakeup_ns: 0.0,
+            ..host.clone()
+        };
+        host.wakeup_ns = (echo_us - lone_us(&no_wakeup, echo_size)) * 1e3 / 2.0;
+    }
+    r.fitted.push(Fitted {
+        host: host.name,
+        parameter: "send = recv other_ns_per_byte (63 KB calls)",
+        value: host.send_other_ns_per_byte,
+        unit: "ns/B",
+        from: &[K],
+    });
+    r.fitted.push(Fitted {
+        host: host.name,
+        parameter: "send = recv call_ns",
+        value: host.send_call_ns,
+        unit: "ns",
+        from: &[K11],
+    });
+    r.fitted.push(Fitted {
+        host: host.name,
+        parameter: "wakeup_ns",
+        value: host.wakeup_ns,
+        unit: "ns",
+        from: &[K2],
+    });
+    // Round trips for the bulk bound: the 64-byte echo; the switch adds twice its latency and
+    // a frame's serialisation.
+    let direct = Duration::from_secs_f64(echo_us / 1e6);
     let frame = fddi.wire_time(fddi.mtu.0);
     let via = direct + Duration::from_secs_f64(2.0 * p.giga_switch_latency_us / 1e6) + frame;
-    let without = bulk_mbps(&fddi, p.giga_window, direct, &host, &host, &shape);
-    let with = bulk_mbps(&fddi, p.giga_window, via, &host, &host, &shape);
+    let without = bulk_mbps(&fddi, p.giga_window, direct, &bulk, &bulk, &shape);
+    let with = bulk_mbps(&fddi, p.giga_window, via, &bulk, &bulk, &shape);
     r.predicted.push(Predicted {
         figure: K,
         what: "fit: two Indigos over FDDI, no switch (mean of three runs)",
@@ -520,6 +623,21 @@ fn indigo(p: &Published, r: &mut Report) {
         predicted: with,
         unit: "Mbit/s",
     });
+    r.predicted.push(Predicted {
+        figure: K2,
+        what: "fit: 64-byte UDP echo between two directly connected Indigos",
+        published: echo_us,
+        predicted: lone_us(&host, echo_size),
+        unit: "us",
+    });
+    r.predicted.push(Predicted {
+        figure: K11,
+        what: "fit: 128-byte echo, seven clients keeping one server busy",
+        published: m2o_us,
+        predicted: f64::from(GIGA_MANY_TO_ONE_CLIENTS) * echo_work_ns(&host, m2o_size) / 1e3,
+        unit: "us",
+    });
+    r.hosts.push(bulk);
     r.hosts.push(host);
 }
 
@@ -612,7 +730,7 @@ mod tests {
             .iter()
             .filter(|p| p.what.starts_with("fit:"))
             .collect();
-        assert_eq!(fits.len(), 7);
+        assert_eq!(fits.len(), 9);
         for p in fits {
             assert!(
                 p.miss().abs() < 0.002,
@@ -711,6 +829,8 @@ mod tests {
             for (name, a, b) in [
                 ("send_call_ns", preset.send_call_ns, fitted.send_call_ns),
                 ("recv_call_ns", preset.recv_call_ns, fitted.recv_call_ns),
+                ("wakeup_ns", preset.wakeup_ns, fitted.wakeup_ns),
+                ("switch_ns", preset.switch_ns, fitted.switch_ns),
                 (
                     "send_packet_ns",
                     preset.send_packet_ns,

@@ -7,8 +7,10 @@
 //! Machines of the studies without a preset, and why:
 //! - the EBN study's DEC Alphas (Digital UNIX 3.2c): its five runs are window- or link-limited,
 //!   so no figure bears on their host costs;
-//! - the GIGAswitch study's DECstation 5000/133, HP 735, RS/6000 and Sparc 10: their ttcp and
-//!   echo baselines (Tables 4 and 5 of study 003) are not in the figures file;
+//! - the GIGAswitch study's DECstation 5000/133, HP 735, RS/6000 and Sparc 10: one ttcp figure
+//!   each (Table 4; none for the HP 735) and five echo round trips (Table 5), whose slope the
+//!   ttcp's cost per byte does not give (the Sparc 10's ttcp asks 340 ns per byte a path, its
+//!   echo slope about 45): not fitted yet;
 //! - the SGI Challenge of Sandia's trial: its ttcp figures are taken as limited by the Sparc 20
 //!   at the other end.
 
@@ -84,7 +86,10 @@ pub fn sp2_node() -> HostCosts {
 
 /// An SGI Indigo R4000 (GIGAswitch study, FDDI): 87.55 ns per byte on each path, fitted to the
 /// mean of `gigaswitch.ttcp_without_switch_mbps` (91.37 Mbit/s with 63 KB buffers and window);
-/// predicts `gigaswitch.ttcp_with_switch_mbps`.
+/// predicts `gigaswitch.ttcp_with_switch_mbps`. Its calls are folded into the cost per byte:
+/// the simulator's TCP reader makes a call per segment where ttcp's 63 KB reads take several,
+/// so a call cost would be charged there about fourteen times too often.
+/// [`indigo_r4000_echo`] is the same machine with its calls and wakeups, for the echo tests.
 pub fn indigo_r4000() -> HostCosts {
     HostCosts {
         name: "indigo-r4000",
@@ -93,6 +98,38 @@ pub fn indigo_r4000() -> HostCosts {
         ..HostCosts::FREE
     }
 }
+
+/// The Indigo of [`indigo_r4000`] with its calls and wakeups, for the UDP echo tests (Tables 2,
+/// 5, 10, 11 and 19 of study 003); three parameters fitted together ([`super::fit`]'s
+/// `indigo`):
+/// - 84.97 ns per byte on each path (per-packet costs folded in), so that two Indigos writing
+///   63 KB a call carry the mean of `gigaswitch.ttcp_without_switch_mbps` (91.37 Mbit/s);
+/// - 166.3 µs per `sendto` or `recvfrom` call, from `gigaswitch.table11.mean_us` at 128 bytes
+///   (seven clients keep one echo server busy: each round trip is seven of its echoes);
+/// - 257.3 µs to wake a process blocked in a call on an idle host, from
+///   `gigaswitch.table2.without_us` at 64 bytes (1222 µs between two directly connected
+///   Indigos).
+///
+/// Predicts the other echo round trips of Tables 2 and 5, the loaded ones of Tables 10 and 11
+/// and the server's and client's turnarounds of Table 19.
+pub fn indigo_r4000_echo() -> HostCosts {
+    HostCosts {
+        name: "indigo-r4000-echo",
+        send_call_ns: INDIGO_CALL_NS,
+        recv_call_ns: INDIGO_CALL_NS,
+        wakeup_ns: INDIGO_WAKEUP_NS,
+        send_other_ns_per_byte: INDIGO_BYTE_NS,
+        recv_other_ns_per_byte: INDIGO_BYTE_NS,
+        ..HostCosts::FREE
+    }
+}
+
+/// The echo Indigo's cost per byte on each path, ns (see [`indigo_r4000_echo`]).
+const INDIGO_BYTE_NS: f64 = 84.973_303;
+/// The echo Indigo's cost of a `sendto` or `recvfrom` call, ns.
+const INDIGO_CALL_NS: f64 = 166_315.857;
+/// The echo Indigo's wakeup of a blocked process on an idle host, ns.
+const INDIGO_WAKEUP_NS: f64 = 257_252.0;
 
 /// An RS/6000 of NASA's LACE cluster: 231 us for each of a send and a receive call, fitted to
 /// `nasa_lace.single_1byte_udp_mbps.atm` (a 1-byte message, cold start: the fit includes what
@@ -165,6 +202,7 @@ pub fn all() -> Vec<HostCosts> {
         sparc20_m61_solaris23(),
         sp2_node(),
         indigo_r4000(),
+        indigo_r4000_echo(),
         rs6000_lace(),
     ]
 }

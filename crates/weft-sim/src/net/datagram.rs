@@ -7,11 +7,17 @@
 //!
 //! A datagram's number ([`weft_model::app::Tag`]) travels in its frames' `seq`. Time comes only
 //! from the caller's `now`.
+//!
+//! The socket also measures its host's turnaround ([`DatagramSocket::turnarounds`]), as an
+//! analyser on the host's link sees it (the GIGAswitch study's elapsed times B and C, Table
+//! 19): from a datagram's last frame reaching the host to the next datagram back to its sender
+//! reaching the adapter. An echo server's turnaround is its latency with the requests that
+//! wait for it; an echo client's is the time from an answer to its next request.
 
 use std::collections::VecDeque;
 
-use weft_model::Instant;
 use weft_model::host::HostCpu;
+use weft_model::{Duration, Instant};
 
 use weft_model::net::ETH_HEADER;
 
@@ -20,6 +26,9 @@ use super::frame::{SimFrame, UDP_IP_HEADERS};
 /// Messages being put together at once, at most (the oldest is dropped, as IP's reassembly
 /// queue drops fragments that time out).
 const REASSEMBLY: usize = 64;
+/// Datagrams received and not yet answered that the turnaround keeps, at most (the oldest is
+/// forgotten).
+const UNANSWERED: usize = 1024;
 
 /// How a datagram of `size` bytes is cut into frames of at most `mtu` bytes: the IP length of
 /// each.
@@ -58,6 +67,10 @@ pub struct DatagramSocket {
     inbox: VecDeque<(Instant, Received)>,
     /// Frames that arrived corrupted or trimmed (dropped by the checksum).
     pub corrupted: u64,
+    /// Datagrams received not yet answered: the sender and when the last frame arrived.
+    unanswered: VecDeque<(usize, Instant)>,
+    /// Turnarounds measured: their sum, ns, and their number.
+    turnarounds: (u64, u64),
 }
 
 impl DatagramSocket {
@@ -72,6 +85,8 @@ impl DatagramSocket {
             partial: VecDeque::new(),
             inbox: VecDeque::new(),
             corrupted: 0,
+            unanswered: VecDeque::new(),
+            turnarounds: (0, 0),
         }
     }
 
@@ -110,6 +125,20 @@ impl DatagramSocket {
             let f = SimFrame::fragment(self.host, to, ip_len, seq, ready.0, len);
             self.outbox.push_back((ready, f));
         }
+        // The earliest datagram from `to` not yet answered is answered by this one.
+        if let Some(k) = self.unanswered.iter().position(|u| u.0 == to) {
+            if let Some((_, at)) = self.unanswered.remove(k) {
+                self.turnarounds.0 += ready.saturating_duration_since(at).as_nanos();
+                self.turnarounds.1 += 1;
+            }
+        }
+    }
+
+    /// Turnarounds measured so far and their sum: each the time from a datagram's arrival (its
+    /// last frame reaching the host) to the next datagram back to its sender reaching the
+    /// adapter.
+    pub fn turnarounds(&self) -> (u64, Duration) {
+        (self.turnarounds.1, Duration(self.turnarounds.0))
     }
 
     /// A frame reaches the host at `now`: a datagram whose last frame it is joins the inbox
@@ -125,10 +154,14 @@ impl DatagramSocket {
             self.corrupted += 1;
             return true;
         }
-        // The frame's receive work, whether or not its datagram will be whole.
-        let arrived = match &mut self.cpu {
-            Some(cpu) => cpu.arrive(now, u64::from(f.len)),
-            None => now,
+        // The frame's receive work, whether or not its datagram will be whole; whether the
+        // host had other work when it came in decides how its reader is woken.
+        let (arrived, idle) = match &mut self.cpu {
+            Some(cpu) => {
+                let idle = cpu.idle(now);
+                (cpu.arrive(now, u64::from(f.len)), idle)
+            }
+            None => (now, true),
         };
         let (from, seq) = (f.src as usize, f.seq);
         let k = self.partial.iter().position(|p| p.0 == from && p.1 == seq);
@@ -146,10 +179,14 @@ impl DatagramSocket {
             return true;
         }
         let at = match &mut self.cpu {
-            Some(cpu) => cpu.read(arrived, len),
+            Some(cpu) => cpu.read_arrived(arrived, len, idle),
             None => now,
         };
         self.inbox.push_back((at, Received { from, len, seq }));
+        if self.unanswered.len() == UNANSWERED {
+            self.unanswered.pop_front();
+        }
+        self.unanswered.push_back((from, now));
         true
     }
 
@@ -222,5 +259,33 @@ mod tests {
         }
         // Not for host 0.
         assert!(!a.deliver(Instant(20), &frames[0].1));
+    }
+
+    /// A server's turnaround runs from a request's arrival to the answer to its sender: the
+    /// answer's CPU work and its wait behind the other requests included, each answer paired
+    /// with the earliest request of its own sender. Pairing it with the earliest request of
+    /// any sender would give 2 us for the first answer here, and without the measure there is
+    /// nothing to count.
+    #[test]
+    fn the_turnaround_pairs_each_answer_with_its_request() {
+        let mut server = DatagramSocket::new(0, 1500);
+        let mut one = DatagramSocket::new(1, 1500);
+        let mut two = DatagramSocket::new(2, 1500);
+        one.send(Instant(0), 0, 64, 1);
+        two.send(Instant(0), 0, 64, 1);
+        let (_, f1) = one.pop_frame(Instant(0)).unwrap();
+        let (_, f2) = two.pop_frame(Instant(0)).unwrap();
+        assert!(server.deliver(Instant(1000), &f1));
+        assert!(server.deliver(Instant(2000), &f2));
+        assert_eq!(server.turnarounds(), (0, Duration(0)));
+        // Host 2 answered first, at 3 us: 1 us after its request.
+        server.send(Instant(3000), 2, 64, 1);
+        assert_eq!(server.turnarounds(), (1, Duration(1000)));
+        // Then host 1 at 5 us: 4 us after its own.
+        server.send(Instant(5000), 1, 64, 1);
+        assert_eq!(server.turnarounds(), (2, Duration(5000)));
+        // A datagram to a host that sent nothing answers nothing.
+        server.send(Instant(6000), 3, 64, 1);
+        assert_eq!(server.turnarounds().0, 2);
     }
 }

@@ -195,6 +195,14 @@ impl<A: Application> Hosted<A> {
         &self.app
     }
 
+    /// The UDP socket's turnarounds ([`DatagramSocket::turnarounds`]; `None` over TCP).
+    pub fn turnarounds(&self) -> Option<(u64, weft_model::Duration)> {
+        match &self.io {
+            Io::Datagram(s) => Some(s.turnarounds()),
+            Io::Streams { .. } => None,
+        }
+    }
+
     /// The TCP connection of stream 0, for its statistics (`None` over UDP).
     pub fn connection(&self) -> Option<&Connection> {
         self.connection_of(0)

@@ -11,12 +11,17 @@
 //! host, each server host one UDP echo process answering all its clients (over TCP a process
 //! per connection), every host's applications charging its one machine ([`machines`]).
 //!
+//! Over UDP it reports the clients' and the servers' turnarounds (`client_turnaround_us`,
+//! `server_turnaround_us`): from a datagram's arrival at a host to the next one back to its
+//! sender (see [`super::datagram`]).
+//!
 //! With `beside = K` the requests share the network with the flows of `tput` workload K (its
 //! first point if it sweeps): the bulk flows start at time zero, the first request leaves when
 //! their warm-up ends, and the run stops when they do, so requests not asked by then are not
 //! asked (`requests` counts those that were).
 
 use serde_json::{Map, Value, json};
+use weft_model::app::rr::keys::{CLIENT_TURNAROUND_US, SERVER_TURNAROUND_US};
 use weft_model::app::rr::{Latencies, RrClient, RrServer, RrSpec, Via, keys};
 use weft_model::fabric::Rng;
 use weft_model::host::HostCpu;
@@ -82,6 +87,8 @@ pub fn rr(
         (0..ends.len()).map(|k| vec![k]).collect()
     };
     let (mut all, mut pairs, mut failed) = (Latencies::default(), Vec::new(), 0u64);
+    // Turnarounds of the clients' and the servers' hosts (UDP): counts and sums.
+    let mut turns = [(0u64, Duration::ZERO); 2];
     for group in groups {
         // Long enough for every request to time out (over TCP, for every late answer to
         // arrive or the connection to give up); the clock jumps over idle time, and once the
@@ -148,6 +155,26 @@ pub fn rr(
             Ok(r) => r,
             Err(e) => return notes.push(e.to_string()),
         };
+        let mut servers_seen = Vec::new();
+        for &(_, c, sv) in &slots {
+            let first = !servers_seen.contains(&sv);
+            servers_seen.push(sv);
+            for (side, app, count) in [(0, c, true), (1, sv, first)] {
+                let t = r
+                    .hosts
+                    .app::<Hosted<RrClient>>(app)
+                    .and_then(Hosted::turnarounds);
+                let t = t.or_else(|| {
+                    r.hosts
+                        .app::<Hosted<RrServer>>(app)
+                        .and_then(Hosted::turnarounds)
+                });
+                if let (Some((n, sum)), true) = (t, count) {
+                    turns[side].0 += n;
+                    turns[side].1 += sum;
+                }
+            }
+        }
         for (k, c, sv) in slots {
             let (f, t, _, _) = ends[k];
             let Some(pair) = answered(&r.hosts, c, sv) else {
@@ -173,6 +200,14 @@ pub fn rr(
         }
     }
     m.extend(all.metrics());
+    for (key, (n, sum)) in [CLIENT_TURNAROUND_US, SERVER_TURNAROUND_US]
+        .into_iter()
+        .zip(turns)
+    {
+        if n > 0 {
+            m.insert(key.into(), json!(sum.as_nanos() as f64 / n as f64 / 1e3));
+        }
+    }
     if w.together {
         m.insert("sessions_failed".into(), json!(failed));
     }

@@ -84,6 +84,12 @@ pub mod keys {
     pub const RR_LOSS: &str = "rr_loss";
     /// Requests asked.
     pub const REQUESTS: &str = "requests";
+    /// Mean time a client's host takes from an answer's arrival to its next request leaving,
+    /// microseconds (the GIGAswitch study's elapsed time C, Table 19).
+    pub const CLIENT_TURNAROUND_US: &str = "client_turnaround_us";
+    /// Mean time a server's host takes from a request's arrival to its answer leaving, its wait
+    /// behind other clients' requests included, microseconds (elapsed time B, Table 19).
+    pub const SERVER_TURNAROUND_US: &str = "server_turnaround_us";
 }
 
 mod client;
