@@ -86,6 +86,11 @@ impl PointEngine for EmuEngine<'_> {
             ));
             return Ok(r);
         }
+        if w.file.is_some() {
+            r.notes
+                .push("skipped: FTP from disk (`file`) runs on the model engine only".into());
+            return Ok(r);
+        }
         let (topo, _) = topology(s, p.seed)?;
         let driver = if w.kind == WorkloadKind::Mp {
             workload::mp_driver()

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::ftp::{FtpEstimate, FtpLimit};
 use super::hol::{fifo_saturation, gigaswitch_efficiency, saturation_throughput};
 use super::mathis::{C_PER_SEGMENT_ACK, Mathis};
 use super::queue::{Md1, output_queued_wait};
@@ -397,8 +398,16 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         _ => None,
     };
     // Hosts with a cost model (`costs`) bound a TCP transfer by what their send and receive
-    // paths sustain, ttcp-style (8 KiB calls), as `weft calc host` fits them.
-    let host_bound = host_bound(s, a, b, transport, mtu, window, rtt, per_flow);
+    // paths sustain, ttcp-style (8 KiB calls), as `weft calc host` fits them; FTP (`file`) adds
+    // a copy of each byte to each path, out of the sender's file cache and into the receiver's.
+    let shape = Shape {
+        transport,
+        mtu,
+        window,
+        rtt,
+        files: w.file.is_some(),
+    };
+    let host_bound = host_bound(s, a, b, &shape, per_flow);
     let host_limited = host_bound.is_some_and(|h| h < per_flow);
     if let Some(h) = host_bound {
         per_flow = per_flow.min(h);
@@ -411,7 +420,11 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
             loss_limited = true;
         }
     }
-    let aggregate = (per_flow * flows as f64).min(link_mbps);
+    let mut aggregate = (per_flow * flows as f64).min(link_mbps);
+    let ftp = w.file.map(|file| ftp(s, a, b, file, aggregate, out));
+    if let Some(e) = ftp {
+        aggregate = e.bps / 1e6;
+    }
     let kib = aggregate * 1e6 / 8.0 / 1024.0;
     let m = &mut out.metrics;
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
@@ -461,6 +474,10 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         bottleneck.rate,
         match (loss_limited, w.window.is_some(), bound.limit) {
             (true, _, _) => "loss (Mathis bound, C = sqrt(3/2), loss per datagram)",
+            _ if ftp.is_some_and(|e| e.limit == FtpLimit::Read) => "sender's disk (FTP)",
+            _ if ftp.is_some_and(|e| e.limit == FtpLimit::Write) => "receiver's disk (FTP)",
+            _ if ftp.is_some_and(|e| e.limit == FtpLimit::WriteThrough) =>
+                "network and the receiver's write-through disk, in turn (FTP)",
             _ if host_limited => "hosts (their `costs`: send and receive paths)",
             (false, true, Limit::Window) => "window",
             _ => "link",
@@ -470,6 +487,36 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         out.notes
             .push(format!("{flows} flows share the bottleneck equally"));
     }
+}
+
+/// FTP of `file` bytes from `a`'s disk to `b`'s ([`super::ftp::estimate`]) over a network
+/// that carries `net_mbps`; each end's disk (its `disk` preset, Mbit/s) into `out`'s metrics.
+fn ftp(
+    s: &Scenario,
+    a: &str,
+    b: &str,
+    file: Size,
+    net_mbps: f64,
+    out: &mut ModelPoint,
+) -> FtpEstimate {
+    let disk = |n: &str| {
+        s.hosts
+            .iter()
+            .find(|h| h.name == n)
+            .and_then(|h| h.disk.as_deref())
+            .and_then(crate::host::disk::presets::by_name)
+    };
+    let (tx, rx) = (disk(a), disk(b));
+    if let Some(d) = &tx {
+        out.metrics
+            .insert("tx_disk_read_mbps".into(), d.read_rate.as_mbps_f64());
+    }
+    if let Some(d) = &rx {
+        out.metrics
+            .insert("rx_disk_write_mbps".into(), d.write_rate.as_mbps_f64());
+    }
+    out.metrics.insert("net_mbps".into(), net_mbps);
+    super::ftp::estimate(file, net_mbps * 1e6, tx.as_ref(), rx.as_ref())
 }
 
 /// The window a TCP sender keeps in flight and the time one window takes to come back
@@ -490,19 +537,28 @@ fn ack_clock(
     window::ack_clocked(bottleneck, mtu, transport, window, rtt, whole_segments)
 }
 
-/// What the hosts' send and receive paths sustain for a TCP transfer from `a` to `b` with
-/// datagrams of `mtu` bytes, Mbit/s, when both name a cost model; `None` otherwise.
-#[allow(clippy::too_many_arguments)] // the transfer's shape, spelled out
-fn host_bound(
-    s: &Scenario,
-    a: &str,
-    b: &str,
+/// The transfer [`host_bound`] prices: its transport, datagram size, window and round trip, and
+/// whether it moves a file between the hosts' caches (FTP) rather than memory to memory.
+struct Shape {
     transport: Transport,
     mtu: u64,
     window: Size,
     rtt: Duration,
-    link_mbps: f64,
-) -> Option<f64> {
+    files: bool,
+}
+
+/// What the hosts' send and receive paths sustain for a TCP transfer of `shape` from `a` to `b`,
+/// Mbit/s, when both name a cost model; `None` otherwise. A file transfer charges each path one
+/// more copy per byte ([`crate::host::HostCosts::copy_ns_per_byte`]): the sender's out of its
+/// file cache, the receiver's into its own.
+fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> Option<f64> {
+    let Shape {
+        transport,
+        mtu,
+        window,
+        rtt,
+        files,
+    } = *shape;
     if !matches!(transport, Transport::Tcp { .. }) {
         return None;
     }
@@ -513,7 +569,11 @@ fn host_bound(
             .and_then(|h| h.costs.as_deref())
             .and_then(crate::host::presets::by_name)
     };
-    let (tx, rx) = (costs(a)?, costs(b)?);
+    let (mut tx, mut rx) = (costs(a)?, costs(b)?);
+    if files {
+        tx.send_other_ns_per_byte += tx.copy_ns_per_byte;
+        rx.recv_other_ns_per_byte += rx.copy_ns_per_byte;
+    }
     let shape = super::host::BulkShape {
         mss: mtu.saturating_sub(transport.header_bytes()).max(1),
         call: crate::host::fit::TTCP_DEFAULT_BUFFER,
@@ -580,6 +640,9 @@ fn xfer(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     m.insert(Metric::SYNC_PCT.into(), e.pct(e.sync()));
     m.insert(Metric::DISK_PCT.into(), e.pct(e.read));
     m.insert(Metric::TRANSFER_PCT.into(), e.pct(e.transfer));
+    m.extend(Metric::idle(e.pct(e.transfer)));
+    // The closed form has no sockets to overflow: it loses no datagram.
+    m.insert("loss_fraction".into(), 0.0);
     m.insert("buffer_ms".into(), e.cycle.as_secs_f64() * 1e3);
 }
 
@@ -735,5 +798,71 @@ window = 64512
         let free = Scenario::parse(&text.replace("costs = \"indigo-r4000\"\n", ""), "t.toml");
         let pts = evaluate(&free.unwrap());
         assert!(pts[0].metrics[Metric::GOODPUT_MBPS] > 98.0);
+    }
+
+    #[test]
+    fn ftp_is_bounded_by_the_senders_disk() {
+        // Sandia's file server sending to a desktop Sparc 20 whose disk reads at 16 Mbit/s:
+        // the other way round, the desktop's disk bounds the file, not the 91 Mbit/s hosts.
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+costs = "indigo-r4000"
+disk = "sandia-desktop-scsi"
+[[host]]
+name = "b"
+costs = "indigo-r4000"
+disk = "sandia-fileserver-fwscsi2"
+[[link]]
+ends = ["a", "b"]
+tech = "fddi"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+window = 64512
+file = "25MiB"
+"#;
+        let pts = evaluate(&Scenario::parse(text, "t.toml").unwrap());
+        let g = pts[0].metrics[Metric::GOODPUT_MBPS];
+        assert!(g < 16.0 && g > 15.9, "{g}");
+        assert!(pts[0].notes.iter().any(|n| n.contains("sender's disk")));
+        assert_eq!(pts[0].metrics["tx_disk_read_mbps"], 16.0);
+        // Memory to memory (no `file`): the hosts' 91.37.
+        let ttcp = Scenario::parse(&text.replace("file = \"25MiB\"\n", ""), "t.toml");
+        let g = evaluate(&ttcp.unwrap())[0].metrics[Metric::GOODPUT_MBPS];
+        assert!((g - 91.3749).abs() < 0.05, "{g}");
+    }
+
+    #[test]
+    fn ftp_charges_the_cache_copies_to_the_hosts() {
+        // Two Sparc 20s (a copy: 16.2 ns a byte) over OC-3c, no disks named: the file moves
+        // between the caches, each path paying one more copy than ttcp's.
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+costs = "sparc20-m50-solaris2.3"
+[[host]]
+name = "b"
+costs = "sparc20-m50-solaris2.3"
+[[link]]
+ends = ["a", "b"]
+tech = "oc3c"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+window = 65536
+file = "25MiB"
+"#;
+        let g = |t: &str| evaluate(&Scenario::parse(t, "t.toml").unwrap())[0].metrics["host_mbps"];
+        let (ftp, ttcp) = (g(text), g(&text.replace("file = \"25MiB\"\n", "")));
+        // The send path's 8 KiB call and per-byte costs, with and without the copy.
+        let h = crate::host::presets::sparc20_m50_solaris23();
+        let per_byte = h.per_byte_ns(crate::host::Direction::Send) + h.send_call_ns / 8192.0;
+        let want = ttcp * per_byte / (per_byte + h.copy_ns_per_byte);
+        assert!((ftp - want).abs() < 0.01 * want, "{ftp} {ttcp} {want}");
     }
 }

@@ -403,6 +403,9 @@ pub struct Workload {
     pub mp: Option<MpWorkload>,
     /// Kind `xfer`: the protocol and its sizes.
     pub xfer: Option<XferWorkload>,
+    /// Kind `tput` over TCP: FTP of a file of this many bytes, which the sender reads from its
+    /// host's `disk` and the receiver writes to its own (`None`: memory to memory, as ttcp).
+    pub file: Option<Size>,
     /// Kind `vc`: the circuits to plan.
     pub vc: Option<VcWorkload>,
     /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
@@ -484,6 +487,17 @@ impl Expect {
 pub struct Metric;
 
 impl Metric {
+    /// [`Metric::IDLE_SHARE`] and [`Metric::GAIN_BOUND`] of a file transfer whose sender spent
+    /// `transfer_pct` percent of its time transferring.
+    pub fn idle(transfer_pct: f64) -> [(String, f64); 2] {
+        [
+            (Self::IDLE_SHARE.into(), 1.0 - transfer_pct / 100.0),
+            (Self::GAIN_BOUND.into(), 100.0 / transfer_pct.max(1e-9)),
+        ]
+    }
+}
+
+impl Metric {
     /// Efficiency times the workload's `rate` (the rate an uncontended port achieves), Mbit/s:
     /// for the GIGAswitch experiment, the aggregate into the contended output port.
     pub const THROUGHPUT_MBPS: &'static str = "throughput_mbps";
@@ -502,6 +516,12 @@ impl Metric {
     pub const DISK_PCT: &'static str = "disk_pct";
     /// Share spent sending datagrams ("data transfer"), percent.
     pub const TRANSFER_PCT: &'static str = "transfer_pct";
+    /// Share of the sender's time not spent transferring (RIACS's "nonproductive work": sync,
+    /// disk and the rest), 0..=1.
+    pub const IDLE_SHARE: &'static str = "idle_share";
+    /// The throughput a sender that did nothing but transfer would reach, as a multiple of the
+    /// measured one (100 over the transfer share: RIACS's "approximately double").
+    pub const GAIN_BOUND: &'static str = "gain_bound";
     /// Transport payload rate, Mbit/s.
     pub const GOODPUT_MBPS: &'static str = crate::app::bulk::keys::GOODPUT_MBPS;
     /// Transport payload rate in KiB/s (ttcp's unit).

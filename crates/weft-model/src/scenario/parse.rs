@@ -666,6 +666,10 @@ fn workload(
         sweep: None,
         mp: mp_workload(w, kind, hosts)?,
         xfer: xfer_workload(w, kind)?,
+        file: match kind {
+            WorkloadKind::Tput => w.size("file", Size(1), Size(1 << 40))?,
+            _ => None,
+        },
         vc: super::parse_vc::workload(w, kind, db)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
@@ -758,10 +762,13 @@ const XFER_KEYS: [&str; 7] = [
 
 /// The `xfer` keys of a workload: `mode` (sbtp, the default, or mbtp), `file` (required),
 /// `buffer`, `packet`, `receivers` (MBTP only), `stripes`, `socket_buffer`; refused on other
-/// kinds.
+/// kinds (but `file` on a `tput` workload: FTP from disk to disk).
 fn xfer_workload(w: &Tbl<'_, '_>, kind: WorkloadKind) -> Result<Option<XferWorkload>> {
     if kind != WorkloadKind::Xfer {
         for k in XFER_KEYS {
+            if kind == WorkloadKind::Tput && k == "file" {
+                continue;
+            }
             if w.get(k).is_some() {
                 return Err(w.err(k, "only a workload of kind = \"xfer\" takes this key"));
             }

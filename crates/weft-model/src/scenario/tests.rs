@@ -636,3 +636,10 @@ fn an_ecn_threshold_reaches_the_switchs_queues() {
     ));
     assert_eq!(e.key, "switch[0].ecn_threshold", "{e}");
 }
+
+#[test]
+fn idle_share_and_gain_bound_follow_the_transfer_share() {
+    let [(k0, idle), (k1, gain)] = Metric::idle(40.0);
+    assert_eq!((k0.as_str(), k1.as_str()), ("idle_share", "gain_bound"));
+    assert!((idle - 0.6).abs() < 1e-12 && (gain - 2.5).abs() < 1e-12);
+}

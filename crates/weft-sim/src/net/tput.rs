@@ -85,6 +85,13 @@ pub fn tput(
     m: &mut Map<String, Value>,
     notes: &mut Vec<String>,
 ) {
+    if w.file.is_some() {
+        return notes.push(
+            "FTP from disk (`file`) runs on the model engine only: the simulator's TCP \
+             transfer reads and writes no disk"
+                .into(),
+        );
+    }
     let time = w.time.unwrap_or(DEFAULT_TIME);
     let warm = warmup(time);
     let udp = matches!(w.proto, Some(Transport::Udp));

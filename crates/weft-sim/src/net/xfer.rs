@@ -956,6 +956,9 @@ pub fn xfer_workload(
     m.insert(Metric::SYNC_PCT.into(), json!(sp.pct(sp.sync())));
     m.insert(Metric::DISK_PCT.into(), json!(sp.pct(sp.disk)));
     m.insert(Metric::TRANSFER_PCT.into(), json!(sp.pct(sp.transfer)));
+    for (k, v) in Metric::idle(sp.pct(sp.transfer)) {
+        m.insert(k, json!(v));
+    }
     m.insert("seconds".into(), json!(secs));
     m.insert("datagrams_sent".into(), json!(sent));
     m.insert("datagrams_lost".into(), json!(lost));
