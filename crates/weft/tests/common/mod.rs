@@ -78,7 +78,13 @@ pub struct Agent {
 impl Agent {
     /// Starts an agent with `extra` arguments and waits for it to say where it listens.
     pub fn start(extra: &[&str]) -> Agent {
+        Agent::start_with(extra, &[])
+    }
+
+    /// As [`Agent::start`], with environment variables set for the agent.
+    pub fn start_with(extra: &[&str], env: &[(&str, &str)]) -> Agent {
         let mut child = weft()
+            .envs(env.iter().copied())
             .args(["serve", "--bind", "127.0.0.1:0"])
             .args(extra)
             .stderr(Stdio::piped())
