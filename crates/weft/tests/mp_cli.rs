@@ -248,9 +248,10 @@ fn children(pid: u32) -> Vec<u32> {
     v
 }
 
-#[test]
-fn a_killed_rank_fails_the_others_within_the_timeout() {
-    let mut child = weft()
+/// Starts `weft mp --local 4` running a long exchange of 64 KiB with `--timeout TIMEOUT`, and
+/// waits (at most 20 s) for its four rank processes, lowest pid (rank 0) first.
+fn exchange_among_four_ranks(timeout: &str) -> (std::process::Child, Vec<u32>) {
+    let child = weft()
         .args([
             "mp",
             "--local",
@@ -262,23 +263,41 @@ fn a_killed_rank_fails_the_others_within_the_timeout() {
             "--iterations-large",
             "1000000",
             "--timeout",
-            "3s",
+            timeout,
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let ranks = {
-        let start = Instant::now();
-        loop {
-            let c = children(child.id());
-            if c.len() == 4 || start.elapsed() > Duration::from_secs(20) {
-                break c;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+    let start = Instant::now();
+    let ranks = loop {
+        let c = children(child.id());
+        if c.len() == 4 || start.elapsed() > Duration::from_secs(20) {
+            break c;
         }
+        std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(ranks.len(), 4, "four rank processes");
+    (child, ranks)
+}
+
+/// Fails if any of `ranks` is still running 200 ms after the run ended (killing it first, so
+/// that a failed test leaves no rank behind).
+fn assert_no_rank_outlived(ranks: &[u32]) {
+    std::thread::sleep(Duration::from_millis(200));
+    for p in ranks {
+        let alive =
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z "));
+        if alive {
+            let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
+        }
+        assert!(!alive, "rank process {p} outlived the run");
+    }
+}
+
+#[test]
+fn a_killed_rank_fails_the_others_within_the_timeout() {
+    let (mut child, ranks) = exchange_among_four_ranks("3s");
     // Let the run get going, then kill rank 2 (the agents start in rank order).
     std::thread::sleep(Duration::from_millis(1500));
     assert!(child.try_wait().unwrap().is_none(), "the run ended early");
@@ -306,12 +325,7 @@ fn a_killed_rank_fails_the_others_within_the_timeout() {
         "{err}"
     );
     // The other ranks are gone too.
-    std::thread::sleep(Duration::from_millis(200));
-    for p in &ranks {
-        let alive =
-            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z "));
-        assert!(!alive, "rank process {p} outlived the run");
-    }
+    assert_no_rank_outlived(&ranks);
 }
 
 /// A rank that stays alive but stops (SIGSTOP: its kernel keeps its connections open, so no
@@ -321,35 +335,7 @@ fn a_killed_rank_fails_the_others_within_the_timeout() {
 /// stalls every rank; weft mp does not yet tell the first stalled rank from those behind it).
 #[test]
 fn a_stopped_rank_fails_the_others_within_the_timeout() {
-    let mut child = weft()
-        .args([
-            "mp",
-            "--local",
-            "4",
-            "--pattern",
-            "exchange",
-            "--sizes",
-            "64K",
-            "--iterations-large",
-            "1000000",
-            "--timeout",
-            "2s",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ranks = {
-        let start = Instant::now();
-        loop {
-            let c = children(child.id());
-            if c.len() == 4 || start.elapsed() > Duration::from_secs(20) {
-                break c;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    assert_eq!(ranks.len(), 4, "four rank processes");
+    let (mut child, ranks) = exchange_among_four_ranks("2s");
     std::thread::sleep(Duration::from_millis(1500));
     assert!(child.try_wait().unwrap().is_none(), "the run ended early");
     let stopped = Instant::now();
@@ -382,15 +368,7 @@ fn a_stopped_rank_fails_the_others_within_the_timeout() {
         noticed >= Duration::from_secs(2),
         "failed after {noticed:?}, before the 2 s time-out: {err}"
     );
-    std::thread::sleep(Duration::from_millis(200));
-    for p in &ranks {
-        let alive =
-            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z "));
-        if alive {
-            let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
-        }
-        assert!(!alive, "rank process {p} outlived the run");
-    }
+    assert_no_rank_outlived(&ranks);
 }
 
 fn spec(rank: u32, sizes: Vec<u64>) -> MpSpec {
