@@ -13,21 +13,11 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Recv, WEFT, send_cmd};
+use common::{Recv, SLOW, WEFT, send_cmd};
 
 /// The bound on loopback, where 3 x RTO is far below the 2 s floor, plus slack for a loaded
 /// machine (process exit, the receiver's clean-up).
 const BOUND: Duration = Duration::from_millis(2000 + 1500);
-
-/// A 24 MiB file paced at 60 Mbit/s: over three seconds, so the kill lands mid-transfer.
-const SLOW: [&str; 6] = [
-    "--buffer-size",
-    "1MiB",
-    "--packet-size",
-    "8000",
-    "--rate",
-    "60Mbps",
-];
 
 /// The 24 MiB file of these tests.
 fn data(seed: u64) -> Vec<u8> {
@@ -50,24 +40,7 @@ fn wait_for_journal(dir: &Path, n: usize) {
 /// Resumes the transfer into `dir` with a fresh receiver and checks the file arrived whole.
 fn resume_completes(dir: &Path, file: &Path, want: &[u8]) {
     let recv = Recv::start(dir, &[]);
-    let out = send_cmd(
-        recv.port,
-        file,
-        &[&SLOW[..4], &["--resume", "--json"]].concat(),
-    )
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "resume: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        recv.log()
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        doc["samples"][0]["resumed_buffers"].as_u64().unwrap() >= 3,
-        "{doc}"
-    );
+    common::resume_send(&recv, file);
     assert_eq!(std::fs::read(dir.join("big.bin")).unwrap(), want);
 }
 

@@ -15,23 +15,13 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Recv, send_cmd};
+use common::{Recv, SLOW, send_cmd};
 
 /// The default bound on loopback (10 round trips are far below 5 s).
 const DEFAULT_BOUND: Duration = Duration::from_secs(5);
 
 /// Slack for a loaded machine: waking, exiting, the receiver's clean-up.
 const SLACK: Duration = Duration::from_millis(2500);
-
-/// A 24 MiB file paced at 60 Mbit/s: over three seconds, so the stop lands mid-transfer.
-const SLOW: [&str; 6] = [
-    "--buffer-size",
-    "1MiB",
-    "--packet-size",
-    "8000",
-    "--rate",
-    "60Mbps",
-];
 
 fn signal(pid: u32, sig: &str) {
     let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
@@ -109,24 +99,7 @@ fn a_stopped_receiver_fails_the_sender_within_the_bound_and_resume_completes() {
     assert_part_kept(dst.path());
     // Continued, the receiver lets go of the dead session at once: the resume completes.
     drop(cont);
-    let out = send_cmd(
-        recv.port,
-        &file,
-        &[&SLOW[..4], &["--resume", "--json"]].concat(),
-    )
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "resume: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        recv.log()
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        doc["samples"][0]["resumed_buffers"].as_u64().unwrap() >= 3,
-        "{doc}"
-    );
+    common::resume_send(&recv, &file);
     assert_eq!(std::fs::read(dst.path().join("big.bin")).unwrap(), want);
 }
 

@@ -141,6 +141,41 @@ pub fn send_cmd(port: u16, file: &Path, extra: &[&str]) -> Command {
     c
 }
 
+/// `weft send` options that pace a 24 MiB file at 60 Mbit/s, over three seconds, so that a kill
+/// or a stop lands mid-transfer; the first four (buffer and packet sizes) without the pacing.
+pub const SLOW: [&str; 6] = [
+    "--buffer-size",
+    "1MiB",
+    "--packet-size",
+    "8000",
+    "--rate",
+    "60Mbps",
+];
+
+/// Runs `weft send FILE --resume --json` toward `recv`, unpaced, and asserts that it succeeds
+/// having taken at least three buffers from the part file; returns its result document.
+pub fn resume_send(recv: &Recv, file: &Path) -> serde_json::Value {
+    let out = send_cmd(
+        recv.port,
+        file,
+        &[&SLOW[..4], &["--resume", "--json"]].concat(),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "resume: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        recv.log()
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["samples"][0]["resumed_buffers"].as_u64().unwrap() >= 3,
+        "{doc}"
+    );
+    doc
+}
+
 /// A running `weft recv --listen 127.0.0.1:0 --dir DIR EXTRA...`, its port, and what it has
 /// printed on stderr so far; killed when dropped.
 pub struct Recv {
