@@ -48,6 +48,7 @@ pub mod rr_tcp;
 pub mod scenario;
 pub mod signals;
 pub mod state;
+pub mod vc_control;
 pub mod workload;
 
 pub use emulation::{Emulation, HostInfo, UpOptions};

@@ -42,6 +42,7 @@ mod plan;
 mod point;
 mod table;
 mod verify;
+pub mod wire;
 
 use serde::{Deserialize, Serialize};
 
