@@ -17,10 +17,13 @@
 //! says the buffer is there ("data transfer": the slower of the sender's sending, the line and
 //! the receiver's reading, and a round trip for `End` and `Done`). If the receiver's disk cannot
 //! keep up, its time per buffer sets the pace (the writer waits at the cache's dirty limit) and
-//! the sender's wait for `Ready` grows by the difference. MBTP: the sender reads and sends back
-//! to back while other receivers write; a buffer takes the longest of the sender's read and
-//! send, the receiving host's CPU (receive and copy, its receivers sharing it) and its disk;
-//! there, transfer is the sending and sync the rest.
+//! the sender's wait for `Ready` grows by the difference. MBTP, "the merging of multiple copies
+//! of SBTP" under one sender: each session reads its own buffer while another's is on the
+//! network, and the others' receivers write theirs. A buffer takes the longest of the sender's
+//! disk (positioning and platter), its CPU (the copy out of the cache and the sending, one CPU
+//! for both), the line, the receiving host's CPU (receive and copy, its receivers sharing it)
+//! and its disk; there, transfer is the sending, disk I/O the sender's disk time its CPU does
+//! not cover (at least the copy), and sync the rest.
 
 use crate::host::disk::DiskSpec;
 use crate::host::{Direction, HostCosts};
@@ -88,9 +91,12 @@ pub fn estimate(
     let p = w.packet.0.max(1);
     let n = b.div_ceil(p);
     let dgram = b + n * DATA_HEADER;
-    let read = match tx.disk {
-        Some(d) => d.seek + d.read_rate.time_to_send(Size(b)) + copy(tx.costs, b),
-        None => Duration::ZERO,
+    let (platter_read, read_copy) = match tx.disk {
+        Some(d) => (
+            d.seek + d.read_rate.time_to_send(Size(b)),
+            copy(tx.costs, b),
+        ),
+        None => (Duration::ZERO, Duration::ZERO),
     };
     let cpu_send = tx.costs.cost(Direction::Send, dgram, n, n);
     let on_line = line.time_to_send(Size(b));
@@ -107,15 +113,18 @@ pub fn estimate(
         }
         None => (Duration::ZERO, Duration::ZERO, Duration::ZERO),
     };
-    let (cycle, transfer) = match w.mode {
+    let (cycle, read, transfer) = match w.mode {
         XferMode::Sbtp => {
+            let read = platter_read + read_copy;
             let transfer = sending.max(cpu_recv) + rtt;
             let wait = rtt + write_call.saturating_sub(read + rtt);
-            ((read + wait + transfer).max(disk_write), transfer)
+            ((read + wait + transfer).max(disk_write), read, transfer)
         }
         XferMode::Mbtp => {
-            let cycle = (read + sending).max(cpu_recv + write_copy).max(disk_write);
-            (cycle, sending)
+            let sender = platter_read.max(read_copy + cpu_send).max(on_line);
+            let cycle = sender.max(cpu_recv + write_copy).max(disk_write);
+            let read = sender.saturating_sub(sending).max(read_copy);
+            (cycle, read, sending)
         }
     };
     XferEstimate {
@@ -199,6 +208,53 @@ mod tests {
     }
 
     #[test]
+    fn mbtp_reads_one_buffer_while_it_sends_another() {
+        let h = HostCosts {
+            copy_ns_per_byte: 20.0,
+            ..host(200.0, 100.0)
+        };
+        let disk = DiskSpec::plain("d", Rate::mbps(40), Duration::from_millis(16));
+        let fast = DiskSpec::plain("f", Rate::mbps(400), Duration::from_millis(16));
+        let tx = XferEnd {
+            costs: &h,
+            disk: Some(&disk),
+        };
+        let rx = XferEnd {
+            costs: &h,
+            disk: Some(&fast),
+        };
+        let m = estimate(
+            &work(XferMode::Mbtp),
+            tx,
+            rx,
+            Rate::mbps(90),
+            Duration::from_millis(1),
+        );
+        // The disk's 226 ms a buffer (16 ms and 1 MiB at 40 Mbit/s) under the CPU's copy
+        // (21 ms) and sending (210 ms): the CPU's 231 ms, not the 457 ms of both in turn.
+        let copy = ns(20.0 * 1_048_576.0);
+        let send = ns(200.0 * (1_048_576.0 + 117.0 * 20.0));
+        assert_eq!(m.cycle, copy + send);
+        assert_eq!(m.transfer, send);
+        assert_eq!(m.read, copy);
+        // A disk slower than the CPU sets the pace, and the sender waits on it for the rest.
+        let slow = DiskSpec::plain("s", Rate::mbps(20), Duration::from_millis(16));
+        let s = estimate(
+            &work(XferMode::Mbtp),
+            XferEnd {
+                costs: &h,
+                disk: Some(&slow),
+            },
+            rx,
+            Rate::mbps(90),
+            Duration::from_millis(1),
+        );
+        let platter = Duration::from_millis(16) + Rate::mbps(20).time_to_send(Size(1 << 20));
+        assert_eq!(s.cycle, platter);
+        assert_eq!(s.read, platter - send);
+    }
+
+    #[test]
     fn mbtp_overlaps_the_receivers_writes_with_the_sending() {
         let h = host(200.0, 100.0);
         let disk = DiskSpec::plain("d", Rate::mbps(40), Duration::from_millis(16));
@@ -210,8 +266,12 @@ mod tests {
         let rtt = Duration::from_millis(1);
         let s = estimate(&work(XferMode::Sbtp), end, end, line, rtt);
         let m = estimate(&work(XferMode::Mbtp), end, end, line, rtt);
-        // The sender's read and send, back to back; the receiver's disk (40 Mbit/s) keeps up.
-        assert_eq!(m.cycle, m.read + m.transfer);
+        // The sender's disk (226 ms a buffer) under its sending (210 ms): the disk sets the
+        // pace; the receiver's disk (40 Mbit/s) keeps up.
+        assert_eq!(
+            m.cycle,
+            Duration::from_millis(16) + Rate::mbps(40).time_to_send(Size(1 << 20))
+        );
         assert!(m.transfer < s.transfer);
         assert!(m.bps > s.bps * 0.99);
     }

@@ -20,17 +20,22 @@
 //!   receiver that it is ready to send [and] reset after the receiver indicates that it is
 //!   ready to receive"); and from `Ready` until the receiver's `Done` says the buffer is there
 //!   ("data transfer": sending, "as well as the time that the data is physically present on the
-//!   network", which includes a slower receiver reading its sockets). With several sessions
-//!   (MBTP) these overlap: there, transfer is the time the process spent sending, disk its
-//!   reads, and sync the rest.
+//!   network", which includes a slower receiver reading its sockets).
+//! - MBTP is "the merging of multiple copies of SBTP" under one sender: each session reads its
+//!   own buffer when the protocol asks for one, as `weft send`'s reader threads do, so one
+//!   session's read from the disk goes on while another's buffer is on the network (the disk's
+//!   arm takes the reads in turn; the copy out of the cache takes the one CPU in turn with the
+//!   sending). There the sender's time splits as `weft send` splits it: transfer is the time
+//!   the process spent sending, disk the time it had nothing to send while a read was under
+//!   way, and sync the rest.
 //! - Each receiver session is a process of the receiving host: it reads control messages and
 //!   datagrams (a `recvfrom` per datagram, charged to its CPU), and writes each finished buffer
 //!   to its disk ([`ReceiverEvent::Write`]). A datagram that arrives while its socket's receive
 //!   buffer is full is dropped, as the kernel drops it, and the receiver reports the drops.
 //!
 //! What is not the real driver's: no session handshake (authentication is the driver's, not the
-//! protocol's), no reader threads reading ahead of the sender (RIACS's sender read each buffer
-//! when it needed it), and the file's bytes are zeros.
+//! protocol's), no reading ahead of the protocol's request (RIACS's senders read each buffer
+//! when they needed it), and the file's bytes are zeros.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -160,7 +165,7 @@ impl ControlEnd {
 /// Where the sender's time went, RIACS's Table 2 split (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TimeSplit {
-    /// Reading buffers from the disk.
+    /// Reading buffers from the disk (MBTP: having nothing to send while a read is under way).
     pub disk: Duration,
     /// Sending datagrams (one session: from `Ready` to `Done`).
     pub transfer: Duration,
@@ -224,8 +229,13 @@ pub struct XferSender {
     wire: Shared,
     /// The process is in a call (a datagram's `sendto`, a disk read) until then.
     busy_until: Instant,
-    /// A buffer being read.
-    reading: Option<Reading>,
+    /// Buffers being read: at most one (SBTP: the process waits for it), or one per session
+    /// (MBTP: each session reads while another sends).
+    reading: Vec<Reading>,
+    /// MBTP: reads overlap the sending.
+    overlap: bool,
+    /// MBTP: since when the process has had nothing to send while a read is under way.
+    stalled: Option<Instant>,
     /// The session whose buffer is on the network (MBTP sends one at a time).
     token: Option<usize>,
     /// The next buffer index to hand out, shared by the sessions.
@@ -370,7 +380,9 @@ pub fn xfer_apps(
         disk: disks.0,
         wire: wire.clone(),
         busy_until: Instant::ZERO,
-        reading: None,
+        reading: Vec::new(),
+        overlap: spec.mode == Mode::Mbtp,
+        stalled: None,
         token: None,
         next_index: 0,
         out: VecDeque::new(),
@@ -417,7 +429,7 @@ impl XferSender {
 
     /// The process is free at `now`.
     fn idle(&self, now: Instant) -> bool {
-        self.busy_until <= now && self.reading.is_none()
+        self.busy_until <= now && (self.overlap || self.reading.is_empty())
     }
 
     fn step(&mut self, now: Instant) {
@@ -455,6 +467,10 @@ impl XferSender {
             }
         }
         self.read_on(now);
+        // MBTP: each session starts its read as soon as the protocol asks for a buffer.
+        if self.overlap {
+            self.events(now);
+        }
         // A buffer the receiver is ready for goes first; the process reads the next buffer
         // from its disk when it has nothing to send.
         if self.idle(now) {
@@ -466,6 +482,9 @@ impl XferSender {
             self.events(now);
             self.write_control(now);
         }
+        if self.overlap {
+            self.note_stall(now);
+        }
         for s in &mut self.sessions {
             s.ctl.io.flush(now);
         }
@@ -475,13 +494,25 @@ impl XferSender {
         }
     }
 
+    /// MBTP's disk time: the process has nothing to send while a read is under way.
+    fn note_stall(&mut self, now: Instant) {
+        let nothing = self.busy_until <= now
+            && !self.reading.is_empty()
+            && !self.sessions.iter().any(|s| s.sender.has_data_to_send());
+        if nothing {
+            self.stalled.get_or_insert(now);
+        } else if let Some(t0) = self.stalled.take() {
+            self.split.disk += now - t0;
+        }
+    }
+
     /// The protocol's requests: a buffer to read (from the disk, or at once from memory).
     fn events(&mut self, now: Instant) {
         for k in 0..self.sessions.len() {
             while let Some(ev) = self.sessions[k].sender.poll_event() {
                 if let SenderEvent::NeedBuffer { .. } = ev {
                     self.read_buffer(now, k);
-                    if self.reading.is_some() {
+                    if !self.overlap && !self.reading.is_empty() {
                         return;
                     }
                 }
@@ -495,8 +526,8 @@ impl XferSender {
         }
     }
 
-    /// Hands session `k` the next buffer of the file, read from the disk (the process waits
-    /// for it), or `None` when none is left.
+    /// Hands session `k` the next buffer of the file, read from the disk (SBTP: the process
+    /// waits for it; MBTP: the session does), or `None` when none is left.
     fn read_buffer(&mut self, now: Instant, k: usize) {
         let nbuf = buffers_in(self.spec.file, self.spec.buffer);
         if self.next_index >= nbuf {
@@ -517,40 +548,48 @@ impl XferSender {
             return;
         };
         let until = d.read(now, FILE, offset, len as u64);
-        self.reading = Some(Reading {
+        self.reading.push(Reading {
             session: k,
             index,
             data,
             until,
             copying: false,
         });
-        self.split.disk += until - now;
-        self.busy_until = until;
+        if !self.overlap {
+            self.split.disk += until - now;
+            self.busy_until = until;
+        }
         self.read_on(now);
     }
 
-    /// Moves the buffer being read on at `now`: once the disk has read it, the copy out of the
-    /// cache (charged to the CPU now, so that work is asked of it in time order); once copied,
-    /// to its session.
+    /// Moves the buffers being read on at `now`: once the disk has read one, the copy out of
+    /// the cache (charged to the CPU now, so that work is asked of it in time order); once
+    /// copied, to its session.
     fn read_on(&mut self, now: Instant) {
-        let Some(r) = &mut self.reading else { return };
-        if r.until > now {
-            return;
-        }
-        if !r.copying {
-            r.copying = true;
-            if let Some(cpu) = &mut self.cpu {
-                let copy = cpu.costs().copy_ns_per_byte * r.data.len() as f64;
-                let t = cpu.run(now, Duration::from_secs_f64(copy / 1e9));
-                self.split.disk += t - now;
-                r.until = t;
-                self.busy_until = t;
-                if t > now {
-                    return;
+        let mut i = 0;
+        while i < self.reading.len() {
+            let r = &mut self.reading[i];
+            if r.until > now {
+                i += 1;
+                continue;
+            }
+            if !r.copying {
+                r.copying = true;
+                if let Some(cpu) = &mut self.cpu {
+                    let copy = cpu.costs().copy_ns_per_byte * r.data.len() as f64;
+                    let t = cpu.run(now, Duration::from_secs_f64(copy / 1e9));
+                    r.until = t;
+                    if !self.overlap {
+                        self.split.disk += t - now;
+                        self.busy_until = t;
+                    }
+                    if t > now {
+                        i += 1;
+                        continue;
+                    }
                 }
             }
-        }
-        if let Some(r) = self.reading.take() {
+            let r = self.reading.remove(i);
             let _ = self.sessions[r.session]
                 .sender
                 .provide_buffer(0, Some((r.index, r.data)));
@@ -655,6 +694,8 @@ impl App for XferSender {
         let busy = (self.busy_until > self.last_step).then_some(self.busy_until);
         [
             busy,
+            // MBTP: a session's read or copy ends.
+            self.reading.iter().map(|r| r.until).min(),
             self.out.front().map(|x| x.0),
             // The kernel's TCP work goes on whatever the process does; the process's own
             // reads and writes wait for it to be free.
