@@ -6,7 +6,7 @@
 //! full) is dropped, as the network would drop it; the application's time-outs count it.
 
 use std::io::{self, ErrorKind};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 use weft_model::Instant;
@@ -24,6 +24,9 @@ pub struct Peers {
     /// New addresses are taken as new peers (a server); otherwise datagrams from them are
     /// ignored.
     pub learn: bool,
+    /// Learning, only addresses of this host are taken (an agent serves the client that asked
+    /// for the test, no one else).
+    only: Option<IpAddr>,
 }
 
 impl Peers {
@@ -32,6 +35,7 @@ impl Peers {
         Peers {
             addrs,
             learn: false,
+            only: None,
         }
     }
 
@@ -40,6 +44,16 @@ impl Peers {
         Peers {
             addrs: Vec::new(),
             learn: true,
+            only: None,
+        }
+    }
+
+    /// No peers yet; each new address of host `ip` is one, datagrams from other hosts are
+    /// ignored ([`Report::ignored`]).
+    pub fn learning_from(ip: IpAddr) -> Self {
+        Peers {
+            only: Some(ip),
+            ..Peers::learning()
         }
     }
 
@@ -48,7 +62,7 @@ impl Peers {
         if let Some(i) = self.addrs.iter().position(|a| *a == addr) {
             return Some(i);
         }
-        if !self.learn {
+        if !self.learn || self.only.is_some_and(|ip| ip != addr.ip()) {
             return None;
         }
         self.addrs.push(addr);
@@ -70,6 +84,8 @@ pub struct Report {
     pub dropped: u64,
     /// Datagrams received from peers.
     pub received: u64,
+    /// Datagrams received from addresses that are not peers (and not handed over).
+    pub ignored: u64,
 }
 
 /// Runs `app` on `s` from `clock`'s now until it is done, `stop(app)` says so (asked every
@@ -96,7 +112,10 @@ pub fn drive<A: Application + ?Sized>(
         loop {
             match s.recv_from(&mut buf) {
                 Ok((n, from)) => {
-                    let Some(peer) = peers.id(from) else { continue };
+                    let Some(peer) = peers.id(from) else {
+                        report.ignored += 1;
+                        continue;
+                    };
                     report.received += 1;
                     let input = Input::Datagram {
                         peer,
@@ -149,4 +168,20 @@ pub fn drive<A: Application + ?Sized>(
         weft_sys::poll::ppoll_readable(&mut fds, Some(wait.map_or(0, |w| w.0)))?;
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_learning_from_one_host_takes_its_addresses_only() {
+        let a: SocketAddr = "10.0.0.1:5000".parse().unwrap();
+        let b: SocketAddr = "10.0.0.1:5001".parse().unwrap();
+        let other: SocketAddr = "10.0.0.2:5000".parse().unwrap();
+        let mut p = Peers::learning_from(a.ip());
+        assert_eq!((p.id(a), p.id(b), p.id(other)), (Some(0), Some(1), None));
+        let mut any = Peers::learning();
+        assert_eq!(any.id(other), Some(0));
+    }
 }

@@ -62,6 +62,19 @@ pub fn drive<A: Application + ?Sized>(
     clock: &Clock,
     opts: &Options,
 ) -> io::Result<Report> {
+    drive_until(app, s, clock, opts, |_, _| false)
+}
+
+/// As [`drive`], stopping also when `stop(app, now)` says so (asked every turn, at least every
+/// [`Options::tick`]): a server whose bounds (its client's word, a deadline, an idle time-out)
+/// are outside the application.
+pub fn drive_until<A: Application + ?Sized>(
+    app: &mut A,
+    s: &TcpStream,
+    clock: &Clock,
+    opts: &Options,
+    mut stop: impl FnMut(&A, Instant) -> bool,
+) -> io::Result<Report> {
     s.set_nonblocking(true)?;
     let mut d = Driver {
         queue: VecDeque::new(),
@@ -75,7 +88,7 @@ pub fn drive<A: Application + ?Sized>(
     d.outputs(app, clock.now());
     loop {
         let now = clock.now();
-        if opts.expired(now) {
+        if opts.expired(now) || stop(app, now) {
             break;
         }
         timers(app, now);

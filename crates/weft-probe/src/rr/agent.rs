@@ -7,12 +7,15 @@
 //! byte counts (TCP) or datagrams of the announced size (UDP); datagrams of another size or from
 //! another address are counted and dropped; connections from another address are closed.
 
-use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
+
+use weft_model::app::rr::{Answer, RrServer, Via};
+use weft_sock::datagram::{self, Peers};
+use weft_sock::{Clock, Options, stream};
 
 use crate::control::Control;
 use crate::cpu::ThreadCpu;
@@ -21,10 +24,9 @@ use crate::proto::rr_spec::RR_PORT_KEY;
 use crate::proto::{Accept, CpuUse, Finished, Message, RrSpec, StreamEnd, Transport};
 use crate::server::TestContext;
 
-use super::busy::{self, BusyPoll, Spinner};
+use super::busy::BusyPoll;
 use super::config::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6};
 use super::place::{CpuTrace, pin_current_thread};
-use super::wire;
 
 /// Key of the request's `params` asking the agent to pin its serving thread to a CPU (a
 /// number; `weft rr --affinity N,M`).
@@ -33,9 +35,6 @@ pub const AGENT_CPU_KEY: &str = "agent_cpu";
 /// Key of the request's `params` asking the agent to busy-poll its data socket (`true`;
 /// `weft rr --busy-poll`).
 pub const BUSY_POLL_KEY: &str = "busy_poll";
-
-/// While spinning, how often the bounds (client done, deadlines) are looked at.
-const SPIN_CHECK: Duration = Duration::from_millis(1);
 
 /// How often a blocked data-path wait looks at the control state and the clocks.
 const SLICE: Duration = Duration::from_millis(20);
@@ -279,6 +278,57 @@ fn readable(fd: &impl AsRawFd, t: Duration) -> std::io::Result<bool> {
     Ok(weft_sys::readable(&[fd.as_raw_fd()], Some(ns))?[0])
 }
 
+/// The socket driver's options: its longest wait is [`SLICE`], so that the bounds are looked
+/// at that often; under `--busy-poll` it spins instead of sleeping.
+fn options(spin: bool) -> Options {
+    Options {
+        tick: weft_model::Duration(u64::try_from(SLICE.as_nanos()).unwrap_or(u64::MAX)),
+        spin_after: spin.then_some(weft_model::Duration::ZERO),
+        ..Options::default()
+    }
+}
+
+/// The bounds, looked at on each turn of the socket driver: the last request's time (a CPU
+/// sample at each turn that answered), and why the driver stopped.
+struct Watch<'a> {
+    bounds: &'a Bounds,
+    last: Instant,
+    answered: u64,
+    cpus: &'a mut CpuTrace,
+    /// Set when a bound stopped the driver: `Ok` when the client is done, `Err` past a bound.
+    end: Option<Result<(), ProbeError>>,
+}
+
+impl<'a> Watch<'a> {
+    fn new(bounds: &'a Bounds, last: Instant, cpus: &'a mut CpuTrace) -> Self {
+        Watch {
+            bounds,
+            last,
+            answered: 0,
+            cpus,
+            end: None,
+        }
+    }
+
+    /// Whether the driver must stop now, `server` having answered what it has.
+    fn stop(&mut self, server: &RrServer) -> bool {
+        if server.answered() != self.answered {
+            self.answered = server.answered();
+            self.last = Instant::now();
+            self.cpus.sample();
+        }
+        match self.bounds.check(self.last) {
+            Ok(false) => false,
+            end => {
+                self.end = Some(end.map(|_| ()));
+                true
+            }
+        }
+    }
+}
+
+/// Accepts the client's data connections one after another (a cold client opens one per
+/// transaction) and answers on each until it closes, or a bound ends the test.
 fn serve_tcp(
     l: &TcpListener,
     spec: &RrSpec,
@@ -287,8 +337,6 @@ fn serve_tcp(
     mut spin: Option<&mut BusyPoll>,
 ) -> Result<(), ProbeError> {
     let mut last = Instant::now();
-    let mut req = vec![0u8; spec.request_size as usize];
-    let mut resp = vec![0u8; spec.response_size as usize];
     loop {
         if b.check(last)? {
             return Ok(());
@@ -304,120 +352,47 @@ fn serve_tcp(
             counts.refused += 1;
             continue;
         }
-        last = Instant::now();
         if let Some(bp) = spin.as_deref_mut() {
-            if s.set_nonblocking(true).is_err() {
-                continue;
-            }
             *bp = BusyPoll::enable(&s);
-            serve_tcp_conn_spin(s, b, &mut req, &mut resp, counts, &mut last)?;
-        } else {
-            serve_tcp_conn(s, b, &mut req, &mut resp, counts, &mut last)?;
+        }
+        let _ = s.set_nodelay(true);
+        let (end, at) = serve_tcp_conn(&s, spec, b, counts, spin.is_some());
+        last = at;
+        if let Some(end) = end {
+            return end;
         }
     }
 }
 
-/// Answers requests on one connection until the client closes it. A connection error ends only
-/// the connection (a cold client may reset it); bounds end the test.
+/// Answers requests on one connection with the core's server until the client closes it. A
+/// connection that fails ends only the connection (a cold client may reset it); bounds end the
+/// test (`Some`). Returns the last request's time too.
 fn serve_tcp_conn(
-    mut s: TcpStream,
+    s: &TcpStream,
+    spec: &RrSpec,
     b: &Bounds,
-    req: &mut [u8],
-    resp: &mut [u8],
     counts: &mut Counts,
-    last: &mut Instant,
-) -> Result<(), ProbeError> {
-    let _ = s.set_nodelay(true);
-    if s.set_read_timeout(Some(SLICE)).is_err() || s.set_write_timeout(Some(b.idle)).is_err() {
-        return Ok(());
+    spin: bool,
+) -> (Option<Result<(), ProbeError>>, Instant) {
+    let (req, resp) = (u64::from(spec.request_size), u64::from(spec.response_size));
+    let mut server = RrServer::new(req, resp, Answer::Whole, Via::Stream);
+    let mut watch = Watch::new(b, Instant::now(), &mut counts.cpus);
+    let run = stream::drive_until(&mut server, s, &Clock::start(), &options(spin), |sv, _| {
+        watch.stop(sv)
+    });
+    let (end, last) = (watch.end.take(), watch.last);
+    counts.requests += server.answered();
+    if let Ok(r) = run {
+        counts.request_bytes += r.read;
+        counts.responses += r.written / resp;
+        counts.response_bytes += r.written / resp * resp;
     }
-    let mut got = 0;
-    loop {
-        let Some(rest) = req.get_mut(got..) else {
-            return Ok(());
-        };
-        match s.read(rest) {
-            Ok(0) => return Ok(()),
-            Ok(n) => {
-                got += n;
-                counts.request_bytes += n as u64;
-                *last = Instant::now();
-                if got == req.len() {
-                    got = 0;
-                    counts.requests += 1;
-                    // A busy connection never times out: look at the bounds now and then.
-                    if counts.requests % 256 == 0 && b.check(*last)? {
-                        return Ok(());
-                    }
-                    wire::answer_into(req, resp);
-                    if s.write_all(resp).is_err() {
-                        return Ok(());
-                    }
-                    counts.responses += 1;
-                    counts.response_bytes += resp.len() as u64;
-                    counts.cpus.sample();
-                }
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if b.check(*last)? {
-                    return Ok(());
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return Ok(()),
-        }
-    }
+    (end, last)
 }
 
-/// As [`serve_tcp_conn`] on a non-blocking socket, spinning between requests (`--busy-poll`).
-fn serve_tcp_conn_spin(
-    mut s: TcpStream,
-    b: &Bounds,
-    req: &mut [u8],
-    resp: &mut [u8],
-    counts: &mut Counts,
-    last: &mut Instant,
-) -> Result<(), ProbeError> {
-    let _ = s.set_nodelay(true);
-    let mut got = 0;
-    let mut spinner = Spinner::default();
-    let mut checked = Instant::now();
-    loop {
-        let Some(rest) = req.get_mut(got..) else {
-            return Ok(());
-        };
-        match s.read(rest) {
-            Ok(0) => return Ok(()),
-            Ok(n) => {
-                got += n;
-                counts.request_bytes += n as u64;
-                *last = Instant::now();
-                if got == req.len() {
-                    got = 0;
-                    counts.requests += 1;
-                    wire::answer_into(req, resp);
-                    if busy::write_all(&mut s, resp, *last + b.idle).is_err() {
-                        return Ok(());
-                    }
-                    counts.responses += 1;
-                    counts.response_bytes += resp.len() as u64;
-                    counts.cpus.sample();
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => spinner.spin(),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return Ok(()),
-        }
-        // A spinning loop never times out on its own: look at the bounds every millisecond.
-        if checked.elapsed() >= SPIN_CHECK {
-            checked = Instant::now();
-            if b.check(*last)? {
-                return Ok(());
-            }
-        }
-    }
-}
-
+/// Answers the client's requests, datagrams of the request's size from the client's host, with
+/// the core's server until a bound ends the test; datagrams from elsewhere or of another size
+/// are counted and dropped.
 fn serve_udp(
     s: &UdpSocket,
     spec: &RrSpec,
@@ -425,51 +400,26 @@ fn serve_udp(
     counts: &mut Counts,
     spin: bool,
 ) -> Result<(), ProbeError> {
-    if !spin {
-        s.set_read_timeout(Some(SLICE))
-            .map_err(|e| ProbeError::io("UDP read time-out", e))?;
-    }
-    let mut spinner = Spinner::default();
-    let mut checked = Instant::now();
-    let want = spec.request_size as usize;
-    // One byte more than a request, so that an oversized datagram is seen as such.
-    let mut buf = vec![0u8; want + 1];
-    let mut resp = vec![0u8; spec.response_size as usize];
-    let mut last = Instant::now();
-    loop {
-        match s.recv_from(&mut buf) {
-            Ok((n, from)) => {
-                if from.ip() != b.client_ip || n != want {
-                    counts.refused += 1;
-                } else if let Some(r) = buf.get(..n) {
-                    last = Instant::now();
-                    counts.requests += 1;
-                    counts.request_bytes += n as u64;
-                    wire::answer_into(r, &mut resp);
-                    // A send that fails (buffer full, ICMP from a closed client socket) is a
-                    // lost answer, which the client counts.
-                    if s.send_to(&resp, from).is_ok() {
-                        counts.responses += 1;
-                        counts.response_bytes += resp.len() as u64;
-                        counts.cpus.sample();
-                    }
-                }
-            }
-            Err(e) if spin && e.kind() == ErrorKind::WouldBlock => {
-                spinner.spin();
-                if checked.elapsed() < SPIN_CHECK {
-                    continue;
-                }
-                checked = Instant::now();
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            // ICMP errors from earlier answers surface here on some kernels; keep serving.
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
-            Err(e) => return Err(ProbeError::io("receiving a request", e)),
-        }
-        if b.check(last)? {
-            return Ok(());
-        }
-    }
+    let (req, resp) = (u64::from(spec.request_size), u64::from(spec.response_size));
+    let mut server = RrServer::new(req, resp, Answer::Whole, Via::Datagram(0)).exact_size();
+    let mut peers = Peers::learning_from(b.client_ip);
+    let mut watch = Watch::new(b, Instant::now(), &mut counts.cpus);
+    let run = datagram::drive(
+        &mut server,
+        s,
+        &mut peers,
+        &Clock::start(),
+        &options(spin),
+        |sv, _| watch.stop(sv),
+    );
+    let end = watch.end.take();
+    let r = run.map_err(|e| ProbeError::io("receiving a request", e))?;
+    counts.requests += server.answered();
+    counts.request_bytes += server.answered() * req;
+    // A send that failed (buffer full, ICMP from a closed client socket) is a lost answer,
+    // which the client counts.
+    counts.responses += r.sent;
+    counts.response_bytes += r.sent * resp;
+    counts.refused += r.ignored + server.refused();
+    end.unwrap_or(Ok(()))
 }

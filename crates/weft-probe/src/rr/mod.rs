@@ -7,7 +7,7 @@
 //! Each size runs `warmup` unmeasured transactions, then a fixed count or until the 95%
 //! confidence interval of the mean is narrow enough ([`StopRule`]). UDP transactions that get no
 //! reply within the time-out count as lost; late replies are recognised by the sequence number
-//! every request carries in its first bytes ([`wire`]) and discarded.
+//! every request carries in its first bytes ([`weft_model::app::Tag`]) and discarded.
 //!
 //! ```no_run
 //! use weft_probe::rr::{self, Peer, RrConfig};
@@ -29,7 +29,6 @@ pub mod place;
 pub mod result;
 /// Latency statistics (the socket driver's, shared with the message-passing ranks).
 pub use weft_sock::stats;
-pub mod wire;
 
 pub use config::{Peer, Proto, RrConfig, StopRule};
 pub use result::{RrResult, SizeResult};

@@ -22,6 +22,10 @@ pub struct RrServer {
     /// The answers to give, in order.
     out: VecDeque<Output>,
     answered: u64,
+    /// Datagrams: only requests of exactly `request` bytes are answered.
+    exact: bool,
+    /// Datagrams not answered for their size.
+    refused: u64,
 }
 
 impl RrServer {
@@ -38,7 +42,22 @@ impl RrServer {
             head: Vec::new(),
             out: VecDeque::new(),
             answered: 0,
+            exact: false,
+            refused: 0,
         }
+    }
+
+    /// Over datagrams, answers only requests of exactly the request's size and counts the
+    /// others in [`RrServer::refused`] (an agent facing the network; the simulator's clients
+    /// send nothing else).
+    pub fn exact_size(mut self) -> Self {
+        self.exact = true;
+        self
+    }
+
+    /// Datagrams not answered for their size ([`RrServer::exact_size`]).
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     /// The bytes `d` of requests read on `stream`: each whole request answered with its
@@ -109,6 +128,11 @@ impl Application for RrServer {
                 Via::Stream,
                 Answer::Whole,
             ) => self.requests(stream, d),
+            (Input::Datagram { len, .. }, Via::Datagram(_), _)
+                if self.exact && len != self.request =>
+            {
+                self.refused += 1;
+            }
             (Input::Datagram { peer, .. }, Via::Datagram(_), _) => {
                 self.answered += 1;
                 let tag = input.tag(tag_len(self.request, self.response));
@@ -130,5 +154,34 @@ impl Application for RrServer {
 
     fn poll_timeout(&self) -> Option<Instant> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn datagram(len: u64) -> Input<'static> {
+        Input::Datagram {
+            peer: 3,
+            len,
+            tag: None,
+            data: None,
+        }
+    }
+
+    #[test]
+    fn an_exact_server_answers_only_requests_of_the_size_and_counts_the_others() {
+        let mut loose = RrServer::new(64, 32, Answer::Whole, Via::Datagram(0));
+        let mut exact = loose.clone().exact_size();
+        for s in [&mut loose, &mut exact] {
+            for len in [63, 64, 65] {
+                s.handle_input(Instant(1), datagram(len));
+            }
+        }
+        let answers = |s: &mut RrServer| std::iter::from_fn(|| s.poll_output(Instant(1))).count();
+        assert_eq!((answers(&mut loose), loose.refused()), (3, 0));
+        assert_eq!((answers(&mut exact), exact.refused()), (1, 2));
+        assert_eq!(exact.answered(), 1);
     }
 }
