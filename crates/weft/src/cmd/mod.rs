@@ -4,6 +4,7 @@ use clap::Subcommand;
 
 mod bounds;
 mod calc;
+mod client_args;
 mod completions;
 mod demo;
 mod emu;

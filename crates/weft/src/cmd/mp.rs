@@ -119,21 +119,13 @@ pub struct Args {
     /// --engine sim: every link's one-way delay.
     #[arg(long, default_value = "25us", value_parser = crate::cmd::bounds::duration("0", "10s"))]
     pub link_delay: Duration,
-    /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
-    #[arg(short, long)]
-    pub port: Option<u16>,
-    /// Time-out for connecting to an agent and each set-up step.
-    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
-    pub connect_timeout: Duration,
-    /// Print the result document (JSON) on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the result document to FILE.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub port: super::client_args::PortArg,
+    #[command(flatten)]
+    pub connect: super::client_args::ConnectArg,
     /// CSV export of the samples.
     #[command(flatten)]
-    pub csv: crate::output::CsvArg,
+    pub out: super::client_args::ResultArgs,
     /// With --local, the agents started here take this key too.
     #[command(flatten)]
     pub key: super::gate::ClientKey,
@@ -165,7 +157,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "--max-duration".to_string(),
                 "24h".to_string(),
                 "--idle-timeout".to_string(),
-                format!("{}ms", args.connect_timeout.as_nanos() / 1_000_000 + 10_000),
+                format!(
+                    "{}ms",
+                    args.connect.connect_timeout.as_nanos() / 1_000_000 + 10_000
+                ),
             ];
             if let Some(f) = &args.key.key_file {
                 extra.extend(["--key-file".to_string(), f.display().to_string()]);
@@ -177,7 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .hosts
             .iter()
             .map(|h| {
-                weft_probe::rr::config::resolve(h, args.port.unwrap_or(DEFAULT_PORT))
+                weft_probe::rr::config::resolve(h, args.port.or(DEFAULT_PORT))
                     .map_err(|e| usage(e.to_string()))
             })
             .collect::<anyhow::Result<Vec<_>>>()?,
@@ -217,7 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         agents,
         slots,
         spec,
-        connect_timeout: args.connect_timeout.into(),
+        connect_timeout: args.connect.connect_timeout.into(),
         key: args.key.load()?,
     };
     let progress = Progress::spinner("mp");
@@ -327,12 +322,12 @@ fn simulated(args: &Args, mut spec: MpSpec) -> anyhow::Result<()> {
 /// Writes and prints `result` as the flags ask.
 fn emit(args: &Args, result: &MpResult, engine: Engine) -> anyhow::Result<()> {
     let doc = result.to_result_doc(engine);
-    args.csv.write(&doc)?;
-    if let Some(path) = &args.output {
+    args.out.csv.write(&doc)?;
+    if let Some(path) = &args.out.output {
         write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    if args.json {
+    if args.out.json {
         println!("{}", doc.to_json_pretty());
     } else {
         print!("{}", result.table());

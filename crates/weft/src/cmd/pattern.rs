@@ -1,7 +1,6 @@
 //! `weft pattern`: concurrent sessions among several agents, started together.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 use weft_model::{Duration, Rate, Size};
 use weft_probe::pattern::{self, Endpoint, PatternConfig, PatternError, RrSettings, SessionTest};
@@ -99,21 +98,13 @@ pub struct Args {
     /// Line rate for line efficiency = aggregate / line rate (e.g. `100Mbps`).
     #[arg(long, value_parser = crate::cmd::bounds::rate("1", "10Tbps"))]
     pub line_rate: Option<Rate>,
-    /// The agents' port where a HOST names none (iperf3 -p) [default: 5301].
-    #[arg(short, long)]
-    pub port: Option<u16>,
-    /// Time-out for connecting to an agent and each set-up step.
-    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
-    pub connect_timeout: Duration,
-    /// Print the result document (JSON) on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the result document to FILE.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub port: super::client_args::PortArg,
+    #[command(flatten)]
+    pub connect: super::client_args::ConnectArg,
     /// CSV export of the sessions.
     #[command(flatten)]
-    pub csv: crate::output::CsvArg,
+    pub out: super::client_args::ResultArgs,
     #[command(flatten)]
     pub key: super::gate::ClientKey,
 }
@@ -130,12 +121,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     progress.finish();
     let result = result?;
     let doc = result.to_result_doc();
-    args.csv.write(&doc)?;
-    if let Some(path) = &args.output {
+    args.out.csv.write(&doc)?;
+    if let Some(path) = &args.out.output {
         write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    if args.json {
+    if args.out.json {
         println!("{}", doc.to_json_pretty());
     } else {
         print!("{}", result.table());
@@ -151,7 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
-    let port = a.port.unwrap_or(DEFAULT_PORT);
+    let port = a.port.or(DEFAULT_PORT);
     let test = session_test(a)?;
     let (name, sessions) = if let Some(p) = &a.pairs {
         let pairs = pattern::parse_pairs(p, port).map_err(pattern_error)?;
@@ -201,7 +192,7 @@ fn config_from(a: &Args) -> anyhow::Result<PatternConfig> {
     }
     let mut cfg = PatternConfig::new(name, sessions);
     cfg.line_rate_bps = a.line_rate.map(|r| r.as_bps() as f64);
-    cfg.connect_timeout = a.connect_timeout.into();
+    cfg.connect_timeout = a.connect.connect_timeout.into();
     cfg.key = a.key.load()?;
     cfg.probe_delay = a.probe_delay.into();
     cfg.validate().map_err(pattern_error)?;

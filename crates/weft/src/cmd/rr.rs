@@ -1,7 +1,5 @@
 //! `weft rr HOST`: request/response latency to a weft agent or an RFC 862 echo service.
 
-use std::path::PathBuf;
-
 use weft_model::{Duration as WDuration, Size};
 use weft_probe::rr::{self, Peer, Proto, RrConfig, RrError, StopRule, config};
 use weft_probe::server::DEFAULT_PORT;
@@ -38,15 +36,19 @@ pub struct Args {
 
 /// The options of `weft rr` (see [`Args`]).
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("port", |a| a.help("The port when HOST names none (iperf3 -p) [default: 5301, or 7 with --echo]")),
+    mut_arg("json", |a| a.help("Print the result document as JSON on stdout (and nothing else)")),
+    mut_arg("output", |a| a.value_name("FILE"))
+)]
 pub struct Opts {
     /// HOST[:PORT] of a weft agent (default port 5301) or, with --echo, of an echo service
     /// (default port 7). IPv6 as [ADDR]:PORT. Optional with --floor.
     #[arg(required_unless_present = "floor")]
     pub host: Option<String>,
 
-    /// The port when HOST names none (iperf3 -p) [default: 5301, or 7 with --echo].
-    #[arg(short, long)]
-    pub port: Option<u16>,
+    #[command(flatten)]
+    pub port: super::client_args::PortArg,
 
     /// Talk to a standard RFC 862 echo service instead of a weft agent.
     #[arg(long)]
@@ -130,17 +132,9 @@ pub struct Opts {
     #[arg(long)]
     pub floor: bool,
 
-    /// Print the result document as JSON on stdout (and nothing else).
-    #[arg(long)]
-    pub json: bool,
-
-    /// Also write the result document to FILE.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
     /// CSV export of the sizes.
     #[command(flatten)]
-    pub csv: crate::output::CsvArg,
+    pub out: super::client_args::ResultArgs,
     #[command(flatten)]
     pub key: super::gate::ClientKey,
 }
@@ -192,16 +186,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut result = result.map_err(to_anyhow)?;
     result.floor = floor;
     let doc = result.to_result_doc();
-    args.csv.write(&doc)?;
-    if let Some(path) = &args.output {
+    args.out.csv.write(&doc)?;
+    if let Some(path) = &args.out.output {
         let text = doc.to_json_pretty() + "\n";
         weft_report::write_atomic(path, text.as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-        if !args.json {
+        if !args.out.json {
             eprintln!("wrote {}", path.display());
         }
     }
-    let text = if args.json {
+    let text = if args.out.json {
         doc.to_json_pretty() + "\n"
     } else {
         result.table()
@@ -266,12 +260,12 @@ fn floor_only(args: &Opts, floor: Option<rr::floor::Floor>) -> anyhow::Result<()
         .map(|(name, s)| serde_json::json!({ "figure": name, "stats": s }))
         .collect();
     doc.summary = serde_json::to_value(&f)?;
-    args.csv.write(&doc)?;
-    if let Some(path) = &args.output {
+    args.out.csv.write(&doc)?;
+    if let Some(path) = &args.out.output {
         weft_report::write_atomic(path, (doc.to_json_pretty() + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     }
-    if args.json {
+    if args.out.json {
         print_stdout(&(doc.to_json_pretty() + "\n"))
     } else {
         print_stdout(&f.table())
@@ -279,7 +273,7 @@ fn floor_only(args: &Opts, floor: Option<rr::floor::Floor>) -> anyhow::Result<()
 }
 
 fn config_from(a: &Opts, host: &str) -> Result<RrConfig, RrError> {
-    let port = a.port.unwrap_or(if a.echo {
+    let port = a.port.or(if a.echo {
         config::ECHO_PORT
     } else {
         DEFAULT_PORT

@@ -2,7 +2,6 @@
 
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
 
 use serde_json::json;
 use weft_model::{Duration, Rate, Size};
@@ -18,12 +17,15 @@ use weft_probe::tput::{TputConfig, TputEvent};
 /// makes the kernel report buffers of 2N (bookkeeping overhead is counted in the buffer), of
 /// which roughly N is advertised as window (tcp_adv_win_scale); see the README.
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("port", |a| a.help("The agent's port when HOST names none (iperf3 -p) [default: 5301]")),
+    mut_arg("connect_timeout", |a| a.help("Time-out for connecting and each set-up step"))
+)]
 pub struct Args {
     /// The agent: `HOST`, `HOST:PORT` or `[IPv6]:PORT` (default port 5301).
     pub host: String,
-    /// The agent's port when HOST names none (iperf3 -p) [default: 5301].
-    #[arg(short, long)]
-    pub port: Option<u16>,
+    #[command(flatten)]
+    pub port: super::client_args::PortArg,
     /// Use UDP (paced by --rate) instead of TCP.
     #[arg(short, long)]
     pub udp: bool,
@@ -66,21 +68,14 @@ pub struct Args {
     /// Report receiver-side throughput every interval (e.g. `1s`).
     #[arg(short, long, value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
     pub interval: Option<Duration>,
-    /// Time-out for connecting and each set-up step.
-    #[arg(long, default_value = "5s", value_parser = crate::cmd::bounds::duration("1ms", "1h"))]
-    pub connect_timeout: Duration,
-    /// Print the result document (JSON) on stdout instead of the table.
-    #[arg(long, conflicts_with = "json_stream")]
-    pub json: bool,
-    /// Print one JSON event per line while running, the result document last.
-    #[arg(long)]
-    pub json_stream: bool,
-    /// Also write the result document to FILE.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub connect: super::client_args::ConnectArg,
     /// CSV export of the intervals.
     #[command(flatten)]
-    pub csv: crate::output::CsvArg,
+    pub out: super::client_args::ResultArgs,
+    /// Print one JSON event per line while running, the result document last.
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
     #[command(flatten)]
     pub key: super::gate::ClientKey,
 }
@@ -176,15 +171,15 @@ fn spec_from(args: &Args) -> anyhow::Result<TputSpec> {
 /// Runs `weft tput`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let spec = spec_from(&args)?;
-    let server = resolve(&args.host, args.port.unwrap_or(DEFAULT_PORT))?;
+    let server = resolve(&args.host, args.port.or(DEFAULT_PORT))?;
     let cfg = TputConfig {
         server,
         spec,
-        connect_timeout: args.connect_timeout.into(),
+        connect_timeout: args.connect.connect_timeout.into(),
         key: args.key.load()?,
     };
     let stream = args.json_stream;
-    let table = !args.json && !args.json_stream;
+    let table = !args.out.json && !args.json_stream;
     let mut out = std::io::stdout().lock();
     let mut observe = |ev: &TputEvent| {
         let line = match ev {
@@ -231,13 +226,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     let doc = result.to_result_doc();
-    args.csv.write(&doc)?;
-    if let Some(path) = &args.output {
+    args.out.csv.write(&doc)?;
+    if let Some(path) = &args.out.output {
         weft_report::write_atomic(path, doc.to_json_pretty().as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if args.out.json {
         writeln!(out, "{}", doc.to_json_pretty())?;
     } else if stream {
         writeln!(out, "{}", json!({ "event": "result", "result": doc }))?;
