@@ -63,6 +63,13 @@ impl Progress {
         Progress::make(label, Some(total), &style, false)
     }
 
+    /// A bar over `total` steps of which one may last long (a message-passing sample at 4 MiB
+    /// over PVM's daemons): the elapsed time ticks on, so that a long step does not look stuck.
+    pub fn steps(label: &str, total: u64, unit: &str) -> Progress {
+        let style = format!("{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{elapsed}}  {{msg}}");
+        Progress::make(label, Some(total), &style, true)
+    }
+
     /// A bar over `total` bytes, with rate and time left.
     pub fn bytes(label: &str, total: u64) -> Progress {
         let style =

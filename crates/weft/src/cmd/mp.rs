@@ -131,6 +131,33 @@ pub struct Args {
     pub key: super::gate::ClientKey,
 }
 
+/// What a run of `spec` over `ranks` ranks measures, in order, one sample each: the labels of
+/// rank 0's measurements (every rank measures the same), e.g. `pingpong at 4194304 B`, `bt.S`.
+fn steps(spec: &MpSpec, ranks: usize) -> Vec<String> {
+    let Ok(program) = weft_probe::mp::rank::program(spec, 0, ranks) else {
+        return Vec::new();
+    };
+    program
+        .measures
+        .iter()
+        .map(|m| match m.pattern.sized() {
+            true => format!("{} at {} B", m.pattern, m.size),
+            false => m.pattern.to_string(),
+        })
+        .collect()
+}
+
+/// The progress line once `done` of `steps` are done, `last` being the last one's result.
+fn running(steps: &[String], done: usize, last: Option<&str>) -> String {
+    let now = steps.get(done).map(|s| format!("running {s}"));
+    let last = last.map(|l| format!("last: {l}"));
+    [now, last]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Runs `weft mp`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let spec = spec_from(&args)?;
@@ -215,14 +242,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         connect_timeout: args.connect.connect_timeout.into(),
         key: args.key.load()?,
     };
-    let progress = Progress::spinner("mp");
+    // A bar over the run's samples that names the one running: one sample (a large message
+    // over the daemon route) can take seconds to tens of seconds.
+    let steps = steps(&launch.spec, launch.agents.len());
+    let progress = Progress::steps("mp", steps.len() as u64, "samples");
+    progress.message(running(&steps, 0, None));
     let mut samples = 0;
     let result = mp::run(&launch, &mut |s| {
         samples += 1;
-        progress.message(format!(
-            "{samples} done; {} at {} B: p50 {:.2} us",
-            s.pattern, s.size, s.p50_us
-        ));
+        progress.set(samples as u64);
+        let last = format!("{} at {} B: p50 {:.2} us", s.pattern, s.size, s.p50_us);
+        progress.message(running(&steps, samples, Some(&last)));
         tracing::info!(
             pattern = %s.pattern,
             size = s.size,
@@ -390,4 +420,39 @@ fn spec_from(a: &Args) -> anyhow::Result<MpSpec> {
         place: Default::default(),
     };
     Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_progress_names_each_sample_in_the_order_the_ranks_run_them() {
+        let cli = Cli::parse_from([
+            "mp",
+            "--local",
+            "4",
+            "--pattern",
+            "pingpong,bt.S",
+            "--sizes",
+            "8,64K",
+        ]);
+        let spec = spec_from(&cli.args).unwrap();
+        let steps = steps(&spec, 4);
+        assert_eq!(steps, ["pingpong at 8 B", "pingpong at 65536 B", "bt.S"]);
+        assert_eq!(running(&steps, 0, None), "running pingpong at 8 B");
+        assert_eq!(
+            running(&steps, 2, Some("x")),
+            "running bt.S; last: x",
+            "the next one, and the last one's result"
+        );
+        assert_eq!(running(&steps, 3, Some("x")), "last: x");
+    }
 }
