@@ -24,6 +24,7 @@ use weft_model::engine::{self, Clock, Hosts};
 use weft_model::net::{FabricStats, Network, PortStats, TrunkStats};
 
 use crate::lag::{LagHistogram, LagSummary};
+use crate::vc_agent::OpReceiver;
 use weft_sys::{PacketSocket, ppoll_readable};
 
 /// Tuning of the driver loop.
@@ -129,6 +130,17 @@ impl WallClock {
             sleeps: 0,
             error: None,
         }
+    }
+}
+
+impl WallClock {
+    /// Also wakes from `ppoll` when `fd` becomes readable (the caller drains it).
+    pub fn watch(&mut self, fd: i32) {
+        self.fds.push(libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
     }
 }
 
@@ -336,20 +348,22 @@ impl LagWatch {
 }
 
 /// Runs `net` between the hosts behind `sockets` until `stop` is set; `sockets[i]` is host
-/// `i`'s port.
+/// `i`'s port. Changes to the switches' circuit tables that arrive on `table_ops` (from their
+/// connection manager's agents) are applied between turns.
 pub fn run(
     mut net: Network<Vec<u8>>,
     sockets: &[PacketSocket],
     cfg: &DriverConfig,
     stop: &AtomicBool,
+    table_ops: Option<&OpReceiver>,
 ) -> std::io::Result<DriverReport> {
     if !cfg.keep_awake {
-        return serve(&mut net, sockets, cfg, stop);
+        return serve(&mut net, sockets, cfg, stop, table_ops);
     }
     let awake = crate::keep_awake::KeepAwake::new();
     std::thread::scope(|scope| {
         awake.start(scope);
-        let report = serve(&mut net, sockets, cfg, stop);
+        let report = serve(&mut net, sockets, cfg, stop, table_ops);
         awake.stop();
         report
     })
@@ -360,9 +374,13 @@ fn serve(
     sockets: &[PacketSocket],
     cfg: &DriverConfig,
     stop: &AtomicBool,
+    table_ops: Option<&OpReceiver>,
 ) -> std::io::Result<DriverReport> {
     let realtime = cfg.realtime.is_some_and(weft_sys::sched::set_realtime);
     let mut clock = WallClock::new(sockets, cfg);
+    if let Some(ops) = table_ops {
+        clock.watch(ops.wake_fd());
+    }
     let mut hosts = SocketHosts::new(sockets, cfg);
     let start = monotonic_now();
     let mut watch = LagWatch {
@@ -377,7 +395,10 @@ fn serve(
         net,
         &mut hosts,
         &mut clock,
-        |now, _, hosts: &mut SocketHosts<'_>| {
+        |now, net: &mut Network<Vec<u8>>, hosts: &mut SocketHosts<'_>| {
+            for op in table_ops.into_iter().flat_map(OpReceiver::drain) {
+                crate::vc_agent::apply(net, op);
+            }
             if now.0 - watch.second_start.0 >= 1_000_000_000 {
                 watch.tick(now, hosts.counts());
                 hosts.refresh_clock();

@@ -32,6 +32,9 @@ pub struct UpOptions {
     pub driver: DriverConfig,
     /// What is being brought up, for `weft emu list`.
     pub source: String,
+    /// The connection manager that installs the switches' circuit tables: they start empty
+    /// and get their tables from it, again after a failure ([`crate::vc_agent`]).
+    pub vc_manager: Option<crate::vc_agent::ManagerLink>,
 }
 
 /// A host as built.
@@ -60,6 +63,7 @@ pub struct Emulation {
     registry: Registry,
     stop: Arc<AtomicBool>,
     switch: Option<SwitchJoin>,
+    agents: Option<crate::vc_agent::Agents>,
     topology: Topology,
     /// Set when offloads could not be turned off (ethtool missing).
     pub offload_warning: Option<String>,
@@ -147,6 +151,7 @@ impl Emulation {
             registry: Registry::new(),
             stop: Arc::new(AtomicBool::new(false)),
             switch: None,
+            agents: None,
             topology: topo.clone(),
             offload_warning: None,
         };
@@ -215,7 +220,7 @@ impl Emulation {
             (None, Some(r)) => Some(Box::new(r.clone())),
             (None, None) => None,
         };
-        emu.start_switch(topo, tap, opts.driver.clone())?;
+        emu.start_switch(topo, tap, opts.driver.clone(), opts.vc_manager.as_ref())?;
         emu.registry.watch_file(&RunRecord::path(&run_id));
         RunRecord {
             run_id: run_id.clone(),
@@ -243,10 +248,34 @@ impl Emulation {
         topo: &Topology,
         tap: Option<Box<dyn Tap<Vec<u8>> + Send>>,
         cfg: DriverConfig,
+        manager: Option<&crate::vc_agent::ManagerLink>,
     ) -> Result<(), EmuError> {
         let mut net = Network::new(topo).map_err(|e| EmuError::Switch(e.to_string()))?;
         if let Some(tap) = tap {
             net.set_tap(tap);
+        }
+        // Under a manager, the switches that forward by circuits start empty and get their
+        // tables from it.
+        let mut table_ops = None;
+        if let (Some(link), Some(c)) = (manager, &topo.circuits) {
+            let managed: Vec<(usize, String)> = (0..c.tables.len())
+                .filter_map(|s| Some((s, topo.switches.get(s)?.name.clone())))
+                .collect();
+            for &(s, _) in &managed {
+                if let Some(v) = net.switch_mut(s).and_then(|x| x.circuits_mut()) {
+                    v.clear();
+                }
+            }
+            let (tx, rx) = crate::vc_agent::table_ops()
+                .map_err(EmuError::io("making the switch's table channel"))?;
+            self.agents = Some(crate::vc_agent::Agents::start(
+                &self.run_id,
+                managed,
+                link,
+                tx,
+                self.stop.clone(),
+            )?);
+            table_ops = Some(rx);
         }
         let ports = topo.hosts.len();
         let ns = self.switch_ns.clone();
@@ -277,7 +306,8 @@ impl Emulation {
                         return Err(e.to_string());
                     }
                 };
-                driver::run(net, &sockets, &cfg, &stop).map_err(|e| e.to_string())
+                driver::run(net, &sockets, &cfg, &stop, table_ops.as_ref())
+                    .map_err(|e| e.to_string())
             })
             .map_err(EmuError::io("starting the switch thread"))?;
         self.switch = Some(handle);
@@ -389,6 +419,9 @@ impl Emulation {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(h) = self.switch.take() {
             let _ = h.join();
+        }
+        if let Some(a) = self.agents.take() {
+            a.join();
         }
         self.registry.teardown();
         let _ = std::fs::remove_file(RunRecord::path(&self.run_id));

@@ -48,7 +48,9 @@ pub mod rr_tcp;
 pub mod scenario;
 pub mod signals;
 pub mod state;
+pub mod vc_agent;
 pub mod vc_control;
+pub mod vc_manager;
 pub mod workload;
 
 pub use emulation::{Emulation, HostInfo, UpOptions};

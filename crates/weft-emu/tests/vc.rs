@@ -38,3 +38,103 @@ fn every_pair_exchanges_its_all_to_all_by_the_tables() {
         "{vc}"
     );
 }
+
+/// Whether one ping from `from` reaches `to` within `wait_s` seconds.
+fn ping(emu: &weft_emu::Emulation, from: &str, to: &str, wait_s: u32) -> bool {
+    let addr = emu.host(to).expect("a host").addr.to_string();
+    let args = ["-c", "1", "-W", &wait_s.to_string(), &addr].map(String::from);
+    emu.command(from, "ping", &args)
+        .expect("a host")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The connection manager installs the switches' tables and restores the middle switch's after
+/// `weft emu fail` (what `weft emu fail bay2 --for 500ms` does): with no manager the switches
+/// hold nothing and no ping crosses; with one, sp2a (bay1) reaches sparc3 (bay3) through bay2;
+/// while bay2 is down the ping is lost; it comes back with its whole table, without any manual
+/// step, and the ping crosses again. Bounded: every wait has a limit, and the emulation is torn
+/// down (and checked gone) whatever happens.
+#[test]
+fn a_failed_switch_gets_its_table_back_from_the_manager() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use weft_emu::vc_agent::{ManagerLink, fail};
+    use weft_gate::auth::Key;
+
+    require_root!();
+    let _g = common::serial();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/vc-mesh-three-switches.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("the scenario file");
+    let s = Scenario::parse(&text, path).expect("the scenario parses");
+    let (topo, _) = weft_emu::scenario::topology(&s, s.seed).expect("a topology");
+    let plan = weft_model::vc::plan(s.vc.as_ref().expect("[vc]"), &weft_model::vc::Shape::Mesh)
+        .expect("a plan");
+    let bay2 = plan
+        .tables
+        .iter()
+        .find(|t| t.switch == "bay2")
+        .expect("bay2's table")
+        .entries
+        .len();
+    let dir = std::env::temp_dir().join(format!("weft-vc-manager-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let socket = dir.join("manager.sock");
+    let key = Key::from_derived([9; 32]);
+    let opts = weft_emu::UpOptions {
+        vc_manager: Some(ManagerLink {
+            socket: socket.clone(),
+            key: key.clone(),
+        }),
+        ..Default::default()
+    };
+    let stop = AtomicBool::new(false);
+    let ((report, restores), _) = common::with_emulation_opts(&topo, &opts, |emu| {
+        assert!(!ping(emu, "sp2a", "sparc3", 1), "no manager, no tables");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).expect("the socket");
+        std::thread::scope(|sc| {
+            let manager =
+                sc.spawn(|| weft_emu::vc_manager::serve(&listener, &plan, &key, &stop, &|_, _| {}));
+            let stopped = || stop.store(true, Ordering::Relaxed);
+            let reached = (0..10).any(|_| ping(emu, "sp2a", "sparc3", 1));
+            if !reached {
+                stopped();
+            }
+            assert!(reached, "the manager's tables carry the ping");
+            let failing = sc.spawn(|| fail(emu.run_id(), "bay2", 1_000_000_000));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let during = ping(emu, "sp2a", "sparc3", 1);
+            let report = failing.join().expect("the fail thread");
+            let after = ping(emu, "sp2a", "sparc3", 2);
+            stopped();
+            let restores = manager.join().expect("the manager").expect("served");
+            assert!(!during, "bay2 is down: its table is gone");
+            assert!(after, "bay2 is back with its table");
+            Ok((report.expect("restored"), restores))
+        })
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(report.switch, "bay2");
+    assert_eq!(report.entries, bay2, "the whole table");
+    assert!(report.down_ns >= 1_000_000_000, "{report:?}");
+    assert!(
+        report.restore_ns > 0 && report.restore_ns < 2_000_000_000,
+        "{report:?}"
+    );
+    // The manager saw bay2 go and come back: the three first installs, then bay2's restore.
+    assert_eq!(restores.len(), 4, "{restores:?}");
+    let r = &restores[3];
+    assert_eq!(r.switch, "bay2");
+    assert!(r.lost_at.is_some_and(|l| l < r.hello_at), "{r:?}");
+    eprintln!(
+        "bay2 down {} ms, restored in {} us at the switch, {} us at the manager ({} entries)",
+        report.down_ns / 1_000_000,
+        report.restore_ns / 1000,
+        r.restore_time().as_nanos() / 1000,
+        report.entries
+    );
+}

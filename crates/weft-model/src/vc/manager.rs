@@ -121,6 +121,24 @@ impl Manager {
         })
     }
 
+    /// The table due to switch `s`, if a push to it is due (a driver with one connection per
+    /// switch asks for its own).
+    pub fn poll_push_for(&mut self, s: usize) -> Option<Push> {
+        match self.state.get_mut(s)? {
+            State::Restoring { sent, .. } if !*sent => *sent = true,
+            _ => return None,
+        }
+        Some(Push {
+            switch: s,
+            entries: self.tables[s].clone(),
+        })
+    }
+
+    /// Entries in switch `s`'s table as planned.
+    pub fn table_len(&self, s: usize) -> Option<usize> {
+        self.tables.get(s).map(Vec::len)
+    }
+
     /// Switch `s` acknowledged at `now` that it holds `held` entries: its whole table restores
     /// it (recorded in [`Manager::restores`]); fewer leaves the push due again.
     pub fn handle_ack(&mut self, now: Instant, s: usize, held: usize) {
@@ -186,6 +204,17 @@ mod tests {
         let r = &m.restores[0];
         assert_eq!(r.lost_at, Some(Instant(1_000)));
         assert_eq!(r.restore_time(), Duration(2_500));
+    }
+
+    #[test]
+    fn each_switch_polls_only_its_own_push() {
+        let mut m = manager();
+        m.handle_hello(Instant(0), 0, 0);
+        m.handle_hello(Instant(0), 2, 0);
+        assert_eq!(m.poll_push_for(1), None, "switch 1 has not said hello");
+        assert_eq!(m.poll_push_for(2).map(|p| p.switch), Some(2));
+        assert_eq!(m.poll_push_for(2), None, "one push per hello");
+        assert_eq!(m.poll_push().map(|p| p.switch), Some(0));
     }
 
     #[test]

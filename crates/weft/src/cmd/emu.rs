@@ -45,6 +45,26 @@ pub enum Action {
         /// once up).
         #[arg(long, hide = true)]
         detached_child: bool,
+        /// The connection manager of the switches' circuit tables.
+        #[command(flatten)]
+        managed: crate::cmd::vc_manager::ManagedArgs,
+    },
+    /// Fail a switch of a running emulation whose tables come from a connection manager
+    /// (`weft emu up --vc-manager`): its table is cleared and it stays away from the manager for
+    /// the time given, then comes back empty; waits until the manager has restored its table
+    /// and prints the restore time.
+    Fail {
+        /// The switch's name.
+        switch: String,
+        /// How long it stays down.
+        #[arg(long = "for", default_value = "1s", value_parser = crate::cmd::bounds::duration("0s", "1h"))]
+        down: weft_model::Duration,
+        /// Run id; needed only when several runs are up.
+        #[arg(long)]
+        run: Option<String>,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Run a command inside a host of a running emulation (`ip netns exec`).
     Exec {
@@ -128,13 +148,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     low_cpu,
                     detach,
                     detached_child,
+                    managed,
                 } => {
                     if detach {
-                        up_detached(&file, capture.as_deref(), low_cpu)
+                        up_detached(&file, capture.as_deref(), low_cpu, &managed)
                     } else {
-                        up(&file, capture, low_cpu, detached_child)
+                        up(&file, capture, low_cpu, detached_child, &managed)
                     }
                 }
+                Action::Fail {
+                    switch,
+                    down,
+                    run,
+                    json,
+                } => fail(&switch, down, run.as_deref(), json),
                 Action::Exec { host, run, cmd } => exec(&host, run.as_deref(), &cmd),
                 Action::Run {
                     file,
@@ -168,6 +195,7 @@ fn up(
     capture: Option<PathBuf>,
     low_cpu: bool,
     detached_child: bool,
+    managed: &crate::cmd::vc_manager::ManagedArgs,
 ) -> anyhow::Result<()> {
     let s = load(file)?;
     let (topo, notes) = scenario::topology(&s, s.seed)?;
@@ -178,6 +206,7 @@ fn up(
     let mut opts = UpOptions {
         capture_dir: capture,
         source: file.display().to_string(),
+        vc_manager: managed.link()?,
         ..Default::default()
     };
     if low_cpu {
@@ -231,7 +260,12 @@ fn up(
 /// Starts `weft emu up` again as a background process in its own process group (so that the
 /// terminal's Ctrl-C does not reach it), waits until it prints its run id, prints that and
 /// returns. If the background process fails first, its messages and exit status are reported.
-fn up_detached(file: &Path, capture: Option<&Path>, low_cpu: bool) -> anyhow::Result<()> {
+fn up_detached(
+    file: &Path,
+    capture: Option<&Path>,
+    low_cpu: bool,
+    managed: &crate::cmd::vc_manager::ManagedArgs,
+) -> anyhow::Result<()> {
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
     use std::process::Stdio;
@@ -249,6 +283,9 @@ fn up_detached(file: &Path, capture: Option<&Path>, low_cpu: bool) -> anyhow::Re
     }
     if low_cpu {
         cmd.arg("--low-cpu");
+    }
+    if let (Some(m), Some(k)) = (&managed.vc_manager, &managed.key_file) {
+        cmd.arg("--vc-manager").arg(m).arg("--key-file").arg(k);
     }
     let mut child = cmd
         .stdin(Stdio::null())
@@ -317,6 +354,29 @@ fn wait(run: Option<&str>) -> anyhow::Result<()> {
     }
     print_final_log(&rec.run_id);
     eprintln!("weft emu: run {} has ended", rec.run_id);
+    Ok(())
+}
+
+/// `weft emu fail`: fails a switch under the manager and reports its restore.
+fn fail(
+    switch: &str,
+    down: weft_model::Duration,
+    run: Option<&str>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let rec = state::find_live(run).map_err(|e| crate::cli::usage(e.to_string()))?;
+    let r = weft_emu::vc_agent::fail(&rec.run_id, switch, down.as_nanos())?;
+    if json {
+        let text = serde_json::to_string(&r).unwrap_or_default();
+        return super::write_stdout(format!("{text}\n").as_bytes());
+    }
+    eprintln!(
+        "weft emu: {} was down {:.3} s; the manager restored its {} entries {:.3} ms after it came back",
+        r.switch,
+        r.down_ns as f64 / 1e9,
+        r.entries,
+        r.restore_ns as f64 / 1e6
+    );
     Ok(())
 }
 

@@ -26,6 +26,7 @@ mod sweep;
 mod tput;
 mod trace;
 mod vc;
+mod vc_manager;
 
 /// The subcommands of `weft`.
 #[derive(Debug, Subcommand)]

@@ -27,6 +27,10 @@ pub enum Action {
     Plan(PlanArgs),
     /// How a full mesh grows: circuits and table entries for the first n hosts, n = 2..N.
     Growth(GrowthArgs),
+    /// The connection manager of a scenario's circuits for a running emulation (`weft emu up
+    /// SCENARIO --vc-manager SOCKET`): pushes each switch its table whenever it comes back
+    /// without it, and prints the time each restore took.
+    Manager(super::vc_manager::ManagerArgs),
 }
 
 const PLAN_HELP: &str = "\
@@ -112,6 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.action {
         Action::Plan(a) => plan(a),
         Action::Growth(a) => growth(a),
+        Action::Manager(a) => super::vc_manager::run(a),
     }
 }
 
