@@ -30,8 +30,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("net/scenario.rs", "scenario"),
     // Multipath's tests build their networks from scenario text.
     ("net/multipath_tests.rs", "scenario"),
-    // A test of the IP header's checksum against the TCP stack's.
-    ("net/ip.rs", "tcp"),
     // Planning a scenario's `[vc]` workload point: belongs in calc.
     ("vc/point.rs", "scenario"),
 ];

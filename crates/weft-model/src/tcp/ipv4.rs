@@ -1,9 +1,12 @@
 //! The IPv4 header around a TCP segment (RFC 791), just enough to write captures of simulated
 //! TCP and to exchange segments with a real stack: a checked view, a representation with
-//! `parse` and `emit`, and the Internet checksum (RFC 1071). No options are written, fragments
-//! are refused rather than reassembled.
+//! `parse` and `emit`, and the Internet checksum (RFC 1071, kept in `net::ip`). No options are
+//! written, fragments are refused rather than reassembled.
 
 use super::wire::WireError;
+/// The Internet checksum, at the network layer where frames' headers are checked and
+/// updated too.
+pub use crate::net::ip::{checksum, sum16};
 
 /// IP protocol number of TCP.
 pub const PROTO_TCP: u8 = 6;
@@ -162,29 +165,6 @@ impl Ipv4Repr {
     }
 }
 
-/// One's-complement sum of `data` as big-endian 16-bit words, added to `initial` (a partial sum
-/// such as a pseudo-header's), without the final complement.
-pub fn sum16(data: &[u8], initial: u32) -> u32 {
-    let mut sum = initial as u64;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        sum += u64::from(u16::from_be_bytes([c[0], c[1]]));
-    }
-    if let [last] = chunks.remainder() {
-        sum += u64::from(*last) << 8;
-    }
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    sum as u32
-}
-
-/// The Internet checksum of `data` (RFC 1071) starting from the partial sum `initial`:
-/// zero when computed over data that includes a correct checksum.
-pub fn checksum(data: &[u8], initial: u32) -> u16 {
-    !(sum16(data, initial) as u16)
-}
-
 /// The partial sum of the TCP/UDP pseudo-header (RFC 793 section 3.1).
 pub fn pseudo_header_sum(src: [u8; 4], dst: [u8; 4], protocol: u8, len: usize) -> u32 {
     let mut ph = [0u8; 12];
@@ -198,14 +178,6 @@ pub fn pseudo_header_sum(src: [u8; 4], dst: [u8; 4], protocol: u8, len: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The worked example of RFC 1071 section 3: the words 0001 f203 f4f5 f6f7 sum to ddf2.
-    #[test]
-    fn rfc1071_example() {
-        let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
-        assert_eq!(sum16(&data, 0), 0xddf2);
-        assert_eq!(checksum(&data, 0), !0xddf2);
-    }
 
     /// A header as Linux writes one for TCP (DF set, TTL 64), checksum filled in here.
     #[test]
