@@ -70,6 +70,10 @@ pub struct Published {
     /// `gigaswitch.table11.size_bytes` and `gigaswitch.table11.mean_us`: (size, µs) rows of the
     /// many-to-one echo (seven clients, one server).
     pub giga_many_to_one: Vec<(f64, f64)>,
+    /// `gigaswitch.table5.size_bytes` and the rows of
+    /// [`super::fit_workstations::MACHINES`]: (size, µs) rows of each workstation's echo
+    /// through the switch, in that order.
+    pub giga_baseline: Vec<Vec<(f64, f64)>>,
     /// `nasa_lace.single_1byte_udp_mbps.atm`
     pub nasa_udp_1b_atm: f64,
     /// `nasa_lace.single_1byte_tcp_mbps.atm`
@@ -115,6 +119,10 @@ impl Published {
                 "gigaswitch.table11.size_bytes",
                 "gigaswitch.table11.mean_us",
             )?,
+            giga_baseline: super::fit_workstations::MACHINES
+                .iter()
+                .map(|(key, _)| rows("gigaswitch.table5.size_bytes", key[0]))
+                .collect::<Result<_, _>>()?,
             nasa_udp_1b_atm: f.number("nasa_lace.single_1byte_udp_mbps.atm")?,
             nasa_tcp_1b_atm: f.number("nasa_lace.single_1byte_tcp_mbps.atm")?,
             nasa_udp_1b_fddi: f.number("nasa_lace.single_1byte_udp_mbps.fddi")?,
@@ -280,6 +288,7 @@ pub fn fit(p: &Published) -> Report {
     sp2(p, &mut r);
     indigo(p, &mut r);
     rs6000(p, &mut r);
+    super::fit_workstations::workstations(p, &mut r);
     r
 }
 
@@ -730,7 +739,7 @@ mod tests {
             .iter()
             .filter(|p| p.what.starts_with("fit:"))
             .collect();
-        assert_eq!(fits.len(), 9);
+        assert_eq!(fits.len(), 17);
         for p in fits {
             assert!(
                 p.miss().abs() < 0.002,

@@ -7,10 +7,10 @@
 //! Machines of the studies without a preset, and why:
 //! - the EBN study's DEC Alphas (Digital UNIX 3.2c): its five runs are window- or link-limited,
 //!   so no figure bears on their host costs;
-//! - the GIGAswitch study's DECstation 5000/133, HP 735, RS/6000 and Sparc 10: one ttcp figure
-//!   each (Table 4; none for the HP 735) and five echo round trips (Table 5), whose slope the
-//!   ttcp's cost per byte does not give (the Sparc 10's ttcp asks 340 ns per byte a path, its
-//!   echo slope about 45): not fitted yet;
+//! - the GIGAswitch study's DECstation 5000/133, HP 735, RS/6000 and Sparc 10 on their bulk
+//!   path: one ttcp figure each (Table 4; none for the HP 735), whose cost per byte the echo
+//!   slope does not give (the Sparc 10's ttcp asks 340 ns per byte a path, its echo 26): their
+//!   echo presets (`ds5000_133_echo` and the others) are not for ttcp;
 //! - the SGI Challenge of Sandia's trial: its ttcp figures are taken as limited by the Sparc 20
 //!   at the other end.
 
@@ -131,6 +131,48 @@ const INDIGO_CALL_NS: f64 = 166_315.857;
 /// The echo Indigo's wakeup of a blocked process on an idle host, ns.
 const INDIGO_WAKEUP_NS: f64 = 257_252.0;
 
+// The GIGAswitch study's other workstations on their UDP echo path (Table 5 of study 003), each
+// fitted in [`super::fit_workstations`]: a call (its wakeup folded in) to the 128-byte round trip
+// through the switch, the cost per byte on each path to the 1024-byte one; the 64-, 256- and
+// 512-byte round trips are predictions (`scenarios/gigaswitch-table5-baseline.toml`).
+
+/// A DECstation 5000/133 (33 MHz R3000A, Ultrix, TURBOchannel FDDI) on its echo path: 655.3 µs a
+/// call, 287.3 ns a byte on each path (see the note above).
+pub fn ds5000_133_echo() -> HostCosts {
+    echo_host("ds5000-133-echo", 655_297.143, 287.288)
+}
+
+/// An HP 9000/735 (99 MHz PA-7100, HP-UX) on its echo path: 362.8 µs a call,
+/// 91.7 ns a byte on each path.
+pub fn hp735_echo() -> HostCosts {
+    echo_host("hp735-echo", 362_832.857, 91.696)
+}
+
+/// A Sun Sparc 10 (SuperSPARC, SunOS, SBus FDDI) on its echo path: 463.5 µs a call, 25.8 ns a
+/// byte on each path.
+pub fn sparc10_echo() -> HostCosts {
+    echo_host("sparc10-echo", 463_511.429, 25.848)
+}
+
+/// An IBM RS/6000 of the GIGAswitch study (model not stated; Micro Channel FDDI) on its echo
+/// path: 464.7 µs a call, 114.3 ns a byte on each path. Not [`rs6000_lace`], NASA's.
+pub fn rs6000_echo() -> HostCosts {
+    echo_host("rs6000-echo", 464_690.0, 114.297)
+}
+
+/// A host whose send and receive calls cost `call_ns` each (the wakeup folded in) and whose
+/// paths cost `byte_ns` per byte each (per-packet costs folded in).
+fn echo_host(name: &'static str, call_ns: f64, byte_ns: f64) -> HostCosts {
+    HostCosts {
+        name,
+        send_call_ns: call_ns,
+        recv_call_ns: call_ns,
+        send_other_ns_per_byte: byte_ns,
+        recv_other_ns_per_byte: byte_ns,
+        ..HostCosts::FREE
+    }
+}
+
 /// An RS/6000 of NASA's LACE cluster: 231 us for each of a send and a receive call, fitted to
 /// `nasa_lace.single_1byte_udp_mbps.atm` (a 1-byte message, cold start: the fit includes what
 /// the first message pays beyond the host, so it bounds the host's cost from above); predicts
@@ -204,6 +246,10 @@ pub fn all() -> Vec<HostCosts> {
         indigo_r4000(),
         indigo_r4000_echo(),
         rs6000_lace(),
+        ds5000_133_echo(),
+        hp735_echo(),
+        sparc10_echo(),
+        rs6000_echo(),
     ]
 }
 
