@@ -38,7 +38,16 @@ pub struct ScenarioOptions {
 
 /// The emulator's topology for a scenario (the simulator's too), with notes on what was assumed.
 pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuError> {
-    Ok(Topology::from_scenario(s, seed)?)
+    let (topo, mut notes) = Topology::from_scenario(s, seed)?;
+    if let Some(f) = topo.circuits.as_ref().and_then(|c| c.failure.as_ref()) {
+        notes.push(format!(
+            "[vc] fail ({}) is not run by the emulator's scenario runs: bring the scenario up \
+             with `weft emu up --vc-manager` under `weft vc manager`, and `weft emu fail {} \
+             --for DURATION` fails it",
+            f.switch, f.switch
+        ));
+    }
+    Ok((topo, notes))
 }
 
 /// Runs every point of `s` on the emulator (one bring-up per point, its topology built with

@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-use weft_model::net::{Network, Topology, host_mac};
+use weft_model::element::Element;
+use weft_model::net::{Network, Topology, VcManaged, host_mac};
 use weft_model::{Instant, Scenario};
 
 fn scenario() -> Scenario {
@@ -162,4 +163,101 @@ fn the_manager_gives_a_switch_that_lost_its_pvcs_its_table_back() {
     assert_eq!(m.restores.len(), 1);
     assert_eq!(m.restores[0].restore_time().as_nanos(), 1_000);
     assert_eq!(all_pairs(&mut net, end.0 + 2_000).0.len(), 132);
+}
+
+/// The scenario with `[vc] fail`: bay2 fails at 1 ms for 2 ms; the control channel's one-way
+/// delay is 100 us.
+fn failing() -> Scenario {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/vc-mesh-three-switches.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "\nforward = \"mesh\"\n",
+        "\nforward = \"mesh\"\nfail = { switch = \"bay2\", at = \"1ms\", for = \"2ms\", control_delay = \"100us\" }\n",
+    );
+    Scenario::parse(&text, "vc-fail.toml").unwrap()
+}
+
+/// [`all_pairs`] through an element (the managed network), from `at` until `until` (ns).
+fn all_pairs_until(net: &mut VcManaged<Vec<u8>>, at: u64, until: u64) -> usize {
+    let n = net.net.hosts();
+    for a in 0..n {
+        for b in (0..n).filter(|&b| b != a) {
+            net.handle_input(Instant(at), a, frame(b, a));
+        }
+    }
+    let mut got = 0;
+    while let Some(t) = net.poll_timeout().filter(|t| t.0 <= until) {
+        while let Some((h, _, f)) = net.poll_output_due(t) {
+            assert_eq!(f[12] as usize, h, "delivered to the host it was for");
+            got += 1;
+        }
+    }
+    got
+}
+
+#[test]
+fn a_failed_switch_is_restored_by_its_manager_in_simulated_time() {
+    let s = failing();
+    let f = s.vc_failure.clone().unwrap();
+    assert_eq!(
+        (f.switch.as_str(), f.at.as_nanos(), f.down.as_nanos()),
+        ("bay2", 1_000_000, 2_000_000)
+    );
+    let (topo, _) = Topology::from_scenario(&s, 1).unwrap();
+    let mut net = VcManaged::new(Network::<Vec<u8>>::new(&topo).unwrap(), &topo);
+    assert_eq!(
+        all_pairs_until(&mut net, 0, 900_000),
+        132,
+        "before the failure"
+    );
+    assert_eq!(
+        all_pairs_until(&mut net, 1_500_000, 2_900_000),
+        24,
+        "bay2 is down"
+    );
+    assert_eq!(net.net.vc_stats().unwrap().frames_unknown, 108);
+    // Back at 3 ms: the hello reaches the manager at 3.1 ms, the table bay2 at 3.2 ms, the
+    // acknowledgement the manager at 3.3 ms.
+    assert!(net.restore().is_none());
+    assert_eq!(
+        all_pairs_until(&mut net, 3_400_000, 10_000_000),
+        132,
+        "restored"
+    );
+    let r = net.restore().unwrap();
+    assert_eq!(r.switch, "bay2");
+    assert_eq!(r.lost_at, Some(Instant(1_000_000)));
+    assert_eq!(r.hello_at, Instant(3_100_000));
+    assert_eq!(r.restore_time().as_nanos(), 200_000, "two control delays");
+    assert_eq!(
+        net.net.vc_stats().unwrap().frames_unknown,
+        108,
+        "nothing lost after"
+    );
+}
+
+#[test]
+fn a_failure_needs_a_switch_of_the_database_and_a_plan_to_forward_by() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/vc-mesh-three-switches.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let bad = |fail: &str, forward: &str| {
+        let t = text.replace(
+            "\nforward = \"mesh\"\n",
+            &format!("\n{forward}\nfail = {fail}\n"),
+        );
+        Scenario::parse(&t, "vc-fail.toml").unwrap_err().to_string()
+    };
+    let fwd = "forward = \"mesh\"";
+    let e = bad(r#"{ switch = "bay9", at = "1ms", for = "1ms" }"#, fwd);
+    assert!(e.contains("no switch of [vc] is called \"bay9\""), "{e}");
+    let e = bad(r#"{ switch = "bay2", at = "1ms" }"#, fwd);
+    assert!(e.contains("fail: expected"), "{e}");
+    let e = bad(
+        r#"{ switch = "bay2", at = "1ms", for = "1ms", when = 3 }"#,
+        fwd,
+    );
+    assert!(e.contains("unknown key \"when\""), "{e}");
+    let e = bad(r#"{ switch = "bay2", at = "1ms", for = "1ms" }"#, "");
+    assert!(e.contains("only with `forward`"), "{e}");
 }

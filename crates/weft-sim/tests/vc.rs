@@ -57,3 +57,25 @@ fn without_circuits_between_the_sites_nothing_finishes() {
     assert!(x["mean_us"].is_null(), "{x}");
     assert!(x.to_string().contains("did not finish"), "{x}");
 }
+
+/// `scenarios/vc-fail-middle-switch.toml`: bay2 fails 2 ms into the all-to-all for 5 ms; the
+/// cells that reach it meanwhile are counted and dropped, its manager restores its table in two
+/// control delays (200 us of simulated time), and the all-to-all still finishes.
+#[test]
+fn the_failed_middle_switch_drops_cells_and_is_restored_in_two_control_delays() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/vc-fail-middle-switch.toml");
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let s = Scenario::parse(&text, "vc-fail-middle-switch.toml").expect("the scenario parses");
+    let doc = weft_sim::scenario::run(&s, 1);
+    let x = &doc.samples[0];
+    assert!(x["mean_us"].as_f64().is_some(), "finishes: {x}");
+    assert_eq!(x["vc_restore_us"].as_f64(), Some(200.0), "{x}");
+    let vc = &x["vc"];
+    assert!(vc["cells_unknown"].as_u64().is_some_and(|c| c > 0), "{vc}");
+    // Without the failure nothing is dropped and there is no restore.
+    let (s, _) = scenario();
+    let x = &weft_sim::scenario::run(&s, 1).samples[0];
+    assert!(x["vc_restore_us"].is_null(), "{x}");
+    assert_eq!(x["vc"]["cells_unknown"].as_u64(), Some(0), "{x}");
+}

@@ -169,7 +169,9 @@ impl Topology {
             if let Err(p) = plan.verify(db) {
                 return Err(err(format!("the plan does not check: {}", p[0])));
             }
-            topo.circuits = Some(super::Circuits::from_plan(&plan, db, &topo)?);
+            let mut c = super::Circuits::from_plan(&plan, db, &topo)?;
+            c.failure = s.vc_failure.clone();
+            topo.circuits = Some(c);
             notes.push(format!(
                 "the switches forward by the {} plan of [vc]: {} circuits, {} cross-connect entries",
                 plan.shape, plan.counts.vcs, plan.counts.entries

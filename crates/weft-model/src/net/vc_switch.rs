@@ -43,6 +43,9 @@ pub struct Circuits {
     pub ports: Vec<Vec<(u32, PortRef)>>,
     /// Per host (topology order): the label it sends on to each destination host.
     pub send: Vec<Vec<(usize, Vc)>>,
+    /// A switch that fails and is restored by its manager during the run (`[vc] fail`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<super::vc_failure::VcFailure>,
 }
 
 impl Circuits {
@@ -110,6 +113,7 @@ impl Circuits {
             tables,
             ports,
             send,
+            failure: None,
         })
     }
 }

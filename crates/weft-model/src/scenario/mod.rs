@@ -110,6 +110,10 @@ pub struct Scenario {
     /// The plan the switches forward by (`[vc]`'s `forward`): the simulator's and the
     /// emulator's switches switch cells by its tables instead of by MAC address.
     pub vc_forward: Option<crate::vc::Shape>,
+    /// A switch that fails during the run and is restored by the connection manager (`[vc]`'s
+    /// `fail`), on the simulator and the emulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vc_failure: Option<crate::net::VcFailure>,
 }
 
 /// An end host.

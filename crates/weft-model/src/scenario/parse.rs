@@ -147,7 +147,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let fabric =
         super::parse_fabric::expand(&root, &mut hosts, &mut switches, &mut links, &mut names)?;
     let host_names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
-    let (vc, vc_forward) = super::parse_vc::db(&root, text)?;
+    let (vc, vc_forward, vc_failure) = super::parse_vc::db(&root, text)?;
     let mut workloads = Vec::new();
     for w in root.tables("workload")? {
         let out = workload(&w, &host_names, &switches, vc.as_ref())?;
@@ -186,6 +186,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         vc,
         fabric,
         vc_forward,
+        vc_failure,
     })
 }
 

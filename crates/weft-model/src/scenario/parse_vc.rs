@@ -24,6 +24,8 @@ use toml::de::DeValue;
 
 use super::reader::{Result, Tbl};
 use super::{VcWorkload, Workload, WorkloadKind};
+use crate::net::VcFailure;
+use crate::time::Duration;
 use crate::vc::{HostDb, Shape};
 
 /// The keys only a workload of kind `vc` takes (`hosts` is sweepable and listed there).
@@ -31,16 +33,19 @@ pub(super) const VC_KEYS: &[&str] = &["plan", "hub", "sites"];
 
 /// The `[vc]` table of the document `text`, validated as a host database (`None`: absent),
 /// and the plan its `forward` key names.
-pub(super) fn db(root: &Tbl<'_, '_>, text: &str) -> Result<(Option<HostDb>, Option<Shape>)> {
+pub(super) fn db(
+    root: &Tbl<'_, '_>,
+    text: &str,
+) -> Result<(Option<HostDb>, Option<Shape>, Option<VcFailure>)> {
     if root.get("vc").is_none() {
-        return Ok((None, None));
+        return Ok((None, None, None));
     }
     // The document parsed once already; parse it again as plain TOML to hand the table to
     // the database's own (serde) reader.
     let doc: toml::Table =
         toml::from_str(text).map_err(|e| root.err("vc", format!("not valid TOML: {e}")))?;
     let Some(mut value) = doc.get("vc").cloned() else {
-        return Ok((None, None));
+        return Ok((None, None, None));
     };
     let Some(table) = value.as_table_mut() else {
         return Err(root.err(
@@ -50,12 +55,59 @@ pub(super) fn db(root: &Tbl<'_, '_>, text: &str) -> Result<(Option<HostDb>, Opti
     };
     let forward = table.remove("forward");
     let hub = table.remove("hub");
+    let fail = table.remove("fail");
     let db: HostDb = value.try_into().map_err(|e: toml::de::Error| {
         root.err("vc", format!("not a host database: {}", e.message().trim()))
     })?;
     db.validate().map_err(|e| root.err("vc", e.to_string()))?;
     let shape = forward_shape(forward, hub, &db).map_err(|m| root.err("vc", m))?;
-    Ok((Some(db), shape))
+    let failure = fail
+        .map(|f| failure(f, &db, shape.is_some()))
+        .transpose()
+        .map_err(|m| root.err("vc", m))?;
+    Ok((Some(db), shape, failure))
+}
+
+/// `[vc]`'s `fail = { switch, at, for, control_delay }`: a switch of the database, which must
+/// forward by a plan.
+fn failure(v: toml::Value, db: &HostDb, forwards: bool) -> std::result::Result<VcFailure, String> {
+    const FORM: &str = "fail: expected { switch = \"NAME\", at = \"2ms\", for = \"5ms\", control_delay = \"100us\" }";
+    let toml::Value::Table(t) = v else {
+        return Err(FORM.into());
+    };
+    if let Some(k) = t
+        .keys()
+        .find(|k| !["switch", "at", "for", "control_delay"].contains(&k.as_str()))
+    {
+        return Err(format!("fail: unknown key {k:?} ({FORM})"));
+    }
+    let duration = |k: &str| -> std::result::Result<Option<Duration>, String> {
+        match t.get(k) {
+            None => Ok(None),
+            Some(toml::Value::String(x)) => x
+                .parse::<Duration>()
+                .map(Some)
+                .map_err(|e| format!("fail: {k}: {e}")),
+            Some(_) => Err(format!("fail: {k}: expected a duration such as \"5ms\"")),
+        }
+    };
+    let (Some(toml::Value::String(switch)), Some(at), Some(down)) =
+        (t.get("switch"), duration("at")?, duration("for")?)
+    else {
+        return Err(FORM.into());
+    };
+    if !forwards {
+        return Err("fail: the switches forward by a plan only with `forward`".into());
+    }
+    if !db.switches.iter().any(|s| s.name == *switch) {
+        return Err(format!("fail: no switch of [vc] is called {switch:?}"));
+    }
+    Ok(VcFailure {
+        switch: switch.clone(),
+        at,
+        down,
+        control_delay: duration("control_delay")?.unwrap_or_else(VcFailure::default_control_delay),
+    })
 }
 
 /// The plan `[vc]`'s `forward` (and `hub`) name.

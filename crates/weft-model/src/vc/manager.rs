@@ -72,6 +72,17 @@ impl Manager {
         }
     }
 
+    /// The manager of the switches `names` with these `tables` (database port numbers), none
+    /// of them connected yet.
+    pub fn from_tables(names: Vec<String>, tables: Vec<Vec<Entry>>) -> Self {
+        Manager {
+            state: vec![State::Away(None); tables.len()],
+            names,
+            tables,
+            restores: Vec::new(),
+        }
+    }
+
     /// The index of switch `name`.
     pub fn switch_index(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n == name)

@@ -41,6 +41,8 @@ pub struct MpRun {
     pub end: Instant,
     /// The counters of the switches' circuits, when they forward by VPI/VCI.
     pub vc: Option<weft_model::net::VcStats>,
+    /// The failed switch's restore by its manager (`[vc] fail`).
+    pub vc_restore: Option<weft_model::vc::Restore>,
 }
 
 /// Runs `patterns` at `sizes` among ranks on the hosts `hosts` (indices in `topo`, rank 0
@@ -105,6 +107,7 @@ pub fn run_ranks(
         times: ranks.iter().map(|a| a.times().clone()).collect(),
         end,
         vc: r.network.vc_stats(),
+        vc_restore: r.vc_restore,
     })
 }
 
@@ -242,5 +245,11 @@ pub fn mp(
     m.insert("seconds".into(), json!(r.end.0 as f64 / 1e9));
     if let Some(v) = &r.vc {
         m.insert("vc".into(), json!(v));
+    }
+    if let Some(x) = &r.vc_restore {
+        m.insert(
+            "vc_restore_us".into(),
+            json!(x.restore_time().as_nanos() as f64 / 1e3),
+        );
     }
 }

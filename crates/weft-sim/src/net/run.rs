@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use weft_model::engine::{self, RunStats, VirtualClock};
-use weft_model::net::{Delivery, Network, NetworkError, Tap, Topology, capture_files};
+use weft_model::net::{Delivery, Network, NetworkError, Tap, Topology, VcManaged, capture_files};
 use weft_model::{Duration, Instant};
 
 use super::cbr::Sink;
@@ -26,6 +26,8 @@ pub struct NetRun {
     pub duration: Duration,
     /// A capture file that could not be written completely.
     pub capture_error: Option<String>,
+    /// The failed switch's restore by its manager (`[vc] fail`), if it completed in the run.
+    pub vc_restore: Option<weft_model::vc::Restore>,
 }
 
 /// How to run.
@@ -51,6 +53,8 @@ pub fn run(
     if let Some(tap) = opts.tap {
         network.set_tap(tap);
     }
+    // A switch that fails (`[vc] fail`) is cleared and restored by its manager on the way.
+    let mut network = VcManaged::new(network, topo);
     let mut hosts = SimHosts::new(topo.hosts.len(), apps);
     let end = Instant(opts.duration.as_nanos());
     let mut clock = VirtualClock::until(end);
@@ -65,15 +69,18 @@ pub fn run(
         }
         if let Some((host, every)) = sample {
             while next_sample <= now.0 && next_sample < end.0 {
-                occupancy.push((next_sample, net.host_queue(host)));
+                occupancy.push((next_sample, net.net.host_queue(host)));
                 next_sample += every.as_nanos();
             }
         }
         now < end
     });
+    let vc_restore = network.restore().cloned();
+    let mut network = network.into_network();
     let capture_error = network.take_tap().and_then(|mut tap| tap.finish().err());
     Ok(NetRun {
         network,
+        vc_restore,
         hosts,
         stats,
         occupancy,
