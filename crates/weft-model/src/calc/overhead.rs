@@ -239,7 +239,7 @@ fn physical_overhead(tech: &Tech) -> String {
         "ds3" => "DS-3 framing and PLCP (12 cells per 125 us)",
         "e3" => "G.832 frame overhead (530 of 537 bytes per 125 us)",
         "taxi100" | "fddi" | "ethernet100" => "4B/5B line code",
-        "gige" | "gige-jumbo" => "8B/10B line code",
+        "gige" | "gige-jumbo" | "fc266" | "fc1062" => "8B/10B line code",
         "10gige" | "10gige-jumbo" => "64B/66B line code",
         "ethernet10" => "Manchester line code",
         _ => "physical-layer overhead",

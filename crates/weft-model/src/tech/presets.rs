@@ -42,6 +42,33 @@ const FDDI: FrameFormat = FrameFormat {
     min_frame: 0,
 };
 
+/// Fibre Channel framing (FC-PH) with IP over FC (RFC 2625) in whole bytes: SOF 4 (as the
+/// preamble), frame header 24 + the network header of IP over FC 16 = 40, CRC 4 + EOF 4 = 8, and
+/// at least six idle words (24 bytes) between frames; no minimum frame.
+const FIBRE_CHANNEL: FrameFormat = FrameFormat {
+    preamble: 4,
+    header: 40,
+    trailer: 8,
+    gap: 24,
+    min_frame: 0,
+};
+
+/// Largest IP datagram carried in one Fibre Channel frame: the 2112-byte data field less the
+/// network header (16) and LLC/SNAP (8). RFC 2625 lets a datagram span a sequence of frames;
+/// a datagram a frame keeps every frame's overhead counted.
+const FIBRE_CHANNEL_MTU: u64 = 2112 - 16 - 8;
+
+/// The ALLNODE switch's frame as this preset takes it: no published layout is at hand, so no
+/// frame is charged beyond the LLC/SNAP header in front of each datagram (a lower bound on the
+/// wire's time).
+const ALLNODE: FrameFormat = FrameFormat {
+    preamble: 0,
+    header: 0,
+    trailer: 0,
+    gap: 0,
+    min_frame: 0,
+};
+
 fn frame(name: &str, line: u64, rate: u64, format: FrameFormat, encap: Encap, mtu: u64) -> Tech {
     Tech {
         name: name.to_string(),
@@ -163,6 +190,57 @@ pub static PRESETS: &[Preset] = &[
         build: || frame("fddi", 125_000_000, 100_000_000, FDDI, Encap::LlcSnap, 4352),
     },
     Preset {
+        name: "fc266",
+        aliases: &["fibre-channel-266", "fcs266", "fibre-channel"],
+        about: "Fibre Channel at quarter speed (8B/10B, 265.625 Mbaud, 212.5 Mbit/s; FC-PH), IP \
+                over FC (RFC 2625) with LLC/SNAP, one datagram a frame (MTU 2088): the IBM \
+                Fibre Channel adapter/266 of the RS/6000s",
+        build: || {
+            frame(
+                "fc266",
+                265_625_000,
+                212_500_000,
+                FIBRE_CHANNEL,
+                Encap::LlcSnap,
+                FIBRE_CHANNEL_MTU,
+            )
+        },
+    },
+    Preset {
+        name: "fc1062",
+        aliases: &["fibre-channel-1062", "fcs1062"],
+        about: "Fibre Channel at full speed (8B/10B, 1062.5 Mbaud, 850 Mbit/s; FC-PH), IP over FC \
+                (RFC 2625) with LLC/SNAP, one datagram a frame (MTU 2088)",
+        build: || {
+            frame(
+                "fc1062",
+                1_062_500_000,
+                850_000_000,
+                FIBRE_CHANNEL,
+                Encap::LlcSnap,
+                FIBRE_CHANNEL_MTU,
+            )
+        },
+    },
+    Preset {
+        name: "allnode",
+        aliases: &["ibm-allnode"],
+        about: "IBM's ALLNODE multistage switch of NASA's LACE cluster, IP over it: neither its \
+                link rate nor its framing is in the studies or a source at hand, so both are \
+                placeholders (100 Mbit/s, LLC/SNAP and no frame, MTU 9180); fit for messages whose time \
+                the hosts set, not for bulk",
+        build: || {
+            frame(
+                "allnode",
+                100_000_000,
+                100_000_000,
+                ALLNODE,
+                Encap::LlcSnap,
+                9180,
+            )
+        },
+    },
+    Preset {
         name: "oc3c",
         aliases: &["oc-3c", "sts-3c", "atm155", "oc3"],
         about: "ATM over SONET OC-3c: 155.52 Mbit/s line, 149.76 Mbit/s SPE payload (260 of 270 \
@@ -255,6 +333,14 @@ mod tests {
             lookup("ds3").map(|t| t.rate),
             Some(Rate(12 * 53 * 8 * 8000))
         );
+        // Fibre Channel's 8B/10B: 8 data bits in every 10 baud.
+        for name in ["fc266", "fc1062"] {
+            let t = lookup(name).unwrap();
+            assert_eq!(t.rate.0 * 10, t.line_rate.0 * 8, "{name}");
+        }
+        // One frame a datagram: SOF, FC and network headers, LLC/SNAP, CRC and EOF, six idles.
+        let fc = lookup("fc266").unwrap();
+        assert_eq!(fc.wire_bytes(29), 4 + 24 + 16 + 8 + 29 + 4 + 4 + 24);
         // E3 G.832: 530 bytes per 125 us.
         assert_eq!(lookup("e3").map(|t| t.rate), Some(Rate(530 * 8 * 8000)));
     }
