@@ -19,7 +19,10 @@
 //!   busy server) and the wakeup from the direct 64-byte echo predict the other echo round
 //!   trips (Tables 2, 5, 10, 11 and 19, in `scenarios/gigaswitch-*.toml`).
 //! - **IBM RS/6000 of LACE** (NASA 001, TAXI ATM): the cost of one message from the 1-byte UDP
-//!   latency predicts the 1-byte TCP latency, and over FDDI.
+//!   latency predicts the 1-byte TCP latency, and over FDDI. Over each of its other networks
+//!   (Ethernet, FDDI, Fibre Channel, ALLNODE) the cost of a call with that network's adapter and
+//!   driver is fitted to the network's own 1-byte UDP figure, and predicts its 1-byte TCP and
+//!   8 kB UDP figures (in `scenarios/nasa-fig8-*.toml`).
 
 use std::fmt;
 
@@ -80,6 +83,12 @@ pub struct Published {
     pub nasa_tcp_1b_atm: f64,
     /// `nasa_lace.single_1byte_udp_mbps.fddi`
     pub nasa_udp_1b_fddi: f64,
+    /// `nasa_lace.single_1byte_udp_mbps.ethernet`
+    pub nasa_udp_1b_ethernet: f64,
+    /// `nasa_lace.single_1byte_udp_mbps.fibre_channel`
+    pub nasa_udp_1b_fibre_channel: f64,
+    /// `nasa_lace.single_1byte_udp_mbps.allnode`
+    pub nasa_udp_1b_allnode: f64,
 }
 
 impl Published {
@@ -126,6 +135,9 @@ impl Published {
             nasa_udp_1b_atm: f.number("nasa_lace.single_1byte_udp_mbps.atm")?,
             nasa_tcp_1b_atm: f.number("nasa_lace.single_1byte_tcp_mbps.atm")?,
             nasa_udp_1b_fddi: f.number("nasa_lace.single_1byte_udp_mbps.fddi")?,
+            nasa_udp_1b_ethernet: f.number("nasa_lace.single_1byte_udp_mbps.ethernet")?,
+            nasa_udp_1b_fibre_channel: f.number("nasa_lace.single_1byte_udp_mbps.fibre_channel")?,
+            nasa_udp_1b_allnode: f.number("nasa_lace.single_1byte_udp_mbps.allnode")?,
         })
     }
 }
@@ -716,6 +728,61 @@ fn rs6000(p: &Published, r: &mut Report) {
         });
     }
     r.hosts.push(host);
+    rs6000_paths(p, r, &one_way);
+}
+
+/// The RS/6000 over each of its other networks: the cold-start cost of a call through that
+/// network's adapter and driver (send and receive taken equal, as over ATM), fitted to the
+/// network's 1-byte UDP figure. One parameter a network, one figure each.
+fn rs6000_paths(
+    p: &Published,
+    r: &mut Report,
+    one_way: &dyn Fn(&Tech, Transport, &HostCosts) -> Duration,
+) {
+    for (name, link, published, key) in [
+        (
+            "rs6000-lace-ethernet",
+            "ethernet10",
+            p.nasa_udp_1b_ethernet,
+            &["nasa_lace.single_1byte_udp_mbps.ethernet"],
+        ),
+        (
+            "rs6000-lace-fddi",
+            "fddi",
+            p.nasa_udp_1b_fddi,
+            &["nasa_lace.single_1byte_udp_mbps.fddi"],
+        ),
+        (
+            "rs6000-lace-fc",
+            "fc266",
+            p.nasa_udp_1b_fibre_channel,
+            &["nasa_lace.single_1byte_udp_mbps.fibre_channel"],
+        ),
+        (
+            "rs6000-lace-allnode",
+            "allnode",
+            p.nasa_udp_1b_allnode,
+            &["nasa_lace.single_1byte_udp_mbps.allnode"],
+        ),
+    ] {
+        let link = tech(link);
+        let message = 8.0 / published; // microseconds
+        let wire = one_way(&link, Transport::Udp, &HostCosts::FREE).as_secs_f64() * 1e6;
+        let call = (message - wire) * 1e3 / 2.0;
+        r.fitted.push(Fitted {
+            host: name,
+            parameter: "send_call_ns = recv_call_ns",
+            value: call,
+            unit: "ns",
+            from: key,
+        });
+        r.hosts.push(HostCosts {
+            name,
+            send_call_ns: call,
+            recv_call_ns: call,
+            ..HostCosts::FREE
+        });
+    }
 }
 
 #[cfg(test)]

@@ -186,6 +186,44 @@ pub fn rs6000_lace() -> HostCosts {
     }
 }
 
+/// The RS/6000 of LACE over another of its networks: [`rs6000_lace`]'s calls with that network's
+/// adapter and driver, `call_ns` for each of a send and a receive call.
+fn rs6000_lace_over(name: &'static str, call_ns: f64) -> HostCosts {
+    HostCosts {
+        name,
+        send_call_ns: call_ns,
+        recv_call_ns: call_ns,
+        ..HostCosts::FREE
+    }
+}
+
+/// The RS/6000 of LACE over 10 Mbit/s Ethernet: 599 us a call, fitted to
+/// `nasa_lace.single_1byte_udp_mbps.ethernet` (cold start, as [`rs6000_lace`]); predicts the
+/// 1-byte TCP and 8 kB UDP figures over Ethernet.
+pub fn rs6000_lace_ethernet() -> HostCosts {
+    rs6000_lace_over("rs6000-lace-ethernet", 599_466.667)
+}
+
+/// The RS/6000 of LACE over FDDI: 328 us a call, fitted to
+/// `nasa_lace.single_1byte_udp_mbps.fddi`; predicts the 1-byte TCP and 8 kB UDP figures over FDDI.
+pub fn rs6000_lace_fddi() -> HostCosts {
+    rs6000_lace_over("rs6000-lace-fddi", 328_173.333)
+}
+
+/// The RS/6000 of LACE over Fibre Channel (the adapter/266, `fc266`): 996 us a call, fitted to
+/// `nasa_lace.single_1byte_udp_mbps.fibre_channel`; predicts the 1-byte TCP and 8 kB UDP figures
+/// over Fibre Channel.
+pub fn rs6000_lace_fc() -> HostCosts {
+    rs6000_lace_over("rs6000-lace-fc", 995_764.0)
+}
+
+/// The RS/6000 of LACE with IP over the ALLNODE switch: 157 us a call, fitted to
+/// `nasa_lace.single_1byte_udp_mbps.allnode`; predicts the 1-byte TCP figure over ALLNODE (the
+/// 8 kB one waits for the switch's link rate, which the `allnode` preset lacks).
+pub fn rs6000_lace_allnode() -> HostCosts {
+    rs6000_lace_over("rs6000-lace-allnode", 157_080.0)
+}
+
 // RIACS's machines (study 004, Table 1) on their UDP path, as SBTP and MBTP load it: 9000-byte
 // datagrams, one `sendto` or `recvfrom` each, the call and per-packet work folded into the cost
 // per byte. Each send cost is fitted to the "data transfer" share of one row of Table 2 (the
@@ -250,6 +288,10 @@ pub fn all() -> Vec<HostCosts> {
         hp735_echo(),
         sparc10_echo(),
         rs6000_echo(),
+        rs6000_lace_ethernet(),
+        rs6000_lace_fddi(),
+        rs6000_lace_fc(),
+        rs6000_lace_allnode(),
     ]
 }
 
