@@ -9,7 +9,9 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 use weft_model::{Duration, Rate, Size};
 use weft_xfer::auth::Key;
-use weft_xfer::net::send::{Progress, SendOptions, collect_files, memory_item, send, send_striped};
+use weft_xfer::net::send::{
+    Progress, SendItem, SendOptions, SendReport, collect_files, memory_item, send, send_striped,
+};
 use weft_xfer::proto::{Checksum, RateMode};
 use weft_xfer::wire::Mode;
 
@@ -209,7 +211,29 @@ pub(crate) fn key_file_exposed(p: &std::path::Path) -> Option<String> {
 
 /// Runs `weft send`.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    // With --receiver there is no HOST: the files, and maybe `:DIR`.
+    let (host, dir, paths) = target(&a)?;
+    check_flags(&a, &dir)?;
+    let items = items(&a, paths, &dir)?;
+    let addrs = addresses(&a, &host)?;
+    let (opts, buffer_size) = options(&a)?;
+    let report = transfer(&a, &addrs, &items, &opts)?;
+    let doc = weft_xfer::report::send_doc(&report, params(&a, &addrs, &opts, buffer_size, &report));
+    a.csv.write(&doc)?;
+    if let Some(o) = &a.output {
+        weft_report::write_atomic(o, doc.to_json_pretty().as_bytes())
+            .with_context(|| format!("writing {}", o.display()))?;
+    }
+    if a.json {
+        println!("{}", doc.to_json_pretty());
+    } else {
+        print_report(&doc, &report);
+    }
+    all_delivered(&report)
+}
+
+/// The host, the remote directory and the files of the command line (with --receiver there is
+/// no HOST: the files, and maybe `:DIR`).
+fn target(a: &Args) -> anyhow::Result<(String, String, &[String])> {
     let (target, paths) = match a.args.split_last() {
         Some((last, rest)) if !a.receiver.is_empty() && last.starts_with(':') => {
             (last.as_str(), rest)
@@ -225,13 +249,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "no host in {target:?}: expected HOST[:DIR]"
         )));
     }
+    Ok((host, dir, paths))
+}
+
+/// Refuses flags that do not go together, or a remote directory that is not a plain name.
+fn check_flags(a: &Args, dir: &str) -> anyhow::Result<()> {
     if !a.receiver.is_empty() && a.mode != Mode::Mbtp {
         return Err(crate::cli::usage(
             "--receiver (separate receivers) is MBTP's: add --mode mbtp",
         ));
     }
     if !dir.is_empty() {
-        weft_xfer::net::store::validate_name(&dir)
+        weft_xfer::net::store::validate_name(dir)
             .map_err(|e| crate::cli::usage(format!("remote directory: {e}")))?;
     }
     if a.resume && a.mode != Mode::Reliable {
@@ -249,13 +278,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "--loss-threshold is a fraction between 0 and 1",
         ));
     }
-    let items = match a.mem {
+    Ok(())
+}
+
+/// What to send: the files under `paths`, or `--mem`'s bytes, into `dir`.
+fn items(a: &Args, paths: &[String], dir: &str) -> anyhow::Result<Vec<SendItem>> {
+    Ok(match a.mem {
         Some(_) if !paths.is_empty() => {
             return Err(crate::cli::usage(
                 "--mem sends memory, not files: give only HOST[:DIR]",
             ));
         }
-        Some(size) => vec![memory_item(size.as_bytes(), &dir)?],
+        Some(size) => vec![memory_item(size.as_bytes(), dir)?],
         None if paths.is_empty() => {
             return Err(crate::cli::usage(
                 "give FILE... HOST[:DIR] (or --mem SIZE HOST[:DIR])",
@@ -263,24 +297,31 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         None => {
             let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-            collect_files(&paths, &dir).map_err(|e| crate::cli::usage(e.to_string()))?
+            collect_files(&paths, dir).map_err(|e| crate::cli::usage(e.to_string()))?
         }
-    };
-    let addrs: Vec<SocketAddr> = if a.receiver.is_empty() {
-        vec![
-            (host.as_str(), a.port)
+    })
+}
+
+/// The receivers' addresses: HOST's, or each --receiver's.
+fn addresses(a: &Args, host: &str) -> anyhow::Result<Vec<SocketAddr>> {
+    if a.receiver.is_empty() {
+        Ok(vec![
+            (host, a.port)
                 .to_socket_addrs()
                 .with_context(|| format!("resolving {host}"))?
                 .next()
                 .with_context(|| format!("{host} has no address"))?,
-        ]
+        ])
     } else {
         a.receiver
             .iter()
             .map(|r| receiver_addr(r, a.port))
-            .collect::<anyhow::Result<_>>()?
-    };
-    let addr = addrs[0];
+            .collect()
+    }
+}
+
+/// The sender's options from the flags, and the buffer size they give.
+fn options(a: &Args) -> anyhow::Result<(SendOptions, u64)> {
     let buffer_size = a
         .buffer_size
         .map(|s| s.as_bytes())
@@ -332,6 +373,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         stall: a.stall_timeout,
         checksum: a.checksum,
     };
+    Ok((opts, buffer_size))
+}
+
+/// Sends `items` to `addrs` (one receiver, or striped over several), with a progress bar
+/// unless --no-progress or --json.
+fn transfer(
+    a: &Args,
+    addrs: &[SocketAddr],
+    items: &[SendItem],
+    opts: &SendOptions,
+) -> anyhow::Result<SendReport> {
     let progress = Arc::new(Progress::default());
     let bar = if a.no_progress || a.json {
         None
@@ -344,23 +396,34 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             scope.spawn(move || follow(p, bar));
         }
         let r = if a.receiver.is_empty() {
-            send(addr, &items, &opts, progress.clone())
+            send(addrs[0], items, opts, progress.clone())
         } else {
-            send_striped(&addrs, &items, &opts, progress.clone())
+            send_striped(addrs, items, opts, progress.clone())
         };
         progress.done.store(true, Ordering::Relaxed);
         r
     });
     drop(bar);
     let to: Vec<String> = addrs.iter().map(ToString::to_string).collect();
-    let report = result.with_context(|| format!("sending to {}", to.join(", ")))?;
-    let params = serde_json::json!({
+    result.with_context(|| format!("sending to {}", to.join(", ")))
+}
+
+/// The result document's parameters.
+fn params(
+    a: &Args,
+    addrs: &[SocketAddr],
+    opts: &SendOptions,
+    buffer_size: u64,
+    report: &SendReport,
+) -> serde_json::Value {
+    let to: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+    serde_json::json!({
         "mode": format!("{:?}", a.mode).to_lowercase(),
-        "to": if a.receiver.is_empty() { serde_json::json!(addr.to_string()) } else { serde_json::json!(to) },
+        "to": if a.receiver.is_empty() { serde_json::json!(addrs[0].to_string()) } else { serde_json::json!(to) },
         "buffer_size": buffer_size,
         "packet_size": report.packet_size,
         "window_requested": a.window,
-        "rate": match rate { RateMode::Fixed(r) => serde_json::json!(r.as_bps()), RateMode::Unlimited => serde_json::json!("unlimited"), RateMode::Adaptive { .. } => serde_json::json!("adaptive") },
+        "rate": match opts.rate { RateMode::Fixed(r) => serde_json::json!(r.as_bps()), RateMode::Unlimited => serde_json::json!("unlimited"), RateMode::Adaptive { .. } => serde_json::json!("adaptive") },
         "receivers": match a.mode {
             Mode::Mbtp if !a.receiver.is_empty() => addrs.len() as u16,
             Mode::Mbtp => a.receivers,
@@ -369,47 +432,45 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "resume": a.resume,
         "authenticated": opts.key.is_some(),
         "checksum": a.checksum.name(),
-    });
-    let doc = weft_xfer::report::send_doc(&report, params);
-    a.csv.write(&doc)?;
-    if let Some(o) = &a.output {
-        weft_report::write_atomic(o, doc.to_json_pretty().as_bytes())
-            .with_context(|| format!("writing {}", o.display()))?;
-    }
-    if a.json {
-        println!("{}", doc.to_json_pretty());
-    } else {
-        let s = &doc.summary;
+    })
+}
+
+/// The summary line, a line per file and one per striped receiver.
+fn print_report(doc: &weft_report::ResultDoc, report: &SendReport) {
+    let s = &doc.summary;
+    println!(
+        "sent {} of {} files, {} bytes in {:.3} s: {:.1} Mbit/s; sync {}% disk {}% transfer {}%; {} datagrams, {} retransmitted, {} lost",
+        s["files_ok"],
+        s["files"],
+        s["bytes"],
+        report.elapsed.as_secs_f64(),
+        s["goodput_mbps"].as_f64().unwrap_or(0.0),
+        s["sync_pct"],
+        s["disk_pct"],
+        s["transfer_pct"],
+        s["packets_sent"],
+        s["packets_retransmitted"],
+        s["packets_lost"]
+    );
+    for f in &report.files {
         println!(
-            "sent {} of {} files, {} bytes in {:.3} s: {:.1} Mbit/s; sync {}% disk {}% transfer {}%; {} datagrams, {} retransmitted, {} lost",
-            s["files_ok"],
-            s["files"],
-            s["bytes"],
-            report.elapsed.as_secs_f64(),
-            s["goodput_mbps"].as_f64().unwrap_or(0.0),
-            s["sync_pct"],
-            s["disk_pct"],
-            s["transfer_pct"],
-            s["packets_sent"],
-            s["packets_retransmitted"],
-            s["packets_lost"]
+            "  {:<40} {:>14} {} {}",
+            f.name,
+            f.size,
+            if f.ok { "ok" } else { "FAILED" },
+            f.msg
         );
-        for f in &report.files {
-            println!(
-                "  {:<40} {:>14} {} {}",
-                f.name,
-                f.size,
-                if f.ok { "ok" } else { "FAILED" },
-                f.msg
-            );
-        }
-        for p in report.receivers.iter().filter(|p| p.stripe.is_some()) {
-            println!(
-                "  receiver {:<22} {:>4} buffers {:>14} bytes  {}",
-                p.addr, p.buffers, p.bytes, p.msg
-            );
-        }
     }
+    for p in report.receivers.iter().filter(|p| p.stripe.is_some()) {
+        println!(
+            "  receiver {:<22} {:>4} buffers {:>14} bytes  {}",
+            p.addr, p.buffers, p.bytes, p.msg
+        );
+    }
+}
+
+/// An error naming the files not delivered, if any.
+fn all_delivered(report: &SendReport) -> anyhow::Result<()> {
     let failed: Vec<&str> = report
         .files
         .iter()
