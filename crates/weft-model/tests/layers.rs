@@ -26,10 +26,6 @@ const KNOWN: &[(&str, &str)] = &[
     // Fitting host costs to the published figures runs the closed forms: calc <-> host.
     ("host/fit.rs", "calc"),
     ("host/fit.rs", "scenario"),
-    // The same fitting for study 003's workstations, split out of fit.rs (6571755), not a new
-    // edge; moving host's fitting into calc would remove all four.
-    ("host/fit_workstations.rs", "calc"),
-    ("host/fit_workstations.rs", "scenario"),
     // A scenario's topology built by the network: net <-> scenario (belongs in scenario).
     ("net/scenario.rs", "scenario"),
     // Multipath's tests build their networks from scenario text.

@@ -74,7 +74,7 @@ pub struct Published {
     /// many-to-one echo (seven clients, one server).
     pub giga_many_to_one: Vec<(f64, f64)>,
     /// `gigaswitch.table5.size_bytes` and the rows of
-    /// [`super::fit_workstations::MACHINES`]: (size, µs) rows of each workstation's echo
+    /// [`crate::calc::fit_workstations::MACHINES`]: (size, µs) rows of each workstation's echo
     /// through the switch, in that order.
     pub giga_baseline: Vec<Vec<(f64, f64)>>,
     /// `nasa_lace.single_1byte_udp_mbps.atm`
@@ -128,7 +128,7 @@ impl Published {
                 "gigaswitch.table11.size_bytes",
                 "gigaswitch.table11.mean_us",
             )?,
-            giga_baseline: super::fit_workstations::MACHINES
+            giga_baseline: crate::calc::fit_workstations::MACHINES
                 .iter()
                 .map(|(key, _)| rows("gigaswitch.table5.size_bytes", key[0]))
                 .collect::<Result<_, _>>()?,
@@ -300,7 +300,7 @@ pub fn fit(p: &Published) -> Report {
     sp2(p, &mut r);
     indigo(p, &mut r);
     rs6000(p, &mut r);
-    super::fit_workstations::workstations(p, &mut r);
+    crate::calc::fit_workstations::workstations(p, &mut r);
     r
 }
 

@@ -15,12 +15,12 @@
 //!
 //! [`presets`] holds the studies' machines, each parameter with the published figure it was
 //! fitted to; [`fit`] does the fitting, predicts the other figures and reports the misses
-//! ([`fit_workstations`]: the GIGAswitch study's DECstation, HP, Sparc 10 and RS/6000 echo paths).
+//! ([`crate::calc::fit_workstations`]: the GIGAswitch study's DECstation, HP, Sparc 10 and
+//! RS/6000 echo paths).
 
 pub mod cpu;
 pub mod disk;
 pub mod fit;
-pub mod fit_workstations;
 pub mod presets;
 
 pub use cpu::HostCpu;

@@ -132,7 +132,7 @@ const INDIGO_CALL_NS: f64 = 166_315.857;
 const INDIGO_WAKEUP_NS: f64 = 257_252.0;
 
 // The GIGAswitch study's other workstations on their UDP echo path (Table 5 of study 003), each
-// fitted in [`super::fit_workstations`]: a call (its wakeup folded in) to the 128-byte round trip
+// fitted in [`crate::calc::fit_workstations`]: a call (its wakeup folded in) to the 128-byte round trip
 // through the switch, the cost per byte on each path to the 1024-byte one; the 64-, 256- and
 // 512-byte round trips are predictions (`scenarios/gigaswitch-table5-baseline.toml`).
 

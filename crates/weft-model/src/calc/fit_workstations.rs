@@ -62,7 +62,7 @@ fn rtt_us(fddi: &Tech, switch_latency_us: f64, size: f64, host: &HostCosts) -> f
 }
 
 /// Fits the four machines' echo presets and predicts the rest of their rows.
-pub(super) fn workstations(p: &Published, r: &mut Report) {
+pub(crate) fn workstations(p: &Published, r: &mut Report) {
     let fddi = Tech::preset("fddi").unwrap_or_else(|e| panic!("{e}"));
     let latency = p.giga_switch_latency_us;
     for (&(from, name), rows) in MACHINES.iter().zip(&p.giga_baseline) {
