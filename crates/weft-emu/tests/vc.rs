@@ -8,16 +8,21 @@ mod common;
 
 use weft_model::Scenario;
 
-#[test]
-fn every_pair_exchanges_its_all_to_all_by_the_tables() {
-    require_root!();
-    let _g = common::serial();
+/// `scenarios/vc-mesh-three-switches.toml`, parsed.
+fn mesh_scenario() -> Scenario {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/vc-mesh-three-switches.toml"
     );
     let text = std::fs::read_to_string(path).expect("the scenario file");
-    let s = Scenario::parse(&text, path).expect("the scenario parses");
+    Scenario::parse(&text, path).expect("the scenario parses")
+}
+
+#[test]
+fn every_pair_exchanges_its_all_to_all_by_the_tables() {
+    require_root!();
+    let _g = common::serial();
+    let s = mesh_scenario();
     let doc = weft_emu::scenario::run(&s, &Default::default()).expect("emu run");
     let x = &doc.samples[0];
     assert!(x["mean_us"].as_f64().is_some_and(|m| m > 0.0), "{x}");
@@ -65,12 +70,7 @@ fn a_failed_switch_gets_its_table_back_from_the_manager() {
 
     require_root!();
     let _g = common::serial();
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../scenarios/vc-mesh-three-switches.toml"
-    );
-    let text = std::fs::read_to_string(path).expect("the scenario file");
-    let s = Scenario::parse(&text, path).expect("the scenario parses");
+    let s = mesh_scenario();
     let (topo, _) = weft_emu::scenario::topology(&s, s.seed).expect("a topology");
     let plan = weft_model::vc::plan(s.vc.as_ref().expect("[vc]"), &weft_model::vc::Shape::Mesh)
         .expect("a plan");
