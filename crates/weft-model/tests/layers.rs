@@ -30,8 +30,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("net/scenario.rs", "scenario"),
     // Multipath's tests build their networks from scenario text.
     ("net/multipath_tests.rs", "scenario"),
-    // Planning a scenario's `[vc]` workload point: belongs in calc.
-    ("vc/point.rs", "scenario"),
 ];
 
 /// The crate root's re-exports (`lib.rs`), and the modules they come from.

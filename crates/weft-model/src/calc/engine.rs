@@ -9,7 +9,7 @@
 //! | hotspot | any | the hot output's offered load |
 //! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
 //! | tput | - | min(window / (RTT + two bottleneck segment times: delayed ACKs), bottleneck goodput at the path MTU (or `mss` + 40), and with loss on the path the Mathis bound) |
-//! | vc | - | the circuits planned from the `[vc]` database and their counts ([`crate::vc::plan_point`]) |
+//! | vc | - | the circuits planned from the `[vc]` database and their counts ([`crate::calc::vc_point::plan_point`]) |
 //! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
 //! | xfer | - | SBTP's or MBTP's time per buffer from the hosts' costs and disks, the path's rate and round trip, and its sync / disk / transfer split ([`super::xfer`]) |
 
@@ -251,7 +251,7 @@ fn vc(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         out.notes.push("no [vc] host database".into());
         return;
     };
-    match crate::vc::plan_point(db, vw) {
+    match crate::calc::vc_point::plan_point(db, vw) {
         Ok(p) => {
             let m = &mut out.metrics;
             m.insert(Metric::PVCS.into(), p.pvcs as f64);

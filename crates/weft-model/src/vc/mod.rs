@@ -39,7 +39,6 @@ mod db;
 mod growth;
 mod manager;
 mod plan;
-mod point;
 mod table;
 mod verify;
 pub mod wire;
@@ -53,7 +52,6 @@ pub use plan::{
     Binding, Counts, Entry, HOST_VCI_BASE, Hop, HostBindings, Plan, PlannedVc, Shape, SwitchCount,
     SwitchTable, TRUNK_VCI_BASE, plan,
 };
-pub use point::{VcPoint, plan_point};
 pub use table::{Table, TableError};
 pub use verify::{Problem, Verified};
 

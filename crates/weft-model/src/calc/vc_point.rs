@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::{HostDb, Shape, VcError, degree, plan};
 use crate::scenario::VcWorkload;
+use crate::vc::{HostDb, Shape, VcError, degree, plan};
 
 /// What a `vc` workload's point plans.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -20,7 +20,7 @@ pub struct VcPoint {
     /// Entries of the busiest switch.
     pub max_switch_entries: usize,
     /// Whether every circuit delivers end to end by the tables with no label collision
-    /// ([`super::Plan::verify`]).
+    /// ([`crate::vc::Plan::verify`]).
     pub verified: bool,
     /// Whether every host is reached on one VCI from every host that reaches it (EBN's
     /// VCI 138 for `methuselah`).
