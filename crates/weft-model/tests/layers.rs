@@ -26,8 +26,6 @@ const KNOWN: &[(&str, &str)] = &[
     // Fitting host costs to the published figures runs the closed forms: calc <-> host.
     ("host/fit.rs", "calc"),
     ("host/fit.rs", "scenario"),
-    // A scenario's topology built by the network: net <-> scenario (belongs in scenario).
-    ("net/scenario.rs", "scenario"),
     // Multipath's tests build their networks from scenario text.
     ("net/multipath_tests.rs", "scenario"),
 ];

@@ -25,7 +25,6 @@ mod link;
 mod multipath;
 mod network;
 mod report;
-mod scenario;
 mod serialiser;
 mod switch;
 mod topology;

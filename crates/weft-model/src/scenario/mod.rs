@@ -66,6 +66,7 @@ mod parse_vc;
 mod reader;
 pub mod run;
 mod tcp;
+mod topology;
 
 use serde::Serialize;
 

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
-use super::fabric_stage::{FabricKind, FabricSpec, frame_cells};
-use super::frame::ETH_HEADER;
-use super::link::{LinkSpec, Vc};
-use super::topology::{HostSpec, SwitchSpec, Topology, TopologyError, TrunkSpec};
+use crate::net::{
+    ETH_HEADER, FabricKind, FabricSpec, HostSpec, LinkSpec, SwitchSpec, Topology, TopologyError,
+    TrunkSpec, Vc, frame_cells,
+};
 use crate::queue::{Buffer, Capacity, DropPolicy};
 use crate::scenario::{self, Fabric, Scenario};
 use crate::time::Duration;
@@ -169,7 +169,7 @@ impl Topology {
             if let Err(p) = plan.verify(db) {
                 return Err(err(format!("the plan does not check: {}", p[0])));
             }
-            let mut c = super::Circuits::from_plan(&plan, db, &topo)?;
+            let mut c = crate::net::Circuits::from_plan(&plan, db, &topo)?;
             c.failure = s.vc_failure.clone();
             topo.circuits = Some(c);
             notes.push(format!(
