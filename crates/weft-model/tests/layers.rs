@@ -26,8 +26,6 @@ const KNOWN: &[(&str, &str)] = &[
     // Fitting host costs to the published figures runs the closed forms: calc <-> host.
     ("host/fit.rs", "calc"),
     ("host/fit.rs", "scenario"),
-    // Multipath's tests build their networks from scenario text.
-    ("net/multipath_tests.rs", "scenario"),
 ];
 
 /// The crate root's re-exports (`lib.rs`), and the modules they come from.

@@ -57,6 +57,4 @@ pub use train::Train;
 pub use vc_failure::{VcFailure, VcManaged};
 pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};
 #[cfg(test)]
-mod multipath_tests;
-#[cfg(test)]
 mod tests;

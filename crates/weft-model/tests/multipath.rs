@@ -1,9 +1,11 @@
 //! Multipath forwarding in a network: the frames one host sends to a host on another leaf of
-//! a leaf-spine, counted on each of the leaf's four uplinks.
+//! a leaf-spine, counted on each of the leaf's four uplinks. The leaf-spine comes from a
+//! scenario's `[fabric]`, so these tests stand above both the network and the scenario layer.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use super::*;
-use crate::scenario::Scenario;
-use crate::time::Instant;
+use weft_model::Scenario;
+use weft_model::net::{Multipath, Network, Topology, host_mac};
+use weft_model::time::{Duration, Instant};
 
 /// Two leaves of two hosts, four spines, 10 Gbit/s everywhere.
 fn leaf_spine(multipath: Multipath) -> Network<Vec<u8>> {
@@ -79,12 +81,12 @@ fn spraying_spreads_one_flow_over_every_uplink() {
 
 #[test]
 fn flowlets_move_a_flow_only_after_a_pause() {
-    let gap = crate::time::Duration::from_micros(50);
+    let gap = Duration::from_micros(50);
     // Frames 1 µs apart, never a pause: one uplink.
     let (_, up) = spread(Multipath::Flowlet { gap }, 400, 1);
     assert_eq!(up.iter().filter(|&&n| n > 0).count(), 1, "{up:?}");
     // A gap of 500 ns: every frame a flowlet of its own, spread like spraying.
-    let short = crate::time::Duration(500);
+    let short = Duration(500);
     let (_, up) = spread(Multipath::Flowlet { gap: short }, 400, 1);
     assert!(up.iter().all(|&n| n > 40), "{up:?}");
 }
