@@ -576,7 +576,7 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     }
     let shape = super::host::BulkShape {
         mss: mtu.saturating_sub(transport.header_bytes()).max(1),
-        call: crate::host::fit::TTCP_DEFAULT_BUFFER,
+        call: crate::calc::fit::TTCP_DEFAULT_BUFFER,
         headers: transport.header_bytes(),
         acks_per_segment: 0.0,
     };

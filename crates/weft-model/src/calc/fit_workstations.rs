@@ -20,9 +20,9 @@
 //! These are not the machines' bulk paths: the Sparc 10's Table 4 ttcp (23.56 Mbit/s) asks
 //! 340 ns a byte, its echo slope about 25.
 
+use crate::calc::fit::{Fitted, Predicted, Published, Report};
 use crate::calc::rtt::{Hop, request_response};
 use crate::host::HostCosts;
-use crate::host::fit::{Fitted, Predicted, Published, Report};
 use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 
@@ -128,7 +128,7 @@ fn what(size: f64) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::fit::fit;
+    use crate::calc::fit::fit;
     use crate::scenario::Figures;
 
     fn report() -> Report {

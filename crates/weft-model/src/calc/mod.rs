@@ -6,6 +6,7 @@ pub mod alpha_beta;
 pub mod ebn;
 pub mod engine;
 pub mod fct;
+pub mod fit;
 pub mod fit_workstations;
 pub mod ftp;
 pub mod hol;

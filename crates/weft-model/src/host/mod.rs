@@ -14,13 +14,12 @@
 //! [`disk`] is a host's disk behind its buffer cache (rate, positioning, cache, write-behind).
 //!
 //! [`presets`] holds the studies' machines, each parameter with the published figure it was
-//! fitted to; [`fit`] does the fitting, predicts the other figures and reports the misses
+//! fitted to; [`crate::calc::fit`] does the fitting, predicts the other figures and reports the misses
 //! ([`crate::calc::fit_workstations`]: the GIGAswitch study's DECstation, HP, Sparc 10 and
 //! RS/6000 echo paths).
 
 pub mod cpu;
 pub mod disk;
-pub mod fit;
 pub mod presets;
 
 pub use cpu::HostCpu;

@@ -1,5 +1,5 @@
 //! The studies' machines as [`HostCosts`]. Every number here is the output of a fit in
-//! [`super::fit`] to figures named by their key in `reference/figures.toml`; the test
+//! [`crate::calc::fit`] to figures named by their key in `reference/figures.toml`; the test
 //! `presets_are_the_fitted_hosts` holds them equal to what the fit gives from the file. Where a
 //! parameter could not be separated from another by the figures available, it is folded into
 //! the one named (and says so); what no figure constrains is zero.
@@ -100,7 +100,7 @@ pub fn indigo_r4000() -> HostCosts {
 }
 
 /// The Indigo of [`indigo_r4000`] with its calls and wakeups, for the UDP echo tests (Tables 2,
-/// 5, 10, 11 and 19 of study 003); three parameters fitted together ([`super::fit`]'s
+/// 5, 10, 11 and 19 of study 003); three parameters fitted together ([`crate::calc::fit`]'s
 /// `indigo`):
 /// - 84.97 ns per byte on each path (per-packet costs folded in), so that two Indigos writing
 ///   63 KB a call carry the mean of `gigaswitch.ttcp_without_switch_mbps` (91.37 Mbit/s);
@@ -296,7 +296,7 @@ pub fn all() -> Vec<HostCosts> {
 }
 
 /// RIACS's machines on their UDP path (fitted to Table 2 of study 004 in the simulator's terms,
-/// not by [`super::fit`]; `riacs_presets_follow_table_2` holds them to the table).
+/// not by [`crate::calc::fit`]; `riacs_presets_follow_table_2` holds them to the table).
 pub fn riacs() -> Vec<HostCosts> {
     vec![riacs_psyche(), riacs_dufus(), riacs_conan()]
 }

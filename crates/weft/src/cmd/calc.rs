@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use weft_model::calc::ebn::{self, EbnRuns};
+use weft_model::calc::fit::{self, Published};
 use weft_model::calc::{self, Chain, Mathis, Md1, SandiaNote, TransferBound, hol, window};
-use weft_model::host::fit::{self, Published};
 use weft_model::host::{HostCosts, presets};
 use weft_model::scenario::Figures;
 use weft_model::tech::{Encap, PRESETS, Tech, Transport};
