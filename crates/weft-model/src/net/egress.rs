@@ -28,6 +28,7 @@ use super::frame::{ETH_HEADER, Frame};
 use super::link::LinkSpec;
 use super::serialiser::Serialiser;
 use super::train::Train;
+use super::trim::{TrimQueue, TrimVerdict};
 use crate::WireLen;
 use crate::engine::EventQueue;
 use crate::queue::{Capacity, DropReason, FlowState, Queue, Queued};
@@ -89,6 +90,10 @@ pub struct EgressStats {
     /// ([`LinkSpec::ecn_threshold`]; absent from the JSON while zero).
     #[serde(skip_serializing_if = "is_zero")]
     pub frames_marked: u64,
+    /// Frames cut to their headers by a trimming queue ([`LinkSpec::trim`]; absent from the
+    /// JSON while zero). Headers it had no room for are counted in `frames_dropped`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_trimmed: u64,
     /// Largest queue occupancy seen (cells on ATM, bytes or frames otherwise).
     pub max_occupancy: u64,
     /// Other faults injected on the line.
@@ -212,6 +217,10 @@ pub struct Egress<F> {
     clp_limit: Option<u64>,
     /// Occupancy (bytes or frames) from which ECN-capable frames are marked.
     ecn_limit: Option<u64>,
+    /// The two-class queue that replaces `queue` and `line` on a trimming link.
+    trim: Option<TrimQueue<F>>,
+    /// Bytes of an MTU-sized frame (a trimming queue's occupancy in frames).
+    frame_bytes: u64,
     /// Counters.
     pub stats: EgressStats,
 }
@@ -235,7 +244,17 @@ impl<F: Frame> Egress<F> {
             (Some(f), Capacity::Cells(n)) => Some((n as f64 * f.clamp(0.0, 1.0)).floor() as u64),
             _ => None,
         };
+        let frame_bytes = link.mtu_frame().1;
+        let trim = (link.trim && !link.is_atm()).then(|| {
+            let limit = match capacity {
+                Capacity::Bytes(n) => n,
+                Capacity::Frames(n) | Capacity::Cells(n) => n.saturating_mul(frame_bytes),
+            };
+            TrimQueue::new(link, limit, Rng::new(rng.next_u64()))
+        });
         Egress {
+            trim,
+            frame_bytes,
             contract,
             clp_limit,
             ecn_limit: link.ecn_limit(),
@@ -334,7 +353,10 @@ impl<F: Frame> Egress<F> {
     }
 
     fn update_deadline(&mut self) {
-        let arr = self.arrivals_due;
+        let arr = match self.trim.as_ref().and_then(TrimQueue::next_start) {
+            Some(s) => Some(self.arrivals_due.map_or(s, |a| a.min(s))),
+            None => self.arrivals_due,
+        };
         let due = self.out.peek_time().map(|t| t.0);
         self.deadline = match (arr, due) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -344,12 +366,22 @@ impl<F: Frame> Egress<F> {
 
     /// Processes every slot of arrivals that has ended by `now` (ns).
     pub fn advance(&mut self, now: u64) {
-        if self.pending.peek_time().is_none_or(|t| t.0 > now) {
-            return;
+        let arrivals = self.pending.peek_time().is_some_and(|t| t.0 <= now);
+        if arrivals {
+            self.process(now);
+            self.arrivals_due = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
         }
-        self.process(now);
-        self.arrivals_due = self.pending.peek_time().map(|t| self.slot_end(t.0) - 1);
-        self.update_deadline();
+        let starts = self
+            .trim
+            .as_ref()
+            .and_then(TrimQueue::next_start)
+            .is_some_and(|s| s <= now);
+        if starts {
+            self.start_trimmed(now);
+        }
+        if arrivals || starts {
+            self.update_deadline();
+        }
     }
 
     fn process(&mut self, now: u64) {
@@ -433,6 +465,9 @@ impl<F: Frame> Egress<F> {
         let Some(mut frame) = p.frame.take() else {
             return;
         };
+        if self.trim.is_some() {
+            return self.trim_arrives(t, p.flow, frame);
+        }
         // What the frame finds queued, before it joins (DCTCP's instantaneous queue).
         let found = self.queue.occupancy();
         let len = frame.frame_len();
@@ -461,6 +496,57 @@ impl<F: Frame> Egress<F> {
             self.deliver(p, dep, frame);
         } else if self.to_switch {
             self.hand_on(p, dep, frame, true);
+        }
+    }
+
+    /// A frame reaches a trimming queue at `t` (ns): what started on the line before it has
+    /// gone, it is queued, trimmed or dropped, and it starts at once if the line is idle.
+    fn trim_arrives(&mut self, t: u64, flow: u32, mut frame: F) {
+        self.start_trimmed(t);
+        let Some(q) = self.trim.as_mut() else {
+            return;
+        };
+        let found = q.occupancy();
+        let unit = match self.queue.capacity() {
+            Capacity::Bytes(_) => 1,
+            _ => self.frame_bytes,
+        };
+        if self
+            .ecn_limit
+            .is_some_and(|k| found >= k.saturating_mul(unit))
+            && frame.mark_ce()
+        {
+            self.stats.frames_marked += 1;
+        }
+        match q.arrive(t, frame, flow) {
+            TrimVerdict::Queued | TrimVerdict::Trimmed => {}
+            TrimVerdict::Dropped => {
+                self.stats.frames_dropped += 1;
+                self.stats.flow(flow).frames_dropped += 1;
+            }
+        }
+        self.stats.frames_trimmed = q.stats.trimmed;
+        self.stats.max_occupancy = self.stats.max_occupancy.max(q.occupancy().div_ceil(unit));
+        self.start_trimmed(t);
+    }
+
+    /// Starts on the line every frame of the trimming queue that starts by `now` (ns).
+    fn start_trimmed(&mut self, now: u64) {
+        while let Some((dep, frame, flow)) = self.trim.as_mut().and_then(|q| q.poll_start(now)) {
+            let p = Pending {
+                idx: 0,
+                units: 1,
+                spacing: 0,
+                state: FrameState::Ok,
+                flow,
+                queue_state: FlowState::default(),
+                tagged: false,
+                vc: Default::default(),
+                first_dep: dep,
+                sent: 1,
+                frame: None,
+            };
+            self.deliver(&p, dep, frame);
         }
     }
 
@@ -617,7 +703,13 @@ impl<F: Frame> Egress<F> {
     /// arrivals has begun by then. A cheap test that spares the switch the full poll of every
     /// trunk port on every turn of the engine.
     fn train_ready(&self, now: u64) -> bool {
-        !self.out.is_empty() || self.pending.peek_time().is_some_and(|t| t.0 <= now)
+        !self.out.is_empty()
+            || self.pending.peek_time().is_some_and(|t| t.0 <= now)
+            || self
+                .trim
+                .as_ref()
+                .and_then(TrimQueue::next_start)
+                .is_some_and(|s| s <= now)
     }
 
     /// When this queue next needs attention (ns): the end of the slot of its earliest arrival,

@@ -62,6 +62,11 @@ pub struct LinkSpec {
     /// unmarked (the queue's limit still drops it). Ethernet links only; `None`: no marking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<Buffer>,
+    /// Packet trimming in the switch's output queue onto this link (NDP, Ultra Ethernet): a
+    /// frame that finds the queue full is cut to its headers, which go ahead of the queued data
+    /// in a priority queue ([`super::TrimQueue`]). Ethernet links only; false: tail drop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trim: bool,
 }
 
 /// An Ethernet frame format that charges a frame its own length and nothing more (an idealised
@@ -92,6 +97,7 @@ impl LinkSpec {
             contract: None,
             clp_threshold: None,
             ecn_threshold: None,
+            trim: false,
         }
     }
 
@@ -112,6 +118,7 @@ impl LinkSpec {
             contract: None,
             clp_threshold: None,
             ecn_threshold: None,
+            trim: false,
         }
     }
 

@@ -29,6 +29,7 @@ mod serialiser;
 mod switch;
 mod topology;
 mod train;
+mod trim;
 mod vc_failure;
 mod vc_switch;
 
@@ -54,6 +55,7 @@ pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::Train;
+pub use trim::{HEADER_CLASS, TrimQueue, TrimStats, TrimVerdict};
 pub use vc_failure::{VcFailure, VcManaged};
 pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};
 #[cfg(test)]

@@ -478,3 +478,32 @@ fn an_ecn_threshold_in_bytes_counts_bytes() {
         "not on ATM"
     );
 }
+
+#[test]
+fn a_trimming_queue_sends_the_headers_of_what_it_cannot_hold_ahead_of_the_data() {
+    let mut link = LinkSpec::ethernet(Some(Rate::mbps(8)), Duration::ZERO);
+    link.buffer = Buffer::frames(4);
+    link.trim = true;
+    let mut e = Egress::new(&link, Rng::new(1), false);
+    // Twenty MTU-sized frames at once onto a 4-frame queue (4 x 1514 bytes): one goes on the line, three wait,
+    // sixteen are cut to their 34 bytes of headers and go before the three.
+    for i in 0..20 {
+        e.handle_train(train(ip_frame(Ecn::NotEct, 1514), 0, 0, 1, i));
+    }
+    let out = drain(&mut e);
+    let lens: Vec<usize> = out.iter().map(|o| o.1).collect();
+    let mut want = vec![1514];
+    want.extend([34; 16]);
+    want.extend([1514; 3]);
+    assert_eq!(lens, want);
+    assert_eq!((e.stats.frames_trimmed, e.stats.frames_dropped), (16, 0));
+    assert_eq!(e.stats.frames_out, 20);
+    // Without trimming the same queue drops the sixteen.
+    link.trim = false;
+    let mut e = Egress::new(&link, Rng::new(1), false);
+    for i in 0..20 {
+        e.handle_train(train(ip_frame(Ecn::NotEct, 1514), 0, 0, 1, i));
+    }
+    assert_eq!(drain(&mut e).len(), 4);
+    assert_eq!((e.stats.frames_trimmed, e.stats.frames_dropped), (0, 16));
+}

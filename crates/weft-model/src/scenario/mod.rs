@@ -200,6 +200,10 @@ pub struct Switch {
     /// Experienced; `None`: no marking.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<Buffer>,
+    /// Its queues onto Ethernet links trim: a frame that finds one full is cut to its headers,
+    /// which go ahead of the data in a priority queue (NDP, Ultra Ethernet); default false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trim: bool,
 }
 
 /// A link between two named nodes (hosts or switches), the same in both directions.

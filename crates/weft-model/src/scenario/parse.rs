@@ -204,6 +204,7 @@ pub(super) const SWITCH_KEYS: &[&str] = &[
     "cut_through",
     "clp_threshold",
     "ecn_threshold",
+    "trim",
 ];
 
 fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
@@ -278,6 +279,7 @@ pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
         cut_through: s.boolean("cut_through")?.unwrap_or(false),
         clp_threshold: s.number("clp_threshold", 0.0, 1.0)?,
         ecn_threshold: s.parse_with("ecn_threshold", BUFFER_EXPECTED, parse_buffer)?,
+        trim: s.boolean("trim")?.unwrap_or(false),
     })
 }
 

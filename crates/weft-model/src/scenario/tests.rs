@@ -638,6 +638,21 @@ fn an_ecn_threshold_reaches_the_switchs_queues() {
 }
 
 #[test]
+fn trimming_reaches_the_switchs_queues() {
+    let text = GOOD.replacen("epd_threshold = 0.5", "epd_threshold = 0.5\ntrim = true", 1);
+    let s = Scenario::parse(&text, "trim.toml").unwrap();
+    assert!(s.switches[0].trim);
+    let (topo, _) = crate::net::Topology::from_scenario(&s, 1).unwrap();
+    assert!(topo.hosts.iter().all(|h| h.link.trim));
+    let (topo, _) =
+        crate::net::Topology::from_scenario(&Scenario::parse(GOOD, "good.toml").unwrap(), 1)
+            .unwrap();
+    assert!(topo.hosts.iter().all(|h| !h.link.trim));
+    let e = error(&GOOD.replacen("epd_threshold = 0.5", "epd_threshold = 0.5\ntrim = 1", 1));
+    assert_eq!(e.key, "switch[0].trim", "{e}");
+}
+
+#[test]
 fn idle_share_and_gain_bound_follow_the_transfer_share() {
     let [(k0, idle), (k1, gain)] = Metric::idle(40.0);
     assert_eq!((k0.as_str(), k1.as_str()), ("idle_share", "gain_bound"));
