@@ -14,6 +14,7 @@ pub mod fabric;
 pub mod figures;
 pub mod host;
 pub mod mp;
+pub mod ndp;
 pub mod net;
 pub mod queue;
 pub mod rng;

@@ -16,7 +16,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "fabric",
         &["tech", "cell", "queue", "shaper", "fabric", "net", "vc"],
     ),
-    ("transports and applications", &["tcp", "app", "mp", "host"]),
+    (
+        "transports and applications",
+        &["tcp", "ndp", "app", "mp", "host"],
+    ),
     ("scenarios and closed forms", &["scenario", "calc"]),
 ];
 
