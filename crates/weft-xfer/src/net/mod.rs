@@ -8,6 +8,7 @@ mod beneath;
 pub mod ctl;
 pub mod reader;
 pub mod recv;
+mod recv_pipeline;
 pub mod send;
 mod send_session;
 pub mod source;
