@@ -11,6 +11,8 @@
 //! request/response round trip, a server shared by many clients) live in [`crate::calc::host`],
 //! [`crate::calc::rtt`] and [`crate::calc::server`].
 //!
+//! [`path`] is a message's path through its hosts' software (sockets, PVM's daemons, a vendor's API).
+//!
 //! [`disk`] is a host's disk behind its buffer cache (rate, positioning, cache, write-behind).
 //!
 //! [`presets`] holds the studies' machines, each parameter with the published figure it was
@@ -20,6 +22,7 @@
 
 pub mod cpu;
 pub mod disk;
+pub mod path;
 pub mod presets;
 
 pub use cpu::HostCpu;
