@@ -14,7 +14,7 @@
 //! - the SGI Challenge of Sandia's trial: its ttcp figures are taken as limited by the Sparc 20
 //!   at the other end.
 
-use super::HostCosts;
+use super::{HostCosts, path};
 
 /// Cost of one system call on a SuperSPARC at 50 MHz with Solaris 2.3, with the wakeup of the
 /// process that waits on it, ns. Fitted (with the three below) to
@@ -224,6 +224,41 @@ pub fn rs6000_lace_allnode() -> HostCosts {
     rs6000_lace_over("rs6000-lace-allnode", 157_080.0)
 }
 
+/// The FORE API's crossing on an RS/6000 of LACE (STREAMS and its context switch, each side of
+/// a message), ns: fitted to `nasa_lace.pvm_api_latency_factor`, PVM over the API taking ten
+/// times PVM over UDP for a 1-byte message (figure 13(b)). With [`path::MsgPath`]'s counts
+/// a side of PVM's daemon route costs three of [`rs6000_lace`]'s calls, so the round trip of
+/// scenarios/nasa-fig13-pvm-api.toml is 6 x 231.054 us and the wire's 17.0 us (`LACE_SIM_WIRE_NS`); the API's
+/// two crossings make it ten times that: 2x = 9 (1386.3 us + W).
+pub const LACE_FORE_API_NS: f64 = 4.5 * (6.0 * 231_054.118 + LACE_SIM_WIRE_NS);
+
+/// The wire's part of the 1-byte round trip between two RS/6000s of LACE through one ASX-200 on
+/// TAXI in scenarios/nasa-fig13-pvm-api.toml, on the simulator, ns (read from its run).
+const LACE_SIM_WIRE_NS: f64 = 16_959.0;
+
+/// An RS/6000 of LACE sending through PVM's daemons over UDP ([`path::MsgPath::PvmDaemon`]).
+pub fn rs6000_lace_pvm() -> HostCosts {
+    path::MsgPath::PvmDaemon.costs(&rs6000_lace(), LACE_FORE_API_NS, "rs6000-lace-pvm")
+}
+
+/// An RS/6000 of LACE sending through FORE's ATM API ([`path::MsgPath::Api`]): figure 11's API
+/// path, and PvmRouteAal's (PVM's Direct Route over the API).
+pub fn rs6000_lace_api() -> HostCosts {
+    path::MsgPath::Api.costs(&rs6000_lace(), LACE_FORE_API_NS, "rs6000-lace-api")
+}
+
+/// An RS/6000 of LACE sending through PVM's daemons over FORE's API ([`path::MsgPath::PvmApi`]),
+/// NASA's port of PVM to the API.
+pub fn rs6000_lace_pvm_api() -> HostCosts {
+    path::MsgPath::PvmApi.costs(&rs6000_lace(), LACE_FORE_API_NS, "rs6000-lace-pvm-api")
+}
+
+/// The RS/6000 of LACE along the message paths of figures 11, 13 and 14 ([`path`]): a preset's
+/// costs with a path's relays and API crossings, not a machine fitted by [`super::fit`].
+pub fn lace_paths() -> Vec<HostCosts> {
+    vec![rs6000_lace_pvm(), rs6000_lace_api(), rs6000_lace_pvm_api()]
+}
+
 // RIACS's machines (study 004, Table 1) on their UDP path, as SBTP and MBTP load it: 9000-byte
 // datagrams, one `sendto` or `recvfrom` each, the call and per-packet work folded into the cost
 // per byte. Each send cost is fitted to the "data transfer" share of one row of Table 2 (the
@@ -303,7 +338,11 @@ pub fn riacs() -> Vec<HostCosts> {
 
 /// The preset named `name` (as in [`HostCosts::name`]).
 pub fn by_name(name: &str) -> Option<HostCosts> {
-    all().into_iter().chain(riacs()).find(|h| h.name == name)
+    all()
+        .into_iter()
+        .chain(riacs())
+        .chain(lace_paths())
+        .find(|h| h.name == name)
 }
 
 #[cfg(test)]
@@ -321,6 +360,23 @@ mod tests {
         let mbps = f.numbers("riacs_transfer.sbtp.mbps").unwrap()[row];
         let transfer_s = pct / 100.0 * 8.0 * 1_048_576.0 / (mbps * 1e6) - 0.6e-3;
         transfer_s * 1e9 / (1_048_576.0 + 117.0 * 20.0)
+    }
+
+    #[test]
+    fn the_api_crossing_gives_figure_13s_factor_over_the_daemon_route() {
+        let f = Figures::bundled().unwrap();
+        let factor = f.numbers("nasa_lace.pvm_api_latency_factor").unwrap()[0];
+        let trip = |h: HostCosts| h.send_call_ns + h.recv_call_ns + LACE_SIM_WIRE_NS;
+        let got = trip(rs6000_lace_pvm_api()) / trip(rs6000_lace_pvm());
+        assert!((got - factor).abs() < 1e-9 * factor, "{got}");
+        // PvmRouteAal (the API alone) lies between the two.
+        let aal = trip(rs6000_lace_api());
+        assert!(trip(rs6000_lace_pvm()) < aal && aal < trip(rs6000_lace_pvm_api()));
+        assert!(
+            lace_paths()
+                .iter()
+                .all(|p| by_name(p.name) == Some(p.clone()))
+        );
     }
 
     #[test]
