@@ -136,11 +136,13 @@ pub fn problems(
                     "{id}: a qualitative item is held by a [[check]], but {} names it",
                     n.describe(stem)
                 )),
-                (k, Naming::Check { .. }) if k != Kind::Qualitative => out.push(format!(
-                    "{id}: a {} item is a row of an [[expect]], but {} names it",
-                    k.name(),
-                    n.describe(stem)
-                )),
+                // A fitted ratio or ordering is shown by a check; its verdict stays `fitted`.
+                (k, Naming::Check { .. }) if !matches!(k, Kind::Qualitative | Kind::Fitted) => out
+                    .push(format!(
+                        "{id}: a {} item is a row of an [[expect]], but {} names it",
+                        k.name(),
+                        n.describe(stem)
+                    )),
                 (_, Naming::Row { paper: got, .. }) => {
                     if let (Some(want), Some(got)) = (paper, got)
                         && (want - got).abs() > 1e-9 * want.abs().max(1.0)
@@ -266,6 +268,12 @@ decreasing = "throughput_mbps @ w0"
         let p = run(&good(), &swapped);
         has(&p, "003.a.falls: a qualitative item is held by a [[check]]");
         has(&p, "003.a.2: a predicted item is a row");
+        // A fitted item may be shown by a check (a ratio a parameter was fitted to).
+        let fitted = good().replace(
+            "kind = \"qualitative\"",
+            "kind = \"fitted\"\nsource = \"g.one\"\ntolerance = 0.1\ntolerance_why = \"t\"\nwhy = \"p\"",
+        );
+        assert_eq!(run(&fitted, SCENARIO), Vec::<String>::new());
         // An item named twice.
         let p = run(
             &good(),
