@@ -254,7 +254,7 @@ pub fn rs6000_lace_pvm_api() -> HostCosts {
 }
 
 /// The RS/6000 of LACE along the message paths of figures 11, 13 and 14 ([`path`]): a preset's
-/// costs with a path's relays and API crossings, not a machine fitted by [`super::fit`].
+/// costs with a path's relays and API crossings, not a machine fitted by [`crate::calc::fit`].
 pub fn lace_paths() -> Vec<HostCosts> {
     vec![rs6000_lace_pvm(), rs6000_lace_api(), rs6000_lace_pvm_api()]
 }
