@@ -18,6 +18,7 @@ pub mod hol;
 pub mod many_to_one;
 pub mod metrics;
 pub mod net;
+pub mod ring;
 pub mod scenario;
 pub mod slotted;
 pub mod source;

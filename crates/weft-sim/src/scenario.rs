@@ -8,7 +8,8 @@
 //! time per step; `frames` runs the scenario's whole topology — every host, switch, link, fault
 //! and VC contract, through the same switch code the emulator runs — on the event engine
 //! ([`crate::net::workload`]); `tput` runs TCP or UDP bulk transfers on that same network
-//! ([`crate::net::tput`]), and `rr` request/response pairs ([`crate::net::rr_workload`]).
+//! ([`crate::net::tput`]), and `rr` request/response pairs ([`crate::net::rr_workload`]);
+//! `ring` runs a shared FDDI ring's timed-token protocol ([`crate::ring`]).
 
 use serde_json::{Map, Value, json};
 use weft_model::Rate;
@@ -170,6 +171,10 @@ fn simulate(
         WorkloadKind::Xfer => match from_scenario(s, seed) {
             Ok((topo, _)) => crate::net::xfer::xfer_workload(s, &topo, w, seed, m, notes),
             Err(e) => notes.push(e.to_string()),
+        },
+        WorkloadKind::Ring => match &w.ring {
+            Some(r) => crate::ring::ring(r, w.size, w.time, m, notes),
+            None => notes.push("a ring workload without its ring".into()),
         },
         WorkloadKind::Vc => notes.push(
             "skipped: a vc workload's circuits are planned by the model engine; the simulator \

@@ -9,6 +9,7 @@
 //! | hotspot | any | the hot output's offered load |
 //! | frames | any | frame goodput (1-l)^cells for per-cell loss l along the path |
 //! | tput | - | min(window / (RTT + two bottleneck segment times: delayed ACKs), bottleneck goodput at the path MTU (or `mss` + 40), and with loss on the path the Mathis bound) |
+//! | ring | - | a shared FDDI ring's efficiency with `active` stations saturated (Jain's timed-token result), and the payload left after framing and ACKs ([`super::ring`]) |
 //! | vc | - | the circuits planned from the `[vc]` database and their counts ([`crate::calc::vc_point::plan_point`]) |
 //! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
 //! | xfer | - | SBTP's or MBTP's time per buffer from the hosts' costs and disks, the path's rate and round trip, and its sync / disk / transfer split ([`super::xfer`]) |
@@ -75,6 +76,10 @@ pub fn evaluate_point(scenario: &Scenario, p: &Point) -> ModelPoint {
         WorkloadKind::Mp => mp(scenario, &p.spec, &mut out),
         WorkloadKind::Xfer => xfer(scenario, &p.spec, &mut out),
         WorkloadKind::Vc => vc(scenario, &p.spec, &mut out),
+        WorkloadKind::Ring => match &p.spec.ring {
+            Some(r) => super::ring::ring_point(r, p.spec.size, &mut out.metrics, &mut out.notes),
+            None => out.notes.push("a ring workload without its ring".into()),
+        },
     }
     out
 }

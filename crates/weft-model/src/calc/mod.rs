@@ -15,6 +15,7 @@ pub mod mathis;
 pub mod mp_point;
 pub mod overhead;
 pub mod queue;
+pub mod ring;
 pub mod rr_point;
 pub mod rr_tcp;
 pub mod rtt;

@@ -25,6 +25,7 @@ mod link;
 mod multipath;
 mod network;
 mod report;
+mod ring;
 mod serialiser;
 mod switch;
 mod topology;
@@ -51,6 +52,9 @@ pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
 pub use multipath::{Multipath, PathChooser, flow_hash};
 pub use network::{Network, NetworkError, TrunkStats};
 pub use report::{Delivery, SenderStats, delivery};
+pub use ring::{
+    FDDI_TOKEN_BYTES, FIBRE_NS_PER_KM, RingSpec, RingStats, TokenRing, saturated_efficiency,
+};
 pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};

@@ -29,7 +29,7 @@
 //! loss = 0.0                   # per frame, each direction; also corrupt, duplicate, reorder (+ reorder_delay)
 //!
 //! [[workload]]
-//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp | vc
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp | vc | ring
 //! switch = "sw"
 //! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
 //! outputs = 5
@@ -62,6 +62,7 @@ mod compare;
 mod parse;
 mod parse_check;
 mod parse_fabric;
+mod parse_ring;
 mod parse_vc;
 mod reader;
 pub mod run;
@@ -277,6 +278,9 @@ pub enum WorkloadKind {
     /// sites, star around `hub`, or the database's pairs) among the hosts of `sites` (default
     /// all) or its first `hosts`; the counts of circuits and cross-connect entries.
     Vc,
+    /// A shared FDDI ring under the timed-token protocol: `active` of its `stations` always
+    /// have frames of `size` bytes (study 003's concentrators and its "small FDDI network").
+    Ring,
 }
 
 /// Which TCP implementation a simulated host runs (the emulator always runs Linux's).
@@ -344,6 +348,26 @@ pub struct VcWorkload {
     pub sites: Vec<String>,
     /// Only the first this many of those hosts (`None`: all); sweepable, for the growth.
     pub hosts: Option<u32>,
+}
+
+/// The ring of a workload of kind `ring`: a shared FDDI ring ([`crate::net::TokenRing`]) whose
+/// `active` stations always have frames of the workload's `size` (an IP datagram) to send.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RingWorkload {
+    /// Stations on the ring (`stations`), each a MAC repeating what passes it.
+    pub stations: u32,
+    /// Stations that always have frames (`active`, default all; with `acks`, at most
+    /// `stations - 1`).
+    pub active: u32,
+    /// Kilometres of fibre around the ring (`fibre_km`, default 0).
+    pub fibre_km: f64,
+    /// Latency each station adds repeating the signal (`station_delay`, default 1 us).
+    pub station_delay: Duration,
+    /// Target token rotation time (`ttrt`, default 8 ms).
+    pub ttrt: Duration,
+    /// The active stations' frames are TCP segments to the ring's last station, which answers
+    /// every second one with a 40-byte ACK on the same ring (`acks`, default false).
+    pub acks: bool,
 }
 
 /// One workload. Fields a kind does not use are `None`; [`Scenario::parse`] checks that each
@@ -417,6 +441,8 @@ pub struct Workload {
     pub file: Option<Size>,
     /// Kind `vc`: the circuits to plan.
     pub vc: Option<VcWorkload>,
+    /// Kind `ring`: the shared ring and its stations.
+    pub ring: Option<RingWorkload>,
     /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
     /// this `rr` workload's requests on the simulator: request/response beside bulk traffic.
     pub beside: Option<usize>,
@@ -548,6 +574,11 @@ impl Metric {
     /// Mean time of one iteration of a message-passing pattern (one NPB time step's
     /// communication), µs.
     pub const MEAN_US: &'static str = "mean_us";
+    /// A ring's transport payload over its line rate, 0..=1: study 003's "line efficiency", the
+    /// sessions' aggregate over 100 Mbit/s.
+    pub const LINE_EFFICIENCY: &'static str = "line_efficiency";
+    /// Transport payload each active station of a ring carries, Mbit/s.
+    pub const STATION_MBPS: &'static str = "station_mbps";
     /// Duplex circuits a `vc` workload planned (the PVCs an operator enters once).
     pub const PVCS: &'static str = "pvcs";
     /// Degree of the polynomial the planned PVCs follow over the first 2, 3, ... n hosts
@@ -569,6 +600,7 @@ impl WorkloadKind {
             WorkloadKind::Mp => Metric::MEAN_US,
             WorkloadKind::Xfer => Metric::GOODPUT_MBPS,
             WorkloadKind::Vc => Metric::PVCS,
+            WorkloadKind::Ring => Metric::EFFICIENCY,
         }
     }
 
@@ -585,6 +617,7 @@ impl WorkloadKind {
             WorkloadKind::Mp => "mp",
             WorkloadKind::Xfer => "xfer",
             WorkloadKind::Vc => "vc",
+            WorkloadKind::Ring => "ring",
         }
     }
 }

@@ -591,6 +591,7 @@ fn workload(
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     allowed.extend(XFER_KEYS);
     allowed.extend(super::parse_vc::VC_KEYS);
+    allowed.extend(super::parse_ring::RING_KEYS);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -603,10 +604,12 @@ fn workload(
         "mp" => WorkloadKind::Mp,
         "xfer" => WorkloadKind::Xfer,
         "vc" => WorkloadKind::Vc,
+        "ring" => WorkloadKind::Ring,
         _ => {
             return Err(w.err(
                 "kind",
-                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp, xfer or vc",
+                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp, xfer, vc \
+                 or ring",
             ));
         }
     };
@@ -674,6 +677,7 @@ fn workload(
             _ => None,
         },
         vc: super::parse_vc::workload(w, kind, db)?,
+        ring: super::parse_ring::workload(w, kind)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
         traffic,
@@ -910,6 +914,10 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
             need(out.to.len() == 1, "`to`, the one receiving host")?;
         }
         WorkloadKind::Vc => {}
+        WorkloadKind::Ring => need(
+            first.size.is_some(),
+            "`size`, the IP datagram of each frame",
+        )?,
     }
     Ok(())
 }
