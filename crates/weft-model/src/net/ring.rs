@@ -347,10 +347,8 @@ mod tests {
         let mut ring = TokenRing::new(spec(4, 8000));
         ring.handle_frame(Instant(2_000), 3, 1, 1000, 7u32);
         // Reaches station 3 at 3 us; 1000 bytes take 80 us; two hops on to station 1.
-        let mut now = Instant(2_000);
         let mut got = None;
-        while let Some(t) = ring.poll_timeout() {
-            now = t;
+        while let Some(now) = ring.poll_timeout() {
             ring.handle_timeout(now);
             if let Some(d) = ring.poll_delivered(now) {
                 got = Some(d);
