@@ -4,7 +4,8 @@
 # the same experiments when they exist, and prints both tools' results with the ratio.
 #
 #   NDP incast: N senders x 450 KB to one receiver, 8-packet queues, 10 Gbit/s, 128-host fat-tree
-#               (completion time p50 and of the last flow, against the ideal N x size / rate)
+#               (completion time p50 and of the last flow, against the ideal N x size / rate),
+#               and weft's simulator on the same (scenarios/fabric-incast-ndp.toml): both, and the ratio
 #   permutation: every host sends 2 MB to another, 128 hosts, spraying (htsim -strat perm) and
 #               per-flow ECMP (-strat ecmp_host -paths 1: one path per flow) (goodput per flow, mean and min)
 #   speed:      CPU seconds of the 432-host spraying permutation
@@ -46,6 +47,28 @@ print(f"htsim NDP incast {n} x 450 KB, 10 Gbit/s, q 8, 128-host fat-tree: {len(v
       f"last/ideal {max(v) / ideal:.3f})")
 EOF
 
+# --- the same NDP incast on weft's simulator (scenarios/fabric-incast-ndp.toml with SENDERS
+# senders), side by side with htsim's; htsim's p50 is the median of its flows' completion times,
+# weft's its fct_p50_us (the same order statistic up to interpolation between two flows) ---
+cargo build -q --release -p weft
+sed "s/^senders = .*/senders = $senders/" scenarios/fabric-incast-ndp.toml >"$work/ndp.toml"
+/usr/bin/time -f "%U %S" -o "$work/weft-time" target/release/weft run "$work/ndp.toml" \
+  --engine sim -q -o "$work/ndp.json" >/dev/null
+python3 - "$work/incast.fct" "$work/ndp.json" "$work/weft-time" <<'EOF'
+import json, statistics, sys
+h = [float(x) for x in open(sys.argv[1]) if x.strip()]
+w = json.load(open(sys.argv[2]))["samples"][0]
+cpu = sum(float(x) for x in open(sys.argv[3]).read().split())
+rows = [("flows done", len(h), w["flows_completed"]),
+        ("FCT p50 (us)", statistics.median(h), w["fct_p50_us"]),
+        ("FCT last flow (us)", max(h), w["fct_max_us"])]
+print(f"NDP incast, side by side     {'htsim':>10} {'weft sim':>10} {'weft/htsim':>10}")
+for name, a, b in rows:
+    print(f"  {name:<26} {a:>10.1f} {b:>10.1f} {b / a:>10.3f}")
+print(f"  weft: {w['frames_trimmed']} trims, {w['frames_dropped']} drops, "
+      f"{w['timeouts']} time-outs, CPU {cpu:.2f} s")
+EOF
+
 # --- permutation: spraying against per-flow ECMP ---
 python3 "$gen/gen_permutation.py" "$work/perm.cm" 128 128 2000000 0 1 >/dev/null
 for strat in "perm" "ecmp_host -paths 1"; do
@@ -71,7 +94,8 @@ echo "htsim NDP permutation 432 x 2 MB, spraying: $(fcts "$work/p432.log" | wc -
 CPU $(echo "$u + $s" | bc) s, peak memory $((m / 1024)) MB"
 
 # --- weft, where it has the same experiments ---
-for s in scenarios/fabric-incast.toml scenarios/fabric-permutation.toml; do
+for s in scenarios/fabric-incast.toml scenarios/fabric-permutation.toml \
+  scenarios/fabric-incast-ndp.toml; do
   if [ -f "$s" ]; then
     echo "weft: $s (model, sim):"
     /usr/bin/time -f "  weft CPU %U s user, %S s system, peak memory %M kB" \

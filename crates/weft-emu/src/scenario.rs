@@ -100,6 +100,14 @@ impl PointEngine for EmuEngine<'_> {
                 .push("skipped: FTP from disk (`file`) runs on the model engine only".into());
             return Ok(r);
         }
+        if w.ndp {
+            r.notes.push(
+                "skipped: NDP (`transport = \"ndp\"`) runs on the simulator only: the emulated \
+                 Linux hosts have no NDP"
+                    .into(),
+            );
+            return Ok(r);
+        }
         let (topo, _) = topology(s, p.seed)?;
         let driver = if w.kind == WorkloadKind::Mp {
             workload::mp_driver()

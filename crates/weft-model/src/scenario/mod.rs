@@ -462,6 +462,10 @@ pub struct Workload {
     /// them, and its completion time is reported; `None`: flows send until `time`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_size: Option<Size>,
+    /// A `tput` workload's flows run NDP ([`crate::ndp`]; `transport = "ndp"`) instead of
+    /// TCP: receiver-driven pulls, meant for a fabric whose switches trim (`trim = true`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ndp: bool,
 }
 
 /// A value of a swept field.

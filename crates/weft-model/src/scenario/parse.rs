@@ -587,6 +587,7 @@ fn workload(
         "traffic",
         "flow_size",
         "senders",
+        "transport",
     ]);
     allowed.extend(["ranks", "pattern", "iterations", "route"]);
     allowed.extend(XFER_KEYS);
@@ -691,6 +692,11 @@ fn workload(
                 ));
             }
             None => None,
+        },
+        ndp: match w.string("transport")?.as_deref() {
+            None | Some("tcp") => false,
+            Some("ndp") if kind == WorkloadKind::Tput => true,
+            Some(_) => return Err(w.err("transport", "expected tcp, or ndp on a tput workload")),
         },
     };
     for (key, range) in SWEEPABLE {

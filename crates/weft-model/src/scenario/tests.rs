@@ -653,6 +653,28 @@ fn trimming_reaches_the_switchs_queues() {
 }
 
 #[test]
+fn ndp_is_a_transport_of_tput_workloads_only() {
+    let ok = |text: &str| Scenario::parse(text, "w.toml");
+    let base = "name = \"n\"\n[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n\
+                [[link]]\nends = [\"a\", \"b\"]\ntech = \"gige\"\n[[workload]]\n";
+    let s = ok(&format!(
+        "{base}kind = \"tput\"\nfrom = [\"a\"]\nto = \"b\"\ntransport = \"ndp\"\n"
+    ))
+    .unwrap();
+    assert!(s.workloads[0].ndp);
+    let s = ok(&format!(
+        "{base}kind = \"tput\"\nfrom = [\"a\"]\nto = \"b\"\n"
+    ))
+    .unwrap();
+    assert!(!s.workloads[0].ndp);
+    let e = ok(&format!(
+        "{base}kind = \"rr\"\nfrom = [\"a\"]\nto = \"b\"\ntransport = \"ndp\"\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "workload[0].transport", "{e}");
+}
+
+#[test]
 fn idle_share_and_gain_bound_follow_the_transfer_share() {
     let [(k0, idle), (k1, gain)] = Metric::idle(40.0);
     assert_eq!((k0.as_str(), k1.as_str()), ("idle_share", "gain_bound"));

@@ -49,6 +49,8 @@ pub struct SimFrame {
     /// A queue cut its payload ([`Frame::trim`]): it occupies the line as its headers alone,
     /// and a receiver that does not know trimming drops it, as its checksum would fail.
     pub trimmed: bool,
+    /// The NDP packet it carries, in a UDP datagram (`None`: not NDP).
+    pub ndp: Option<weft_model::ndp::Packet>,
 }
 
 impl SimFrame {
@@ -79,6 +81,7 @@ impl SimFrame {
             tcp: None,
             tos: 0,
             trimmed: false,
+            ndp: None,
         }
     }
 
@@ -96,7 +99,22 @@ impl SimFrame {
             tcp: Some(seg),
             tos: 0,
             trimmed: false,
+            ndp: None,
         }
+    }
+
+    /// An NDP packet from host `src` to host `dst` in a UDP datagram (its NDP header counted
+    /// as UDP payload); control packets in NDP's priority class
+    /// ([`weft_model::ndp::CONTROL_DSCP`]), and its ports the flow's, so that ECMP keeps a
+    /// flow on one path.
+    pub fn ndp(src: usize, dst: usize, p: weft_model::ndp::Packet, born: u64) -> Self {
+        let ip_len = UDP_IP_HEADERS + p.len();
+        let mut f = Self::udp(src, dst, ip_len, p.flow, born);
+        f.ndp = Some(p);
+        if p.is_empty() {
+            f = f.with_dscp(weft_model::ndp::CONTROL_DSCP);
+        }
+        f
     }
 
     /// The frame with its ECN field set to `ecn` (a sender that negotiated ECN sends ECT(0)).
@@ -119,9 +137,10 @@ impl SimFrame {
 
     /// Bytes of Ethernet, IP and transport headers: what is left of it once trimmed.
     pub fn header_len(&self) -> u32 {
-        let transport = match &self.tcp {
-            Some(seg) => seg.header_len() as u32,
-            None => UDP_IP_HEADERS - IP_HEADER,
+        let transport = match (&self.tcp, &self.ndp) {
+            (Some(seg), _) => seg.header_len() as u32,
+            (None, Some(_)) => UDP_IP_HEADERS - IP_HEADER + weft_model::ndp::HEADER_BYTES,
+            (None, None) => UDP_IP_HEADERS - IP_HEADER,
         };
         (ETH_HEADER as u32 + IP_HEADER + transport).min(self.len)
     }
@@ -260,9 +279,10 @@ impl Frame for SimFrame {
     }
     fn flow_key(&self) -> FlowKey {
         let addr = |h: u16| u32::from(Topology::addr_of_index(h as usize));
-        let (proto, sport, dport) = match &self.tcp {
-            Some(seg) => (PROTO_TCP, seg.src_port, seg.dst_port),
-            None => (17, UDP_PORT, UDP_PORT),
+        let (proto, sport, dport) = match (&self.tcp, &self.ndp) {
+            (Some(seg), _) => (PROTO_TCP, seg.src_port, seg.dst_port),
+            (None, Some(p)) => (17, 40_000u16.wrapping_add(p.flow as u16), UDP_PORT),
+            (None, None) => (17, UDP_PORT, UDP_PORT),
         };
         FlowKey {
             src: addr(self.src),

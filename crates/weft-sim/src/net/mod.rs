@@ -13,6 +13,7 @@ pub mod hosted;
 pub mod hosts;
 pub mod mp;
 pub mod mp_workload;
+pub mod ndp;
 pub mod nic;
 pub mod rr_workload;
 pub mod run;

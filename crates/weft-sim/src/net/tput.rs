@@ -92,6 +92,9 @@ pub fn tput(
                 .into(),
         );
     }
+    if w.ndp {
+        return super::ndp::tput_ndp(s, topo, w, capture, m, notes);
+    }
     let time = w.time.unwrap_or(DEFAULT_TIME);
     let warm = warmup(time);
     let udp = matches!(w.proto, Some(Transport::Udp));
@@ -153,27 +156,7 @@ pub fn flow_apps(
     w: &Workload,
     seed: u64,
 ) -> Result<FlowApps, String> {
-    let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
-    let (Some(from), Some(to)) = (
-        w.from.iter().map(index).collect::<Option<Vec<usize>>>(),
-        w.to.iter().map(index).collect::<Option<Vec<usize>>>(),
-    ) else {
-        return Err("a tput workload names a host that does not exist".into());
-    };
-    let pairs: Vec<(usize, usize)> = match w.traffic {
-        Some(Traffic::Permutation) => {
-            let p = derangement(from.len(), s.seed);
-            from.iter().zip(&p).map(|(&f, &j)| (f, from[j])).collect()
-        }
-        _ => from
-            .iter()
-            .flat_map(|&f| to.iter().map(move |&t| (f, t)))
-            .filter(|(f, t)| f != t)
-            .collect(),
-    };
-    if pairs.is_empty() {
-        return Err("a tput workload needs `from` and `to` hosts that differ".into());
-    }
+    let (pairs, from, to) = flow_pairs(s, topo, w)?;
     let time = w.time.unwrap_or(DEFAULT_TIME);
     let end = Instant(time.as_nanos());
     let warm = warmup(time);
@@ -258,6 +241,36 @@ pub fn flow_apps(
         }
     }
     Ok((apps, from, to))
+}
+
+/// The (sender, receiver) host pairs of `w`'s flows, with its `from` and `to` host indices.
+pub type FlowPairs = (Vec<(usize, usize)>, Vec<usize>, Vec<usize>);
+
+/// The flows of `w` on `topo`: every `from` host to every `to` host, or a permutation of the
+/// `from` hosts; an error says what in the workload cannot be run.
+pub fn flow_pairs(s: &Scenario, topo: &Topology, w: &Workload) -> Result<FlowPairs, String> {
+    let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
+    let (Some(from), Some(to)) = (
+        w.from.iter().map(index).collect::<Option<Vec<usize>>>(),
+        w.to.iter().map(index).collect::<Option<Vec<usize>>>(),
+    ) else {
+        return Err("a tput workload names a host that does not exist".into());
+    };
+    let pairs: Vec<(usize, usize)> = match w.traffic {
+        Some(Traffic::Permutation) => {
+            let p = derangement(from.len(), s.seed);
+            from.iter().zip(&p).map(|(&f, &j)| (f, from[j])).collect()
+        }
+        _ => from
+            .iter()
+            .flat_map(|&f| to.iter().map(move |&t| (f, t)))
+            .filter(|(f, t)| f != t)
+            .collect(),
+    };
+    if pairs.is_empty() {
+        return Err("a tput workload needs `from` and `to` hosts that differ".into());
+    }
+    Ok((pairs, from, to))
 }
 
 /// Payload bits per second the flows' bottlenecks carry when full of their segments: for each
@@ -390,7 +403,7 @@ fn flow_times(
 
 /// Drops, ECN marks and the largest queue over every port of the fabric (host ports and both
 /// directions of every trunk), and the ports that dropped or marked.
-fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
+pub(crate) fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
     let hosts = r.network.all_host_stats();
     let trunks = r.network.trunk_stats();
     let egress = hosts

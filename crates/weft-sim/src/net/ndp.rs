@@ -1,0 +1,198 @@
+//! NDP on simulated hosts: the core's sans-IO NDP ([`weft_model::ndp`]) as applications, one
+//! sender per flow and one receiver per receiving host (its pull pacer serves all the host's
+//! flows), and the `tput` workloads of a scenario that ask for it (`transport = "ndp"`): sized
+//! flows, their completion times beside the ideal, and the fabric's trims, drops and queues.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use weft_model::app::traffic::fct_metrics;
+use weft_model::calc::fct::PathIdeal;
+use weft_model::ndp::{DEFAULT_WINDOW, HEADER_BYTES, Receiver, Sender};
+use weft_model::net::{ETH_HEADER, Topology};
+use weft_model::scenario::{Scenario, Workload};
+use weft_model::{Duration, Instant};
+
+use super::frame::{SimFrame, UDP_IP_HEADERS};
+use super::hosts::App;
+use super::run::{NetRun, run_noted};
+use super::tput::{DEFAULT_TIME, FlowApps, fabric_metrics, flow_pairs};
+
+/// The retransmission time-out of a sender: htsim's NDP examples' minimum RTO (`main_ndp.cpp`,
+/// `setMinRTO(50000)` us), long enough that trimming, not the timer, repairs an incast.
+pub const RTO: Duration = Duration::from_millis(50);
+
+/// The sending end of one NDP flow on its host.
+pub struct NdpSend {
+    host: usize,
+    peer: usize,
+    /// The flow's state machine.
+    pub sender: Sender,
+}
+
+impl App for NdpSend {
+    fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
+        self.sender.handle_timeout(now.0);
+        let p = self.sender.poll_transmit(now.0)?;
+        Some((now, SimFrame::ndp(self.host, self.peer, p, now.0)))
+    }
+    fn deliver(&mut self, now: Instant, frame: SimFrame) {
+        if let Some(p) = frame.ndp.filter(|_| !frame.corrupted) {
+            self.sender.handle(now.0, &p);
+        }
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.sender.poll_timeout().map(Instant)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The receiving end of every NDP flow into one host.
+pub struct NdpRecv {
+    host: usize,
+    /// Each flow's sending host.
+    peers: HashMap<u32, usize>,
+    /// The host's state machine.
+    pub receiver: Receiver,
+}
+
+impl App for NdpRecv {
+    fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
+        let p = self.receiver.poll_transmit(now.0)?;
+        let peer = *self.peers.get(&p.flow)?;
+        Some((now, SimFrame::ndp(self.host, peer, p, now.0)))
+    }
+    fn deliver(&mut self, now: Instant, frame: SimFrame) {
+        if let Some(p) = frame.ndp.filter(|_| !frame.corrupted) {
+            if self.peers.contains_key(&p.flow) {
+                self.receiver.handle(now.0, &p, frame.trimmed);
+            }
+        }
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.receiver.poll_timeout().map(Instant)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The applications of `w`'s flows of `size` bytes as NDP: a sender per flow, a receiver per
+/// receiving host; with the `from` and `to` hosts.
+pub fn ndp_apps(
+    s: &Scenario,
+    topo: &Topology,
+    w: &Workload,
+    size: u64,
+) -> Result<FlowApps, String> {
+    let (pairs, from, to) = flow_pairs(s, topo, w)?;
+    let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
+    let mut receivers: HashMap<usize, HashMap<u32, usize>> = HashMap::new();
+    for (k, &(f, t)) in pairs.iter().enumerate() {
+        let link = &topo.hosts[f].link;
+        let mss = link
+            .mtu
+            .saturating_sub(UDP_IP_HEADERS + HEADER_BYTES)
+            .max(1);
+        let sender = Sender::new(k as u32, size, mss, DEFAULT_WINDOW, RTO, 0);
+        apps.push((
+            f,
+            Box::new(NdpSend {
+                host: f,
+                peer: t,
+                sender,
+            }),
+        ));
+        receivers.entry(t).or_default().insert(k as u32, f);
+    }
+    let mut hosts: Vec<usize> = receivers.keys().copied().collect();
+    hosts.sort_unstable();
+    for h in hosts {
+        let link = &topo.hosts[h].link;
+        // A pull per full data packet's time on the receiver's link.
+        let pace = link.rate.map_or(0, |r| {
+            let bytes = link.wire_bytes(link.mtu as usize + ETH_HEADER);
+            r.time_to_send(weft_model::Size(bytes)).as_nanos()
+        });
+        let peers = receivers.remove(&h).unwrap_or_default();
+        apps.push((
+            h,
+            Box::new(NdpRecv {
+                host: h,
+                peers,
+                receiver: Receiver::new(pace),
+            }),
+        ));
+    }
+    Ok((apps, from, to))
+}
+
+/// Runs a `tput` workload over NDP: completion times of its sized flows beside the ideal, and
+/// the fabric's trims, drops and largest queue.
+pub fn tput_ndp(
+    s: &Scenario,
+    topo: &Topology,
+    w: &Workload,
+    capture: Option<&Path>,
+    m: &mut Map<String, Value>,
+    notes: &mut Vec<String>,
+) {
+    let Some(size) = w.flow_size.map(|s| s.0) else {
+        return notes.push("transport = \"ndp\" needs sized flows (`flow_size`)".into());
+    };
+    let time = w.time.unwrap_or(DEFAULT_TIME);
+    let (apps, from, to) = match ndp_apps(s, topo, w, size) {
+        Ok(x) => x,
+        Err(e) => return notes.push(e),
+    };
+    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
+        return;
+    };
+    let done: Vec<(u64, u64)> = r
+        .hosts
+        .apps_of::<NdpRecv>()
+        .flat_map(|(_, a)| a.receiver.done().iter().map(|d| (d.bytes, d.at)))
+        .collect();
+    let ideal = PathIdeal::between(s, w, &topo.hosts[from[0]].name, &topo.hosts[to[0]].name)
+        .map_or(0.0, |p| p.alone_ns(size));
+    m.extend(fct_metrics(&done, ideal));
+    let senders: Vec<&NdpSend> = r.hosts.apps_of::<NdpSend>().map(|(_, a)| a).collect();
+    let sum = |f: fn(&NdpSend) -> u64| senders.iter().map(|a| f(a)).sum::<u64>();
+    m.insert(
+        "retransmits".into(),
+        json!(sum(|a| a.sender.stats.retransmitted)),
+    );
+    m.insert("nacks".into(), json!(sum(|a| a.sender.stats.nacks)));
+    m.insert("timeouts".into(), json!(sum(|a| a.sender.stats.timeouts)));
+    if done.len() < senders.len() {
+        notes.push(format!(
+            "NDP: {} of {} flows completed in {} s",
+            done.len(),
+            senders.len(),
+            time.as_secs_f64()
+        ));
+    }
+    ndp_fabric_metrics(&r, m);
+    m.insert("seconds".into(), json!(time.as_secs_f64()));
+}
+
+/// The fabric's counters, and the frames trimmed over every port.
+fn ndp_fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
+    fabric_metrics(r, m);
+    let hosts = r.network.all_host_stats();
+    let trunks = r.network.trunk_stats();
+    let trimmed: u64 = hosts
+        .iter()
+        .map(|p| p.egress.frames_trimmed)
+        .chain(
+            trunks
+                .iter()
+                .flat_map(|t| t.egress.iter().map(|e| e.frames_trimmed)),
+        )
+        .sum();
+    m.insert("frames_trimmed".into(), json!(trimmed));
+}
