@@ -77,6 +77,9 @@ pub struct Published {
     /// [`crate::calc::fit_workstations::MACHINES`]: (size, µs) rows of each workstation's echo
     /// through the switch, in that order.
     pub giga_baseline: Vec<Vec<(f64, f64)>>,
+    /// The ttcp figures of [`crate::calc::fit_workstations::BULK`] (`gigaswitch.table4.*`),
+    /// Mbit/s, in that order.
+    pub giga_table4: Vec<f64>,
     /// `nasa_lace.single_1byte_udp_mbps.atm`
     pub nasa_udp_1b_atm: f64,
     /// `nasa_lace.single_1byte_tcp_mbps.atm`
@@ -131,6 +134,10 @@ impl Published {
             giga_baseline: crate::calc::fit_workstations::MACHINES
                 .iter()
                 .map(|(key, _)| rows("gigaswitch.table5.size_bytes", key[0]))
+                .collect::<Result<_, _>>()?,
+            giga_table4: crate::calc::fit_workstations::BULK
+                .iter()
+                .map(|(key, _)| f.number(key[0]))
                 .collect::<Result<_, _>>()?,
             nasa_udp_1b_atm: f.number("nasa_lace.single_1byte_udp_mbps.atm")?,
             nasa_tcp_1b_atm: f.number("nasa_lace.single_1byte_tcp_mbps.atm")?,
@@ -301,6 +308,7 @@ pub fn fit(p: &Published) -> Report {
     indigo(p, &mut r);
     rs6000(p, &mut r);
     crate::calc::fit_workstations::workstations(p, &mut r);
+    crate::calc::fit_workstations::bulk(p, &mut r);
     r
 }
 
@@ -465,7 +473,7 @@ fn supersparc(p: &Published, r: &mut Report) {
 
 /// A host with one cost per byte on each path, fitted so that two of them carry `mbps` in bulk
 /// (per-packet and per-call costs folded in): the fit recorded against `from`.
-fn symmetric(
+pub(super) fn symmetric(
     name: &'static str,
     mbps: f64,
     from: &'static [&'static str],

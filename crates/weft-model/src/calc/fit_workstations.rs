@@ -26,6 +26,22 @@ use crate::host::HostCosts;
 use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 
+/// The Table 4 figures (ttcp between two like workstations) and the bulk preset fitted to each:
+/// one cost per byte on each path, 8000 / the figure (no HP 735 row is legible).
+pub const BULK: [(&[&str], &str); 3] = [
+    (&["gigaswitch.table4.ds5000"], "ds5000-133"),
+    (&["gigaswitch.table4.rs6000"], "rs6000-giga"),
+    (&["gigaswitch.table4.sparc10"], "sparc10"),
+];
+
+/// The workstations' bulk presets, each fitted to its Table 4 figure.
+pub fn bulk(p: &Published, r: &mut Report) {
+    for (&(from, name), &mbps) in BULK.iter().zip(&p.giga_table4) {
+        let host = super::fit::symmetric(name, mbps, from, r);
+        r.hosts.push(host);
+    }
+}
+
 /// The Table 5 rows: the machine's key in `gigaswitch.table5` and the preset fitted to it.
 pub const MACHINES: [(&[&str], &str); 4] = [
     (&["gigaswitch.table5.ds5000"], "ds5000-133-echo"),

@@ -173,6 +173,41 @@ fn echo_host(name: &'static str, call_ns: f64, byte_ns: f64) -> HostCosts {
     }
 }
 
+// The GIGAswitch study's workstations on their ttcp path (Table 4 of study 003), as
+// [`indigo_r4000`] is the Indigo's: one cost per byte on each path, per-call and per-packet
+// costs folded in. A host whose send and receive paths each cost `b` ns a byte moves 8000 / `b`
+// Mbit/s of payload, so each `b` is 8000 over its Table 4 figure: those figures are `fitted`,
+// the stress test's aggregates of Table 6 predictions (`scenarios/gigaswitch-table4-baseline.toml`).
+// No HP 735 row of Table 4 is legible, so the HP 735 has no bulk preset.
+
+/// A DECstation 5000/133 on its ttcp path: 534.76 ns a byte on each path, fitted to
+/// `gigaswitch.table4.ds5000` (14.96 Mbit/s). Not its echo path ([`ds5000_133_echo`]).
+pub fn ds5000_133() -> HostCosts {
+    bulk_host("ds5000-133", 534.759_358)
+}
+
+/// An IBM RS/6000 of the GIGAswitch study on its ttcp path: 187.40 ns a byte on each path,
+/// fitted to `gigaswitch.table4.rs6000` (42.69 Mbit/s). Not NASA's ([`rs6000_lace`]).
+pub fn rs6000_giga() -> HostCosts {
+    bulk_host("rs6000-giga", 187.397_517)
+}
+
+/// A Sun Sparc 10 on its ttcp path: 339.56 ns a byte on each path, fitted to
+/// `gigaswitch.table4.sparc10` (23.56 Mbit/s).
+pub fn sparc10() -> HostCosts {
+    bulk_host("sparc10", 339.558_574)
+}
+
+/// A host whose send and receive paths each cost `byte_ns` per byte, and nothing else.
+fn bulk_host(name: &'static str, byte_ns: f64) -> HostCosts {
+    HostCosts {
+        name,
+        send_other_ns_per_byte: byte_ns,
+        recv_other_ns_per_byte: byte_ns,
+        ..HostCosts::FREE
+    }
+}
+
 /// An RS/6000 of NASA's LACE cluster: 231 us for each of a send and a receive call, fitted to
 /// `nasa_lace.single_1byte_udp_mbps.atm` (a 1-byte message, cold start: the fit includes what
 /// the first message pays beyond the host, so it bounds the host's cost from above); predicts
@@ -323,6 +358,9 @@ pub fn all() -> Vec<HostCosts> {
         hp735_echo(),
         sparc10_echo(),
         rs6000_echo(),
+        ds5000_133(),
+        rs6000_giga(),
+        sparc10(),
         rs6000_lace_ethernet(),
         rs6000_lace_fddi(),
         rs6000_lace_fc(),
