@@ -176,6 +176,10 @@ fn simulate(
             Some(r) => crate::ring::ring(r, w.size, w.time, m, notes),
             None => notes.push("a ring workload without its ring".into()),
         },
+        WorkloadKind::Nfs => match from_scenario(s, seed) {
+            Ok((topo, _)) => crate::net::nfs_workload::nfs(s, &topo, w, m, notes),
+            Err(e) => notes.push(e.to_string()),
+        },
         WorkloadKind::Vc => notes.push(
             "skipped: a vc workload's circuits are planned by the model engine; the simulator \
              does not yet switch cells by VC tables (issue 28)"

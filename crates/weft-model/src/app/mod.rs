@@ -47,11 +47,12 @@
 //! engine reports); give it a unit test with the in-memory [`testing`] driver. Then give it its
 //! scenario keys ([`crate::scenario::Workload`]) and let the engines build it from them: the
 //! simulator's hosts and the socket driver run any [`Application`] unchanged. [`rr`] is the
-//! example to follow; [`bulk`] (ttcp's source and sink) and [`mp`] (a message-passing rank on
-//! one stream per peer) the others.
+//! example to follow; [`bulk`] (ttcp's source and sink), [`mp`] (a message-passing rank on
+//! one stream per peer) and [`nfs`] (NFS's READs and WRITEs over UDP RPC) the others.
 
 pub mod bulk;
 pub mod mp;
+pub mod nfs;
 pub mod rr;
 pub mod testing;
 pub mod traffic;

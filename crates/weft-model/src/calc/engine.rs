@@ -13,6 +13,7 @@
 //! | vc | - | the circuits planned from the `[vc]` database and their counts ([`crate::calc::vc_point::plan_point`]) |
 //! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
 //! | xfer | - | SBTP's or MBTP's time per buffer from the hosts' costs and disks, the path's rate and round trip, and its sync / disk / transfer split ([`super::xfer`]) |
+//! | nfs | - | NFS over UDP RPC: a request's round trip and the server's disk, and with `biods` outstanding the busiest of the disk, the hosts' CPUs and the slowest link ([`super::nfs`]) |
 
 use std::collections::BTreeMap;
 
@@ -80,6 +81,7 @@ pub fn evaluate_point(scenario: &Scenario, p: &Point) -> ModelPoint {
             Some(r) => super::ring::ring_point(r, p.spec.size, &mut out.metrics, &mut out.notes),
             None => out.notes.push("a ring workload without its ring".into()),
         },
+        WorkloadKind::Nfs => super::nfs::nfs(scenario, &p.spec, &mut out),
     }
     out
 }

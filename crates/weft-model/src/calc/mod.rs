@@ -13,6 +13,7 @@ pub mod hol;
 pub mod host;
 pub mod mathis;
 pub mod mp_point;
+pub mod nfs;
 pub mod overhead;
 pub mod queue;
 pub mod ring;

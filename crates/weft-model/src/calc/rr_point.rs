@@ -24,20 +24,13 @@ pub fn host_costs(s: &Scenario, name: &str) -> HostCosts {
         .unwrap_or(HostCosts::FREE)
 }
 
-/// Fills `out` with the round trip of `w` (its first client and first server).
-pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
-    let (Some(a), Some(b), Some(size)) = (w.from.first(), w.to.first(), w.size) else {
-        return;
-    };
-    let Some(path) = s.path(a, b) else {
-        out.notes.push(format!("no path from {a:?} to {b:?}"));
-        return;
-    };
-    // Walk the path from the client: each link leads into the node at its far end, and a hop
-    // that ends at a switch pays that switch's latency.
-    let mut at = a.as_str();
+/// The hops of `path` (the scenario's links from host `a`) as the round-trip model sees them:
+/// each link leads into the node at its far end, and a hop that ends at a switch pays that
+/// switch's latency.
+pub fn path_hops<'a>(s: &Scenario, a: &str, path: &[&'a crate::scenario::Link]) -> Vec<Hop<'a>> {
+    let mut at = a;
     let mut hops = Vec::with_capacity(path.len());
-    for l in &path {
+    for l in path {
         let next = if l.ends[0] == at {
             l.ends[1].as_str()
         } else {
@@ -52,6 +45,19 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         });
         at = next;
     }
+    hops
+}
+
+/// Fills `out` with the round trip of `w` (its first client and first server).
+pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
+    let (Some(a), Some(b), Some(size)) = (w.from.first(), w.to.first(), w.size) else {
+        return;
+    };
+    let Some(path) = s.path(a, b) else {
+        out.notes.push(format!("no path from {a:?} to {b:?}"));
+        return;
+    };
+    let hops = path_hops(s, a, &path);
     // The switches' latencies one way: a scenario parameter (GIGAswitch's measured 16.5 us),
     // reported so that a comparison can show it beside the published figure.
     let one_way_switching: u64 = hops.iter().map(|h| h.switch_latency.as_nanos()).sum();

@@ -29,7 +29,7 @@
 //! loss = 0.0                   # per frame, each direction; also corrupt, duplicate, reorder (+ reorder_delay)
 //!
 //! [[workload]]
-//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp | vc | ring
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp | vc | ring | nfs
 //! switch = "sw"
 //! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
 //! outputs = 5
@@ -62,6 +62,7 @@ mod compare;
 mod parse;
 mod parse_check;
 mod parse_fabric;
+mod parse_nfs;
 mod parse_ring;
 mod parse_vc;
 mod reader;
@@ -281,6 +282,19 @@ pub enum WorkloadKind {
     /// A shared FDDI ring under the timed-token protocol: `active` of its `stations` always
     /// have frames of `size` bytes (study 003's concentrators and its "small FDDI network").
     Ring,
+    /// NFS over UDP RPC ([`crate::app::nfs`]): the client on `from` reads or writes (`op`)
+    /// `count` transfers of `size` bytes (default 8192) through the server on `to`, `biods`
+    /// at once, the server's `disk` holding the file.
+    Nfs,
+}
+
+/// The NFS part of a workload of kind `nfs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct NfsWorkload {
+    /// Read or write.
+    pub op: crate::app::nfs::NfsOp,
+    /// Requests outstanding at most (the client's biods).
+    pub biods: u32,
 }
 
 /// Which TCP implementation a simulated host runs (the emulator always runs Linux's).
@@ -443,6 +457,9 @@ pub struct Workload {
     pub vc: Option<VcWorkload>,
     /// Kind `ring`: the shared ring and its stations.
     pub ring: Option<RingWorkload>,
+    /// Kind `nfs`: the operation and the biods.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nfs: Option<NfsWorkload>,
     /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
     /// this `rr` workload's requests on the simulator: request/response beside bulk traffic.
     pub beside: Option<usize>,
@@ -605,6 +622,7 @@ impl WorkloadKind {
             WorkloadKind::Xfer => Metric::GOODPUT_MBPS,
             WorkloadKind::Vc => Metric::PVCS,
             WorkloadKind::Ring => Metric::EFFICIENCY,
+            WorkloadKind::Nfs => crate::app::nfs::keys::NFS_MBPS,
         }
     }
 
@@ -622,6 +640,7 @@ impl WorkloadKind {
             WorkloadKind::Xfer => "xfer",
             WorkloadKind::Vc => "vc",
             WorkloadKind::Ring => "ring",
+            WorkloadKind::Nfs => "nfs",
         }
     }
 }

@@ -593,6 +593,7 @@ fn workload(
     allowed.extend(XFER_KEYS);
     allowed.extend(super::parse_vc::VC_KEYS);
     allowed.extend(super::parse_ring::RING_KEYS);
+    allowed.extend(super::parse_nfs::NFS_KEYS);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -606,11 +607,12 @@ fn workload(
         "xfer" => WorkloadKind::Xfer,
         "vc" => WorkloadKind::Vc,
         "ring" => WorkloadKind::Ring,
+        "nfs" => WorkloadKind::Nfs,
         _ => {
             return Err(w.err(
                 "kind",
-                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp, xfer, vc \
-                 or ring",
+                "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp, xfer, vc, \
+                 ring or nfs",
             ));
         }
     };
@@ -679,6 +681,7 @@ fn workload(
         },
         vc: super::parse_vc::workload(w, kind, db)?,
         ring: super::parse_ring::workload(w, kind)?,
+        nfs: super::parse_nfs::workload(w, kind)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
         traffic,
@@ -924,6 +927,14 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
             first.size.is_some(),
             "`size`, the IP datagram of each frame",
         )?,
+        WorkloadKind::Nfs => {
+            need(out.from.len() == 1, "`from`, the one client")?;
+            need(out.to.len() == 1, "`to`, the one server")?;
+            need(
+                out.from != out.to,
+                "a client and a server on different hosts",
+            )?;
+        }
     }
     Ok(())
 }

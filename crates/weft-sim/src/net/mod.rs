@@ -4,7 +4,7 @@
 //! ([`weft_model::app`]) on TCP byte streams ([`stream`]) or UDP sockets ([`datagram`]) through
 //! [`hosted`] (request/response, [`rr_workload`]; the bulk transfers of `tput` workloads,
 //! [`tput`]), constant-rate frame sources and sinks ([`cbr`]), message-passing ranks ([`mp`],
-//! [`mp_workload`]).
+//! [`mp_workload`]), NFS over UDP RPC ([`nfs_workload`]).
 
 pub mod cbr;
 pub mod datagram;
@@ -14,6 +14,7 @@ pub mod hosts;
 pub mod mp;
 pub mod mp_workload;
 pub mod ndp;
+pub mod nfs_workload;
 pub mod nic;
 pub mod rr_workload;
 pub mod run;

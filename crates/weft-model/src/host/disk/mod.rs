@@ -47,6 +47,10 @@ pub struct DiskSpec {
     /// Bytes a sequential read fetches beyond what was asked (the file system's read-ahead
     /// cluster), in the background while the reader goes on.
     pub readahead: u64,
+    /// Arm time a synchronous write spends on the file's metadata after its data (the inode's
+    /// size and times, which NFS version 2's server and `O_SYNC` put on the platter too),
+    /// leaving the head off the data: the next write positions again (zero: none).
+    pub sync_metadata: Duration,
 }
 
 impl DiskSpec {
@@ -62,6 +66,7 @@ impl DiskSpec {
             cache: 0,
             dirty_limit: 0,
             readahead: 0,
+            sync_metadata: Duration::ZERO,
         }
     }
 
@@ -225,10 +230,18 @@ impl Disk {
         ready
     }
 
-    /// Writes `len` bytes of `file` at `offset`, asked at `now`, and returns when they are on
-    /// the platter (NFS version 2's server, `O_SYNC`, `fsync`).
+    /// Writes `len` bytes of `file` at `offset`, asked at `now`, and returns when they and
+    /// the file's metadata ([`DiskSpec::sync_metadata`]) are on the platter (NFS version 2's
+    /// server, `O_SYNC`, `fsync`).
     pub fn write_sync(&mut self, now: Instant, file: u32, offset: u64, len: u64) -> Instant {
-        let on_disk = self.queue_write(now, file, offset, len);
+        let mut on_disk = self.queue_write(now, file, offset, len);
+        let meta = self.spec.sync_metadata;
+        if meta > Duration::ZERO {
+            on_disk += meta;
+            self.free_at = on_disk;
+            self.stats.busy += meta;
+            self.head = None;
+        }
         self.stats.write_wait += on_disk - now;
         on_disk
     }
@@ -407,5 +420,32 @@ mod tests {
         let t = d.write(Instant::ZERO, 1, 0, 65536);
         assert_eq!(t, Instant(10_000_000 + 8_192_000));
         assert_eq!(d.stats.write_wait, Duration(18_192_000));
+    }
+
+    /// A sync write with metadata waits for it after its data and leaves the head off the
+    /// data, so the next sequential sync write positions again; without it, sequential sync
+    /// writes stream at the media rate.
+    #[test]
+    fn a_sync_write_puts_the_metadata_down_and_moves_the_head() {
+        let mut plain = Disk::new(disk());
+        let a = plain.write_sync(Instant::ZERO, 1, 0, 8192);
+        let b = plain.write_sync(a, 1, 8192, 8192);
+        assert_eq!(
+            (a, b),
+            (
+                Instant(10_000_000 + 1_024_000),
+                Instant(10_000_000 + 2_048_000)
+            )
+        );
+        let mut meta = Disk::new(DiskSpec {
+            sync_metadata: Duration::from_millis(5),
+            ..disk()
+        });
+        let a = meta.write_sync(Instant::ZERO, 1, 0, 8192);
+        assert_eq!(a, Instant(16_024_000));
+        let b = meta.write_sync(a, 1, 8192, 8192);
+        assert_eq!(b, Instant(2 * 16_024_000));
+        assert_eq!(meta.stats.seeks, 2);
+        assert_eq!(meta.stats.busy, Duration(2 * 16_024_000));
     }
 }
