@@ -235,6 +235,7 @@ fn riacs_fit() {
             cache: 32 << 20,
             dirty_limit: env("DIRTY", 393216.0) as u64,
             readahead: 57344,
+            sync_metadata: Duration::ZERO,
         })
     };
     let kind = |h: &str| h.to_uppercase();
