@@ -734,11 +734,7 @@ fn workload(
 /// kinds.
 fn mp_workload(w: &Tbl<'_, '_>, kind: WorkloadKind, hosts: &[&str]) -> Result<Option<MpWorkload>> {
     if kind != WorkloadKind::Mp {
-        for k in ["ranks", "pattern", "iterations", "route"] {
-            if w.get(k).is_some() {
-                return Err(w.err(k, "only a workload of kind = \"mp\" takes this key"));
-            }
-        }
+        w.refuse_keys(["ranks", "pattern", "iterations", "route"], "mp")?;
         return Ok(None);
     }
     let ranks = w.names("ranks", hosts)?;
@@ -781,14 +777,12 @@ const XFER_KEYS: [&str; 7] = [
 /// kinds (but `file` on a `tput` workload: FTP from disk to disk).
 fn xfer_workload(w: &Tbl<'_, '_>, kind: WorkloadKind) -> Result<Option<XferWorkload>> {
     if kind != WorkloadKind::Xfer {
-        for k in XFER_KEYS {
-            if kind == WorkloadKind::Tput && k == "file" {
-                continue;
-            }
-            if w.get(k).is_some() {
-                return Err(w.err(k, "only a workload of kind = \"xfer\" takes this key"));
-            }
-        }
+        // `file` is also a `tput` workload's: FTP from disk to disk.
+        let others = XFER_KEYS.iter().copied();
+        w.refuse_keys(
+            others.filter(|&k| !(kind == WorkloadKind::Tput && k == "file")),
+            "xfer",
+        )?;
         return Ok(None);
     }
     let mode = match w.string("mode")?.as_deref() {
@@ -830,11 +824,7 @@ fn xfer_workload(w: &Tbl<'_, '_>, kind: WorkloadKind) -> Result<Option<XferWorkl
 
 fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Result<()> {
     if out.kind != WorkloadKind::Rr {
-        for k in ["response_size", "nodelay", "echo", "together"] {
-            if w.get(k).is_some() {
-                return Err(w.err(k, "only a workload of kind = \"rr\" takes this key"));
-            }
-        }
+        w.refuse_keys(["response_size", "nodelay", "echo", "together"], "rr")?;
     }
     let points = out.expand();
     let sw = match &out.switch {

@@ -22,11 +22,7 @@ pub(super) const NFS_KEYS: &[&str] = &["op", "biods"];
 /// The `nfs` keys of a workload; refused on other kinds.
 pub(super) fn workload(w: &Tbl<'_, '_>, kind: WorkloadKind) -> Result<Option<NfsWorkload>> {
     if kind != WorkloadKind::Nfs {
-        for k in NFS_KEYS {
-            if w.get(k).is_some() {
-                return Err(w.err(k, "only a workload of kind = \"nfs\" takes this key"));
-            }
-        }
+        w.refuse_keys(NFS_KEYS.iter().copied(), "nfs")?;
         return Ok(None);
     }
     let op = match w.string("op")?.as_deref() {

@@ -34,11 +34,7 @@ const MAX_STATIONS: u64 = 1000;
 /// The `ring` keys of a workload, refused on other kinds.
 pub(super) fn workload(w: &Tbl<'_, '_>, kind: WorkloadKind) -> Result<Option<RingWorkload>> {
     if kind != WorkloadKind::Ring {
-        for k in RING_KEYS {
-            if w.get(k).is_some() {
-                return Err(w.err(k, "only a workload of kind = \"ring\" takes this key"));
-            }
-        }
+        w.refuse_keys(RING_KEYS.iter().copied(), "ring")?;
         return Ok(None);
     }
     let Some(stations) = w.count("stations", 1, MAX_STATIONS)? else {

@@ -148,11 +148,7 @@ pub(super) fn workload(
     db: Option<&HostDb>,
 ) -> Result<Option<VcWorkload>> {
     if kind != WorkloadKind::Vc {
-        for k in VC_KEYS.iter().chain(&["hosts"]) {
-            if w.get(k).is_some() {
-                return Err(w.err(k, "only a workload of kind = \"vc\" takes this key"));
-            }
-        }
+        w.refuse_keys(VC_KEYS.iter().copied().chain(["hosts"]), "vc")?;
         return Ok(None);
     }
     let Some(db) = db else {

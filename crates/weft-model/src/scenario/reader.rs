@@ -172,6 +172,21 @@ impl<'a, 'i> Tbl<'a, 'i> {
         self.t.get(k)
     }
 
+    /// Refuses the first of `keys` present in this table: only a workload of kind `kind` takes them.
+    pub(super) fn refuse_keys<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k str>,
+        kind: &str,
+    ) -> Result<()> {
+        match keys.into_iter().find(|k| self.get(k).is_some()) {
+            Some(k) => Err(self.err(
+                k,
+                format!("only a workload of kind = \"{kind}\" takes this key"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     pub(super) fn err(&self, k: &str, msg: impl Into<String>) -> ScenarioError {
         let span = self.get(k).map_or(self.span.clone(), Spanned::span);
         self.cx.err(span, &self.key(k), msg)
