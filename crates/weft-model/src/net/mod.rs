@@ -24,6 +24,7 @@ pub mod ip;
 mod link;
 mod multipath;
 mod network;
+mod pfc;
 mod report;
 mod ring;
 mod serialiser;
@@ -51,6 +52,10 @@ pub use ingress::{Ingress, IngressStats};
 pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
 pub use multipath::{Multipath, PathChooser, flow_hash};
 pub use network::{Network, NetworkError, TrunkStats};
+pub use pfc::{
+    Admit, CLASSES, MAX_QUANTA, PauseFrame, PfcEgress, PfcIngress, PfcIngressStats, PfcSpec,
+    find_deadlock, quanta_ns,
+};
 pub use report::{Delivery, SenderStats, delivery};
 pub use ring::{
     FDDI_TOKEN_BYTES, FIBRE_NS_PER_KM, RingSpec, RingStats, TokenRing, saturated_efficiency,
