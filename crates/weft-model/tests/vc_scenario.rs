@@ -149,3 +149,38 @@ fn a_bad_database_is_an_error_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn contracts_on_circuits_and_paths_parse_and_bad_ones_are_errors_at_their_key() {
+    let forward = |c: &str| {
+        format!(
+            "name = \"t\"\n{}\n{c}",
+            DB.replace("[vc]\n", "[vc]\nforward = \"mesh\"\n")
+        )
+    };
+    let good = "[[vc.contract]]\nfrom = \"a\"\nto = \"c\"\npcr = \"26Mbps\"\npolice = true\n";
+    let s = Scenario::parse(&forward(good), "t.toml").unwrap();
+    assert_eq!(s.vc_contracts.len(), 1);
+    assert!(s.vc_contracts[0].contract.police);
+    // Without `forward` there is no switch to enforce it.
+    let e = err(&format!("name = \"t\"\n{DB}\n{good}"));
+    assert!(e.contains("vc.contract[0]") && e.contains("forward"), "{e}");
+    let e = err(&forward(&good.replace("\"a\"", "\"zz\"")));
+    assert!(e.contains("vc.contract[0].from") && e.contains("zz"), "{e}");
+    let e = err(&forward("[[vc.contract]]\nvpi = 5\npcr = \"1Mbps\"\n"));
+    assert!(
+        e.contains("vc.contract[0].vpi") && e.contains("switch"),
+        "{e}"
+    );
+    let e = err(&forward("[[vc.contract]]\nfrom = \"a\"\nto = \"c\"\n"));
+    assert!(e.contains("pcr"), "{e}");
+    let e = err(&forward(&format!("{good}rate = 3\n")));
+    assert!(
+        e.contains("vc.contract[0].rate") && e.contains("unknown key"),
+        "{e}"
+    );
+    let e = err(&forward(
+        "[[vc.contract]]\nfrom = \"a\"\nvpi = 5\nswitch = \"s1\"\npcr = \"1Mbps\"\n",
+    ));
+    assert!(e.contains("a circuit") && e.contains("a path"), "{e}");
+}

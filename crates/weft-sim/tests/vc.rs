@@ -79,3 +79,33 @@ fn the_failed_middle_switch_drops_cells_and_is_restored_in_two_control_delays() 
     assert!(x["vc_restore_us"].is_null(), "{x}");
     assert_eq!(x["vc"]["cells_unknown"].as_u64(), Some(0), "{x}");
 }
+
+/// `[[vc.contract]]` on the mesh: one circuit shaped to 1 Mbit/s of cells holds up the
+/// all-to-all (every rank waits for the slowest exchange), and the same contract policed loses
+/// that circuit's frames at its first switch, so the all-to-all (over UDP, which does not
+/// retransmit) never finishes.
+#[test]
+fn a_contract_on_one_circuit_shapes_or_polices_its_cells_at_its_first_switch() {
+    let (s, text) = scenario();
+    let free = weft_sim::scenario::run(&s, 1).samples[0].clone();
+    let with = |police: &str| {
+        let t = text.replace(
+            "\nforward = \"mesh\"\n",
+            &format!(
+                "\nforward = \"mesh\"\n[[vc.contract]]\nfrom = \"sparc1\"\nto = \"fileserver\"\npcr = \"1Mbps\"\ncdvt = \"1us\"\npolice = {police}\n"
+            ),
+        );
+        let s = Scenario::parse(&t, "x.toml").expect("as planned");
+        weft_sim::scenario::run(&s, 1).samples[0].clone()
+    };
+    let shaped = with("false");
+    let vc = &shaped["vc"];
+    assert!(vc["cells_shaped"].as_u64().is_some_and(|c| c > 0), "{vc}");
+    assert!(vc["cells_policed"].is_null(), "{vc}");
+    let (a, b) = (free["mean_us"].as_f64(), shaped["mean_us"].as_f64());
+    assert!(a.zip(b).is_some_and(|(a, b)| b > 2.0 * a), "{a:?} {b:?}");
+    assert!(free["vc"]["cells_shaped"].is_null(), "{}", free["vc"]);
+    let policed = with("true");
+    assert!(policed["mean_us"].is_null(), "{policed}");
+    assert!(policed.to_string().contains("did not finish"), "{policed}");
+}

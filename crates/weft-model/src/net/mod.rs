@@ -32,6 +32,7 @@ mod switch;
 mod topology;
 mod train;
 mod trim;
+mod vc_contract;
 mod vc_failure;
 mod vc_switch;
 
@@ -65,6 +66,7 @@ pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::Train;
 pub use trim::{HEADER_CLASS, TrimQueue, TrimStats, TrimVerdict};
+pub use vc_contract::{Enforced, Verdict};
 pub use vc_failure::{VcFailure, VcManaged};
 pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};
 #[cfg(test)]

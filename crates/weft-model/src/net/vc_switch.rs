@@ -7,6 +7,10 @@
 //! bound. Cells on a circuit a switch has no entry for are counted and dropped, as are frames a
 //! host has no circuit for and frames that reach a host on a label it does not know.
 //!
+//! A circuit or path may carry a traffic contract ([`crate::vc::CircuitContract`], resolved to
+//! the entry it applies to): the switch polices or shapes the cells arriving on that entry
+//! ([`super::vc_contract::Enforced`]) before they join their output's queue.
+//!
 //! The tables are the plan's, its ports the database's numbers; [`VcSwitch`] keeps the map from
 //! those to the switch's own ports, so a table can be cleared (a switch that lost its manager)
 //! and installed again from the plan as it is ([`VcSwitch::install`]).
@@ -20,8 +24,10 @@ use super::network::Network;
 use super::switch::SwitchCore;
 use super::topology::{Topology, TopologyError};
 use super::train::Train;
+use super::vc_contract::Enforced;
 use crate::element::PortId;
-use crate::vc::{Entry, HostDb, Plan, Table, TableError, Vc};
+use crate::shaper::VcContract;
+use crate::vc::{ContractAt, Entry, HostDb, Plan, Table, TableError, Vc};
 
 /// What a port of the database is in the topology.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +52,10 @@ pub struct Circuits {
     /// A switch that fails and is restored by its manager during the run (`[vc] fail`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<super::vc_failure::VcFailure>,
+    /// Per switch: the contracts it enforces, by database input port and label (VCI 0: a
+    /// path), from `[[vc.contract]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contracts: Vec<Vec<(u32, Vc, VcContract)>>,
 }
 
 impl Circuits {
@@ -114,7 +124,32 @@ impl Circuits {
             ports,
             send,
             failure: None,
+            contracts: Vec::new(),
         })
+    }
+
+    /// Adds the contracts `at` (resolved against the plan these circuits are from) to the
+    /// switches that enforce them, which must be the topology's.
+    pub fn set_contracts(
+        &mut self,
+        at: &[ContractAt],
+        topo: &Topology,
+    ) -> Result<(), TopologyError> {
+        self.contracts = vec![Vec::new(); topo.switches.len()];
+        for a in at {
+            let s = topo
+                .switches
+                .iter()
+                .position(|s| s.name == a.switch)
+                .ok_or_else(|| {
+                    TopologyError::Scenario(format!(
+                        "[vc]: contract: switch {} is not a [[switch]] of the scenario",
+                        a.switch
+                    ))
+                })?;
+            self.contracts[s].push((a.in_port, a.label, a.contract));
+        }
+        Ok(())
     }
 }
 
@@ -151,6 +186,9 @@ pub(super) fn install<F: Frame>(
                 }
             }
         }
+        for &(port, label, terms) in c.contracts.get(s).into_iter().flatten() {
+            v.set_contract(port, label, terms);
+        }
         if let Some(entries) = c.tables.get(s) {
             v.install(entries).map_err(|e| {
                 TopologyError::Scenario(format!("[vc]: switch {}: {e}", topo.switches[s].name))
@@ -177,6 +215,11 @@ impl<F: Frame> Network<F> {
             o.misdelivered += v.misdelivered;
             o.group += v.group;
             o.circuits_used += v.circuits_used;
+            o.cells_policed += v.cells_policed;
+            o.frames_policed += v.frames_policed;
+            o.frames_tagged += v.frames_tagged;
+            o.cells_shaped += v.cells_shaped;
+            o.max_shaping_delay_ns = o.max_shaping_delay_ns.max(v.max_shaping_delay_ns);
         }
         out
     }
@@ -201,6 +244,25 @@ pub struct VcStats {
     pub group: u64,
     /// Distinct circuits (input port and label) that carried a frame.
     pub circuits_used: usize,
+    /// Cells that broke a policed circuit's or path's contract (dropped, or tagged).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cells_policed: u64,
+    /// Frames damaged by that policing (a cell of theirs was dropped).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_policed: u64,
+    /// Frames tagged CLP = 1 by that policing instead.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_tagged: u64,
+    /// Cells a shaped circuit's or path's contract held back.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cells_shaped: u64,
+    /// The longest a shaper held a frame's last cell (ns).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_shaping_delay_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One switch's circuit switching: its table in its own port numbers, the bindings of the hosts
@@ -215,6 +277,8 @@ pub struct VcSwitch {
     /// Per port: the labels its host receives on.
     recv: Vec<HashSet<Vc>>,
     used: HashSet<(PortId, Vc)>,
+    /// The contracts enforced on the cells arriving on an input and label (VCI 0: a path).
+    contracts: HashMap<(PortId, Vc), Enforced>,
     stats: VcStats,
 }
 
@@ -237,6 +301,17 @@ impl VcSwitch {
             s.insert(to, vc);
             r.insert(vc);
         }
+    }
+
+    /// Enforces `terms` on the cells that arrive on database port `port` labelled `label`
+    /// (VCI 0: every channel of that path); false if the port is not one of this switch's.
+    /// Contracts outlive the table: a switch cleared and installed again keeps them.
+    pub fn set_contract(&mut self, port: u32, label: Vc, terms: VcContract) -> bool {
+        let Some(&own) = self.ports.get(&port) else {
+            return false;
+        };
+        self.contracts.insert((own, label), Enforced::new(terms));
+        true
     }
 
     /// Installs `entries` (database port numbers) in place of the table there was.
@@ -309,8 +384,33 @@ impl VcSwitch {
         self.used.insert((port, t.vc));
         self.stats.frames += 1;
         self.stats.cells += t.units;
+        self.enforce(port, t);
         t.vc = vc;
         Some(out)
+    }
+
+    /// Enforces the contract, if any, of the circuit (or else the path) `t` came in on.
+    fn enforce<F>(&mut self, port: PortId, t: &mut Train<F>) {
+        let channel = (port, t.vc);
+        let key = if self.contracts.contains_key(&channel) {
+            channel
+        } else {
+            (port, Vc::new(t.vc.vpi, 0))
+        };
+        let Some(c) = self.contracts.get_mut(&key) else {
+            return;
+        };
+        let v = c.apply(t);
+        if v.broken > 0 {
+            self.stats.cells_policed += v.broken;
+            if c.tags() {
+                self.stats.frames_tagged += 1;
+            } else {
+                self.stats.frames_policed += 1;
+            }
+        }
+        self.stats.cells_shaped += v.delayed;
+        self.stats.max_shaping_delay_ns = self.stats.max_shaping_delay_ns.max(v.held_ns);
     }
 }
 
@@ -387,6 +487,68 @@ mod tests {
         s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
             .unwrap();
         assert_eq!(s.route(0, &mut train(Vc::new(0, 138))), Some(1));
+    }
+
+    fn contract(police: bool) -> VcContract {
+        VcContract {
+            pcr: crate::units::Rate::mbps(26),
+            scr: None,
+            mbs: 1,
+            cdvt: crate::time::Duration(1_000),
+            police,
+            tag: false,
+        }
+    }
+
+    #[test]
+    fn a_circuit_s_contract_polices_its_cells_and_only_its_own() {
+        let mut s = switch();
+        s.install(&[
+            entry(3, (0, Some(138)), 16, (0, Some(40))),
+            entry(3, (0, Some(139)), 16, (0, Some(41))),
+        ])
+        .unwrap();
+        assert!(s.set_contract(3, Vc::new(0, 138), contract(true)));
+        assert!(!s.set_contract(4, Vc::new(0, 138), contract(true)));
+        // Ten cells 1 ns apart: far over 26 Mbit/s. The circuit under contract loses them; the
+        // other circuit from the same port passes.
+        let mut t = train(Vc::new(0, 138));
+        assert_eq!(s.route(0, &mut t), Some(1));
+        assert!(t.damaged);
+        let mut u = train(Vc::new(0, 139));
+        assert_eq!(s.route(0, &mut u), Some(1));
+        assert!(!u.damaged);
+        let st = s.stats();
+        assert_eq!((st.frames_policed, st.cells_policed), (1, 9));
+        // Cleared and installed again, the switch keeps the contract.
+        s.clear();
+        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
+            .unwrap();
+        let mut t = train(Vc::new(0, 138));
+        s.route(0, &mut t);
+        assert!(t.damaged);
+    }
+
+    #[test]
+    fn a_path_s_contract_shapes_every_channel_inside_it_as_one_stream() {
+        let mut s = switch();
+        s.install(&[entry(16, (5, None), 16, (9, None))]).unwrap();
+        assert!(s.set_contract(16, Vc::new(5, 0), contract(false)));
+        let inc = 1_000_000_000u64.div_ceil(26_000_000 / 424);
+        let mut a = train(Vc::new(5, 300));
+        let mut b = train(Vc::new(5, 301));
+        s.route(1, &mut a);
+        s.route(1, &mut b);
+        // Two channels' ten cells each, one stream of twenty at the path's peak rate, less the
+        // microsecond of tolerance each cell after the first may take.
+        assert!(!a.damaged && !b.damaged);
+        assert!(
+            b.last() + 1_000 >= 19 * inc && b.last() <= 19 * inc,
+            "{}",
+            b.last()
+        );
+        assert_eq!(s.stats().cells_shaped, 19);
+        assert_eq!(b.vc, Vc::new(9, 301));
     }
 
     #[test]

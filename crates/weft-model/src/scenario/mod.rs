@@ -117,6 +117,10 @@ pub struct Scenario {
     /// `fail`), on the simulator and the emulator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vc_failure: Option<crate::net::VcFailure>,
+    /// Traffic contracts on circuits and paths of the plan the switches forward by
+    /// (`[[vc.contract]]`), policed or shaped by the switch that enforces each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vc_contracts: Vec<crate::vc::CircuitContract>,
 }
 
 /// An end host.

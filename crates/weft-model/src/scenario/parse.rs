@@ -147,7 +147,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let fabric =
         super::parse_fabric::expand(&root, &mut hosts, &mut switches, &mut links, &mut names)?;
     let host_names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
-    let (vc, vc_forward, vc_failure) = super::parse_vc::db(&root, text)?;
+    let (vc, vc_forward, vc_failure, vc_contracts) = super::parse_vc::db(&root, text)?;
     let mut workloads = Vec::new();
     for w in root.tables("workload")? {
         let out = workload(&w, &host_names, &switches, vc.as_ref())?;
@@ -187,6 +187,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         fabric,
         vc_forward,
         vc_failure,
+        vc_contracts,
     })
 }
 
@@ -423,7 +424,7 @@ pub(super) fn link_body(l: &Tbl<'_, '_>, ends: [String; 2]) -> Result<Link> {
 }
 
 /// The VC contract keys of a link: `pcr` is required once any of them is given.
-fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
+pub(super) fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
     let pcr = l.rate("pcr", RATES.0, RATES.1)?;
     let scr = l.rate("scr", RATES.0, RATES.1)?;
     let mbs = l.count("mbs", MBS.0, MBS.1)?;

@@ -12,6 +12,13 @@
 //! # optional: the switches forward cells by this plan's tables (not by MAC address), on the
 //! # simulator and the emulator: mesh | sites | star (with hub = "HOST") | pairs (the database's)
 //! forward = "mesh"
+//! # optional, with `forward`: a traffic contract on a circuit (enforced at its first switch,
+//! # or at `switch`) or on a path (`vpi`, at `switch`), policed or shaped there
+//! [[vc.contract]]
+//! from = "methuselah"
+//! to = "dhpc04"
+//! pcr = "26Mbps"           # and scr, mbs, cdvt, police: a link's contract keys
+//! police = true
 //!
 //! [[workload]]
 //! kind = "vc"
@@ -26,26 +33,32 @@ use super::reader::{Result, Tbl};
 use super::{VcWorkload, Workload, WorkloadKind};
 use crate::net::VcFailure;
 use crate::time::Duration;
-use crate::vc::{HostDb, Shape};
+use crate::vc::{CircuitContract, ContractTarget, HostDb, Shape};
+
+/// What a scenario's `[vc]` table gives: the host database, the plan the switches forward by,
+/// a switch that fails, and the contracts on circuits and paths.
+type VcParts = (
+    Option<HostDb>,
+    Option<Shape>,
+    Option<VcFailure>,
+    Vec<CircuitContract>,
+);
 
 /// The keys only a workload of kind `vc` takes (`hosts` is sweepable and listed there).
 pub(super) const VC_KEYS: &[&str] = &["plan", "hub", "sites"];
 
 /// The `[vc]` table of the document `text`, validated as a host database (`None`: absent),
 /// and the plan its `forward` key names.
-pub(super) fn db(
-    root: &Tbl<'_, '_>,
-    text: &str,
-) -> Result<(Option<HostDb>, Option<Shape>, Option<VcFailure>)> {
-    if root.get("vc").is_none() {
-        return Ok((None, None, None));
-    }
+pub(super) fn db(root: &Tbl<'_, '_>, text: &str) -> Result<VcParts> {
+    let Some(spanned) = root.get("vc") else {
+        return Ok((None, None, None, Vec::new()));
+    };
     // The document parsed once already; parse it again as plain TOML to hand the table to
     // the database's own (serde) reader.
     let doc: toml::Table =
         toml::from_str(text).map_err(|e| root.err("vc", format!("not valid TOML: {e}")))?;
     let Some(mut value) = doc.get("vc").cloned() else {
-        return Ok((None, None, None));
+        return Ok((None, None, None, Vec::new()));
     };
     let Some(table) = value.as_table_mut() else {
         return Err(root.err(
@@ -56,6 +69,7 @@ pub(super) fn db(
     let forward = table.remove("forward");
     let hub = table.remove("hub");
     let fail = table.remove("fail");
+    table.remove("contract");
     let db: HostDb = value.try_into().map_err(|e: toml::de::Error| {
         root.err("vc", format!("not a host database: {}", e.message().trim()))
     })?;
@@ -65,7 +79,66 @@ pub(super) fn db(
         .map(|f| failure(f, &db, shape.is_some()))
         .transpose()
         .map_err(|m| root.err("vc", m))?;
-    Ok((Some(db), shape, failure))
+    let contracts = match spanned.get_ref() {
+        DeValue::Table(t) => contracts(&root.child("vc", t, spanned.span()), &db, shape.is_some())?,
+        _ => Vec::new(),
+    };
+    Ok((Some(db), shape, failure, contracts))
+}
+
+/// `[[vc.contract]]`: each on a circuit (`from`, `to`, optionally `switch`) or a path (`vpi`
+/// and `switch`), with a link's contract keys (`pcr`, `scr`, `mbs`, `cdvt`, `police`).
+fn contracts(vc: &Tbl<'_, '_>, db: &HostDb, forwards: bool) -> Result<Vec<CircuitContract>> {
+    let mut out = Vec::new();
+    for c in vc.tables("contract")? {
+        c.check_keys(&[
+            "switch", "from", "to", "vpi", "pcr", "scr", "mbs", "cdvt", "police",
+        ])?;
+        if !forwards {
+            return Err(c.err_table(
+                "a contract is enforced by switches that forward by a plan: give [vc] `forward`",
+            ));
+        }
+        let host = |k: &str| -> Result<Option<String>> {
+            match c.string(k)? {
+                Some(h) if db.host_index(&h).is_none() => {
+                    Err(c.err(k, format!("no host of [vc] is called {h:?}")))
+                }
+                h => Ok(h),
+            }
+        };
+        let switch = c.string("switch")?;
+        if let Some(s) = &switch {
+            if !db.switches.iter().any(|x| x.name == *s) {
+                return Err(c.err("switch", format!("no switch of [vc] is called {s:?}")));
+            }
+        }
+        let vpi = c.count("vpi", 1, 255)?;
+        let target = match (host("from")?, host("to")?, vpi) {
+            (Some(from), Some(to), None) => ContractTarget::Circuit { from, to },
+            (None, None, Some(vpi)) if switch.is_some() => ContractTarget::Path { vpi: vpi as u8 },
+            (None, None, Some(_)) => {
+                return Err(c.err(
+                    "vpi",
+                    "a path's contract needs `switch`, where it is enforced",
+                ));
+            }
+            _ => {
+                return Err(c.err_table(
+                    "expected a circuit (`from` and `to`) or a path (`vpi` and `switch`)",
+                ));
+            }
+        };
+        let Some(contract) = super::parse::contract(&c)? else {
+            return Err(c.err_table("a contract needs `pcr`, its peak cell rate as a bit rate"));
+        };
+        out.push(CircuitContract {
+            switch,
+            target,
+            contract,
+        });
+    }
+    Ok(out)
 }
 
 /// `[vc]`'s `fail = { switch, at, for, control_delay }`: a switch of the database, which must

@@ -171,6 +171,13 @@ impl Topology {
             }
             let mut c = crate::net::Circuits::from_plan(&plan, db, &topo)?;
             c.failure = s.vc_failure.clone();
+            let mut at = Vec::new();
+            for k in &s.vc_contracts {
+                at.extend(k.resolve(&plan).map_err(err)?);
+            }
+            if !at.is_empty() {
+                c.set_contracts(&at, &topo)?;
+            }
             topo.circuits = Some(c);
             notes.push(format!(
                 "the switches forward by the {} plan of [vc]: {} circuits, {} cross-connect entries",

@@ -11,7 +11,7 @@ use crate::units::Rate;
 const CELL_BITS: u64 = 53 * 8;
 
 /// A VC traffic contract (ATM Forum TM 4.0 terms, rates given as bit rates of whole cells).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VcContract {
     /// Peak cell rate, as the bit rate of 53-byte cells.
     pub pcr: Rate,

@@ -35,6 +35,7 @@
 //! p.verify(&db).unwrap();
 //! ```
 
+mod contract;
 mod db;
 mod growth;
 mod manager;
@@ -45,6 +46,7 @@ pub mod wire;
 
 use serde::{Deserialize, Serialize};
 
+pub use contract::{CircuitContract, ContractAt, ContractTarget};
 pub use db::{DbHost, DbSwitch, DbTrunk, DbVp, HostDb};
 pub use growth::{GrowthRow, degree, growth};
 pub use manager::{Manager, Push, Restore};
