@@ -14,6 +14,7 @@
 //!   directly or through PVM-style daemons), moved here from `weft-probe` so that the emulator
 //!   runs them without the measurement tool; [`stats`]: the latency statistics they report.
 
+pub mod buf;
 pub mod datagram;
 pub mod mp;
 pub mod payload;
@@ -69,6 +70,8 @@ pub struct Options {
     /// Streams: keep at most this many bytes unacknowledged in the socket (`SIOCOUTQ`), by
     /// writing only what fits: a window enforced at the sender.
     pub max_outq: Option<u32>,
+    /// Streams: bytes asked of each read call at most (the read buffer's length).
+    pub read_len: usize,
     /// Datagrams: a datagram refused by the peer's host (ICMP port unreachable, seen on a
     /// connected socket) ends the run with an error of kind `ConnectionRefused`, instead of
     /// counting as lost.
@@ -83,6 +86,7 @@ impl Default for Options {
             spin_after: None,
             max_outq: None,
             refused_ends: false,
+            read_len: 64 * 1024,
         }
     }
 }

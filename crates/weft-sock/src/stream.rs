@@ -9,22 +9,42 @@
 //! application is done and everything it wrote has gone, when the stream has ended (closed by
 //! the peer or failed) and the application has nothing left to write, or at
 //! [`Options::until`].
+//!
+//! Bulk transfer runs here at the speed of a tool written for it: a message is written from a
+//! page-aligned buffer that already holds the filler ([`crate::buf`]: no copy per call, the
+//! kernel's copy at its fast alignment), as much of it per call as the socket takes, and the
+//! socket is read only when `ppoll` said it had something. An [`Observer`] sees every call's
+//! bytes as it returns (a tool's interval counters).
 
 use std::collections::VecDeque;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::ops::Range;
 use std::os::fd::AsRawFd;
 
 use weft_model::app::{Application, Input, Output, Tag};
 use weft_model::{Duration, Instant};
 
+use crate::buf::PageBuf;
 use crate::{Clock, Options, payload, stream_error, timers};
-
-/// Bytes read (and written) per call at most.
-const CHUNK: usize = 64 * 1024;
 
 /// How long a writer held back by [`Options::max_outq`] waits before looking again.
 const OUTQ_WAIT: Duration = Duration::from_micros(100);
+
+/// The longest message buffer, bytes: a longer message is written from it again and again.
+const MAX_MESSAGE_BUF: u64 = 4 << 20;
+
+/// Sees each socket call's bytes as it returns: the hook through which a tool keeps live
+/// counters (bytes and calls per interval, the last instant data moved) without the driver
+/// knowing of intervals. `()` sees nothing.
+pub trait Observer {
+    /// A write call took `n` bytes at `now`.
+    fn wrote(&mut self, _n: u64, _now: Instant) {}
+    /// A read call returned `n` bytes at `now`.
+    fn read(&mut self, _n: u64, _now: Instant) {}
+}
+
+impl Observer for () {}
 
 /// Something to write.
 #[derive(Debug)]
@@ -50,6 +70,26 @@ pub struct Report {
     pub read: u64,
     /// The peer closed the stream.
     pub eof: bool,
+    /// The stream failed: the failed call's error (the application was told as
+    /// [`Input::Closed`] with its error).
+    pub error: Option<Failure>,
+}
+
+/// A failed socket call's error, kept as a value ([`io::Error`] is neither `Copy` nor `Eq`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// Its kind.
+    pub kind: ErrorKind,
+    /// The system's error number, if it was one.
+    pub os: Option<i32>,
+}
+
+impl Failure {
+    /// The error again, with the system's message when there was one.
+    pub fn to_io(self) -> io::Error {
+        self.os
+            .map_or_else(|| io::Error::from(self.kind), io::Error::from_raw_os_error)
+    }
 }
 
 /// Runs `app` on `s` (connected) from `clock`'s now until it is done, the stream has ended, or
@@ -73,15 +113,28 @@ pub fn drive_until<A: Application + ?Sized>(
     s: &TcpStream,
     clock: &Clock,
     opts: &Options,
+    stop: impl FnMut(&A, Instant) -> bool,
+) -> io::Result<Report> {
+    drive_observed(app, s, clock, opts, &mut (), stop)
+}
+
+/// As [`drive_until`], telling `observer` of every call's bytes as it returns.
+pub fn drive_observed<A: Application + ?Sized>(
+    app: &mut A,
+    s: &TcpStream,
+    clock: &Clock,
+    opts: &Options,
+    observer: &mut impl Observer,
     mut stop: impl FnMut(&A, Instant) -> bool,
 ) -> io::Result<Report> {
     s.set_nonblocking(true)?;
     let mut d = Driver {
         queue: VecDeque::new(),
-        buf: vec![0u8; CHUNK],
-        fill: payload::buffer(CHUNK + 251),
+        rbuf: PageBuf::zeroed(opts.read_len.max(1)),
+        msg: PageBuf::default(),
         report: Report::default(),
         ended: false,
+        readable: true,
         last_output: clock.now(),
     };
     app.handle_input(clock.now(), Input::Connected { stream: 0 });
@@ -92,9 +145,9 @@ pub fn drive_until<A: Application + ?Sized>(
             break;
         }
         timers(app, now);
-        d.read(app, s, clock)?;
+        d.read(app, s, clock, observer)?;
         d.outputs(app, clock.now());
-        let held = d.write(app, s, clock, opts)?;
+        let held = d.write(app, s, clock, opts, observer)?;
         if d.queue.is_empty() && (app.is_done() || d.ended) {
             break;
         }
@@ -113,20 +166,35 @@ pub fn drive_until<A: Application + ?Sized>(
             revents: 0,
         }];
         weft_sys::poll::ppoll_readable(&mut fds, Some(wait.map_or(0, |w| w.0)))?;
+        d.readable = fds[0].revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
     }
     Ok(d.report)
 }
 
 struct Driver {
     queue: VecDeque<Pending>,
-    /// Read buffer, and the bytes of the message being written.
-    buf: Vec<u8>,
-    /// The filler, one period longer than a chunk, so that a chunk at any offset is a slice.
-    fill: Vec<u8>,
+    /// Read buffer ([`Options::read_len`]).
+    rbuf: PageBuf,
+    /// Messages are written from here: the filler, a multiple of its period long (so that a
+    /// message longer than the buffer is written from it again and again), with a message's
+    /// tag over its first bytes while they are being written.
+    msg: PageBuf,
     report: Report,
     /// The stream ended (closed by the peer, or failed): the application was told.
     ended: bool,
+    /// The last `ppoll` said the socket had something to read (or an error, or an end).
+    readable: bool,
     last_output: Instant,
+}
+
+/// What the front of the queue writes next.
+enum Piece {
+    /// Shut the sending direction.
+    Close,
+    /// These bytes of the echo at the front.
+    Echo(Range<usize>),
+    /// These bytes of the message buffer (with the tag over the first ones, to restore after).
+    Message(Range<usize>, Option<Tag>),
 }
 
 impl Driver {
@@ -136,6 +204,7 @@ impl Driver {
             self.last_output = now;
             match out {
                 Output::Write { len, tag, .. } => {
+                    self.fit(len);
                     self.queue.push_back(Pending::Message { len, tag, sent: 0 })
                 }
                 Output::Echo { len, .. } => {
@@ -155,18 +224,28 @@ impl Driver {
         self.outputs_with(app, now, &[]);
     }
 
-    /// Reads everything the socket has.
+    /// Grows the message buffer to hold a message of `len` bytes in one piece (up to
+    /// [`MAX_MESSAGE_BUF`]); its length stays a multiple of the filler's period.
+    fn fit(&mut self, len: u64) {
+        let want = len.clamp(1, MAX_MESSAGE_BUF) as usize;
+        if self.msg.as_slice().len() < want {
+            self.msg = PageBuf::pattern(want.next_multiple_of(payload::PERIOD));
+        }
+    }
+
+    /// Reads everything the socket has (if the last wait said it had something).
     fn read<A: Application + ?Sized>(
         &mut self,
         app: &mut A,
         mut s: &TcpStream,
         clock: &Clock,
+        observer: &mut impl Observer,
     ) -> io::Result<()> {
-        if self.ended {
+        if self.ended || !self.readable {
             return Ok(());
         }
         loop {
-            match s.read(&mut self.buf) {
+            match s.read(self.rbuf.as_mut_slice()) {
                 Ok(0) => {
                     self.ended = true;
                     self.report.eof = true;
@@ -182,27 +261,59 @@ impl Driver {
                 Ok(n) => {
                     self.report.read += n as u64;
                     let now = clock.now();
-                    let buf = std::mem::take(&mut self.buf);
+                    observer.read(n as u64, now);
+                    let buf = std::mem::take(&mut self.rbuf);
+                    let data = &buf.as_slice()[..n];
                     let read = Input::Read {
                         stream: 0,
                         len: n as u64,
-                        data: Some(&buf[..n]),
+                        data: Some(data),
                     };
                     app.handle_input(now, read);
                     // An echo writes back what was just read.
-                    self.outputs_with(app, now, &buf[..n]);
-                    self.buf = buf;
+                    self.outputs_with(app, now, data);
+                    self.rbuf = buf;
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.ended = true;
-                    let error = Some(stream_error(&e));
-                    app.handle_input(clock.now(), Input::Closed { stream: 0, error });
+                    self.fail(app, clock, &e);
                     return Ok(());
                 }
             }
         }
+    }
+
+    /// The stream failed with `e`: the application is told (once).
+    fn fail<A: Application + ?Sized>(&mut self, app: &mut A, clock: &Clock, e: &io::Error) {
+        if !self.ended {
+            self.ended = true;
+            self.report.error = Some(Failure {
+                kind: e.kind(),
+                os: e.raw_os_error(),
+            });
+            let error = Some(stream_error(e));
+            app.handle_input(clock.now(), Input::Closed { stream: 0, error });
+        }
+    }
+
+    /// What the front of the queue writes next (`None`: the queue is empty).
+    fn piece(&mut self) -> Option<Piece> {
+        Some(match self.queue.front()? {
+            Pending::Close => Piece::Close,
+            Pending::Echo { data, sent } => Piece::Echo(*sent..data.len()),
+            &Pending::Message { len, tag, sent } => {
+                let cap = self.msg.as_slice().len() as u64;
+                let at = sent % cap;
+                let n = (len - sent).min(cap - at);
+                let head = tag.filter(|t| sent < u64::from(t.len));
+                if let Some(t) = head {
+                    // The message starts at the buffer's start: its tag goes over the filler.
+                    t.write(self.msg.as_mut_slice());
+                }
+                Piece::Message(at as usize..(at + n) as usize, head)
+            }
+        })
     }
 
     /// Writes what the socket takes; returns true if [`Options::max_outq`] holds the writer
@@ -213,70 +324,58 @@ impl Driver {
         mut s: &TcpStream,
         clock: &Clock,
         opts: &Options,
+        observer: &mut impl Observer,
     ) -> io::Result<bool> {
-        while let Some(front) = self.queue.front_mut() {
-            let (bytes, done): (&[u8], bool) = match front {
-                Pending::Close => {
+        while let Some(piece) = self.piece() {
+            let range = match &piece {
+                Piece::Close => {
                     // The peer may have gone already: nothing more to say to it.
                     let _ = s.shutdown(Shutdown::Write);
                     self.queue.pop_front();
                     continue;
                 }
-                Pending::Echo { data, sent } => (&data[*sent..], false),
-                Pending::Message { len, tag, sent } => {
-                    let n = (*len - *sent).min(CHUNK as u64) as usize;
-                    let at = (*sent % 251) as usize;
-                    self.buf[..n].copy_from_slice(&self.fill[at..at + n]);
-                    if let Some(t) = tag
-                        && *sent < u64::from(t.len)
-                    {
-                        let mut head = [0u8; 8];
-                        t.write(&mut head);
-                        let from = *sent as usize;
-                        let k = (usize::from(t.len) - from).min(n);
-                        self.buf[..k].copy_from_slice(&head[from..from + k]);
-                    }
-                    (&self.buf[..n], *len == 0)
-                }
+                Piece::Echo(r) | Piece::Message(r, _) => r.clone(),
             };
-            let mut n = bytes.len();
+            let mut n = range.len();
             if let Some(max) = opts.max_outq {
                 let outq = weft_sys::sockopt::tcp_outq(s.as_raw_fd())?;
                 let room = max.saturating_sub(outq) as usize;
                 if room == 0 && n > 0 {
+                    self.untag(&piece);
                     return Ok(true);
                 }
                 n = n.min(room);
             }
-            let wrote = if done {
-                0
-            } else {
-                match s.write(&bytes[..n]) {
-                    Ok(w) => w,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        self.queue.clear();
-                        if !self.ended {
-                            self.ended = true;
-                            let error = Some(stream_error(&e));
-                            app.handle_input(clock.now(), Input::Closed { stream: 0, error });
-                        }
-                        return Ok(false);
-                    }
+            let bytes = match (&piece, self.queue.front()) {
+                (Piece::Echo(_), Some(Pending::Echo { data, .. })) => &data[range.start..],
+                _ => &self.msg.as_slice()[range.start..],
+            };
+            let r = if n == 0 { Ok(0) } else { s.write(&bytes[..n]) };
+            self.untag(&piece);
+            let wrote = match r {
+                Ok(w) => w,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.queue.clear();
+                    self.fail(app, clock, &e);
+                    return Ok(false);
                 }
             };
             self.report.written += wrote as u64;
-            let finished = match front {
-                Pending::Echo { data, sent } => {
+            if wrote > 0 {
+                observer.wrote(wrote as u64, clock.now());
+            }
+            let finished = match self.queue.front_mut() {
+                Some(Pending::Echo { data, sent }) => {
                     *sent += wrote;
                     *sent == data.len()
                 }
-                Pending::Message { len, sent, .. } => {
+                Some(Pending::Message { len, sent, .. }) => {
                     *sent += wrote as u64;
                     *sent == *len
                 }
-                Pending::Close => true,
+                _ => true,
             };
             if finished {
                 let was_message = matches!(self.queue.pop_front(), Some(Pending::Message { .. }));
@@ -288,5 +387,15 @@ impl Driver {
             }
         }
         Ok(false)
+    }
+
+    /// Puts the filler back where a message's tag was written for `piece`.
+    fn untag(&mut self, piece: &Piece) {
+        if let Piece::Message(_, Some(t)) = piece {
+            let head = &mut self.msg.as_mut_slice()[..usize::from(t.len)];
+            for (i, b) in head.iter_mut().enumerate() {
+                *b = payload::filler(i);
+            }
+        }
     }
 }

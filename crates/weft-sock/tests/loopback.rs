@@ -2,12 +2,14 @@
 //! transfer over TCP, each end a core application on its own thread.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
+use std::io::Read;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 
 use weft_model::app::bulk::{BulkSink, BulkSource};
 use weft_model::app::rr::{Answer, RrClient, RrServer, RrSpec, Via};
 use weft_model::{Duration, Instant};
 use weft_sock::datagram::{self, Peers};
+use weft_sock::stream::Observer;
 use weft_sock::{Clock, Options, stream};
 
 fn spec(request: u64, response: u64) -> RrSpec {
@@ -130,4 +132,62 @@ fn a_bulk_transfer_moves_every_byte_and_closes() {
         "{}",
         k.measured()
     );
+}
+
+/// Counts what the driver says it wrote, call by call.
+#[derive(Default)]
+struct Seen {
+    bytes: u64,
+    calls: u64,
+}
+
+impl Observer for Seen {
+    fn wrote(&mut self, n: u64, _now: Instant) {
+        self.bytes += n;
+        self.calls += 1;
+    }
+}
+
+#[test]
+fn a_message_longer_than_the_drivers_buffer_is_the_filler_and_the_observer_sees_every_byte() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut v = Vec::new();
+        s.read_to_end(&mut v).unwrap();
+        v
+    });
+    let s = TcpStream::connect(addr).unwrap();
+    // Longer than the driver's largest message buffer (4 MiB), so written from it twice over;
+    // then a short second message.
+    let len: u64 = (5 << 20) + 3;
+    let total = len + 1000;
+    let mut src = BulkSource::new(Via::Stream, len, Instant(u64::MAX), None).with_limit(total);
+    let mut seen = Seen::default();
+    let r = stream::drive_observed(
+        &mut src,
+        &s,
+        &Clock::start(),
+        &bounded(),
+        &mut seen,
+        |_, _| false,
+    )
+    .unwrap();
+    drop(s);
+    let v = reader.join().unwrap();
+    assert_eq!(
+        (v.len() as u64, r.written, seen.bytes),
+        (total, total, total)
+    );
+    assert!(seen.calls >= 2, "{} calls", seen.calls);
+    assert_eq!(r.error, None);
+    let (first, second) = v.split_at(len as usize);
+    for m in [first, second] {
+        let wrong = m
+            .iter()
+            .enumerate()
+            .position(|(i, &b)| b != (i % 251) as u8);
+        assert_eq!(wrong, None, "a message's byte is not the filler");
+    }
 }

@@ -7,7 +7,6 @@
 //! against each other ([`result::DirResult::reconcile`]).
 
 pub mod agent;
-pub mod buf;
 pub mod client;
 pub mod opts;
 pub mod result;

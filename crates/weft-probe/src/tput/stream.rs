@@ -1,4 +1,6 @@
-//! The data path: one function per (transport, role), each run on its own thread.
+//! The data path: one function per (transport, role), each run on its own thread. Over TCP the
+//! source and sink are the core's bulk applications ([`weft_model::app::bulk`]) on the socket
+//! driver ([`weft_sock::stream`]), the ones the simulator and the emulator run.
 //!
 //! Buffers are allocated once per stream; the loops do no allocation. Counters shared with the
 //! interval ticker are relaxed atomics updated once per system call. A stream stops when its
@@ -6,13 +8,20 @@
 //! abort flag, or when the peer stays silent for the idle time-out. The controlling thread
 //! unblocks streams on abort by shutting their sockets down.
 
-use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpStream, UdpSocket};
+use std::cell::Cell;
+use std::io::ErrorKind;
+use std::net::{TcpStream, UdpSocket};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::buf::PageBuf;
+use weft_model::app::Application;
+use weft_model::app::bulk::{BulkSink, BulkSource};
+use weft_model::app::rr::Via;
+use weft_sock as sock;
+use weft_sock::buf::PageBuf;
+use weft_sock::stream::{self, Observer};
+
 use super::udp_stats::UdpRecvStats;
 use crate::cpu::ThreadCpu;
 use crate::error::ProbeError;
@@ -84,9 +93,10 @@ fn elapsed_ns(start: Instant, t: Instant) -> u64 {
     t.saturating_duration_since(start).as_nanos() as u64
 }
 
-/// Sends on a TCP stream until `amount` is sent, then half-closes it (the receiver's EOF).
+/// Sends on a TCP stream until `amount` is sent, then half-closes it (the receiver's EOF): the
+/// core's bulk source ([`BulkSource`], ttcp's) on the socket driver.
 pub fn tcp_send(
-    mut s: TcpStream,
+    s: TcpStream,
     amount: Amount,
     len: usize,
     start: Instant,
@@ -95,65 +105,31 @@ pub fn tcp_send(
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
     let cpu0 = ThreadCpu::thread();
-    let _ = s.set_write_timeout(Some(idle));
-    let page = PageBuf::pattern(len.max(1));
-    let buf = page.as_slice();
     let (total, until) = amount_limits(amount, len, start);
-    let mut sent: u64 = 0;
-    let mut writes: u64 = 0;
-    let mut last = start;
-    let mut off = 0usize;
-    while sent < total && !abort.load(Ordering::Relaxed) {
-        if let Some(u) = until {
-            // One clock read per write: a vDSO call, cheap next to a 128 KiB copy.
-            if off == 0 && Instant::now() >= u {
-                break;
-            }
-        }
-        let want = (buf.len() - off).min((total - sent).min(usize::MAX as u64) as usize);
-        match s.write(&buf[off..off + want]) {
-            Ok(0) => {
-                return Err(ProbeError::Protocol(
-                    "data connection closed by peer".into(),
-                ));
-            }
-            Ok(n) => {
-                sent += n as u64;
-                off = (off + n) % buf.len();
-                writes += 1;
-                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                counter.packets.fetch_add(1, Ordering::Relaxed);
-                last = Instant::now();
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(&e) => {
-                return Err(ProbeError::Timeout(format!(
-                    "data stream stalled: nothing could be sent for {idle:?}"
-                )));
-            }
-            Err(e) => return Err(ProbeError::io("sending data", e)),
-        }
+    let stop = until.map_or(weft_model::Instant(u64::MAX), |u| {
+        weft_model::Instant(elapsed_ns(start, u))
+    });
+    let mut app = BulkSource::new(Via::Stream, len.max(1) as u64, stop, None);
+    if total != u64::MAX {
+        app = app.with_limit(total);
     }
-    if abort.load(Ordering::Relaxed) {
-        return Err(ProbeError::Protocol("test aborted".into()));
-    }
-    s.shutdown(Shutdown::Write)
-        .map_err(|e| ProbeError::io("closing the data stream", e))?;
+    let opts = sock::Options::default();
+    let (report, last) = drive_tcp(&mut app, &s, start, &opts, idle, counter, abort, Dir::Send)?;
     Ok(Outcome {
         end: StreamEnd {
-            bytes: sent,
-            packets: writes,
-            elapsed_ns: elapsed_ns(start, last),
+            bytes: report.written,
+            packets: counter.packets.load(Ordering::Relaxed),
+            elapsed_ns: last,
             udp: None,
         },
         cpu: ThreadCpu::thread().since(cpu0),
     })
 }
 
-/// Receives on a TCP stream until end of stream: the count then includes every byte the sender
-/// wrote, however late it arrived.
+/// Receives on a TCP stream until end of stream (the count then includes every byte the sender
+/// wrote, however late it arrived): the core's bulk sink ([`BulkSink`]) on the socket driver.
 pub fn tcp_recv(
-    mut s: TcpStream,
+    s: TcpStream,
     len: usize,
     start: Instant,
     idle: Duration,
@@ -161,48 +137,101 @@ pub fn tcp_recv(
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
     let cpu0 = ThreadCpu::thread();
-    let _ = s.set_read_timeout(Some(idle));
-    let mut page = PageBuf::zeroed(len.clamp(64 * 1024, 4 * 1024 * 1024));
-    let buf = page.as_mut_slice();
-    let mut got: u64 = 0;
-    let mut reads: u64 = 0;
-    let mut last = start;
-    loop {
-        match s.read(buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                got += n as u64;
-                reads += 1;
-                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                counter.packets.fetch_add(1, Ordering::Relaxed);
-                last = Instant::now();
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(&e) => {
-                return Err(ProbeError::Timeout(format!(
-                    "data stream stalled: nothing received for {idle:?}"
-                )));
-            }
-            Err(e) => {
-                if abort.load(Ordering::Relaxed) {
-                    return Err(ProbeError::Protocol("test aborted".into()));
-                }
-                return Err(ProbeError::io("receiving data", e));
-            }
-        }
-    }
-    if abort.load(Ordering::Relaxed) {
-        return Err(ProbeError::Protocol("test aborted".into()));
-    }
+    let mut app = BulkSink::all();
+    let opts = sock::Options {
+        read_len: len.clamp(64 * 1024, 4 * 1024 * 1024),
+        ..sock::Options::default()
+    };
+    let (_, last) = drive_tcp(&mut app, &s, start, &opts, idle, counter, abort, Dir::Recv)?;
     Ok(Outcome {
         end: StreamEnd {
-            bytes: got,
-            packets: reads,
-            elapsed_ns: elapsed_ns(start, last),
+            bytes: app.bytes(),
+            packets: counter.packets.load(Ordering::Relaxed),
+            elapsed_ns: last,
             udp: None,
         },
         cpu: ThreadCpu::thread().since(cpu0),
     })
+}
+
+/// Which way a TCP stream's data goes, for its errors' words.
+#[derive(Clone, Copy)]
+enum Dir {
+    Send,
+    Recv,
+}
+
+/// The socket driver's calls counted into a stream's [`Counter`], with the last instant data
+/// moved (ns since the test's start).
+struct Counting<'a> {
+    counter: &'a Counter,
+    last: &'a Cell<u64>,
+}
+
+impl Counting<'_> {
+    fn count(&mut self, n: u64, now: weft_model::Instant) {
+        self.counter.bytes.fetch_add(n, Ordering::Relaxed);
+        self.counter.packets.fetch_add(1, Ordering::Relaxed);
+        self.last.set(now.0);
+    }
+}
+
+impl Observer for Counting<'_> {
+    fn wrote(&mut self, n: u64, now: weft_model::Instant) {
+        self.count(n, now);
+    }
+
+    fn read(&mut self, n: u64, now: weft_model::Instant) {
+        self.count(n, now);
+    }
+}
+
+/// Runs `app` on `s` with the test's clock, counting into `counter`, until the application is
+/// done, the stream ends, the abort flag is set, or nothing moves for `idle`. Returns the
+/// driver's report and the instant (ns since `start`) data last moved.
+#[allow(clippy::too_many_arguments)]
+fn drive_tcp<A: Application>(
+    app: &mut A,
+    s: &TcpStream,
+    start: Instant,
+    opts: &sock::Options,
+    idle: Duration,
+    counter: &Counter,
+    abort: &AtomicBool,
+    dir: Dir,
+) -> Result<(stream::Report, u64), ProbeError> {
+    let clock = sock::Clock::since(start);
+    let last = Cell::new(0);
+    let entered = clock.now().0;
+    let idle_ns = u64::try_from(idle.as_nanos()).unwrap_or(u64::MAX);
+    let stalled = Cell::new(false);
+    let mut counting = Counting {
+        counter,
+        last: &last,
+    };
+    let aborted = || abort.load(Ordering::Relaxed);
+    let report = stream::drive_observed(app, s, &clock, opts, &mut counting, |_, now| {
+        let moved = last.get().max(entered);
+        stalled.set(now.0.saturating_sub(moved) > idle_ns);
+        aborted() || stalled.get()
+    });
+    let (doing, stall) = match dir {
+        Dir::Send => ("sending data", "nothing could be sent"),
+        Dir::Recv => ("receiving data", "nothing received"),
+    };
+    if aborted() {
+        return Err(ProbeError::Protocol("test aborted".into()));
+    }
+    let report = report.map_err(|e| ProbeError::io(doing, e))?;
+    if stalled.get() {
+        return Err(ProbeError::Timeout(format!(
+            "data stream stalled: {stall} for {idle:?}"
+        )));
+    }
+    if let Some(f) = report.error {
+        return Err(ProbeError::io(doing, f.to_io()));
+    }
+    Ok((report, last.get()))
 }
 
 /// Sends datagrams of `len` bytes (header included) at `rate_bps` (0 = as fast as possible)

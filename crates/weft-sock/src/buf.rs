@@ -1,4 +1,4 @@
-//! Page-aligned data buffers for the stream loops.
+//! Page-aligned data buffers for the stream driver's reads and writes.
 //!
 //! Why aligned: the kernel copies socket data to and from user memory with `rep movsb`, whose
 //! speed on some CPUs depends on the user buffer's alignment. On this project's AMD EPYC VM,
@@ -11,7 +11,7 @@
 pub const PAGE: usize = 4096;
 
 /// `len` bytes starting on a page boundary, zeroed.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct PageBuf {
     mem: Vec<u8>,
     off: usize,
@@ -33,7 +33,7 @@ impl PageBuf {
     pub fn pattern(len: usize) -> Self {
         let mut b = PageBuf::zeroed(len);
         for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
-            *x = (i % 251) as u8;
+            *x = crate::payload::filler(i);
         }
         b
     }
