@@ -8,6 +8,7 @@
 pub mod app;
 pub mod calc;
 pub mod cell;
+pub mod dcqcn;
 pub mod element;
 pub mod engine;
 pub mod fabric;

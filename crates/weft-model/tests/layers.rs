@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "transports and applications",
-        &["tcp", "ndp", "app", "mp", "host"],
+        &["tcp", "ndp", "dcqcn", "app", "mp", "host"],
     ),
     ("scenarios and closed forms", &["scenario", "calc"]),
 ];

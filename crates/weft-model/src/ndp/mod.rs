@@ -20,7 +20,7 @@ mod sender;
 mod tests;
 
 pub use receiver::{FlowDone, Receiver};
-pub use sender::Sender;
+pub use sender::{Sender, SenderStats};
 
 /// Bytes of NDP header on every packet (htsim's `NdpPacket::ACKSIZE`): a data packet is this
 /// plus its payload, a control packet or a trimmed header this alone (IP and Ethernet aside).

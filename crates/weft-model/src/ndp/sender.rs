@@ -5,14 +5,16 @@ use std::collections::VecDeque;
 use super::{Kind, Packet};
 use crate::time::Duration;
 
-/// Counters of a sender.
+/// Counters of a sender (of NDP, and of DCQCN: [`crate::dcqcn::Sender`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
     /// Data packets sent, retransmissions included.
     pub sent: u64,
-    /// Packets sent again (after a NACK or a time-out).
+    /// Packets sent again (after a NACK or a time-out; DCQCN's go-back-N counts every packet
+    /// it sends again).
     pub retransmitted: u64,
-    /// NACKs received (packets that arrived trimmed).
+    /// NACKs received (NDP: packets that arrived trimmed; DCQCN: a gap that sends the flow
+    /// back to the packet named).
     pub nacks: u64,
     /// Retransmission time-outs.
     pub timeouts: u64,

@@ -25,6 +25,7 @@ mod link;
 mod multipath;
 mod network;
 mod pfc;
+mod red;
 mod report;
 mod ring;
 mod serialiser;
@@ -57,6 +58,7 @@ pub use pfc::{
     Admit, CLASSES, MAX_QUANTA, PauseFrame, PfcEgress, PfcIngress, PfcIngressStats, PfcSpec,
     find_deadlock, quanta_ns,
 };
+pub use red::RedSpec;
 pub use report::{Delivery, SenderStats, delivery};
 pub use ring::{
     FDDI_TOKEN_BYTES, FIBRE_NS_PER_KM, RingSpec, RingStats, TokenRing, saturated_efficiency,
