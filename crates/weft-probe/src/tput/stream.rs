@@ -104,7 +104,6 @@ pub fn tcp_send(
     counter: &Counter,
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
-    let cpu0 = ThreadCpu::thread();
     let (total, until) = amount_limits(amount, len, start);
     let stop = until.map_or(weft_model::Instant(u64::MAX), |u| {
         weft_model::Instant(elapsed_ns(start, u))
@@ -114,16 +113,7 @@ pub fn tcp_send(
         app = app.with_limit(total);
     }
     let opts = sock::Options::default();
-    let (report, last) = drive_tcp(&mut app, &s, start, &opts, idle, counter, abort, Dir::Send)?;
-    Ok(Outcome {
-        end: StreamEnd {
-            bytes: report.written,
-            packets: counter.packets.load(Ordering::Relaxed),
-            elapsed_ns: last,
-            udp: None,
-        },
-        cpu: ThreadCpu::thread().since(cpu0),
-    })
+    drive_tcp(&mut app, &s, start, &opts, idle, counter, abort, Dir::Send)
 }
 
 /// Receives on a TCP stream until end of stream (the count then includes every byte the sender
@@ -136,22 +126,12 @@ pub fn tcp_recv(
     counter: &Counter,
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
-    let cpu0 = ThreadCpu::thread();
     let mut app = BulkSink::all();
     let opts = sock::Options {
         read_len: len.clamp(64 * 1024, 4 * 1024 * 1024),
         ..sock::Options::default()
     };
-    let (_, last) = drive_tcp(&mut app, &s, start, &opts, idle, counter, abort, Dir::Recv)?;
-    Ok(Outcome {
-        end: StreamEnd {
-            bytes: app.bytes(),
-            packets: counter.packets.load(Ordering::Relaxed),
-            elapsed_ns: last,
-            udp: None,
-        },
-        cpu: ThreadCpu::thread().since(cpu0),
-    })
+    drive_tcp(&mut app, &s, start, &opts, idle, counter, abort, Dir::Recv)
 }
 
 /// Which way a TCP stream's data goes, for its errors' words.
@@ -188,7 +168,8 @@ impl Observer for Counting<'_> {
 
 /// Runs `app` on `s` with the test's clock, counting into `counter`, until the application is
 /// done, the stream ends, the abort flag is set, or nothing moves for `idle`. Returns the
-/// driver's report and the instant (ns since `start`) data last moved.
+/// stream's counts (the bytes it wrote or read, the calls, the instant data last moved) and the
+/// CPU the thread used.
 #[allow(clippy::too_many_arguments)]
 fn drive_tcp<A: Application>(
     app: &mut A,
@@ -199,7 +180,8 @@ fn drive_tcp<A: Application>(
     counter: &Counter,
     abort: &AtomicBool,
     dir: Dir,
-) -> Result<(stream::Report, u64), ProbeError> {
+) -> Result<Outcome, ProbeError> {
+    let cpu0 = ThreadCpu::thread();
     let clock = sock::Clock::since(start);
     let last = Cell::new(0);
     let entered = clock.now().0;
@@ -231,7 +213,18 @@ fn drive_tcp<A: Application>(
     if let Some(f) = report.error {
         return Err(ProbeError::io(doing, f.to_io()));
     }
-    Ok((report, last.get()))
+    Ok(Outcome {
+        end: StreamEnd {
+            bytes: match dir {
+                Dir::Send => report.written,
+                Dir::Recv => report.read,
+            },
+            packets: counter.packets.load(Ordering::Relaxed),
+            elapsed_ns: last.get(),
+            udp: None,
+        },
+        cpu: ThreadCpu::thread().since(cpu0),
+    })
 }
 
 /// Sends datagrams of `len` bytes (header included) at `rate_bps` (0 = as fast as possible)
