@@ -108,6 +108,14 @@ impl PointEngine for EmuEngine<'_> {
             );
             return Ok(r);
         }
+        if w.dcqcn {
+            r.notes.push(
+                "skipped: DCQCN (`transport = \"dcqcn\"`) runs on the simulator only: the \
+                 emulated Linux hosts have no RoCE"
+                    .into(),
+            );
+            return Ok(r);
+        }
         let (topo, _) = topology(s, p.seed)?;
         let driver = if w.kind == WorkloadKind::Mp {
             workload::mp_driver()

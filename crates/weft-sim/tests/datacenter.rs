@@ -42,3 +42,21 @@ fn dctcp_incast_finishes_near_the_fair_share_ideal_and_cubic_waits_for_a_timeout
     assert!(f(cubic, "frames_dropped") > 10.0 * f(dctcp, "frames_dropped").max(1.0));
     assert!(f(cubic, "fct_max_us") > 200_000.0);
 }
+
+#[test]
+fn dcqcn_incast_cuts_its_rates_on_cnps_and_every_flow_completes() {
+    let s = run("fabric-incast.toml");
+    let dcqcn = &s[2];
+    let fair = 15.0 * 450_000.0 * 8.0 / 10e3;
+    assert_eq!(f(dcqcn, "flows_completed"), 15.0);
+    // The switches marked, h0 sent CNPs, and the senders cut their rates: all fifteen end
+    // within twice the fair share although the lossy fabric (no PFC yet) drops and go-back-N
+    // sends again.
+    assert!(
+        f(dcqcn, "frames_marked") > 0.0 && f(dcqcn, "cnps") > 0.0,
+        "{dcqcn}"
+    );
+    let last = f(dcqcn, "fct_max_us");
+    assert!(last > fair && last < 2.0 * fair, "{last} against {fair}");
+    assert!(f(dcqcn, "goodput_jain") > 0.95, "{dcqcn}");
+}

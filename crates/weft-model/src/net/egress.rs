@@ -26,6 +26,7 @@ use serde::Serialize;
 use super::faults::{FaultInjector, FaultStats};
 use super::frame::{ETH_HEADER, Frame};
 use super::link::LinkSpec;
+use super::red::RedSpec;
 use super::serialiser::Serialiser;
 use super::train::Train;
 use super::trim::{TrimQueue, TrimVerdict};
@@ -217,6 +218,9 @@ pub struct Egress<F> {
     clp_limit: Option<u64>,
     /// Occupancy (bytes or frames) from which ECN-capable frames are marked.
     ecn_limit: Option<u64>,
+    /// RED marking on the bytes queued ([`LinkSpec::ecn_red`]), with its own random stream
+    /// (drawn only for ECN-capable frames, so that the order of arrivals stays as it was).
+    red: Option<(RedSpec, Rng)>,
     /// The two-class queue that replaces `queue` and `line` on a trimming link.
     trim: Option<TrimQueue<F>>,
     /// Bytes of an MTU-sized frame (a trimming queue's occupancy in frames).
@@ -258,6 +262,10 @@ impl<F: Frame> Egress<F> {
             contract,
             clp_limit,
             ecn_limit: link.ecn_limit(),
+            red: link
+                .ecn_red
+                .filter(|_| !link.is_atm())
+                .map(|r| (r, Rng::new(rng.clone().next_u64() ^ 0x7ed))),
             line: Serialiser::new(link.rate),
             queue: Queue::new(capacity, policy),
             slot: link.slot().as_nanos(),
@@ -484,7 +492,13 @@ impl<F: Frame> Egress<F> {
             }
             return;
         }
-        if self.ecn_limit.is_some_and(|k| found >= k) && frame.mark_ce() {
+        // A queue counted in frames is taken as full-sized frames for RED's bytes.
+        let bytes = match self.queue.capacity() {
+            Capacity::Bytes(_) => found,
+            _ => found.saturating_mul(self.frame_bytes),
+        };
+        let step = self.ecn_limit.is_some_and(|k| found >= k);
+        if (step || self.red_marks(bytes, &frame)) && frame.mark_ce() {
             self.stats.frames_marked += 1;
         }
         let dep = self.line.send(t, self.link.wire_bytes(len));
@@ -503,21 +517,22 @@ impl<F: Frame> Egress<F> {
     /// gone, it is queued, trimmed or dropped, and it starts at once if the line is idle.
     fn trim_arrives(&mut self, t: u64, flow: u32, mut frame: F) {
         self.start_trimmed(t);
-        let Some(q) = self.trim.as_mut() else {
+        let Some(found) = self.trim.as_ref().map(TrimQueue::occupancy) else {
             return;
         };
-        let found = q.occupancy();
         let unit = match self.queue.capacity() {
             Capacity::Bytes(_) => 1,
             _ => self.frame_bytes,
         };
-        if self
+        let step = self
             .ecn_limit
-            .is_some_and(|k| found >= k.saturating_mul(unit))
-            && frame.mark_ce()
-        {
+            .is_some_and(|k| found >= k.saturating_mul(unit));
+        if (step || self.red_marks(found, &frame)) && frame.mark_ce() {
             self.stats.frames_marked += 1;
         }
+        let Some(q) = self.trim.as_mut() else {
+            return;
+        };
         match q.arrive(t, frame, flow) {
             TrimVerdict::Queued | TrimVerdict::Trimmed => {}
             TrimVerdict::Dropped => {
@@ -528,6 +543,15 @@ impl<F: Frame> Egress<F> {
         self.stats.frames_trimmed = q.stats.trimmed;
         self.stats.max_occupancy = self.stats.max_occupancy.max(q.occupancy().div_ceil(unit));
         self.start_trimmed(t);
+    }
+
+    /// Whether RED ([`LinkSpec::ecn_red`]) marks `frame`, which finds `bytes` queued (never one
+    /// that is not ECN-capable).
+    fn red_marks(&mut self, bytes: u64, frame: &F) -> bool {
+        match &mut self.red {
+            Some((r, rng)) if frame.ecn().is_capable() => r.mark(bytes, rng),
+            _ => false,
+        }
     }
 
     /// Starts on the line every frame of the trimming queue that starts by `now` (ns).

@@ -62,6 +62,11 @@ pub struct LinkSpec {
     /// unmarked (the queue's limit still drops it). Ethernet links only; `None`: no marking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<Buffer>,
+    /// RED-style ECN marking in the switch's output queue onto this link, as DCQCN's switches
+    /// mark ([`super::RedSpec`]: never below `kmin` bytes, always above `kmax`, a linear ramp to
+    /// `pmax` between), on the bytes a frame finds queued. Ethernet links only; `None`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_red: Option<super::RedSpec>,
     /// Packet trimming in the switch's output queue onto this link (NDP, Ultra Ethernet): a
     /// frame that finds the queue full is cut to its headers, which go ahead of the queued data
     /// in a priority queue ([`super::TrimQueue`]). Ethernet links only; false: tail drop.
@@ -97,6 +102,7 @@ impl LinkSpec {
             contract: None,
             clp_threshold: None,
             ecn_threshold: None,
+            ecn_red: None,
             trim: false,
         }
     }
@@ -118,6 +124,7 @@ impl LinkSpec {
             contract: None,
             clp_threshold: None,
             ecn_threshold: None,
+            ecn_red: None,
             trim: false,
         }
     }

@@ -460,6 +460,52 @@ fn an_ecn_threshold_marks_capable_frames_that_find_the_queue_that_full() {
 }
 
 #[test]
+fn red_marks_none_below_kmin_all_above_kmax_and_some_between() {
+    // 1000-byte frames, all at once, onto a slow line: the k-th finds k x 1000 bytes queued.
+    let marks = |red: Option<RedSpec>, trim: bool| {
+        let mut link = LinkSpec::ethernet(Some(Rate::mbps(8)), Duration::ZERO);
+        link.buffer = Buffer::bytes(1 << 20);
+        link.ecn_red = red;
+        link.trim = trim;
+        let mut e = Egress::new(&link, Rng::new(1), false);
+        for i in 0..300 {
+            e.handle_train(train(ip_frame(Ecn::Ect0, 1000), 0, 0, 1, i));
+        }
+        let out: Vec<bool> = drain_ecn(&mut e).iter().map(|&c| c == Ecn::Ce).collect();
+        (out, e.stats.frames_marked)
+    };
+    let red = RedSpec {
+        kmin: 5_000,
+        kmax: 200_000,
+        pmax: 0.5,
+    };
+    for trim in [false, true] {
+        let (out, n) = marks(Some(red), trim);
+        assert_eq!(out.len(), 300);
+        // Five or fewer ahead: never; more than 200 ahead: always; between, about pmax / 2 on
+        // average (195 frames, 49 expected).
+        assert!(out[..6].iter().all(|m| !m), "trim {trim}");
+        assert!(out[201..].iter().all(|m| *m), "trim {trim}");
+        let ramp = out[6..201].iter().filter(|m| **m).count();
+        assert!((35..64).contains(&ramp), "trim {trim}: {ramp}");
+        assert_eq!(n as usize, ramp + 99);
+        // Without RED nothing is marked.
+        assert_eq!(marks(None, trim).1, 0);
+    }
+}
+
+/// The ECN fields of every frame an egress towards a host delivers, in order.
+fn drain_ecn(e: &mut Egress<Vec<u8>>) -> Vec<Ecn> {
+    let mut out = Vec::new();
+    while let Some(t) = e.poll_timeout() {
+        while let Some((_, f)) = e.poll_frame(t) {
+            out.push(f.ecn());
+        }
+    }
+    out
+}
+
+#[test]
 fn an_ecn_threshold_in_bytes_counts_bytes() {
     let mut link = LinkSpec::ethernet(Some(Rate::mbps(8)), Duration::ZERO);
     link.ecn_threshold = Some(Buffer::bytes(3000));

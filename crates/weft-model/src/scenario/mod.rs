@@ -206,6 +206,10 @@ pub struct Switch {
     /// Experienced; `None`: no marking.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<Buffer>,
+    /// RED-style ECN marking of its queues onto Ethernet links (`ecn_red = "dcqcn"`: the DCQCN
+    /// paper's 5 KB, 200 KB, 1%, [`crate::net::RedSpec::DCQCN`]); `None`: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_red: Option<crate::net::RedSpec>,
     /// Its queues onto Ethernet links trim: a frame that finds one full is cut to its headers,
     /// which go ahead of the data in a priority queue (NDP, Ultra Ethernet); default false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -487,6 +491,10 @@ pub struct Workload {
     /// TCP: receiver-driven pulls, meant for a fabric whose switches trim (`trim = true`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ndp: bool,
+    /// A `tput` workload's flows run DCQCN ([`crate::dcqcn`]; `transport = "dcqcn"`) instead
+    /// of TCP: RoCEv2's rate control, meant for switches that mark ECN (`ecn_red`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dcqcn: bool,
 }
 
 /// A value of a swept field.

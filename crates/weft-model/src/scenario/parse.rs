@@ -205,6 +205,7 @@ pub(super) const SWITCH_KEYS: &[&str] = &[
     "cut_through",
     "clp_threshold",
     "ecn_threshold",
+    "ecn_red",
     "trim",
 ];
 
@@ -280,6 +281,11 @@ pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
         cut_through: s.boolean("cut_through")?.unwrap_or(false),
         clp_threshold: s.number("clp_threshold", 0.0, 1.0)?,
         ecn_threshold: s.parse_with("ecn_threshold", BUFFER_EXPECTED, parse_buffer)?,
+        ecn_red: match s.string("ecn_red")?.as_deref() {
+            None => None,
+            Some("dcqcn") => Some(crate::net::RedSpec::DCQCN),
+            Some(_) => return Err(s.err("ecn_red", "expected dcqcn (the DCQCN paper's profile)")),
+        },
         trim: s.boolean("trim")?.unwrap_or(false),
     })
 }
@@ -645,6 +651,17 @@ fn workload(
         Some("linux") => Some(TcpStack::Linux),
         Some(_) => return Err(w.err("stack", "expected bsd or linux")),
     };
+    let transport = match w.string("transport")?.as_deref() {
+        None | Some("tcp") => None,
+        Some("ndp") if kind == WorkloadKind::Tput => Some("ndp"),
+        Some("dcqcn") if kind == WorkloadKind::Tput => Some("dcqcn"),
+        Some(_) => {
+            return Err(w.err(
+                "transport",
+                "expected tcp, or ndp or dcqcn on a tput workload",
+            ));
+        }
+    };
     let mut out = Workload {
         kind,
         switch,
@@ -697,11 +714,8 @@ fn workload(
             }
             None => None,
         },
-        ndp: match w.string("transport")?.as_deref() {
-            None | Some("tcp") => false,
-            Some("ndp") if kind == WorkloadKind::Tput => true,
-            Some(_) => return Err(w.err("transport", "expected tcp, or ndp on a tput workload")),
-        },
+        ndp: transport == Some("ndp"),
+        dcqcn: transport == Some("dcqcn"),
     };
     for (key, range) in SWEEPABLE {
         match w.param(key, *range)? {

@@ -666,12 +666,40 @@ fn ndp_is_a_transport_of_tput_workloads_only() {
         "{base}kind = \"tput\"\nfrom = [\"a\"]\nto = \"b\"\n"
     ))
     .unwrap();
-    assert!(!s.workloads[0].ndp);
+    assert!(!s.workloads[0].ndp && !s.workloads[0].dcqcn);
+    let s = ok(&format!(
+        "{base}kind = \"tput\"\nfrom = [\"a\"]\nto = \"b\"\ntransport = \"dcqcn\"\n"
+    ))
+    .unwrap();
+    assert!(s.workloads[0].dcqcn && !s.workloads[0].ndp);
     let e = ok(&format!(
         "{base}kind = \"rr\"\nfrom = [\"a\"]\nto = \"b\"\ntransport = \"ndp\"\n"
     ))
     .unwrap_err();
     assert_eq!(e.key, "workload[0].transport", "{e}");
+}
+
+#[test]
+fn red_marking_reaches_the_switchs_queues() {
+    let text = GOOD.replacen(
+        "epd_threshold = 0.5",
+        "epd_threshold = 0.5\necn_red = \"dcqcn\"",
+        1,
+    );
+    let s = Scenario::parse(&text, "red.toml").unwrap();
+    assert_eq!(s.switches[0].ecn_red, Some(crate::net::RedSpec::DCQCN));
+    let (topo, _) = crate::net::Topology::from_scenario(&s, 1).unwrap();
+    assert!(
+        topo.hosts
+            .iter()
+            .all(|h| h.link.ecn_red == Some(crate::net::RedSpec::DCQCN))
+    );
+    let e = error(&GOOD.replacen(
+        "epd_threshold = 0.5",
+        "epd_threshold = 0.5\necn_red = \"steep\"",
+        1,
+    ));
+    assert_eq!(e.key, "switch[0].ecn_red", "{e}");
 }
 
 #[test]

@@ -197,6 +197,7 @@ fn link_spec(l: &scenario::Link, owner: Option<&scenario::Switch>) -> LinkSpec {
     link.drop = owner.map_or(DropPolicy::Tail, |sw| sw.drop);
     link.clp_threshold = owner.and_then(|sw| sw.clp_threshold);
     link.ecn_threshold = owner.and_then(|sw| sw.ecn_threshold);
+    link.ecn_red = owner.and_then(|sw| sw.ecn_red);
     link.trim = owner.is_some_and(|sw| sw.trim);
     link
 }

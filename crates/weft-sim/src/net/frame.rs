@@ -51,6 +51,8 @@ pub struct SimFrame {
     pub trimmed: bool,
     /// The NDP packet it carries, in a UDP datagram (`None`: not NDP).
     pub ndp: Option<weft_model::ndp::Packet>,
+    /// The DCQCN (RoCEv2) packet it carries, in a UDP datagram (`None`: not DCQCN).
+    pub dcqcn: Option<weft_model::dcqcn::Packet>,
 }
 
 impl SimFrame {
@@ -82,6 +84,7 @@ impl SimFrame {
             tos: 0,
             trimmed: false,
             ndp: None,
+            dcqcn: None,
         }
     }
 
@@ -100,6 +103,7 @@ impl SimFrame {
             tos: 0,
             trimmed: false,
             ndp: None,
+            dcqcn: None,
         }
     }
 
@@ -115,6 +119,23 @@ impl SimFrame {
             f = f.with_dscp(weft_model::ndp::CONTROL_DSCP);
         }
         f
+    }
+
+    /// A DCQCN packet from host `src` to host `dst` in a UDP datagram (RoCEv2's header counted
+    /// as UDP payload): data ECN-capable in the lossless class
+    /// ([`weft_model::dcqcn::DATA_DSCP`]), control packets in the priority class
+    /// ([`weft_model::dcqcn::CONTROL_DSCP`]); its ports the flow's, so that ECMP keeps a flow
+    /// on one path.
+    pub fn dcqcn(src: usize, dst: usize, p: weft_model::dcqcn::Packet, born: u64) -> Self {
+        let ip_len = UDP_IP_HEADERS + p.len();
+        let mut f = Self::udp(src, dst, ip_len, p.flow, born);
+        f.dcqcn = Some(p);
+        if p.is_empty() {
+            f.with_dscp(weft_model::dcqcn::CONTROL_DSCP)
+        } else {
+            f.with_dscp(weft_model::dcqcn::DATA_DSCP)
+                .with_ecn(Ecn::Ect0)
+        }
     }
 
     /// The frame with its ECN field set to `ecn` (a sender that negotiated ECN sends ECT(0)).
@@ -137,10 +158,11 @@ impl SimFrame {
 
     /// Bytes of Ethernet, IP and transport headers: what is left of it once trimmed.
     pub fn header_len(&self) -> u32 {
-        let transport = match (&self.tcp, &self.ndp) {
-            (Some(seg), _) => seg.header_len() as u32,
-            (None, Some(_)) => UDP_IP_HEADERS - IP_HEADER + weft_model::ndp::HEADER_BYTES,
-            (None, None) => UDP_IP_HEADERS - IP_HEADER,
+        let transport = match (&self.tcp, &self.ndp, &self.dcqcn) {
+            (Some(seg), ..) => seg.header_len() as u32,
+            (None, Some(_), _) => UDP_IP_HEADERS - IP_HEADER + weft_model::ndp::HEADER_BYTES,
+            (None, None, Some(_)) => UDP_IP_HEADERS - IP_HEADER + weft_model::dcqcn::HEADER_BYTES,
+            (None, None, None) => UDP_IP_HEADERS - IP_HEADER,
         };
         (ETH_HEADER as u32 + IP_HEADER + transport).min(self.len)
     }
@@ -279,9 +301,10 @@ impl Frame for SimFrame {
     }
     fn flow_key(&self) -> FlowKey {
         let addr = |h: u16| u32::from(Topology::addr_of_index(h as usize));
-        let (proto, sport, dport) = match (&self.tcp, &self.ndp) {
+        let flow = self.ndp.map(|p| p.flow).or(self.dcqcn.map(|p| p.flow));
+        let (proto, sport, dport) = match (&self.tcp, flow) {
             (Some(seg), _) => (PROTO_TCP, seg.src_port, seg.dst_port),
-            (None, Some(p)) => (17, 40_000u16.wrapping_add(p.flow as u16), UDP_PORT),
+            (None, Some(f)) => (17, 40_000u16.wrapping_add(f as u16), UDP_PORT),
             (None, None) => (17, UDP_PORT, UDP_PORT),
         };
         FlowKey {

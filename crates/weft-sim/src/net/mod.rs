@@ -8,6 +8,7 @@
 
 pub mod cbr;
 pub mod datagram;
+pub mod dcqcn;
 pub mod frame;
 pub mod hosted;
 pub mod hosts;

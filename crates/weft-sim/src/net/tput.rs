@@ -95,6 +95,9 @@ pub fn tput(
     if w.ndp {
         return super::ndp::tput_ndp(s, topo, w, capture, m, notes);
     }
+    if w.dcqcn {
+        return super::dcqcn::tput_dcqcn(s, topo, w, capture, m, notes);
+    }
     let time = w.time.unwrap_or(DEFAULT_TIME);
     let warm = warmup(time);
     let udp = matches!(w.proto, Some(Transport::Udp));

@@ -1,0 +1,180 @@
+//! DCQCN on simulated hosts: the core's sans-IO DCQCN ([`weft_model::dcqcn`]) as applications,
+//! one sender per flow and one receiver per receiving host, and the `tput` workloads of a
+//! scenario that ask for it (`transport = "dcqcn"`): sized flows, their completion times beside
+//! the ideal, and the fabric's marks, drops and queues. Data goes ECN-capable in the lossless
+//! class ([`weft_model::dcqcn::DATA_DSCP`]), CNPs and acknowledgements in the priority class.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use weft_model::app::traffic::fct_metrics;
+use weft_model::calc::fct::PathIdeal;
+use weft_model::dcqcn::{HEADER_BYTES, Params, Receiver, Sender};
+use weft_model::net::{ETH_HEADER, Topology};
+use weft_model::scenario::{Scenario, Workload};
+use weft_model::{Instant, Rate};
+
+use super::frame::{SimFrame, UDP_IP_HEADERS};
+use super::hosts::App;
+use super::run::run_noted;
+use super::tput::{DEFAULT_TIME, FlowApps, fabric_metrics, flow_pairs};
+
+/// The sending end of one DCQCN flow on its host.
+pub struct DcqcnSend {
+    host: usize,
+    peer: usize,
+    /// The flow's state machine.
+    pub sender: Sender,
+}
+
+impl App for DcqcnSend {
+    fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
+        self.sender.handle_timeout(now.0);
+        let p = self.sender.poll_transmit(now.0)?;
+        Some((now, SimFrame::dcqcn(self.host, self.peer, p, now.0)))
+    }
+    fn deliver(&mut self, now: Instant, frame: SimFrame) {
+        if let Some(p) = frame.dcqcn.filter(|_| frame.checksum_ok()) {
+            self.sender.handle(now.0, &p);
+        }
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.sender.poll_timeout().map(Instant)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The receiving end of every DCQCN flow into one host.
+pub struct DcqcnRecv {
+    host: usize,
+    /// Each flow's sending host.
+    peers: HashMap<u32, usize>,
+    /// The host's state machine.
+    pub receiver: Receiver,
+}
+
+impl App for DcqcnRecv {
+    fn poll_send(&mut self, now: Instant) -> Option<(Instant, SimFrame)> {
+        let p = self.receiver.poll_transmit(now.0)?;
+        let peer = *self.peers.get(&p.flow)?;
+        Some((now, SimFrame::dcqcn(self.host, peer, p, now.0)))
+    }
+    fn deliver(&mut self, now: Instant, frame: SimFrame) {
+        if let Some(p) = frame.dcqcn.filter(|_| frame.checksum_ok()) {
+            if self.peers.contains_key(&p.flow) {
+                let ce = frame.tos & 3 == weft_model::net::Ecn::Ce as u8;
+                self.receiver.handle(now.0, &p, ce);
+            }
+        }
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.receiver.poll_timeout().map(Instant)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The applications of `w`'s flows of `size` bytes as DCQCN with the paper's parameters
+/// ([`Params::PAPER`]): a sender per flow, a receiver per receiving host; with the `from` and
+/// `to` hosts.
+pub fn dcqcn_apps(
+    s: &Scenario,
+    topo: &Topology,
+    w: &Workload,
+    size: u64,
+) -> Result<FlowApps, String> {
+    let (pairs, from, to) = flow_pairs(s, topo, w)?;
+    let p = Params::PAPER;
+    let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
+    let mut receivers: HashMap<usize, HashMap<u32, usize>> = HashMap::new();
+    for (k, &(f, t)) in pairs.iter().enumerate() {
+        let link = &topo.hosts[f].link;
+        let mss = link
+            .mtu
+            .saturating_sub(UDP_IP_HEADERS + HEADER_BYTES)
+            .max(1);
+        // What a full packet takes on the wire beyond its payload: the pacer's spacing.
+        let wire = link.wire_bytes(link.mtu as usize + ETH_HEADER);
+        let overhead = (wire - u64::from(mss)) as u32;
+        let line = link.rate.unwrap_or(Rate::mbps(100_000));
+        let sender = Sender::new(k as u32, size, mss, overhead, line, p, 0);
+        apps.push((
+            f,
+            Box::new(DcqcnSend {
+                host: f,
+                peer: t,
+                sender,
+            }),
+        ));
+        receivers.entry(t).or_default().insert(k as u32, f);
+    }
+    let mut hosts: Vec<usize> = receivers.keys().copied().collect();
+    hosts.sort_unstable();
+    for h in hosts {
+        let peers = receivers.remove(&h).unwrap_or_default();
+        apps.push((
+            h,
+            Box::new(DcqcnRecv {
+                host: h,
+                peers,
+                receiver: Receiver::new(p.cnp_interval),
+            }),
+        ));
+    }
+    Ok((apps, from, to))
+}
+
+/// Runs a `tput` workload over DCQCN: completion times of its sized flows beside the ideal,
+/// CNPs, go-back-N's retransmissions, and the fabric's marks, drops and largest queue.
+pub fn tput_dcqcn(
+    s: &Scenario,
+    topo: &Topology,
+    w: &Workload,
+    capture: Option<&Path>,
+    m: &mut Map<String, Value>,
+    notes: &mut Vec<String>,
+) {
+    let Some(size) = w.flow_size.map(|s| s.0) else {
+        return notes.push("transport = \"dcqcn\" needs sized flows (`flow_size`)".into());
+    };
+    let time = w.time.unwrap_or(DEFAULT_TIME);
+    let (apps, from, to) = match dcqcn_apps(s, topo, w, size) {
+        Ok(x) => x,
+        Err(e) => return notes.push(e),
+    };
+    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
+        return;
+    };
+    let done: Vec<(u64, u64)> = r
+        .hosts
+        .apps_of::<DcqcnRecv>()
+        .flat_map(|(_, a)| a.receiver.done().iter().map(|d| (d.bytes, d.at)))
+        .collect();
+    let ideal = PathIdeal::between(s, w, &topo.hosts[from[0]].name, &topo.hosts[to[0]].name)
+        .map_or(0.0, |p| p.alone_ns(size));
+    m.extend(fct_metrics(&done, ideal));
+    let senders: Vec<&DcqcnSend> = r.hosts.apps_of::<DcqcnSend>().map(|(_, a)| a).collect();
+    let sum = |f: fn(&DcqcnSend) -> u64| senders.iter().map(|a| f(a)).sum::<u64>();
+    m.insert(
+        "retransmits".into(),
+        json!(sum(|a| a.sender.stats.retransmitted)),
+    );
+    m.insert("nacks".into(), json!(sum(|a| a.sender.stats.nacks)));
+    m.insert("timeouts".into(), json!(sum(|a| a.sender.stats.timeouts)));
+    m.insert("cnps".into(), json!(sum(|a| a.sender.rate.stats.cnps)));
+    if done.len() < senders.len() {
+        notes.push(format!(
+            "DCQCN: {} of {} flows completed in {} s",
+            done.len(),
+            senders.len(),
+            time.as_secs_f64()
+        ));
+    }
+    fabric_metrics(&r, m);
+    m.insert("seconds".into(), json!(time.as_secs_f64()));
+}
