@@ -8,7 +8,8 @@
 #               and weft's simulator on the same (scenarios/fabric-incast-ndp.toml): both, and the ratio
 #   permutation: every host sends 2 MB to another, 128 hosts, spraying (htsim -strat perm) and
 #               per-flow ECMP (-strat ecmp_host -paths 1: one path per flow) (goodput per flow, mean and min)
-#   speed:      CPU seconds of the 432-host spraying permutation
+#   speed:      CPU seconds of the 432-host spraying permutation, htsim's and weft's simulator's
+#               (NDP, k = 12 fat-tree, 8-frame trimming queues), and their ratio
 #
 # Usage: bench/htsim.sh [SENDERS]          (default 16)
 #   HTSIM_SRC=DIR  an htsim source tree (with sim/) instead of cloning it into target/htsim
@@ -23,10 +24,12 @@ fi
 echo "htsim: $(git -C "$src" log -1 --format='%h %cs' 2>/dev/null || echo "source at $src")"
 make -s -C "$src/sim" >/dev/null
 make -s -C "$src/sim/datacenter" >/dev/null
-ndp="$src/sim/datacenter/htsim_ndp"
+ndp_bin=$(realpath "$src/sim/datacenter/htsim_ndp")
 gen="$src/sim/datacenter/connection_matrices"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# htsim writes idmap.txt into its working directory: run it in the scratch directory.
+ndp() { (cd "$work" && "$ndp_bin" "$@"); }
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Flow completion times (us) of an htsim log, one per line, sorted.
@@ -34,7 +37,7 @@ fcts() { sed -n 's/.* finished at \([0-9.]*\) total bytes.*/\1/p' "$1" | sort -g
 
 # --- NDP incast ---
 python3 "$gen/gen_incast.py" "$work/incast.cm" 128 "$senders" 450000 0 1 >/dev/null
-"$ndp" -tm "$work/incast.cm" -nodes 128 -cwnd 23 -q 8 -strat perm -linkspeed 10000 \
+ndp -tm "$work/incast.cm" -nodes 128 -cwnd 23 -q 8 -strat perm -linkspeed 10000 \
   -end 1000000 -o "$work/incast" >"$work/incast.log" 2>&1
 fcts "$work/incast.log" >"$work/incast.fct"
 python3 - "$work/incast.fct" "$senders" <<'EOF'
@@ -73,7 +76,7 @@ EOF
 python3 "$gen/gen_permutation.py" "$work/perm.cm" 128 128 2000000 0 1 >/dev/null
 for strat in "perm" "ecmp_host -paths 1"; do
   # shellcheck disable=SC2086 # the strategy and its argument are two words
-  "$ndp" -tm "$work/perm.cm" -nodes 128 -cwnd 23 -q 8 -strat $strat -linkspeed 10000 \
+  ndp -tm "$work/perm.cm" -nodes 128 -cwnd 23 -q 8 -strat $strat -linkspeed 10000 \
     -end 1000000 -o "$work/perm" >"$work/perm.log" 2>&1
   fcts "$work/perm.log" >"$work/perm.fct"
   python3 - "$work/perm.fct" "$strat" <<'EOF'
@@ -87,11 +90,44 @@ done
 
 # --- speed: the 432-host spraying permutation ---
 python3 "$gen/gen_permutation.py" "$work/perm432.cm" 432 432 2000000 0 1 >/dev/null
-/usr/bin/time -f "%U %S %M" -o "$work/time" "$ndp" -tm "$work/perm432.cm" -nodes 432 -cwnd 23 \
+/usr/bin/time -f "%U %S %M" -o "$work/time" bash -c 'cd "$0" && exec "$@"' "$work" "$ndp_bin" -tm "$work/perm432.cm" -nodes 432 -cwnd 23 \
   -q 8 -strat perm -linkspeed 10000 -end 1000000 -o "$work/p432" >"$work/p432.log" 2>&1
 read -r u s m <"$work/time"
+hcpu=$(echo "$u + $s" | bc)
 echo "htsim NDP permutation 432 x 2 MB, spraying: $(fcts "$work/p432.log" | wc -l) flows done, \
-CPU $(echo "$u + $s" | bc) s, peak memory $((m / 1024)) MB"
+CPU $hcpu s, peak memory $((m / 1024)) MB"
+
+# --- the same on weft's simulator: NDP, k = 12 fat-tree (432 hosts), 8-frame trimming queues,
+# sprayed, every host sending 2 MB to another; CPU seconds of the run alone (built above) ---
+cat >"$work/p432.toml" <<'TOML'
+name = "htsim-perm432"
+description = "NDP permutation of 2 MB flows on a k = 12 fat-tree (htsim's speed run)"
+seed = 1
+[fabric]
+topology = "fat-tree"
+k = 12
+host_link = { tech = "10gige", delay = "1us", mtu = 9000 }
+switch = { buffer = "8 frames", trim = true }
+multipath = "spray"
+[[workload]]
+kind = "tput"
+traffic = "permutation"
+flow_size = "2MB"
+transport = "ndp"
+time = "100ms"
+TOML
+/usr/bin/time -f "%U %S %M" -o "$work/wtime" target/release/weft run "$work/p432.toml" \
+  --engine sim -q -o "$work/p432.json" >/dev/null
+read -r u s m <"$work/wtime"
+wcpu=$(echo "$u + $s" | bc)
+python3 - "$work/p432.json" "$hcpu" "$wcpu" "$((m / 1024))" <<'EOF'
+import json, sys
+w = json.load(open(sys.argv[1]))["samples"][0]
+h, c = float(sys.argv[2]), float(sys.argv[3])
+print(f"weft NDP permutation 432 x 2 MB, spraying: {w['flows_completed']} flows done, goodput "
+      f"mean {w['goodput_mean_mbps'] / 1e3:.2f} Gbit/s, min {w['goodput_min_mbps'] / 1e3:.2f} "
+      f"Gbit/s, CPU {c:.2f} s, peak memory {sys.argv[4]} MB; htsim/weft CPU {h / max(c, 1e-9):.2f}")
+EOF
 
 # --- weft, where it has the same experiments ---
 for s in scenarios/fabric-incast.toml scenarios/fabric-permutation.toml \
@@ -99,7 +135,7 @@ for s in scenarios/fabric-incast.toml scenarios/fabric-permutation.toml \
   if [ -f "$s" ]; then
     echo "weft: $s (model, sim):"
     /usr/bin/time -f "  weft CPU %U s user, %S s system, peak memory %M kB" \
-      cargo run -q --release -p weft -- run "$s" --engine model,sim
+      target/release/weft run "$s" --engine model,sim
   else
     echo "weft: $s does not exist yet: no side-by-side row for it"
   fi
