@@ -15,9 +15,11 @@
 //! - **IBM SP-2 node** (Sandia): the per-byte cost from ttcp over ATM at 122 Mbit/s predicts
 //!   TCP over the SP-2's own switch.
 //! - **SGI Indigo R4000** (GIGAswitch 003, FDDI): the per-byte cost from ttcp without the switch
-//!   predicts it with the switch; the cost of a call from the many-to-one echo at 128 bytes (a
-//!   busy server) and the wakeup from the direct 64-byte echo predict the other echo round
-//!   trips (Tables 2, 5, 10, 11 and 19, in `scenarios/gigaswitch-*.toml`).
+//!   predicts it with the switch; the cost of a call from the client's 64-byte turnaround, the
+//!   echo daemon's select from the many-to-one echo at 128 bytes (a busy server), the wakeup
+//!   from the direct 64-byte echo and the context switch from the one-to-many echo at 64 bytes
+//!   predict the other echo round trips and turnarounds (Tables 2, 5, 10, 11 and 19, in
+//!   `scenarios/gigaswitch-*.toml`).
 //! - **IBM RS/6000 of LACE** (NASA 001, TAXI ATM): the cost of one message from the 1-byte UDP
 //!   latency predicts the 1-byte TCP latency, and over FDDI. Over each of its other networks
 //!   (Ethernet, FDDI, Fibre Channel, ALLNODE) the cost of a call with that network's adapter and
@@ -73,6 +75,12 @@ pub struct Published {
     /// `gigaswitch.table11.size_bytes` and `gigaswitch.table11.mean_us`: (size, µs) rows of the
     /// many-to-one echo (seven clients, one server).
     pub giga_many_to_one: Vec<(f64, f64)>,
+    /// `gigaswitch.table10.size_bytes` and `gigaswitch.table10.mean_us`: (size, µs) rows of the
+    /// one-to-many echo (seven clients on one Indigo, seven servers).
+    pub giga_one_to_many: Vec<(f64, f64)>,
+    /// `gigaswitch.table19.size_bytes` and `gigaswitch.table19.client_us`: (size, µs) rows of
+    /// the echo client's turnaround (elapsed time C: an echo's arrival to the next request).
+    pub giga_client_turnaround: Vec<(f64, f64)>,
     /// `gigaswitch.table5.size_bytes` and the rows of
     /// [`crate::calc::fit_workstations::MACHINES`]: (size, µs) rows of each workstation's echo
     /// through the switch, in that order.
@@ -130,6 +138,14 @@ impl Published {
             giga_many_to_one: rows(
                 "gigaswitch.table11.size_bytes",
                 "gigaswitch.table11.mean_us",
+            )?,
+            giga_one_to_many: rows(
+                "gigaswitch.table10.size_bytes",
+                "gigaswitch.table10.mean_us",
+            )?,
+            giga_client_turnaround: rows(
+                "gigaswitch.table19.size_bytes",
+                "gigaswitch.table19.client_us",
             )?,
             giga_baseline: crate::calc::fit_workstations::MACHINES
                 .iter()
@@ -541,31 +557,49 @@ fn sp2(p: &Published, r: &mut Report) {
 
 /// Clients of the GIGAswitch study's many-to-one echo (Table 11): seven Indigos, one server.
 pub const GIGA_MANY_TO_ONE_CLIENTS: u32 = 7;
+/// Client processes on the one Indigo of the one-to-many echo (Table 10).
+pub const GIGA_ONE_TO_MANY_CLIENTS: u32 = 7;
 
 /// The GIGAswitch study's SGI Indigo R4000s over FDDI (MTU 4352): for bulk transfers one cost
 /// per byte on each path, fitted to the mean of the three ttcp runs without the switch; for the
-/// echo tests (`indigo-r4000-echo`) three parameters from three figures, solved together (each moves the others a little; a few rounds settle them):
+/// echo tests (`indigo-r4000-echo`) five parameters from five figures, solved together (each
+/// moves the others a little; a few rounds settle them). The client (the study's own tool: a
+/// `sendto`, then a `recvfrom` that blocks until the echo) and the server (inetd's internal
+/// echo: `select` over its sockets, `recvfrom`, `sendto`) have their own paths:
 /// - the cost per byte on each path (per-packet costs folded in), so that two Indigos carry the
 ///   mean of the three ttcp runs without the switch (91.37 Mbit/s, 63 KB buffers: a call's
 ///   cost spread over 64,512 bytes is part of it);
-/// - the cost of a `sendto` or `recvfrom` call, from the many-to-one echo at 128 bytes (Table
-///   11, 2481 µs): seven clients keep the one echo server busy, so it never sleeps and each
-///   client's round trip is seven times the server's work per echo (a read and a write of
-///   128 bytes; [`crate::calc::SharedServer`]), with no wakeup in it;
-/// - the wakeup of a process blocked in `recvfrom` on an idle host, from the 64-byte echo
-///   between two directly connected Indigos (Table 2, 1222 µs): a round trip pays two calls
-///   and a wakeup at each end, the bytes through both paths of both and the frames' time.
+/// - the cost of a `sendto` or `recvfrom` call, from the client's turnaround at 64 bytes
+///   (Table 19's C, 481 µs: a wakeup, a read and a write of 64 bytes);
+/// - the server's `select`, from the many-to-one echo at 128 bytes (Table 11, 2481 µs): seven
+///   clients keep the one echo server busy, so it never sleeps and each client's round trip is
+///   seven times the server's work per echo (a select, a read and a write of 128 bytes;
+///   [`crate::calc::SharedServer`]), with no wakeup in it;
+/// - the wakeup of a process blocked on an idle host, from the 64-byte echo between two
+///   directly connected Indigos (Table 2, 1222 µs): a round trip pays two calls and a wakeup at
+///   each end, the server's select, the bytes through both paths of both and the frames' time;
+/// - the context switch to a client process woken while the host runs the others, from the
+///   one-to-many echo at 64 bytes (Table 10, 2590 µs): seven client processes keep their
+///   Indigo busy, so each round trip is seven of its turns (a switch, a read and a write).
 ///
 /// With the switch the bulk bound only changes if the window over the (longer) round trip
 /// limits, which at 63 KB it does not.
 fn indigo(p: &Published, r: &mut Report) {
     const K: &str = "gigaswitch.ttcp_without_switch_mbps";
     const K2: &str = "gigaswitch.table2.without_us";
+    const K10: &str = "gigaswitch.table10.mean_us";
     const K11: &str = "gigaswitch.table11.mean_us";
+    const K19: &str = "gigaswitch.table19.client_us";
     let fddi = tech("fddi");
     let shape = ttcp_shape(&fddi, p.giga_buffer as u64);
     let (echo_size, echo_us) = p.giga_echo_without.first().copied().unwrap_or_default();
     let (m2o_size, m2o_us) = p.giga_many_to_one.first().copied().unwrap_or_default();
+    let (o2m_size, o2m_us) = p.giga_one_to_many.first().copied().unwrap_or_default();
+    let (c_size, c_us) = p
+        .giga_client_turnaround
+        .first()
+        .copied()
+        .unwrap_or_default();
     let hop = [Hop {
         tech: &fddi,
         propagation: Duration::ZERO,
@@ -580,6 +614,7 @@ fn indigo(p: &Published, r: &mut Report) {
             / 1e3
     };
     let per_packet = fddi.mtu.0 - Transport::Udp.header_bytes();
+    // A read and a write of `size` bytes (the client's turn; the server's without its select).
     let echo_work_ns = |h: &HostCosts, size: f64| {
         let (s, packets) = (size as u64, (size as u64).div_ceil(per_packet).max(1));
         (h.cost(Direction::Receive, s, packets, 1) + h.cost(Direction::Send, s, packets, 1))
@@ -595,20 +630,29 @@ fn indigo(p: &Published, r: &mut Report) {
         let b = ns_per_byte(mean(&p.giga_without)) - host.send_call_ns / shape.call as f64;
         host.send_other_ns_per_byte = b;
         host.recv_other_ns_per_byte = b;
-        let no_calls = HostCosts {
+        let bytes_only = HostCosts {
             send_call_ns: 0.0,
             recv_call_ns: 0.0,
+            wakeup_ns: 0.0,
+            select_ns: 0.0,
+            switch_ns: 0.0,
             ..host.clone()
         };
-        let work = m2o_us * 1e3 / f64::from(GIGA_MANY_TO_ONE_CLIENTS);
-        let call = (work - echo_work_ns(&no_calls, m2o_size)) / 2.0;
+        // The three figures, less the bytes and the frames, in ns:
+        // busy server: select + 2 calls; client alone: wakeup + 2 calls;
+        // lone round trip: 2 wakeups + select + 4 calls.
+        let busy = m2o_us * 1e3 / f64::from(GIGA_MANY_TO_ONE_CLIENTS)
+            - echo_work_ns(&bytes_only, m2o_size);
+        let client = c_us * 1e3 - echo_work_ns(&bytes_only, c_size);
+        let lone = (echo_us - lone_us(&bytes_only, echo_size)) * 1e3;
+        let wakeup = lone - busy - client;
+        let call = (client - wakeup) / 2.0;
+        host.wakeup_ns = wakeup;
         host.send_call_ns = call;
         host.recv_call_ns = call;
-        let no_wakeup = HostCosts {
-            wakeup_ns: 0.0,
-            ..host.clone()
-        };
-        host.wakeup_ns = (echo_us - lone_us(&no_wakeup, echo_size)) * 1e3 / 2.0;
+        host.select_ns = busy - 2.0 * call;
+        host.switch_ns =
+            o2m_us * 1e3 / f64::from(GIGA_ONE_TO_MANY_CLIENTS) - echo_work_ns(&host, o2m_size);
     }
     r.fitted.push(Fitted {
         host: host.name,
@@ -622,6 +666,13 @@ fn indigo(p: &Published, r: &mut Report) {
         parameter: "send = recv call_ns",
         value: host.send_call_ns,
         unit: "ns",
+        from: &[K19],
+    });
+    r.fitted.push(Fitted {
+        host: host.name,
+        parameter: "select_ns",
+        value: host.select_ns,
+        unit: "ns",
         from: &[K11],
     });
     r.fitted.push(Fitted {
@@ -630,6 +681,13 @@ fn indigo(p: &Published, r: &mut Report) {
         value: host.wakeup_ns,
         unit: "ns",
         from: &[K2],
+    });
+    r.fitted.push(Fitted {
+        host: host.name,
+        parameter: "switch_ns",
+        value: host.switch_ns,
+        unit: "ns",
+        from: &[K10],
     });
     // Round trips for the bulk bound: the 64-byte echo; the switch adds twice its latency and
     // a frame's serialisation.
@@ -663,7 +721,25 @@ fn indigo(p: &Published, r: &mut Report) {
         figure: K11,
         what: "fit: 128-byte echo, seven clients keeping one server busy",
         published: m2o_us,
-        predicted: f64::from(GIGA_MANY_TO_ONE_CLIENTS) * echo_work_ns(&host, m2o_size) / 1e3,
+        predicted: f64::from(GIGA_MANY_TO_ONE_CLIENTS)
+            * (echo_work_ns(&host, m2o_size) + host.select_ns)
+            / 1e3,
+        unit: "us",
+    });
+    r.predicted.push(Predicted {
+        figure: K19,
+        what: "fit: the 64-byte echo client's turnaround (a wakeup, a read, a write)",
+        published: c_us,
+        predicted: (echo_work_ns(&host, c_size) + host.wakeup_ns) / 1e3,
+        unit: "us",
+    });
+    r.predicted.push(Predicted {
+        figure: K10,
+        what: "fit: 64-byte echo, seven client processes keeping one Indigo busy",
+        published: o2m_us,
+        predicted: f64::from(GIGA_ONE_TO_MANY_CLIENTS)
+            * (echo_work_ns(&host, o2m_size) + host.switch_ns)
+            / 1e3,
         unit: "us",
     });
     r.hosts.push(bulk);
@@ -814,7 +890,7 @@ mod tests {
             .iter()
             .filter(|p| p.what.starts_with("fit:"))
             .collect();
-        assert_eq!(fits.len(), 17);
+        assert_eq!(fits.len(), 19);
         for p in fits {
             assert!(
                 p.miss().abs() < 0.002,
@@ -915,6 +991,7 @@ mod tests {
                 ("recv_call_ns", preset.recv_call_ns, fitted.recv_call_ns),
                 ("wakeup_ns", preset.wakeup_ns, fitted.wakeup_ns),
                 ("switch_ns", preset.switch_ns, fitted.switch_ns),
+                ("select_ns", preset.select_ns, fitted.select_ns),
                 (
                     "send_packet_ns",
                     preset.send_packet_ns,

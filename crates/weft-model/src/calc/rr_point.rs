@@ -77,21 +77,22 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     };
     let us = |d: crate::time::Duration| d.as_nanos() as f64 / 1e3;
     // Each end's turnaround alone: from a message's arrival to the next one back, a read woken
-    // from idle and a write (the model's round trip is these two and the network).
+    // from idle and a write, and the server's daemon's select (the model's round trip is these
+    // two and the network).
     let mtu = path.iter().map(|l| l.tech.mtu.0).min().unwrap_or(1500);
     let turnaround = |h: &HostCosts, read: u64, written: u64| {
         let packets = |b: u64| b.div_ceil(mtu.saturating_sub(transport.header_bytes()).max(1));
-        us(h.cost(Direction::Receive, read, packets(read).max(1), 1)
+        h.cost(Direction::Receive, read, packets(read).max(1), 1)
             + h.wakeup()
-            + h.cost(Direction::Send, written, packets(written).max(1), 1))
+            + h.cost(Direction::Send, written, packets(written).max(1), 1)
     };
     out.metrics.insert(
         keys::CLIENT_TURNAROUND_US.into(),
-        turnaround(&client, response, size.0),
+        us(turnaround(&client, response, size.0)),
     );
     out.metrics.insert(
         keys::SERVER_TURNAROUND_US.into(),
-        turnaround(&server, size.0, response),
+        us(turnaround(&server, size.0, response) + server.select()),
     );
     let mut rtt_us = us(r.total);
     if w.together {
@@ -176,12 +177,13 @@ fn together(
             + h.cost(Direction::Send, written, packets(written), 1))
         .as_nanos() as f64
     };
-    // One echo process serves all a server host's clients; each client is a process of its own.
+    // One echo process serves all a server host's clients, selecting before each request;
+    // each client is a process of its own.
     let (sessions, host, busy, switch) = if per_server_host >= per_client_host {
         (
             per_server_host,
             server,
-            work(server, request, response),
+            work(server, request, response) + server.select_ns,
             0.0,
         )
     } else {

@@ -141,7 +141,8 @@ fn one_way(
 
 /// The round trip of a `request` of payload bytes from `client` to `server` over `hops` and a
 /// `response` back the same way, on an established connection (TCP) or over UDP: no handshake,
-/// no loss, no queueing. Each message is written with one call and read with one.
+/// no loss, no queueing. Each message is written with one call and read with one; the server
+/// pays its daemon's `select` before the read ([`HostCosts::select_ns`]).
 pub fn request_response(
     hops: &[Hop],
     transport: Transport,
@@ -153,13 +154,14 @@ pub fn request_response(
     let there = one_way(hops, transport, request, client, server);
     let back = reverse(hops);
     let back = one_way(&back, transport, response, server, client);
+    let select = server.select();
     RttBreakdown {
         propagation: there.propagation + back.propagation,
         serialisation: there.serialisation + back.serialisation,
         switching: there.switching + back.switching,
-        hosts: there.hosts + back.hosts,
+        hosts: there.hosts + back.hosts + select,
         waiting: Duration::ZERO,
-        total: there.total + back.total,
+        total: there.total + back.total + select,
     }
 }
 
@@ -251,5 +253,30 @@ mod tests {
         let big = request_response(&hop, Transport::Tcp { options: 0 }, 4000, 0, &h, &h);
         let t = |d: u64| eth.wire_time(d);
         assert_eq!(big.serialisation, t(1500) + t(1120) + t(1500) + t(40));
+    }
+
+    /// The server's daemon selects once per request; a client that selects (as its host's
+    /// costs allow) does not, as it blocks in its read. Without the term both round trips
+    /// would be equal.
+    #[test]
+    fn the_server_pays_its_select_once_a_round_trip() {
+        let eth = Tech::preset("ethernet10").unwrap();
+        let hop = [Hop {
+            tech: &eth,
+            propagation: Duration::ZERO,
+            switch_latency: Duration::ZERO,
+            cut_through: false,
+        }];
+        let daemon = HostCosts {
+            select_ns: 50_000.0,
+            ..HostCosts::FREE
+        };
+        let free = HostCosts::FREE;
+        let plain = request_response(&hop, Transport::Udp, 64, 64, &free, &free);
+        let served = request_response(&hop, Transport::Udp, 64, 64, &free, &daemon);
+        assert_eq!(served.hosts, Duration::from_micros(50));
+        assert_eq!(served.total - plain.total, Duration::from_micros(50));
+        let asking = request_response(&hop, Transport::Udp, 64, 64, &daemon, &free);
+        assert_eq!(asking.total, plain.total);
     }
 }

@@ -61,6 +61,12 @@ pub struct HostCosts {
     /// (lmbench's context switch, `lat_ctx`): what a host running many processes pays per
     /// wakeup instead of [`HostCosts::wakeup_ns`].
     pub switch_ns: f64,
+    /// A daemon's `select` before each request it reads, ns: the UDP echo of the echo tests
+    /// is inetd's own service, answered from inetd's one loop over all its sockets, which asks
+    /// `select` which socket is ready, then reads it and writes the echo (a client blocked in
+    /// `recvfrom` makes no such call). Charged to the server of a UDP request/response
+    /// exchange on top of [`HostCosts::recv_call_ns`], busy or not.
+    pub select_ns: f64,
     /// Protocol and driver work per packet sent (TCP/UDP, IP, driver, DMA set-up), ns.
     pub send_packet_ns: f64,
     /// Per packet received, the interrupt included, ns.
@@ -94,6 +100,7 @@ impl HostCosts {
         recv_call_ns: 0.0,
         wakeup_ns: 0.0,
         switch_ns: 0.0,
+        select_ns: 0.0,
         send_packet_ns: 0.0,
         recv_packet_ns: 0.0,
         copy_ns_per_byte: 0.0,
@@ -145,6 +152,11 @@ impl HostCosts {
         Duration::from_secs_f64(self.wakeup_ns / 1e9)
     }
 
+    /// A daemon's `select` before a request ([`HostCosts::select_ns`]).
+    pub fn select(&self) -> Duration {
+        Duration::from_secs_f64(self.select_ns / 1e9)
+    }
+
     /// The same host with every CPU time multiplied by `factor` (a clock ratio, for another
     /// model of the same processor family); rates unchanged.
     pub fn scaled(&self, factor: f64, name: &'static str) -> HostCosts {
@@ -154,6 +166,7 @@ impl HostCosts {
             recv_call_ns: self.recv_call_ns * factor,
             wakeup_ns: self.wakeup_ns * factor,
             switch_ns: self.switch_ns * factor,
+            select_ns: self.select_ns * factor,
             send_packet_ns: self.send_packet_ns * factor,
             recv_packet_ns: self.recv_packet_ns * factor,
             copy_ns_per_byte: self.copy_ns_per_byte * factor,

@@ -99,17 +99,26 @@ pub fn indigo_r4000() -> HostCosts {
     }
 }
 
-/// The Indigo of [`indigo_r4000`] with its calls and wakeups, for the UDP echo tests (Tables 2,
-/// 5, 10, 11 and 19 of study 003); three parameters fitted together ([`crate::calc::fit`]'s
-/// `indigo`):
-/// - 84.97 ns per byte on each path (per-packet costs folded in), so that two Indigos writing
+/// The Indigo of [`indigo_r4000`] with its calls, wakeups and context switches, for the UDP
+/// echo tests (Tables 2, 5, 10, 11 and 19 of study 003). The client (the study's tool: a
+/// `sendto`, then a `recvfrom` that blocks until the echo) and the server (inetd's own echo
+/// service: a `select` over inetd's sockets, a `recvfrom` and a `sendto`) have their own paths;
+/// five parameters fitted together ([`crate::calc::fit`]'s `indigo`):
+/// - 86.83 ns per byte on each path (per-packet costs folded in), so that two Indigos writing
 ///   63 KB a call carry the mean of `gigaswitch.ttcp_without_switch_mbps` (91.37 Mbit/s);
-/// - 166.3 µs per `sendto` or `recvfrom` call, from `gigaswitch.table11.mean_us` at 128 bytes
-///   (seven clients keep one echo server busy: each round trip is seven of its echoes);
-/// - 257.3 µs to wake a process blocked in a call on an idle host, from
+/// - 46.3 µs per `sendto` or `recvfrom` call, from `gigaswitch.table19.client_us` at 64 bytes
+///   (481 µs: the client woken by the echo, its read and its next request's write);
+/// - 239.5 µs for the server's `select`, from `gigaswitch.table11.mean_us` at 128 bytes
+///   (seven clients keep the one echo server busy: each round trip is seven of its echoes);
+/// - 377.3 µs to wake a process blocked in a call on an idle host, from
 ///   `gigaswitch.table2.without_us` at 64 bytes (1222 µs between two directly connected
-///   Indigos).
+///   Indigos);
+/// - 266.3 µs to switch to a client process woken while the host runs others, from
+///   `gigaswitch.table10.mean_us` at 64 bytes (seven client processes on one Indigo: each
+///   round trip is seven of its turns).
 ///
+/// No source gives IRIX's select or context switch on an R4000 Indigo apart from these fits;
+/// the select stands for everything inetd's loop does per request beyond its two socket calls.
 /// Predicts the other echo round trips of Tables 2 and 5, the loaded ones of Tables 10 and 11
 /// and the server's and client's turnarounds of Table 19.
 pub fn indigo_r4000_echo() -> HostCosts {
@@ -118,6 +127,8 @@ pub fn indigo_r4000_echo() -> HostCosts {
         send_call_ns: INDIGO_CALL_NS,
         recv_call_ns: INDIGO_CALL_NS,
         wakeup_ns: INDIGO_WAKEUP_NS,
+        switch_ns: INDIGO_SWITCH_NS,
+        select_ns: INDIGO_SELECT_NS,
         send_other_ns_per_byte: INDIGO_BYTE_NS,
         recv_other_ns_per_byte: INDIGO_BYTE_NS,
         ..HostCosts::FREE
@@ -125,11 +136,15 @@ pub fn indigo_r4000_echo() -> HostCosts {
 }
 
 /// The echo Indigo's cost per byte on each path, ns (see [`indigo_r4000_echo`]).
-const INDIGO_BYTE_NS: f64 = 84.973_303;
+const INDIGO_BYTE_NS: f64 = 86.833_390;
 /// The echo Indigo's cost of a `sendto` or `recvfrom` call, ns.
-const INDIGO_CALL_NS: f64 = 166_315.857;
+const INDIGO_CALL_NS: f64 = 46_317.857;
 /// The echo Indigo's wakeup of a blocked process on an idle host, ns.
-const INDIGO_WAKEUP_NS: f64 = 257_252.0;
+const INDIGO_WAKEUP_NS: f64 = 377_250.286;
+/// The echo Indigo's switch to a woken process while it runs others, ns.
+const INDIGO_SWITCH_NS: f64 = 266_292.857;
+/// The echo server's (inetd's) select before each request, ns.
+const INDIGO_SELECT_NS: f64 = 239_520.0;
 
 // The GIGAswitch study's other workstations on their UDP echo path (Table 5 of study 003), each
 // fitted in [`crate::calc::fit_workstations`]: a call (its wakeup folded in) to the 128-byte round trip

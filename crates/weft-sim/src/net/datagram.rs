@@ -59,12 +59,16 @@ pub struct DatagramSocket {
     /// The only host it takes datagrams from, if connected.
     peer: Option<usize>,
     cpu: Option<HostCpu>,
+    /// Its reader is a daemon that selects before each read ([`HostCpu::select_read_arrived`]).
+    selects: bool,
     /// Frames ready, each with when the NIC gets it.
     outbox: VecDeque<(Instant, SimFrame)>,
     /// Datagrams being put together: sender, number, payload bytes and frames so far.
     partial: VecDeque<(usize, u32, u64, u64)>,
-    /// Whole datagrams, each with when the application has it (its receive work done).
-    inbox: VecDeque<(Instant, Received)>,
+    /// Whole datagrams in order: each with when the application has it (its read done), or,
+    /// not yet read, when it arrived and whether its host was idle then (see
+    /// [`DatagramSocket::recv`]).
+    inbox: VecDeque<(Instant, Received, Option<bool>)>,
     /// Frames that arrived corrupted or trimmed (dropped by the checksum).
     pub corrupted: u64,
     /// Datagrams received not yet answered: the sender and when the last frame arrived.
@@ -81,6 +85,7 @@ impl DatagramSocket {
             mtu,
             peer: None,
             cpu: None,
+            selects: false,
             outbox: VecDeque::new(),
             partial: VecDeque::new(),
             inbox: VecDeque::new(),
@@ -93,6 +98,12 @@ impl DatagramSocket {
     /// Takes datagrams from host `peer` only, as a connected UDP socket does.
     pub fn connect(&mut self, peer: usize) {
         self.peer = Some(peer);
+    }
+
+    /// Its reader is a daemon that asks `select` which of its sockets is ready before each
+    /// read (inetd's UDP echo): each datagram read pays [`weft_model::host::HostCosts::select_ns`].
+    pub fn set_selects(&mut self) {
+        self.selects = true;
     }
 
     /// Charges the host's work to `cpu` from now on.
@@ -178,11 +189,11 @@ impl DatagramSocket {
             self.partial.push_back((from, seq, got, parts));
             return true;
         }
-        let at = match &mut self.cpu {
-            Some(cpu) => cpu.read_arrived(arrived, len, idle),
-            None => now,
-        };
-        self.inbox.push_back((at, Received { from, len, seq }));
+        let received = Received { from, len, seq };
+        match self.cpu {
+            Some(_) => self.inbox.push_back((arrived, received, Some(idle))),
+            None => self.inbox.push_back((now, received, None)),
+        }
         if self.unanswered.len() == UNANSWERED {
             self.unanswered.pop_front();
         }
@@ -190,13 +201,32 @@ impl DatagramSocket {
         true
     }
 
-    /// The next whole datagram the application has by `now`, with when it had it.
+    /// The next whole datagram the application has by `now`, with when it had it. The
+    /// application reads one datagram at a time: the read of the first not yet read is charged
+    /// to the host once the datagram has arrived and the one before it has been taken (so that
+    /// what the application does with that one, its answer, is charged before the next read,
+    /// as a server reads a request, answers it and only then reads the next); it is charged as
+    /// of the datagram's arrival, so a thread still busy then finds it waiting and is not
+    /// woken.
     pub fn recv(&mut self, now: Instant) -> Option<(Instant, Received)> {
-        let &(t, _) = self.inbox.front()?;
+        let (t, r, unread) = *self.inbox.front()?;
         if t > now {
             return None;
         }
-        self.inbox.pop_front()
+        if let (Some(idle), Some(cpu)) = (unread, &mut self.cpu) {
+            let at = if self.selects {
+                cpu.select_read_arrived(t, r.len, idle)
+            } else {
+                cpu.read_arrived(t, r.len, idle)
+            };
+            if let Some(front) = self.inbox.front_mut() {
+                *front = (at, r, None);
+            }
+            if at > now {
+                return None;
+            }
+        }
+        self.inbox.pop_front().map(|(t, r, _)| (t, r))
     }
 
     /// The next frame for the NIC at `now`, with the instant the NIC got it.
@@ -259,6 +289,64 @@ mod tests {
         }
         // Not for host 0.
         assert!(!a.deliver(Instant(20), &frames[0].1));
+    }
+
+    /// A socket read by a daemon charges its select before the read; a plain one does not.
+    /// Without the flag both datagrams would be read at the same instant.
+    #[test]
+    fn a_selecting_reader_pays_its_select() {
+        use weft_model::host::HostCosts;
+        let costs = HostCosts {
+            recv_call_ns: 1000.0,
+            select_ns: 4000.0,
+            ..HostCosts::FREE
+        };
+        let mut a = DatagramSocket::new(0, 1500);
+        a.send(Instant(0), 1, 64, 1);
+        let (_, f) = a.pop_frame(Instant(0)).unwrap();
+        let mut plain = DatagramSocket::new(1, 1500);
+        plain.set_cpu(HostCpu::new(costs.clone()));
+        let mut daemon = DatagramSocket::new(1, 1500);
+        daemon.set_cpu(HostCpu::new(costs));
+        daemon.set_selects();
+        assert!(plain.deliver(Instant(10_000), &f));
+        assert!(daemon.deliver(Instant(10_000), &f));
+        assert_eq!(plain.recv(Instant(99_000)).unwrap().0, Instant(11_000));
+        assert_eq!(daemon.recv(Instant(99_000)).unwrap().0, Instant(15_000));
+    }
+
+    /// The application reads one datagram at a time: the second of two requests that arrive
+    /// together is read after the answer to the first is written, as a server reads, answers
+    /// and reads again. Charging each read when its datagram arrives (both reads before the
+    /// answer) would hand the answer to the adapter at 12.5 us, not 11.5.
+    #[test]
+    fn a_datagram_is_read_after_the_answer_to_the_one_before() {
+        use weft_model::host::HostCosts;
+        let costs = HostCosts {
+            recv_call_ns: 1000.0,
+            send_call_ns: 500.0,
+            ..HostCosts::FREE
+        };
+        let mut server = DatagramSocket::new(0, 1500);
+        server.set_cpu(HostCpu::new(costs));
+        for host in [1, 2] {
+            let mut c = DatagramSocket::new(host, 1500);
+            c.send(Instant(0), 0, 64, 1);
+            let (_, f) = c.pop_frame(Instant(0)).unwrap();
+            assert!(server.deliver(Instant(10_000), &f));
+        }
+        assert_eq!(server.recv(Instant(10_000)), None);
+        assert_eq!(server.poll_timeout(), Some(Instant(11_000)));
+        let (t, first) = server.recv(Instant(11_000)).unwrap();
+        assert_eq!((t, first.from), (Instant(11_000), 1));
+        server.send(Instant(11_000), 1, 64, 1);
+        assert_eq!(server.recv(Instant(11_000)), None);
+        assert_eq!(
+            server.pop_frame(Instant(11_500)).unwrap().0,
+            Instant(11_500)
+        );
+        let (t, second) = server.recv(Instant(12_500)).unwrap();
+        assert_eq!((t, second.from), (Instant(12_500), 2));
     }
 
     /// A server's turnaround runs from a request's arrival to the answer to its sender: the

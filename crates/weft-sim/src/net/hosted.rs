@@ -152,6 +152,15 @@ impl<A: Application> Hosted<A> {
         self
     }
 
+    /// Over UDP: the application is a daemon that selects before each read
+    /// ([`DatagramSocket::set_selects`]).
+    pub fn selecting(mut self) -> Self {
+        if let Io::Datagram(s) = &mut self.io {
+            s.set_selects();
+        }
+        self
+    }
+
     /// Charges the host's work to `cpu`, if given (`None`: the host costs nothing).
     pub fn with_cpu(mut self, cpu: impl Into<Option<HostCpu>>) -> Self {
         let Some(cpu) = cpu.into() else { return self };
@@ -288,19 +297,27 @@ impl<A: Application> Hosted<A> {
                 if app.poll_timeout().is_some_and(|t| t <= now) {
                     app.handle_timeout(now);
                 }
-                while let Some((t, d)) = sock.recv(now) {
-                    let input = Input::Datagram {
-                        peer: d.from,
-                        len: d.len,
-                        tag: Some(Tag::new(u64::from(d.seq), SEQ_BYTES)),
-                        data: None,
-                    };
-                    app.handle_input(t, input);
-                }
-                while let Some(out) = app.poll_output(now) {
-                    if let Output::Send { peer, len, tag } = out {
-                        let seq = tag.map_or(0, |t| t.value as u32);
-                        sock.send(now, peer, len, seq);
+                // One datagram at a time, its answers sent before the next is read (the
+                // socket charges each read when it is asked for the datagram).
+                loop {
+                    let got = sock.recv(now);
+                    if let Some((t, d)) = got {
+                        let input = Input::Datagram {
+                            peer: d.from,
+                            len: d.len,
+                            tag: Some(Tag::new(u64::from(d.seq), SEQ_BYTES)),
+                            data: None,
+                        };
+                        app.handle_input(t, input);
+                    }
+                    while let Some(out) = app.poll_output(now) {
+                        if let Output::Send { peer, len, tag } = out {
+                            let seq = tag.map_or(0, |t| t.value as u32);
+                            sock.send(now, peer, len, seq);
+                        }
+                    }
+                    if got.is_none() {
+                        break;
                     }
                 }
             }

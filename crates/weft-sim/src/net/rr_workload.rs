@@ -296,7 +296,8 @@ fn pair_apps(
     if !matches!(w.proto, Some(Transport::Tcp { .. })) {
         let c = Hosted::udp(RrClient::new(spec, Via::Datagram(b)), a, mtu).connected_to(b);
         let sv = RrServer::new(size, response, w.rr_answer(), Via::Datagram(a));
-        let sv = Hosted::udp(sv, b, mtu);
+        // The echo server is a daemon (inetd's own echo service): it selects before each read.
+        let sv = Hosted::udp(sv, b, mtu).selecting();
         return (Box::new(c.with_cpu(a_cpu)), Box::new(sv.with_cpu(b_cpu)));
     }
     let cfg = w.tcp_config(u64::from(mtu));
