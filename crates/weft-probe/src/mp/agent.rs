@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::conn::Conn;
 use super::engine::{Engine, Waiting};
 use super::error::MpError;
-use super::msg::{MpMsg, Peer, RankStats};
+use super::msg::{MpMsg, Peer};
 use super::place::Placed;
 use super::pvmd::{CoreConfig, Daemon, DaemonHandle};
 use super::spec::{MpSpec, Route};
@@ -134,30 +134,10 @@ fn run(ctx: &mut TestContext, spec: &MpSpec) -> Result<(), MpError> {
         other => return Err(MpError::Config(format!("expected go, got {other:?}"))),
     }
     engine.set_watch(Some(ctx.control.stream().as_raw_fd()));
-    let result = rank::run(&mut engine, spec, &mut |s| send_mp(ctx, &MpMsg::Sample(s)));
-    if let Err(e) = &result {
-        engine.abort(&format!("rank {me}: {e}"));
-    }
-    let stats = engine.stats();
-    drop(engine);
-    let daemon_stats = daemon_handle.map(|h| h.wait(Duration::from_secs(3)));
-    result?;
-    let daemon = match daemon_stats {
-        Some(Ok(s)) => Some(s),
-        Some(Err(e)) => return Err(e.during("the daemon")),
-        None => None,
-    };
-    send_mp(
-        ctx,
-        &MpMsg::Done {
-            stats: RankStats {
-                messages_sent: stats.messages_sent,
-                bytes_sent: stats.bytes_sent,
-                unexpected: stats.unexpected,
-                daemon,
-            },
-        },
-    )?;
+    let stats = rank::run_to_end(engine, spec, daemon_handle, &mut |s| {
+        send_mp(ctx, &MpMsg::Sample(s))
+    })?;
+    send_mp(ctx, &MpMsg::Done { stats })?;
     // Wait for the coordinator's Bye so that closing does not reset unread data.
     let _ = ctx.control.recv_raw();
     Ok(())

@@ -166,7 +166,7 @@ fn rank_job(
         .map_err(|_| MpError::Remote(format!("rank {r} got no roster")))?;
     let digest = spec.digest();
     let mut daemon_handle = None;
-    let mut engine = match daemon {
+    let engine = match daemon {
         Some(d) => {
             let task = d.task_addr()?;
             let udp = roster
@@ -206,31 +206,11 @@ fn rank_job(
         }
     };
     let mut samples = Vec::new();
-    let result = rank::run(&mut engine, spec, &mut |s| {
+    let stats = rank::run_to_end(engine, spec, daemon_handle, &mut |s| {
         samples.push(s);
         Ok(())
-    });
-    if let Err(e) = &result {
-        engine.abort(&format!("rank {r}: {e}"));
-    }
-    let es = engine.stats();
-    drop(engine);
-    let ds = daemon_handle.map(|h| h.wait(Duration::from_secs(3)));
-    result?;
-    let daemon = match ds {
-        Some(Ok(s)) => Some(s),
-        Some(Err(e)) => return Err(e.during("the daemon")),
-        None => None,
-    };
-    Ok((
-        samples,
-        RankStats {
-            messages_sent: es.messages_sent,
-            bytes_sent: es.bytes_sent,
-            unexpected: es.unexpected,
-            daemon,
-        },
-    ))
+    })?;
+    Ok((samples, stats))
 }
 
 fn accept(l: &TcpListener, k: usize, deadline: Instant) -> Result<Vec<TcpStream>, MpError> {

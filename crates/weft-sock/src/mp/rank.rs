@@ -11,7 +11,7 @@
 //! receive calls and its reductions, and its thread's CPU time), and after a ping-pong the two
 //! ranks that took part time their reduction kernel at that size on its own ([`super::kernel`]).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use weft_model::mp::program::{Measure, Program, Timing};
@@ -22,6 +22,8 @@ use weft_sys::cpu::CpuTime as ThreadCpu;
 use super::engine::{Engine, EngineStats};
 use super::error::MpError;
 use super::kernel;
+use super::msg::RankStats;
+use super::pvmd::DaemonHandle;
 use super::spec::MpSpec;
 
 /// What one rank measured for one pattern at one size.
@@ -65,6 +67,36 @@ pub struct RankSample {
     /// kernel over `size` bytes, timed on its own after the measurement ([`super::kernel`]).
     #[serde(default)]
     pub kernel_ns: Option<u64>,
+}
+
+/// Runs `engine`'s rank to its end ([`run`]): on a failure its peers are told why; then the
+/// engine is closed, the rank's daemon (if it has one) waited for, and their counts returned.
+/// The one ending of a rank, for `weft mp`'s agents and the in-process ranks alike.
+pub fn run_to_end(
+    mut engine: Engine,
+    spec: &MpSpec,
+    daemon: Option<DaemonHandle>,
+    sink: &mut dyn FnMut(RankSample) -> Result<(), MpError>,
+) -> Result<RankStats, MpError> {
+    let result = run(&mut engine, spec, sink);
+    if let Err(e) = &result {
+        engine.abort(&format!("rank {}: {e}", engine.rank()));
+    }
+    let es = engine.stats();
+    drop(engine);
+    let ds = daemon.map(|h| h.wait(Duration::from_secs(3)));
+    result?;
+    let daemon = match ds {
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => return Err(e.during("the daemon")),
+        None => None,
+    };
+    Ok(RankStats {
+        messages_sent: es.messages_sent,
+        bytes_sent: es.bytes_sent,
+        unexpected: es.unexpected,
+        daemon,
+    })
 }
 
 /// Runs every pattern of `spec` on `engine` (the blocks of [`Program`]), handing each sample to
