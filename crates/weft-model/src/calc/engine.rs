@@ -428,6 +428,14 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         }
     }
     let mut aggregate = (per_flow * flows as f64).min(link_mbps);
+    // A UDP blast between hosts with costs: what the sender's send path sends and the
+    // receiver's reads keep ([`super::udp`]), in datagrams of `size`.
+    let blast = (flows == 1)
+        .then(|| udp_blast(s, a, b, w, &path[0].tech, bottleneck, mtu))
+        .flatten();
+    if let Some(u) = &blast {
+        aggregate = u.received_bps / 1e6;
+    }
     let ftp = w.file.map(|file| ftp(s, a, b, file, aggregate, out));
     if let Some(e) = ftp {
         aggregate = e.bps / 1e6;
@@ -450,6 +458,10 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     }
     if let Some(h) = host_bound {
         m.insert("host_mbps".into(), h);
+    }
+    if let Some(u) = blast {
+        m.insert("sent_mbps".into(), u.sent_bps / 1e6);
+        m.insert("datagram_loss".into(), u.loss);
     }
     if bottleneck.is_cells() {
         m.insert(
@@ -569,14 +581,7 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     if !matches!(transport, Transport::Tcp { .. }) {
         return None;
     }
-    let costs = |n: &str| {
-        s.hosts
-            .iter()
-            .find(|h| h.name == n)
-            .and_then(|h| h.costs.as_deref())
-            .and_then(crate::host::presets::by_name)
-    };
-    let (mut tx, mut rx) = (costs(a)?, costs(b)?);
+    let (mut tx, mut rx) = (costs_of(s, a)?, costs_of(s, b)?);
     if files {
         tx.send_other_ns_per_byte += tx.copy_ns_per_byte;
         rx.recv_other_ns_per_byte += rx.copy_ns_per_byte;
@@ -590,6 +595,50 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     let link = crate::units::Rate((link_mbps * 1e6) as u64);
     let bound = super::host::BulkBound::new(link, window, rtt, &tx, &rx, &shape);
     Some(bound.sender_bps.min(bound.receiver_bps) as f64 / 1e6)
+}
+
+/// The cost model (`costs`) of host `name`, if it names one.
+fn costs_of(s: &Scenario, name: &str) -> Option<crate::host::HostCosts> {
+    s.hosts
+        .iter()
+        .find(|h| h.name == name)
+        .and_then(|h| h.costs.as_deref())
+        .and_then(crate::host::presets::by_name)
+}
+
+/// A UDP blast of `w` from `a` (its first link `first`) to `b` through `bottleneck` when either
+/// host has costs (`None` otherwise, or over TCP): `size`-byte datagrams (default: what fills
+/// the path MTU `mtu`), fragmented beyond it.
+fn udp_blast(
+    s: &Scenario,
+    a: &str,
+    b: &str,
+    w: &Workload,
+    first: &crate::tech::Tech,
+    bottleneck: &crate::tech::Tech,
+    mtu: u64,
+) -> Option<super::udp::UdpBlast> {
+    if !matches!(w.proto, Some(Transport::Udp)) {
+        return None;
+    }
+    let (tx, rx) = (costs_of(s, a), costs_of(s, b));
+    if tx.is_none() && rx.is_none() {
+        return None;
+    }
+    let free = crate::host::HostCosts::FREE;
+    let headers = Transport::Udp.header_bytes();
+    let payload = w
+        .size
+        .map_or(mtu.saturating_sub(headers), |z| z.0)
+        .clamp(1, 65_507);
+    Some(super::udp::UdpBlast::new(
+        tx.as_ref().unwrap_or(&free),
+        rx.as_ref().unwrap_or(&free),
+        first,
+        bottleneck,
+        payload,
+        u32::try_from(mtu).unwrap_or(u32::MAX),
+    ))
 }
 
 /// A file transfer by SBTP or MBTP ([`super::xfer::estimate`]).

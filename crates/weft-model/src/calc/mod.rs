@@ -22,6 +22,7 @@ pub mod rr_tcp;
 pub mod rtt;
 pub mod server;
 pub mod shared_host;
+pub mod udp;
 pub mod vc_point;
 pub mod window;
 pub mod xfer;

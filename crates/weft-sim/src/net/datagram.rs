@@ -8,6 +8,12 @@
 //! A datagram's number ([`weft_model::app::Tag`]) travels in its frames' `seq`. Time comes only
 //! from the caller's `now`.
 //!
+//! A socket may have a bounded receive buffer ([`DatagramSocket::set_recv_buffer`], SO_RCVBUF):
+//! a whole datagram waits there until its reader has it, and one that does not fit beside the
+//! datagrams still unread when its last frame arrives is dropped, as BSD's `sbappendaddr`
+//! drops it (its frames' receive work done, no read charged). So a receiver whose reads fall
+//! behind its sender loses what its buffer cannot hold ([`DatagramSocket::drops`]).
+//!
 //! The socket also measures its host's turnaround ([`DatagramSocket::turnarounds`]), as an
 //! analyser on the host's link sees it (the GIGAswitch study's elapsed times B and C, Table
 //! 19): from a datagram's last frame reaching the host to the next datagram back to its sender
@@ -21,7 +27,7 @@ use weft_model::{Duration, Instant};
 
 use weft_model::net::ETH_HEADER;
 
-use super::frame::{SimFrame, UDP_IP_HEADERS};
+use super::frame::SimFrame;
 
 /// Messages being put together at once, at most (the oldest is dropped, as IP's reassembly
 /// queue drops fragments that time out).
@@ -29,16 +35,13 @@ const REASSEMBLY: usize = 64;
 /// Datagrams received and not yet answered that the turnaround keeps, at most (the oldest is
 /// forgotten).
 const UNANSWERED: usize = 1024;
+/// Bytes a datagram takes in a receive buffer beside its payload: the sender's address that
+/// `sbappendaddr` queues with it (a `sockaddr_in`).
+pub const SOCKADDR_BYTES: u64 = 16;
 
 /// How a datagram of `size` bytes is cut into frames of at most `mtu` bytes: the IP length of
-/// each.
-pub fn datagrams(size: u64, mtu: u32) -> Vec<u32> {
-    let per = u64::from(mtu.saturating_sub(UDP_IP_HEADERS).max(1));
-    let n = size.div_ceil(per).max(1);
-    (0..n)
-        .map(|i| (size - i * per).min(per) as u32 + UDP_IP_HEADERS)
-        .collect()
-}
+/// each (the closed forms' arithmetic, [`weft_model::calc::udp::ip_fragments`]).
+pub use weft_model::calc::udp::ip_fragments as datagrams;
 
 /// A whole datagram received.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +74,10 @@ pub struct DatagramSocket {
     inbox: VecDeque<(Instant, Received, Option<bool>)>,
     /// Frames that arrived corrupted or trimmed (dropped by the checksum).
     pub corrupted: u64,
+    /// Receive buffer, bytes (`None`: unbounded).
+    recv_buffer: Option<u64>,
+    /// Whole datagrams dropped because the receive buffer was full.
+    drops: u64,
     /// Datagrams received not yet answered: the sender and when the last frame arrived.
     unanswered: VecDeque<(usize, Instant)>,
     /// Turnarounds measured: their sum, ns, and their number.
@@ -90,6 +97,8 @@ impl DatagramSocket {
             partial: VecDeque::new(),
             inbox: VecDeque::new(),
             corrupted: 0,
+            recv_buffer: None,
+            drops: 0,
             unanswered: VecDeque::new(),
             turnarounds: (0, 0),
         }
@@ -116,21 +125,33 @@ impl DatagramSocket {
         self.cpu.as_ref()
     }
 
+    /// Bounds the receive buffer to `bytes` (SO_RCVBUF): each datagram takes its payload and
+    /// [`SOCKADDR_BYTES`] there from its arrival until its reader has it.
+    pub fn set_recv_buffer(&mut self, bytes: u64) {
+        self.recv_buffer = Some(bytes);
+    }
+
+    /// Whole datagrams dropped because the receive buffer was full.
+    pub fn drops(&self) -> u64 {
+        self.drops
+    }
+
     /// A send call at `now` of a datagram of `len` bytes numbered `seq` to host `to`: its
-    /// frames go to the NIC together once the call's work is done.
-    pub fn send(&mut self, now: Instant, to: usize, len: u64, seq: u32) {
+    /// frames go to the NIC together once the call's work is done. Returns when the call
+    /// returns (its work on the host's CPU done; `now` without costs).
+    pub fn send(&mut self, now: Instant, to: usize, len: u64, seq: u32) -> Instant {
         let parts = datagrams(len, self.mtu);
         // The call and the bytes, then each frame's work and its way to the adapter; the frames
         // leave together, as IP hands a fragmented datagram's fragments to the driver at once.
-        let ready = match &mut self.cpu {
+        let (ready, returned) = match &mut self.cpu {
             Some(cpu) => {
                 let mut t = cpu.write(now, len, true);
                 for &ip_len in &parts {
                     t = cpu.transmit(t, u64::from(ip_len) + ETH_HEADER as u64);
                 }
-                t
+                (t, cpu.busy_until().max(now))
             }
-            None => now,
+            None => (now, now),
         };
         for ip_len in parts {
             let f = SimFrame::fragment(self.host, to, ip_len, seq, ready.0, len);
@@ -143,6 +164,7 @@ impl DatagramSocket {
                 self.turnarounds.1 += 1;
             }
         }
+        returned
     }
 
     /// Turnarounds measured so far and their sum: each the time from a datagram's arrival (its
@@ -188,6 +210,20 @@ impl DatagramSocket {
             }
             self.partial.push_back((from, seq, got, parts));
             return true;
+        }
+        // Held against the datagrams not yet read, or whose read has not ended, when its last
+        // frame comes off the wire (the interrupt runs then, ahead of the reader's work).
+        if let Some(cap) = self.recv_buffer {
+            let held: u64 = self
+                .inbox
+                .iter()
+                .filter(|(t, _, unread)| unread.is_some() || *t > now)
+                .map(|(_, r, _)| r.len + SOCKADDR_BYTES)
+                .sum();
+            if held + len + SOCKADDR_BYTES > cap {
+                self.drops += 1;
+                return true;
+            }
         }
         let received = Received { from, len, seq };
         match self.cpu {
@@ -254,13 +290,6 @@ impl DatagramSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn datagrams_are_cut_at_the_mtu() {
-        assert_eq!(datagrams(64, 1500), vec![92]);
-        assert_eq!(datagrams(1500, 1500), vec![1500, 56]);
-        assert_eq!(datagrams(0, 1500), vec![28]);
-    }
 
     #[test]
     fn a_datagram_is_whole_once_its_last_frame_arrives() {
@@ -347,6 +376,52 @@ mod tests {
         );
         let (t, second) = server.recv(Instant(12_500)).unwrap();
         assert_eq!((t, second.from), (Instant(12_500), 2));
+    }
+
+    /// A reader that takes 1 ms a datagram, sent one every 100 us: its 3,048-byte buffer holds
+    /// three 1000-byte datagrams (each with its sender's address), so the fourth and the rest,
+    /// arriving while those three are unread, are dropped. Without the bound (or with the
+    /// check removed) all ten are kept, to be read over 10 ms.
+    #[test]
+    fn a_full_receive_buffer_drops_what_the_reader_has_not_made_room_for() {
+        use weft_model::host::HostCosts;
+        let slow = HostCosts {
+            recv_call_ns: 1e6,
+            ..HostCosts::FREE
+        };
+        let run = |bound: Option<u64>| {
+            let mut tx = DatagramSocket::new(0, 1500);
+            let mut rx = DatagramSocket::new(1, 1500);
+            rx.set_cpu(HostCpu::new(slow.clone()));
+            if let Some(b) = bound {
+                rx.set_recv_buffer(b);
+            }
+            for k in 0..10u64 {
+                let t = Instant(k * 100_000);
+                tx.send(t, 1, 1000, k as u32);
+                let (_, f) = tx.pop_frame(t).unwrap();
+                assert!(rx.deliver(t, &f));
+            }
+            let read = std::iter::from_fn(|| rx.recv(Instant(u64::MAX))).count();
+            (read, rx.drops())
+        };
+        assert_eq!(run(Some(3 * (1000 + SOCKADDR_BYTES))), (3, 7));
+        assert_eq!(run(None), (10, 0));
+    }
+
+    /// A send call returns once its work on the host's CPU is done: 1 ms for the call, 1 us a
+    /// byte for 100 bytes.
+    #[test]
+    fn a_send_returns_when_its_work_is_done() {
+        use weft_model::host::HostCosts;
+        let mut tx = DatagramSocket::new(0, 1500);
+        assert_eq!(tx.send(Instant(7), 1, 100, 0), Instant(7));
+        tx.set_cpu(HostCpu::new(HostCosts {
+            send_call_ns: 1e6,
+            send_other_ns_per_byte: 1000.0,
+            ..HostCosts::FREE
+        }));
+        assert_eq!(tx.send(Instant(0), 1, 100, 1), Instant(1_100_000));
     }
 
     /// A server's turnaround runs from a request's arrival to the answer to its sender: the

@@ -68,6 +68,10 @@ pub struct Hosted<A> {
     /// instant finds nothing new to do (its inputs, segments and timers at or before it, are
     /// spent), so the calls that only drain the socket's frames skip it.
     stepped_at: Option<Instant>,
+    /// Over UDP, a send call blocks the application until its work on the host is done
+    /// ([`Hosted::blocking_sends`]); then until when, if it is blocked.
+    blocking: bool,
+    blocked: Option<Instant>,
 }
 
 /// A stream end for `conn` at `end`.
@@ -116,6 +120,8 @@ impl<A: Application> Hosted<A> {
             io: Io::Streams { ends, nic: None },
             fresh,
             stepped_at: None,
+            blocking: false,
+            blocked: None,
         }
     }
 
@@ -126,6 +132,8 @@ impl<A: Application> Hosted<A> {
             io: Io::Datagram(Box::new(DatagramSocket::new(host, mtu))),
             fresh: false,
             stepped_at: None,
+            blocking: false,
+            blocked: None,
         }
     }
 
@@ -159,6 +167,32 @@ impl<A: Application> Hosted<A> {
             s.set_selects();
         }
         self
+    }
+
+    /// Over UDP: each send call blocks the application until the host has done its work (the
+    /// call, the copies, each fragment's way to the adapter), as a blocking `sendto` does; the
+    /// application hears it returned as [`Input::Written`]. A sender as fast as its host lets it
+    /// (ttcp -u). Without it a send costs the host the same but the application goes on at once.
+    pub fn blocking_sends(mut self) -> Self {
+        self.blocking = true;
+        self
+    }
+
+    /// Over UDP: the socket's receive buffer holds `bytes` (SO_RCVBUF); what does not fit while
+    /// the application has not read what is there is dropped ([`DatagramSocket::drops`]).
+    pub fn with_recv_buffer(mut self, bytes: u64) -> Self {
+        if let Io::Datagram(s) = &mut self.io {
+            s.set_recv_buffer(bytes);
+        }
+        self
+    }
+
+    /// Datagrams the UDP socket dropped with its receive buffer full (`None` over TCP).
+    pub fn socket_drops(&self) -> Option<u64> {
+        match &self.io {
+            Io::Datagram(s) => Some(s.drops()),
+            Io::Streams { .. } => None,
+        }
     }
 
     /// Charges the host's work to `cpu`, if given (`None`: the host costs nothing).
@@ -294,11 +328,16 @@ impl<A: Application> Hosted<A> {
                 transmit(ends, nic, now);
             }
             Io::Datagram(sock) => {
+                if let Some(t) = self.blocked.filter(|&t| t <= now) {
+                    self.blocked = None;
+                    app.handle_input(t, Input::Written { stream: 0 });
+                }
                 if app.poll_timeout().is_some_and(|t| t <= now) {
                     app.handle_timeout(now);
                 }
                 // One datagram at a time, its answers sent before the next is read (the
-                // socket charges each read when it is asked for the datagram).
+                // socket charges each read when it is asked for the datagram); a blocked
+                // sender is not asked for more until its call returns.
                 loop {
                     let got = sock.recv(now);
                     if let Some((t, d)) = got {
@@ -310,10 +349,15 @@ impl<A: Application> Hosted<A> {
                         };
                         app.handle_input(t, input);
                     }
-                    while let Some(out) = app.poll_output(now) {
+                    while self.blocked.is_none()
+                        && let Some(out) = app.poll_output(now)
+                    {
                         if let Output::Send { peer, len, tag } = out {
                             let seq = tag.map_or(0, |t| t.value as u32);
-                            sock.send(now, peer, len, seq);
+                            let returned = sock.send(now, peer, len, seq);
+                            if self.blocking && returned > now {
+                                self.blocked = Some(returned);
+                            }
                         }
                     }
                     if got.is_none() {
@@ -401,9 +445,14 @@ impl<A: Application + 'static> App for Hosted<A> {
                 .fold(nic.as_ref().and_then(|n| n.poll_timeout()), |t, e| {
                     earliest(t, e.io.poll_timeout())
                 }),
-            Io::Datagram(s) => s.poll_timeout(),
+            Io::Datagram(s) => earliest(s.poll_timeout(), self.blocked),
         };
-        earliest(io, self.app.poll_timeout())
+        // A blocked sender is not asked for more until its call returns.
+        let app = match self.blocked {
+            Some(_) => None,
+            None => self.app.poll_timeout(),
+        };
+        earliest(io, app)
     }
 
     fn as_any(&self) -> &dyn Any {

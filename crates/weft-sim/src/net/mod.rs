@@ -35,3 +35,5 @@ pub use run::{NetRun, RunOptions, run};
 
 #[cfg(test)]
 mod tcp_tests;
+#[cfg(test)]
+mod udp_tests;

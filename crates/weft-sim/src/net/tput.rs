@@ -10,7 +10,11 @@
 //!   semantics: window scaling only when the window does not fit 16 bits), and the hosts' `costs`.
 //! - `proto = "udp"`: a ttcp-style blast, `size`-byte messages at `rate` of payload (default: as
 //!   fast as the sender's link goes), each source on its own phase, counted by a sink on each
-//!   receiving host (the hosts' `costs` are not charged).
+//!   receiving host. A message longer than the path's MTU leaves in IP fragments and counts
+//!   only if every one arrives. The hosts' `costs` are charged: the source's `sendto` blocks
+//!   until its host has done the call's work (so a slow host sends slower than its link), and
+//!   the sink reads each datagram on its host's CPU from a socket receive buffer of
+//!   [`UDP_RECVSPACE`] bytes that drops what arrives while it is full.
 //!
 //! TCP goodput is the payload read in `[warmup, time)`, warmup = min(time / 5, 1 s) as the
 //! emulator measures it; UDP's is what arrived over the whole run. Both in Mbit/s and KiB/s under
@@ -32,6 +36,7 @@ use weft_model::tcp::{Config, SeqNum};
 use weft_model::tech::Transport;
 use weft_model::{Duration, Instant, Rate};
 
+use super::datagram::datagrams;
 use super::frame::UDP_IP_HEADERS;
 use super::hosted::{Hosted, TcpEnd};
 use super::hosts::{App, machines, thread_on};
@@ -49,6 +54,12 @@ pub const WRITE_SIZE: u64 = 8192;
 /// Free send-buffer bytes a blocked writer waits for before it copies more (BSD's default
 /// SO_SNDLOWAT, MCLBYTES).
 pub const SEND_LOWAT: u64 = 2048;
+/// A UDP socket's receive buffer on a host with costs, bytes: 4.3BSD's `udp_recvspace`
+/// (40 datagrams of 1 KB with their senders' addresses), as SunOS 4.1 inherits it; the
+/// default of `xfer` workloads' `socket_buffer` too.
+pub const UDP_RECVSPACE: u64 = 41_600;
+/// The largest UDP payload (an IP datagram of 65,535 bytes), bytes.
+const MAX_UDP_PAYLOAD: u64 = 65_507;
 /// First port of the senders' connections (one per flow).
 const SENDER_PORT: u16 = 40_000;
 /// First port the receivers listen on (one per flow).
@@ -116,7 +127,7 @@ pub fn tput(
     }
     .max(1e-12);
     let bytes = if udp {
-        udp_metrics(&r, m)
+        udp_metrics(&r, topo, w, span, m)
     } else {
         tcp_metrics(&r, topo, span, m, notes)
     };
@@ -172,7 +183,8 @@ pub fn flow_apps(
     for (k, &(f, t)) in pairs.iter().enumerate() {
         let rng = Rng::for_stream(seed, 0x200 + k as u64);
         if udp {
-            apps.push((f, Box::new(udp_source(topo, w, f, t, end, rng))));
+            let source = udp_source(topo, w, f, t, end, rng);
+            apps.push((f, Box::new(source.with_cpu(thread_on(&machines, f)))));
             continue;
         }
         let (hf, ht) = (&topo.hosts[f], &topo.hosts[t]);
@@ -240,6 +252,10 @@ pub fn flow_apps(
         hosts.dedup();
         for h in hosts {
             let sink = Hosted::udp(BulkSink::all(), h, topo.hosts[h].link.mtu);
+            let sink = match thread_on(&machines, h) {
+                Some(cpu) => sink.with_cpu(cpu).with_recv_buffer(UDP_RECVSPACE),
+                None => sink,
+            };
             apps.push((h, Box::new(sink)));
         }
     }
@@ -493,26 +509,59 @@ fn tcp_metrics(
     bytes
 }
 
-/// UDP results into `m`; returns the payload bytes received.
-fn udp_metrics(r: &NetRun, m: &mut Map<String, Value>) -> u64 {
-    let sent: u64 = r
+/// UDP results into `m`: datagrams sent and received, the share lost (`datagram_loss`), those
+/// dropped at full socket buffers (`socket_drops`) and the senders' payload rate
+/// (`sent_mbps`, over `span` seconds); returns the payload bytes received.
+fn udp_metrics(
+    r: &NetRun,
+    topo: &Topology,
+    w: &Workload,
+    span: f64,
+    m: &mut Map<String, Value>,
+) -> u64 {
+    let sources: Vec<(usize, &BulkSource)> = r
         .hosts
         .apps_of::<Hosted<BulkSource>>()
-        .map(|(_, c)| c.app().sent())
+        .map(|(h, c)| (h, c.app()))
+        .collect();
+    let sent: u64 = sources.iter().map(|(_, c)| c.sent()).sum();
+    let sent_bytes: u64 = sources
+        .iter()
+        .map(|(h, c)| c.sent() * udp_payload(topo, w, *h))
         .sum();
-    let sinks: Vec<&BulkSink> = r
+    let sinks: Vec<&Hosted<BulkSink>> = r
         .hosts
         .apps_of::<Hosted<BulkSink>>()
-        .map(|(_, s)| s.app())
+        .map(|(_, s)| s)
         .collect();
-    let got: u64 = sinks.iter().map(|s| s.datagrams()).sum();
+    let got: u64 = sinks.iter().map(|s| s.app().datagrams()).sum();
+    let drops: u64 = sinks.iter().filter_map(|s| s.socket_drops()).sum();
     m.insert("datagrams_sent".into(), json!(sent));
     m.insert("datagrams_received".into(), json!(got));
-    sinks.iter().map(|s| s.bytes()).sum()
+    if sent > 0 {
+        let loss = 1.0 - got as f64 / sent as f64;
+        m.insert("datagram_loss".into(), json!(loss.max(0.0)));
+    }
+    m.insert("socket_drops".into(), json!(drops));
+    m.insert(
+        "sent_mbps".into(),
+        json!(sent_bytes as f64 * 8.0 / span / 1e6),
+    );
+    sinks.iter().map(|s| s.app().bytes()).sum()
 }
 
-/// A ttcp-style UDP blast from `f` to `t`: `size`-byte messages (default 8 KiB less headers to
-/// fit the link MTU) at `rate` of payload, or the line rate, on a phase drawn from `rng`.
+/// The payload of each datagram host `f` sends in `w`: `size`, or what fills its link's MTU;
+/// at most 65,507 bytes.
+fn udp_payload(topo: &Topology, w: &Workload, f: usize) -> u64 {
+    let mtu = u64::from(topo.hosts[f].link.mtu);
+    w.size
+        .map_or(mtu - u64::from(UDP_IP_HEADERS), |s| s.0)
+        .clamp(1, MAX_UDP_PAYLOAD)
+}
+
+/// A ttcp-style UDP blast from `f` to `t`: `size`-byte messages (default: what fills the link's
+/// MTU; at most 65,507, in IP fragments beyond the MTU) at `rate` of payload, or the line rate,
+/// on a phase drawn from `rng`; each send blocks until its host has done its work.
 fn udp_source(
     topo: &Topology,
     w: &Workload,
@@ -522,13 +571,11 @@ fn udp_source(
     mut rng: Rng,
 ) -> Hosted<BulkSource> {
     let link = &topo.hosts[f].link;
-    let mtu = u64::from(link.mtu);
-    let payload = w
-        .size
-        .map_or(mtu - u64::from(UDP_IP_HEADERS), |s| s.0)
-        .clamp(1, mtu - u64::from(UDP_IP_HEADERS));
-    let ip_len = payload + u64::from(UDP_IP_HEADERS);
-    let wire = link.wire_bytes(ip_len as usize + ETH_HEADER);
+    let payload = udp_payload(topo, w, f);
+    let wire: u64 = datagrams(payload, link.mtu)
+        .into_iter()
+        .map(|ip| link.wire_bytes(ip as usize + ETH_HEADER))
+        .sum();
     let line = link.rate.unwrap_or(Rate::mbps(10_000));
     // `rate` is of payload; the source is paced in line time, so scale by wire / payload.
     let rate = w.rate.map_or(line, |r| {
@@ -536,5 +583,5 @@ fn udp_source(
     });
     let pace = Pace::new(wire.max(1) * 8, rate, &mut rng);
     let source = BulkSource::new(Via::Datagram(t), payload, end, Some(pace));
-    Hosted::udp(source, f, link.mtu)
+    Hosted::udp(source, f, link.mtu).blocking_sends()
 }
