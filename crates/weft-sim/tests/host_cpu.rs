@@ -117,3 +117,20 @@ fn sending_and_receiving_share_a_host() {
         );
     }
 }
+
+/// A message-passing rank pays its host's calls: a 64-byte ping-pong between two Sparc 20s
+/// (427 us a `write` or `read` call, a copy and the rest per byte) takes a send call and a
+/// receive call each way, not the few microseconds FDDI takes to carry it, which is all a
+/// rank on a host without costs would see.
+#[test]
+fn a_rank_pays_its_hosts_calls() {
+    let s = star(
+        1,
+        "sparc20-m50-solaris2.3",
+        "[[workload]]\nkind = \"mp\"\nranks = [\"c1\", \"srv\"]\npattern = \"pingpong\"\n\
+         size = 64\niterations = 20\n",
+    );
+    let one_way = sim(&s)[0]["mean_us"].as_f64().expect("mean_us");
+    let calls = 2.0 * 427.154_646;
+    assert!(one_way > calls && one_way < calls * 1.1, "{one_way}");
+}

@@ -4,8 +4,11 @@
 //! with `TCP_NODELAY` and Linux's defaults, as the real ranks' sockets are, paced onto the
 //! host's link by its [`super::nic::Nic`].
 //!
-//! Hosts here cost nothing (no CPU model): the times are what the fabric and TCP make of the
-//! schedule. Time comes only from the engine.
+//! A host with a cost model (`costs`) charges its rank's `write` and `read` calls, their copies
+//! and each arriving segment to its CPU ([`super::mp_workload::run_ranks_on`]); its segments
+//! leave through the host's transmit path without a CPU charge of their own. A host without
+//! one costs nothing: the times are what the fabric and TCP make of the schedule. Time comes
+//! only from the engine.
 
 use weft_model::Instant;
 pub use weft_model::app::mp::{Rank, RankTimes};

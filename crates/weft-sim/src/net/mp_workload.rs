@@ -4,6 +4,7 @@
 //! NPB: communication time per time step and for the benchmark's steps).
 
 use serde_json::{Map, Value, json};
+use weft_model::host::HostCpu;
 use weft_model::mp::program::{Counts, Program};
 use weft_model::mp::{Pattern, Route};
 use weft_model::net::Topology;
@@ -11,7 +12,7 @@ use weft_model::scenario::{Scenario, Workload};
 use weft_model::{Duration, Instant};
 
 use super::hosted::Hosted;
-use super::hosts::App;
+use super::hosts::{App, machines, thread_on};
 use super::mp::{MAX_RANKS, Rank, RankTimes, rank_config, rank_on_host};
 use super::run::{RunOptions, run};
 
@@ -46,10 +47,25 @@ pub struct MpRun {
 }
 
 /// Runs `patterns` at `sizes` among ranks on the hosts `hosts` (indices in `topo`, rank 0
-/// first) over TCP with segments for a path MTU of `mtu` bytes.
+/// first) over TCP with segments for a path MTU of `mtu` bytes, on hosts that cost nothing.
 pub fn run_ranks(
     topo: &Topology,
     hosts: &[usize],
+    patterns: &[Pattern],
+    sizes: &[usize],
+    counts: Counts,
+    mtu: u32,
+) -> Result<MpRun, String> {
+    run_ranks_on(topo, hosts, &[], patterns, sizes, counts, mtu)
+}
+
+/// [`run_ranks`] on hosts with machines: each rank's calls, copies and packets are charged to
+/// its host's CPU (`machines[h]`, by host index, as [`machines`] gives them; `None` or absent:
+/// the host costs nothing), as a real rank's `write`s and `read`s on its sockets are.
+pub fn run_ranks_on(
+    topo: &Topology,
+    hosts: &[usize],
+    machines: &[Option<HostCpu>],
     patterns: &[Pattern],
     sizes: &[usize],
     counts: Counts,
@@ -73,10 +89,9 @@ pub fn run_ranks(
     for me in 0..n {
         let prog = Program::new(me, n, patterns, sizes, counts)?;
         let link = topo.hosts[hosts[me]].link.clone();
-        apps.push((
-            hosts[me],
-            Box::new(rank_on_host(me, hosts, prog, &cfg, link)),
-        ));
+        let rank =
+            rank_on_host(me, hosts, prog, &cfg, link).with_cpu(thread_on(machines, hosts[me]));
+        apps.push((hosts[me], Box::new(rank)));
     }
     let opts = RunOptions {
         duration: MAX_TIME,
@@ -210,9 +225,10 @@ pub fn mp(
         .min()
         .map_or(1500, |x| x.min(65_535) as u32);
     let iterations = spec.iterations.map(|i| i.min(100_000) as u32);
-    let r = match run_ranks(
+    let r = match run_ranks_on(
         topo,
         &hosts,
+        &machines(s, topo),
         &[spec.pattern],
         &[size],
         default_counts(iterations),
