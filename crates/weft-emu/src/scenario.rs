@@ -47,6 +47,13 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
             f.switch, f.switch
         ));
     }
+    if !topo.rings.is_empty() {
+        notes.push(
+            "[[ring]] runs on the simulator only: here each of the rings' hosts has a line of \
+             its own, of no rate"
+                .into(),
+        );
+    }
     Ok((topo, notes))
 }
 

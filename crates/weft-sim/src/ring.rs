@@ -105,6 +105,32 @@ pub fn ring(
     m.insert(Metric::STATION_MBPS.into(), json!(run.station_mbps));
 }
 
+/// What the rings on a network's paths did, into a workload's metrics `m` (nothing if it has
+/// none): the payload of `bps` over the rings' rate (study 003's line efficiency), and the
+/// tokens the rings' stations held and found late.
+pub fn path_metrics(
+    rings: &[weft_model::net::RingStats],
+    topo: &weft_model::net::Topology,
+    bps: f64,
+    m: &mut Map<String, Value>,
+) {
+    let Some(rate) = topo.rings.iter().map(|r| r.spec.rate.as_bps()).min() else {
+        return;
+    };
+    m.insert(
+        Metric::LINE_EFFICIENCY.into(),
+        json!(bps / (rate as f64).max(1.0)),
+    );
+    m.insert(
+        "ring_captures".into(),
+        json!(rings.iter().map(|r| r.captures).sum::<u64>()),
+    );
+    m.insert(
+        "ring_late_tokens".into(),
+        json!(rings.iter().map(|r| r.late).sum::<u64>()),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,9 @@ pub enum Traffic {
     Permutation,
     /// Every `from` host to the one `to` host, all starting at once.
     Incast,
+    /// Each `from` host to the `to` host in the same place of its list (ttcp sessions run
+    /// side by side between given pairs), all starting at once.
+    Pairs,
 }
 
 /// A permutation of `0..n` with no fixed point (every host sends to another), drawn from

@@ -68,7 +68,7 @@ pub fn evaluate_point(scenario: &Scenario, p: &Point) -> ModelPoint {
         WorkloadKind::Hotspot => hotspot(scenario, &p.spec, &mut out),
         WorkloadKind::Frames => frames(scenario, &p.spec, &mut out),
         WorkloadKind::Tput => {
-            if p.spec.traffic.is_none() {
+            if matches!(p.spec.traffic, None | Some(Traffic::Pairs)) {
                 tput(scenario, &p.spec, &mut out);
             }
             flow_times(scenario, &p.spec, &mut out);
@@ -435,6 +435,23 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         .flatten();
     if let Some(u) = &blast {
         aggregate = u.received_bps / 1e6;
+    }
+    // Hosts on shared rings (`[[ring]]`) share their ring's time, the ACKs included.
+    let ring = matches!(transport, Transport::Tcp { .. })
+        .then(|| super::ring::tcp_bound(s, w, mtu))
+        .flatten();
+    if let Some(r) = ring.filter(|r| *r < aggregate) {
+        aggregate = r;
+        out.notes
+            .push("limited by a shared ring the flows cross (timed token, ACKs on it)".into());
+    }
+    if ring.is_some() {
+        // Study 003's line efficiency: the sessions' payload over an FDDI ring's 100 Mbit/s.
+        let fddi = crate::net::RingSpec::fddi(1, 0.0, Duration::ZERO, Duration::ZERO);
+        out.metrics.insert(
+            Metric::LINE_EFFICIENCY.into(),
+            aggregate / fddi.rate.as_mbps_f64(),
+        );
     }
     let ftp = w.file.map(|file| ftp(s, a, b, file, aggregate, out));
     if let Some(e) = ftp {

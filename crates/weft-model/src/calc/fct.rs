@@ -63,7 +63,7 @@ pub fn pattern_fct(
 ) -> (f64, f64) {
     let t = match traffic {
         Traffic::Incast => path.alone_ns(flows * bytes),
-        Traffic::Permutation => {
+        Traffic::Permutation | Traffic::Pairs => {
             let serial = bytes as f64 * 8.0 / path.goodput_bps * 1e9;
             serial * oversubscription.max(1.0) / share.clamp(1e-9, 1.0) + path.rtt_ns
         }

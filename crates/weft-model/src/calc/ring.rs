@@ -5,7 +5,7 @@
 //! paid for. The simulator runs the protocol itself ([`crate::net::TokenRing`]).
 
 use crate::net::{RingSpec, saturated_efficiency};
-use crate::scenario::{Metric, RingWorkload};
+use crate::scenario::{Metric, RingWorkload, Scenario, Workload};
 use crate::tech::Tech;
 use crate::units::Size;
 
@@ -70,6 +70,27 @@ pub fn estimate(spec: &RingSpec, active: u32, acks: bool, frames: RingFrames) ->
         line_efficiency: goodput_mbps / rate,
         station_mbps: goodput_mbps / f64::from(senders),
     }
+}
+
+/// Transport payload a TCP workload's flows carry together at most, Mbit/s, through the
+/// scenario's rings (`[[ring]]`) that they cross with datagrams of `mtu` bytes: on a ring with
+/// senders of `w`, those senders always having segments and the port answering with ACKs; on a
+/// ring with only receivers, the port sending and the receivers answering. The smallest over
+/// the rings crossed; `None` if they cross none.
+pub fn tcp_bound(s: &Scenario, w: &Workload, mtu: u64) -> Option<f64> {
+    let frames = RingFrames::fddi(mtu);
+    s.rings
+        .iter()
+        .filter_map(|r| {
+            let on = |names: &[String]| r.hosts.iter().filter(|h| names.contains(h)).count();
+            let active = match (on(&w.from), on(&w.to)) {
+                (0, 0) => return None,
+                (0, _) => 1,
+                (n, _) => n as u32,
+            };
+            Some(estimate(&r.spec(), active, true, frames).goodput_mbps)
+        })
+        .min_by(f64::total_cmp)
 }
 
 /// The model's point of a `ring` workload: its metrics into `metrics`.

@@ -28,6 +28,7 @@ mod pfc;
 mod red;
 mod report;
 mod ring;
+mod ring_segment;
 mod serialiser;
 mod switch;
 mod topology;
@@ -63,6 +64,7 @@ pub use report::{Delivery, SenderStats, delivery};
 pub use ring::{
     FDDI_TOKEN_BYTES, FIBRE_NS_PER_KM, RingSpec, RingStats, TokenRing, saturated_efficiency,
 };
+pub use ring_segment::{RingSegment, Ringed};
 pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};

@@ -74,6 +74,10 @@ pub struct Topology {
     /// The circuits the switches forward by (`None`: by MAC address).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub circuits: Option<super::vc_switch::Circuits>,
+    /// Shared rings in front of switch ports, in place of their hosts' links (whose own rate
+    /// and delay are then none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rings: Vec<super::RingSegment>,
 }
 
 /// A topology that cannot be built.
@@ -136,6 +140,7 @@ impl Topology {
             seed,
             multipath: Multipath::default(),
             circuits: None,
+            rings: Vec::new(),
         }
     }
 

@@ -64,6 +64,7 @@ mod parse_check;
 mod parse_fabric;
 mod parse_nfs;
 mod parse_ring;
+mod parse_segment;
 mod parse_vc;
 mod reader;
 pub mod run;
@@ -81,6 +82,7 @@ pub use crate::figures::{BUNDLED_NAME, BUNDLED_TEXT, FigureError, Figures};
 pub use check::{Check, CheckCell, CheckResult, CheckTest, ValueRef};
 pub use compare::{Cell, Comparison, EngineSamples, NO_ITEM, NO_SOURCE, Row};
 pub use parse_fabric::FabricGen;
+pub use parse_segment::SharedRing;
 
 /// A scenario file, parsed and validated.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -121,6 +123,9 @@ pub struct Scenario {
     /// (`[[vc.contract]]`), policed or shaped by the switch that enforces each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vc_contracts: Vec<crate::vc::CircuitContract>,
+    /// Hosts that share FDDI rings in front of switch ports (`[[ring]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rings: Vec<SharedRing>,
 }
 
 /// An end host.
@@ -479,7 +484,7 @@ pub struct Workload {
     /// place of the `[fabric]`'s (`multipath`, `flowlet_gap`); `None`: the fabric's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multipath: Option<crate::net::Multipath>,
-    /// The pattern of a `tput` workload's flows (`traffic = "permutation" | "incast"`);
+    /// The pattern of a `tput` workload's flows (`traffic = "permutation" | "incast" | "pairs"`);
     /// `None`: every `from` host to every `to` host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traffic: Option<crate::app::traffic::Traffic>,

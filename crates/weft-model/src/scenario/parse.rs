@@ -86,6 +86,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         "check",
         "vc",
         "fabric",
+        "ring",
     ])?;
     let name = root.req_string("name")?;
     if name.trim().is_empty() {
@@ -147,6 +148,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let fabric =
         super::parse_fabric::expand(&root, &mut hosts, &mut switches, &mut links, &mut names)?;
     let host_names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+    let rings = super::parse_segment::rings(&root, &host_names, &switches, &links)?;
     let (vc, vc_forward, vc_failure, vc_contracts) = super::parse_vc::db(&root, text)?;
     let mut workloads = Vec::new();
     for w in root.tables("workload")? {
@@ -188,6 +190,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         vc_forward,
         vc_failure,
         vc_contracts,
+        rings,
     })
 }
 

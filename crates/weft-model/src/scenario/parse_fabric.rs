@@ -239,9 +239,21 @@ pub(super) fn traffic(
         }
         Some("permutation") => Traffic::Permutation,
         Some("incast") => Traffic::Incast,
-        Some(_) => return Err(w.err("traffic", "expected permutation or incast")),
+        Some("pairs") => Traffic::Pairs,
+        Some(_) => return Err(w.err("traffic", "expected permutation, incast or pairs")),
     };
     match t {
+        Traffic::Pairs => {
+            if senders.is_some() {
+                return Err(w.err("senders", "only meaningful with traffic = \"incast\""));
+            }
+            if from.len() != to.len() || from.iter().zip(to.iter()).any(|(f, t)| f == t) {
+                return Err(w.err(
+                    "traffic",
+                    "pairs take `from` and `to` lists of one length, each pair two hosts",
+                ));
+            }
+        }
         Traffic::Permutation => {
             if senders.is_some() {
                 return Err(w.err("senders", "only meaningful with traffic = \"incast\""));

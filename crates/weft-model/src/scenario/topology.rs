@@ -161,8 +161,27 @@ impl Topology {
             seed,
             multipath: s.fabric.as_ref().map(|f| f.multipath).unwrap_or_default(),
             circuits: None,
+            rings: Vec::new(),
         };
         topo.validate()?;
+        // A ring carries its hosts' frames in place of their links' lines: those keep their
+        // framing (the frames' bytes on the ring), with no rate and no delay of their own.
+        for r in &s.rings {
+            let hosts: Vec<usize> = r.hosts.iter().filter_map(|h| host_of(h)).collect();
+            for &h in &hosts {
+                topo.hosts[h].link.rate = None;
+                topo.hosts[h].link.delay = Duration::ZERO;
+            }
+            notes.push(format!(
+                "hosts {} share a ring in front of a port of {}",
+                r.hosts.join(", "),
+                r.switch
+            ));
+            topo.rings.push(crate::net::RingSegment {
+                spec: r.spec(),
+                hosts,
+            });
+        }
         if let (Some(db), Some(shape)) = (&s.vc, &s.vc_forward) {
             let err = |m: String| TopologyError::Scenario(format!("[vc]: {m}"));
             let plan = crate::vc::plan(db, shape).map_err(|e| err(e.to_string()))?;

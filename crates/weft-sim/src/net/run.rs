@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use weft_model::engine::{self, RunStats, VirtualClock};
-use weft_model::net::{Delivery, Network, NetworkError, Tap, Topology, VcManaged, capture_files};
+use weft_model::net::{
+    Delivery, Network, NetworkError, RingStats, Ringed, Tap, Topology, VcManaged, capture_files,
+};
 use weft_model::{Duration, Instant};
 
 use super::cbr::Sink;
@@ -28,6 +30,8 @@ pub struct NetRun {
     pub capture_error: Option<String>,
     /// The failed switch's restore by its manager (`[vc] fail`), if it completed in the run.
     pub vc_restore: Option<weft_model::vc::Restore>,
+    /// Counters of the topology's rings, in its order.
+    pub rings: Vec<RingStats>,
 }
 
 /// How to run.
@@ -54,7 +58,10 @@ pub fn run(
         network.set_tap(tap);
     }
     // A switch that fails (`[vc] fail`) is cleared and restored by its manager on the way.
-    let mut network = VcManaged::new(network, topo);
+    let network = VcManaged::new(network, topo);
+    // Hosts on a ring reach their switch port through it.
+    let links = topo.hosts.iter().map(|h| h.link.clone()).collect();
+    let mut network = Ringed::new(network, &topo.rings, links);
     let mut hosts = SimHosts::new(topo.hosts.len(), apps);
     let end = Instant(opts.duration.as_nanos());
     let mut clock = VirtualClock::until(end);
@@ -69,18 +76,21 @@ pub fn run(
         }
         if let Some((host, every)) = sample {
             while next_sample <= now.0 && next_sample < end.0 {
-                occupancy.push((next_sample, net.net.host_queue(host)));
+                occupancy.push((next_sample, net.inner.net.host_queue(host)));
                 next_sample += every.as_nanos();
             }
         }
         now < end
     });
+    let rings = network.ring_stats();
+    let network = network.inner;
     let vc_restore = network.restore().cloned();
     let mut network = network.into_network();
     let capture_error = network.take_tap().and_then(|mut tap| tap.finish().err());
     Ok(NetRun {
         network,
         vc_restore,
+        rings,
         hosts,
         stats,
         occupancy,

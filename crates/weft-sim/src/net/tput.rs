@@ -138,6 +138,7 @@ pub fn tput(
         }
     }
     m.extend(goodput_metrics(bps));
+    crate::ring::path_metrics(&r.rings, topo, bps, m);
     if let Some(size) = w.flow_size.filter(|_| !udp) {
         flow_times(s, &r, topo, w, size.0, m);
     }
@@ -265,7 +266,7 @@ pub fn flow_apps(
 /// The (sender, receiver) host pairs of `w`'s flows, with its `from` and `to` host indices.
 pub type FlowPairs = (Vec<(usize, usize)>, Vec<usize>, Vec<usize>);
 
-/// The flows of `w` on `topo`: every `from` host to every `to` host, or a permutation of the
+/// The flows of `w` on `topo`: every `from` host to every `to` host, a permutation of the
 /// `from` hosts; an error says what in the workload cannot be run.
 pub fn flow_pairs(s: &Scenario, topo: &Topology, w: &Workload) -> Result<FlowPairs, String> {
     let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
@@ -280,6 +281,7 @@ pub fn flow_pairs(s: &Scenario, topo: &Topology, w: &Workload) -> Result<FlowPai
             let p = derangement(from.len(), s.seed);
             from.iter().zip(&p).map(|(&f, &j)| (f, from[j])).collect()
         }
+        Some(Traffic::Pairs) => from.iter().copied().zip(to.iter().copied()).collect(),
         _ => from
             .iter()
             .flat_map(|&f| to.iter().map(move |&t| (f, t)))

@@ -174,6 +174,7 @@ fn topology(sessions: usize, ch: ChannelCfg, seed: u64) -> Topology {
         seed,
         multipath: Default::default(),
         circuits: None,
+        rings: Vec::new(),
     }
 }
 

@@ -1,0 +1,291 @@
+//! Shared FDDI rings in front of switch ports: a concentrator's ring whose stations are hosts
+//! and one switch port, as study 003's Figures 3 and 4 wire its workstations. The ring takes
+//! the place of those hosts' links: what a host sends waits for the token at its station and
+//! crosses the ring to the port's station (or to another host's station on the same ring, which
+//! the switch never sees); what the switch sends to such a host waits at the port's station,
+//! behind everything else the port has for the ring, and crosses it. Both directions, data and
+//! ACKs, share the one token ([`TokenRing`]).
+//!
+//! [`Ringed`] wraps the network (any [`Element`] whose ports are hosts) and passes the hosts of
+//! no ring straight through. The hosts of a ring keep their own ports on the switch, with
+//! links of no rate and no delay (the topology built from a scenario makes them so), so the
+//! ring alone serialises their frames: the switch receives a frame when the ring has carried
+//! it whole (store and forward) and hands frames for them to the port's station at once.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::frame::{Frame, host_of_mac};
+use super::link::LinkSpec;
+use super::ring::{RingSpec, TokenRing};
+use crate::element::{Element, PortId};
+use crate::time::Instant;
+
+/// One ring of hosts in front of a switch port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RingSegment {
+    /// The ring; its stations are the hosts (0, 1, ... in the order of `hosts`), then stations
+    /// that only repeat (a concentrator's own MAC), and last the switch port.
+    pub spec: RingSpec,
+    /// The hosts on it (indices into the topology's hosts).
+    pub hosts: Vec<usize>,
+}
+
+impl RingSegment {
+    /// The station of the switch port: the ring's last.
+    pub fn port_station(&self) -> u32 {
+        self.spec.stations.saturating_sub(1)
+    }
+}
+
+/// Where a host sits: its ring and station.
+#[derive(Clone, Copy, Debug)]
+struct Seat {
+    ring: usize,
+    station: u32,
+}
+
+/// A frame on a ring: the host it is from (towards the port) or for (from the port), and
+/// whether the switch is where it goes.
+struct OnRing<F> {
+    host: usize,
+    to_switch: bool,
+    frame: F,
+}
+
+/// A network with rings in front of some of its hosts' ports.
+pub struct Ringed<F, N> {
+    /// The network behind the rings.
+    pub inner: N,
+    rings: Vec<TokenRing<OnRing<F>>>,
+    segments: Vec<RingSegment>,
+    seats: Vec<Option<Seat>>,
+    /// The host links' framing, for each frame's bytes on a ring.
+    links: Vec<LinkSpec>,
+    /// Frames the rings have delivered to hosts, in order of arrival: host, instant, frame.
+    out: VecDeque<(usize, Instant, F)>,
+}
+
+impl<F: Frame, N: Element<F>> Ringed<F, N> {
+    /// `inner` with `segments` in front of their hosts, whose links are `links` (by host).
+    pub fn new(inner: N, segments: &[RingSegment], links: Vec<LinkSpec>) -> Self {
+        let mut seats = vec![None; links.len()];
+        for (r, s) in segments.iter().enumerate() {
+            for (k, &h) in s.hosts.iter().enumerate() {
+                if let Some(seat) = seats.get_mut(h) {
+                    *seat = Some(Seat {
+                        ring: r,
+                        station: k as u32,
+                    });
+                }
+            }
+        }
+        Ringed {
+            inner,
+            rings: segments
+                .iter()
+                .map(|s| TokenRing::new(s.spec.clone()))
+                .collect(),
+            segments: segments.to_vec(),
+            seats,
+            links,
+            out: VecDeque::new(),
+        }
+    }
+
+    /// Counters of each ring.
+    pub fn ring_stats(&self) -> Vec<super::ring::RingStats> {
+        self.rings.iter().map(|r| r.stats.clone()).collect()
+    }
+
+    fn seat(&self, host: usize) -> Option<Seat> {
+        self.seats.get(host).copied().flatten()
+    }
+
+    fn bytes(&self, host: usize, frame: &F) -> u64 {
+        self.links.get(host).map_or(frame.frame_len() as u64, |l| {
+            l.wire_bytes(frame.frame_len())
+        })
+    }
+
+    /// Moves every ring on to `now`: frames for the switch go in to it, frames for hosts wait
+    /// in `out`; frames the switch has for ringed hosts by `now` are queued at their port's
+    /// station; until nothing more happens by `now`.
+    fn advance(&mut self, now: Instant) {
+        loop {
+            let mut moved = false;
+            for r in 0..self.rings.len() {
+                self.rings[r].handle_timeout(now);
+                while let Some((_, t, f)) = self.rings[r].poll_delivered(now) {
+                    moved = true;
+                    if f.to_switch {
+                        self.inner.handle_input(t, f.host, f.frame);
+                    } else {
+                        self.out.push_back((f.host, t, f.frame));
+                    }
+                }
+            }
+            while let Some((host, due, frame)) = self.inner.poll_output_due(now) {
+                moved = true;
+                match self.seat(host) {
+                    Some(seat) => {
+                        let port = self.segments[seat.ring].port_station();
+                        let bytes = self.bytes(host, &frame);
+                        let f = OnRing {
+                            host,
+                            to_switch: false,
+                            frame,
+                        };
+                        self.rings[seat.ring].handle_frame(due, port, seat.station, bytes, f);
+                    }
+                    None => self.out.push_back((host, due, frame)),
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+}
+
+impl<F: Frame, N: Element<F>> Element<F> for Ringed<F, N> {
+    fn handle_input(&mut self, now: Instant, port: PortId, item: F) {
+        let Some(seat) = self.seat(port) else {
+            self.inner.handle_input(now, port, item);
+            return;
+        };
+        // The ring first catches up with `now`, so the frame waits for a token yet to come.
+        self.rings[seat.ring].handle_timeout(now);
+        let bytes = self.bytes(port, &item);
+        // A frame for a host on the same ring goes to its station; anything else to the port.
+        let local = host_of_mac(&item.dst()).and_then(|d| {
+            self.seat(d)
+                .filter(|s| s.ring == seat.ring)
+                .map(|s| (s.station, d))
+        });
+        let (station, host, to_switch) = match local {
+            Some((st, d)) => (st, d, false),
+            None => (self.segments[seat.ring].port_station(), port, true),
+        };
+        let f = OnRing {
+            host,
+            to_switch,
+            frame: item,
+        };
+        self.rings[seat.ring].handle_frame(now, seat.station, station, bytes, f);
+    }
+
+    fn poll_output(&mut self, now: Instant) -> Option<(PortId, F)> {
+        self.poll_output_due(now).map(|(p, _, f)| (p, f))
+    }
+
+    fn poll_output_due(&mut self, now: Instant) -> Option<(PortId, Instant, F)> {
+        self.advance(now);
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if !self.out.is_empty() {
+            return Some(Instant::ZERO);
+        }
+        self.rings
+            .iter()
+            .filter_map(TokenRing::poll_timeout)
+            .chain(self.inner.poll_timeout())
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{FabricSpec, HostSpec, Network, Topology, host_mac};
+    use crate::time::Duration;
+
+    fn frame(to: usize, from: usize, len: usize) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[0..6].copy_from_slice(&host_mac(to));
+        f[6..12].copy_from_slice(&host_mac(from));
+        f
+    }
+
+    /// Hosts 0 and 1 on a four-station ring (the two hosts, a repeating MAC, the port), 1 us a
+    /// station, no fibre, TTRT 8 ms; host 2 on its own port. Links of no rate and no delay.
+    fn ringed() -> Ringed<Vec<u8>, Network<Vec<u8>>> {
+        let host = |name: &str| HostSpec {
+            name: name.into(),
+            addr: None,
+            link: LinkSpec::ethernet(None, Duration::ZERO),
+            switch: 0,
+        };
+        let topo = Topology::star(
+            vec![host("a"), host("b"), host("c")],
+            FabricSpec::default(),
+            1,
+        );
+        let seg = RingSegment {
+            spec: RingSpec::fddi(4, 0.0, Duration::from_micros(1), Duration::from_millis(8)),
+            hosts: vec![0, 1],
+        };
+        let links = topo.hosts.iter().map(|h| h.link.clone()).collect();
+        Ringed::new(Network::new(&topo).unwrap(), &[seg], links)
+    }
+
+    /// Runs `r` until nothing is left; every delivery as (host, ns, frame length).
+    fn drain(r: &mut Ringed<Vec<u8>, Network<Vec<u8>>>) -> Vec<(usize, u64, usize)> {
+        let mut got = Vec::new();
+        while let Some(t) = r.poll_timeout() {
+            while let Some((h, due, f)) = r.poll_output_due(t) {
+                got.push((h, due.0, f.len()));
+            }
+            if got.len() > 1000 {
+                break;
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn a_frame_to_the_switch_waits_for_the_token_and_crosses_the_ring() {
+        let mut r = ringed();
+        // At 0 the token has just left station 0: it comes back after 4 hops of 1 us. 1000
+        // bytes take 80 us; then 3 hops to the port's station (3); the link beyond is instant.
+        r.handle_input(Instant(0), 0, frame(2, 0, 1000));
+        assert_eq!(drain(&mut r), vec![(2, 4_000 + 80_000 + 3_000, 1000)]);
+    }
+
+    #[test]
+    fn a_frame_from_the_switch_waits_at_the_port_station() {
+        let mut r = ringed();
+        // Host 2 is not on the ring: its frame is at the switch at once, then at the port's
+        // station (3), which the token reaches at 3 us; 80 us on the line, 1 hop on to host 0.
+        r.handle_input(Instant(0), 2, frame(0, 2, 1000));
+        assert_eq!(drain(&mut r), vec![(0, 3_000 + 80_000 + 1_000, 1000)]);
+    }
+
+    #[test]
+    fn a_frame_between_hosts_of_one_ring_stays_on_it() {
+        let mut r = ringed();
+        r.handle_input(Instant(0), 0, frame(1, 0, 1000));
+        assert_eq!(drain(&mut r), vec![(1, 4_000 + 80_000 + 1_000, 1000)]);
+        let s = r.inner.host_stats(0).expect("host 0 has a port");
+        assert_eq!(s.ingress.frames, 0, "the switch never saw it");
+    }
+
+    #[test]
+    fn two_hosts_share_one_ring_into_the_switch() {
+        let mut r = ringed();
+        // 100 frames of 1250 bytes from each ringed host at once: 200 x 100 us on one ring,
+        // where two links of their own would deliver them all at once.
+        for _ in 0..100 {
+            r.handle_input(Instant(0), 0, frame(2, 0, 1250));
+            r.handle_input(Instant(0), 1, frame(2, 1, 1250));
+        }
+        let got = drain(&mut r);
+        assert_eq!(got.len(), 200);
+        let last = got.iter().map(|g| g.1).max().unwrap();
+        assert!(last >= 200 * 100_000, "all in by {last} ns");
+        assert!(last < 200 * 100_000 + 200_000, "all in by {last} ns");
+    }
+}
