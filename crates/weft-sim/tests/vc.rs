@@ -109,3 +109,36 @@ fn a_contract_on_one_circuit_shapes_or_polices_its_cells_at_its_first_switch() {
     assert!(policed["mean_us"].is_null(), "{policed}");
     assert!(policed.to_string().contains("did not finish"), "{policed}");
 }
+
+/// `scenarios/ebn-dstc-abr.toml`: the Alpha whose adapter is an ABR source loses no cell into
+/// the 3.3 Mbit/s port and carries more than twice what the Alpha at the line rate does, which
+/// overruns the port's queue and loses cells.
+#[test]
+fn abr_flow_control_keeps_an_unthrottled_alpha_from_overrunning_the_throttled_path() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ebn-dstc-abr.toml");
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let s = Scenario::parse(&text, "ebn-dstc-abr.toml").expect("the scenario parses");
+    let doc = weft_sim::scenario::run(&s, 1);
+    let (abr, plain) = (&doc.samples[0], &doc.samples[1]);
+    assert_eq!(abr["cell_loss"].as_f64(), Some(0.0), "{abr}");
+    assert!(
+        plain["cell_loss"].as_f64().is_some_and(|l| l > 0.0),
+        "{plain}"
+    );
+    let rate = |x: &serde_json::Value| x["payload_kib_s"].as_f64().expect("a rate");
+    assert!(
+        rate(abr) > 2.0 * rate(plain),
+        "{} {}",
+        rate(abr),
+        rate(plain)
+    );
+    // Without `abr` on the host, the first Alpha fares as the second.
+    let s = Scenario::parse(&text.replace("abr = { pcr", "# abr = { pcr"), "x.toml")
+        .expect("as planned");
+    let doc = weft_sim::scenario::run(&s, 1);
+    assert!(
+        doc.samples[0]["cell_loss"]
+            .as_f64()
+            .is_some_and(|l| l > 0.0)
+    );
+}

@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::abr_loop::{RmArrival, RmMark};
 use super::faults::{FaultInjector, FaultStats};
 use super::frame::{ETH_HEADER, Frame};
 use super::link::LinkSpec;
@@ -162,6 +163,9 @@ struct Pending<F> {
     tagged: bool,
     /// Its VPI/VCI on the line it leaves by ([`Train::vc`]).
     vc: crate::vc::Vc,
+    /// A congested queue set EFCI on its cells; the RM cells riding with it ([`Train::rm`]).
+    efci: bool,
+    rm: RmMark,
     /// Instant the first unit sent left the line, and units sent.
     first_dep: u64,
     sent: u64,
@@ -216,6 +220,13 @@ pub struct Egress<F> {
     contract: Option<EdgeContract>,
     /// Occupancy (cells) from which cells of tagged frames are dropped.
     clp_limit: Option<u64>,
+    /// Occupancy (cells) from which the cells taken in are marked EFCI.
+    efci_limit: Option<u64>,
+    /// The explicit rate this queue offers its ABR circuits (bit/s of cells, shared equally
+    /// among them) and the circuits (flows) whose RM cells it has seen.
+    er: Option<(u64, Vec<u32>)>,
+    /// The RM cells delivered to the host with their frames, for the network to turn around.
+    rm_delivered: Vec<RmArrival>,
     /// Occupancy (bytes or frames) from which ECN-capable frames are marked.
     ecn_limit: Option<u64>,
     /// RED marking on the bytes queued ([`LinkSpec::ecn_red`]), with its own random stream
@@ -248,6 +259,10 @@ impl<F: Frame> Egress<F> {
             (Some(f), Capacity::Cells(n)) => Some((n as f64 * f.clamp(0.0, 1.0)).floor() as u64),
             _ => None,
         };
+        let efci_limit = match (link.efci_threshold, capacity) {
+            (Some(f), Capacity::Cells(n)) => Some((n as f64 * f.clamp(0.0, 1.0)).floor() as u64),
+            _ => None,
+        };
         let frame_bytes = link.mtu_frame().1;
         let trim = (link.trim && !link.is_atm()).then(|| {
             let limit = match capacity {
@@ -261,6 +276,13 @@ impl<F: Frame> Egress<F> {
             frame_bytes,
             contract,
             clp_limit,
+            efci_limit,
+            er: link
+                .abr_er
+                .zip(link.rate)
+                .filter(|_| link.is_atm())
+                .map(|(f, r)| ((r.as_bps() as f64 * f.clamp(0.0, 1.0)) as u64, Vec::new())),
+            rm_delivered: Vec::new(),
             ecn_limit: link.ecn_limit(),
             red: link
                 .ecn_red
@@ -329,6 +351,8 @@ impl<F: Frame> Egress<F> {
             queue_state: FlowState::default(),
             tagged: t.tagged,
             vc: t.vc,
+            efci: t.efci,
+            rm: t.rm,
             first_dep: 0,
             sent: 0,
             frame: Some(t.frame),
@@ -566,6 +590,8 @@ impl<F: Frame> Egress<F> {
                 queue_state: FlowState::default(),
                 tagged: false,
                 vc: Default::default(),
+                efci: false,
+                rm: Default::default(),
                 first_dep: dep,
                 sent: 1,
                 frame: None,
@@ -583,6 +609,17 @@ impl<F: Frame> Egress<F> {
             eof: last,
             len: CELL_BYTES as u32,
         };
+        if self.efci_limit.is_some_and(|l| self.queue.occupancy() >= l) {
+            p.efci = true;
+        }
+        if p.rm.cells > 0 && p.idx == 0 {
+            if let Some((target, flows)) = self.er.as_mut() {
+                if !flows.contains(&p.flow) {
+                    flows.push(p.flow);
+                }
+                p.rm.er = p.rm.er.min(*target / flows.len() as u64);
+            }
+        }
         // Selective discard: a congested queue refuses the cells of tagged frames.
         let offer = if p.tagged && self.clp_limit.is_some_and(|l| self.queue.occupancy() >= l) {
             self.stats.cells_clp_dropped += 1;
@@ -683,7 +720,7 @@ impl<F: Frame> Egress<F> {
     fn hand_on(&mut self, p: &Pending<F>, dep: u64, frame: F, damaged: bool) {
         let delay = self.link.delay.as_nanos();
         let (units, first_dep, flow) = (p.sent.max(1), p.first_dep.min(dep), p.flow);
-        let (tagged, vc) = (p.tagged, p.vc);
+        let (tagged, vc, efci, rm) = (p.tagged, p.vc, p.efci, p.rm);
         let out = &mut self.out;
         self.faults.pass(dep + delay, frame, &mut |due, f| {
             let held = due - (dep + delay);
@@ -691,6 +728,8 @@ impl<F: Frame> Egress<F> {
             t.damaged = damaged;
             t.tagged = tagged;
             t.vc = vc;
+            t.efci = efci;
+            t.rm = rm;
             out.push(Instant(due), t);
         });
         self.stats.faults = self.faults.stats;
@@ -703,12 +742,25 @@ impl<F: Frame> Egress<F> {
             return None;
         }
         self.advance(now);
-        let f = self
-            .out
-            .pop_due(Instant(now))
-            .map(|(due, t)| (due.0, t.frame));
+        let rm = &mut self.rm_delivered;
+        let f = self.out.pop_due(Instant(now)).map(|(due, t)| {
+            if t.rm.cells > 0 {
+                rm.push(RmArrival {
+                    flow: t.flow,
+                    due: due.0,
+                    rm: t.rm,
+                    efci: t.efci,
+                });
+            }
+            (due.0, t.frame)
+        });
         self.update_deadline();
         f
+    }
+
+    /// Moves the RM cells delivered to the host so far into `out`.
+    pub(super) fn drain_rm(&mut self, out: &mut Vec<RmArrival>) {
+        out.append(&mut self.rm_delivered);
     }
 
     /// The next train sent towards the next switch (an egress towards a switch); its units
@@ -787,6 +839,8 @@ mod tests {
                 damaged: false,
                 tagged: false,
                 vc: Default::default(),
+                efci: false,
+                rm: Default::default(),
             };
             e.handle_train(t);
         }

@@ -1,16 +1,17 @@
 //! The host-to-switch direction of a host's link: the host's interface queue, serialisation at
-//! the line rate (whole cells on ATM, paced by the VC's contract when it has one), propagation
-//! delay and faults. A frame becomes the [`Train`] of units that reaches the switch.
+//! the line rate (whole cells on ATM, paced by the VC's contract when it has one, or at an ABR
+//! source's allowed rate, with its forward RM cells), propagation delay and faults. A frame becomes the [`Train`] of units that reaches the switch.
 
 use serde::Serialize;
 
+use super::abr_loop::RmMark;
 use super::faults::{FaultInjector, FaultStats};
 use super::frame::Frame;
 use super::link::LinkSpec;
 use super::serialiser::Serialiser;
 use super::train::Train;
 use crate::rng::Rng;
-use crate::shaper::DualGcra;
+use crate::shaper::{AbrSource, AbrStats, DualGcra, RmCell};
 use crate::tech::CELL_BYTES;
 use crate::time::{Duration, Instant};
 
@@ -33,6 +34,9 @@ pub struct IngressStats {
     pub frames_tagged: u64,
     /// Other faults injected on the line.
     pub faults: FaultStats,
+    /// The host's ABR source, if its link has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abr: Option<AbrStats>,
 }
 
 /// The host-to-switch direction of a link.
@@ -43,6 +47,8 @@ pub struct Ingress {
     faults: FaultInjector,
     /// The VC's contract: its GCRA, whether it polices (else shapes) and whether policing tags.
     contract: Option<(DualGcra, bool, bool)>,
+    /// The host's ABR source.
+    abr: Option<AbrSource>,
     /// Counters of this direction.
     pub stats: IngressStats,
 }
@@ -57,9 +63,28 @@ impl Ingress {
                 .contract
                 .filter(|_| link.is_atm())
                 .map(|c| (c.gcra(), c.police, c.tag)),
+            abr: link.abr.filter(|_| link.is_atm()).map(AbrSource::new),
             link: link.clone(),
             stats: IngressStats::default(),
         }
+    }
+
+    /// A backward RM cell reaches the host's ABR source (ignored if it has none).
+    pub fn handle_backward_rm(&mut self, rm: RmCell) {
+        if let Some(a) = self.abr.as_mut() {
+            a.handle_backward(rm);
+            self.stats.abr = Some(a.stats);
+        }
+    }
+
+    /// When the line is free of the cells given it so far (ns).
+    pub fn free_at(&self) -> u64 {
+        self.line.free_at()
+    }
+
+    /// The peak rate of the host's ABR source: the explicit rate its destinations return.
+    pub fn abr_peak(&self) -> Option<crate::units::Rate> {
+        self.link.abr.map(|p| p.pcr)
     }
 
     /// A frame from the host at `now`: the trains it becomes at the switch (none if dropped,
@@ -83,8 +108,18 @@ impl Ingress {
         }
         let units = self.link.units(len);
         let mut tagged = false;
+        let mut rm = RmMark::default();
         // When the first and the last unit have left the host (ns).
         let (first_end, end) = match &mut self.contract {
+            None if self.abr.is_some() => {
+                let Some(a) = self.abr.as_mut() else {
+                    return;
+                };
+                let (first_end, end, r) = abr_cells(&mut self.line, a, now, units);
+                self.stats.abr = Some(a.stats);
+                rm = r;
+                (first_end, end)
+            }
             None => {
                 let start = now.max(self.line.free_at());
                 let end = self.line.send(now, self.link.wire_bytes(len));
@@ -114,10 +149,40 @@ impl Ingress {
             let held = last - (end + delay);
             let mut t = Train::between(f, first_end + held, end + held, units, delay, 0);
             t.tagged = tagged;
+            t.rm = rm;
             out(t);
         });
         self.stats.faults = self.faults.stats;
     }
+}
+
+/// Sends a frame's `units` cells on `line` from `now` at an ABR source's allowed rate, with
+/// the forward RM cells that fall among them. Returns when the first and the last data cell
+/// ended (ns), and the RM cells sent with the frame and when the first of them left.
+fn abr_cells(
+    line: &mut Serialiser,
+    abr: &mut AbrSource,
+    now: u64,
+    units: u64,
+) -> (u64, u64, RmMark) {
+    let mut first_end = None;
+    let mut end = now;
+    let mut rm = RmMark::default();
+    let mut sent = 0;
+    while sent < units {
+        let (at, is_rm) = abr.next_cell(now.max(line.free_at()));
+        end = line.send(at, CELL_BYTES);
+        if is_rm {
+            if rm.cells == 0 {
+                rm.sent = end;
+            }
+            rm.cells = rm.cells.saturating_add(1);
+            continue;
+        }
+        first_end.get_or_insert(end);
+        sent += 1;
+    }
+    (first_end.unwrap_or(end), end, rm)
 }
 
 /// Sends a frame's `units` cells on `line` from `now` under a VC contract: shaped, each cell

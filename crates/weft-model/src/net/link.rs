@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::faults::Faults;
 use super::frame::ETH_HEADER;
 use crate::queue::{Buffer, Capacity, DropPolicy};
-use crate::shaper::VcContract;
+use crate::shaper::{AbrParams, VcContract};
 use crate::tech::{self, CELL_BYTES, Encap, FrameFormat, Framing, Tech};
 use crate::time::Duration;
 use crate::units::Rate;
@@ -72,6 +72,23 @@ pub struct LinkSpec {
     /// in a priority queue ([`super::TrimQueue`]). Ethernet links only; false: tail drop.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trim: bool,
+    /// EFCI marking in the switch's output queue onto this link: while the queue holds at
+    /// least this share of its capacity, the cells it takes in are marked EFCI (explicit
+    /// forward congestion indication), which an ABR destination returns to its source as CI.
+    /// ATM links only; `None`: no marking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efci_threshold: Option<f64>,
+    /// Explicit-rate feedback from the switch's output queue onto this link: it offers its
+    /// ABR circuits this share of the line's cell rate, divided equally among those whose RM
+    /// cells it has seen, and lowers the explicit rate of the RM cells that pass to it. ATM
+    /// links only; `None`: it leaves the explicit rate alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abr_er: Option<f64>,
+    /// On a host's link: the host's adapter is an ABR source ([`crate::shaper::AbrSource`]),
+    /// pacing its cells at its allowed rate and moving that rate on the feedback of the RM
+    /// cells its destinations return. ATM links only; `None`: cells go at the line rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abr: Option<AbrParams>,
 }
 
 /// An Ethernet frame format that charges a frame its own length and nothing more (an idealised
@@ -104,6 +121,9 @@ impl LinkSpec {
             ecn_threshold: None,
             ecn_red: None,
             trim: false,
+            efci_threshold: None,
+            abr_er: None,
+            abr: None,
         }
     }
 
@@ -126,6 +146,9 @@ impl LinkSpec {
             ecn_threshold: None,
             ecn_red: None,
             trim: false,
+            efci_threshold: None,
+            abr_er: None,
+            abr: None,
         }
     }
 

@@ -13,6 +13,7 @@
 //! Frames are generic ([`Frame`]): real Ethernet bytes in the emulator, small descriptors in the
 //! simulator.
 
+mod abr_loop;
 mod capture;
 mod egress;
 mod fabric_stage;
@@ -38,6 +39,7 @@ mod vc_contract;
 mod vc_failure;
 mod vc_switch;
 
+pub use abr_loop::{AbrLoop, RmArrival};
 pub use capture::{
     Direction, LinkId, LinkType, PcapTap, PcapWriter, Record, Recorder, Tap, capture_files,
 };

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::abr_loop::{AbrLoop, RmArrival};
 use super::capture::{Direction, LinkId, Tap};
 use super::egress::EgressStats;
 use super::fabric_stage::{FabricStageError, FabricStats};
@@ -60,6 +61,10 @@ pub struct Network<F> {
     /// renewed when it has no more.
     trunk_serving: Option<usize>,
     tap: Option<Box<dyn Tap<F> + Send>>,
+    /// The RM-cell loop of the hosts whose links are ABR sources (`None`: no such host).
+    abr: Option<AbrLoop<F>>,
+    /// RM cells delivered with the last frame (kept to reuse its allocation).
+    rm: Vec<RmArrival>,
 }
 
 impl<F> std::fmt::Debug for Network<F> {
@@ -178,6 +183,13 @@ impl<F: Frame> Network<F> {
             port_at,
             trunk_serving: None,
             tap: None,
+            abr: {
+                let sources: Vec<usize> = (0..topo.hosts.len())
+                    .filter(|&h| topo.hosts[h].link.abr.is_some() && topo.hosts[h].link.is_atm())
+                    .collect();
+                (!sources.is_empty()).then(|| AbrLoop::new(topo.hosts.len(), sources))
+            },
+            rm: Vec::new(),
         })
     }
 
@@ -201,6 +213,15 @@ impl<F: Frame> Network<F> {
         let Some(&(s, p)) = self.host_port.get(host) else {
             return;
         };
+        if let Some(l) = self.abr.as_mut().filter(|l| l.is_source(host)) {
+            let busy = self.switches[s]
+                .ingress_mut(p)
+                .is_some_and(|i| i.free_at() > now.0);
+            if busy || l.holds(host) {
+                l.hold(host, frame);
+                return;
+            }
+        }
         if let Some(tap) = &mut self.tap {
             tap.record(LinkId::Host(host), now.0, Direction::FromHost, &frame);
         }
@@ -254,6 +275,9 @@ impl<F: Frame> Network<F> {
     /// the frame. Trains due on trunks are handed on first; host ports are served in the order
     /// of their deadlines.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(usize, Instant, F)> {
+        if self.abr.is_some() {
+            self.return_rm(now);
+        }
         if !self.fabrics.is_empty() {
             self.advance_fabrics(now);
         }
@@ -273,9 +297,61 @@ impl<F: Frame> Network<F> {
             if let Some(tap) = &mut self.tap {
                 tap.record(LinkId::Host(to), due, Direction::ToHost, &frame);
             }
+            if self.abr.is_some() {
+                self.turn_rm_around(s, port, to);
+            }
             return Some((to, Instant(due), frame));
         }
         None
+    }
+
+    /// Turns around the RM cells delivered to host `to` (on port `port` of switch `s`).
+    fn turn_rm_around(&mut self, s: usize, port: PortId, to: usize) {
+        self.switches[s].drain_rm(port, &mut self.rm);
+        for a in self.rm.drain(..) {
+            let Some(&(ss, sp)) = self.host_port.get(a.flow as usize) else {
+                continue;
+            };
+            let er = self.switches[ss]
+                .ingress_mut(sp)
+                .and_then(|i| i.abr_peak())
+                .unwrap_or(crate::units::Rate(u64::MAX));
+            if let Some(l) = self.abr.as_mut() {
+                l.handle_arrival(to, a, er);
+            }
+        }
+    }
+
+    /// Hands the backward RM cells due by `now` to their sources, and their held frames to the
+    /// sources whose lines are free by then.
+    fn return_rm(&mut self, now: Instant) {
+        let sources = self.abr.as_ref().map_or(0, |l| l.sources().len());
+        for k in 0..sources {
+            let Some(h) = self.abr.as_ref().map(|l| l.sources()[k]) else {
+                break;
+            };
+            let (s, p) = self.host_port[h];
+            while self.switches[s]
+                .ingress_mut(p)
+                .is_some_and(|i| i.free_at() <= now.0)
+            {
+                let Some(f) = self.abr.as_mut().and_then(|l| l.release(h)) else {
+                    break;
+                };
+                if let Some(tap) = &mut self.tap {
+                    tap.record(LinkId::Host(h), now.0, Direction::FromHost, &f);
+                }
+                self.switches[s].handle_frame(now, p, f, h as u32, &mut self.due);
+            }
+        }
+        while let Some((h, rm)) = self.abr.as_mut().and_then(|l| l.poll_backward(now)) {
+            let Some(&(s, p)) = self.host_port.get(h) else {
+                continue;
+            };
+            if let Some(i) = self.switches[s].ingress_mut(p) {
+                i.handle_backward_rm(rm);
+            }
+        }
     }
 
     /// The earliest instant at which something changes without new input.
@@ -288,6 +364,18 @@ impl<F: Frame> Network<F> {
             (x, y) => x.or(y),
         };
         let mut t = earlier(self.due.host.peek_time(), self.due.trunk.peek_time());
+        if let Some(l) = &self.abr {
+            t = earlier(t, l.poll_timeout());
+            for &h in l.sources().iter().filter(|&&h| l.holds(h)) {
+                let (s, p) = self.host_port[h];
+                t = earlier(
+                    t,
+                    self.switch(s)
+                        .and_then(|x| x.ingress_free_at(p))
+                        .map(Instant),
+                );
+            }
+        }
         for &s in &self.fabrics {
             t = earlier(t, self.switches[s].fabric_timeout());
         }

@@ -343,6 +343,23 @@ impl<F: Frame> SwitchCore<F> {
         self.vc = Some(vc);
     }
 
+    /// The host's side of the link on `port` (`None`: a trunk's port).
+    pub fn ingress_mut(&mut self, port: PortId) -> Option<&mut Ingress> {
+        self.ports.get_mut(port).and_then(|p| p.ingress.as_mut())
+    }
+
+    /// When the host's side of the link on `port` is free of the cells given it (ns).
+    pub fn ingress_free_at(&self, port: PortId) -> Option<u64> {
+        self.ports.get(port)?.ingress.as_ref().map(Ingress::free_at)
+    }
+
+    /// Moves the RM cells the queue on `port` delivered to its host into `out`.
+    pub fn drain_rm(&mut self, port: PortId, out: &mut Vec<super::abr_loop::RmArrival>) {
+        if let Some(p) = self.ports.get_mut(port) {
+            p.egress.drain_rm(out);
+        }
+    }
+
     /// Its circuits (`None`: it forwards by MAC address).
     pub fn circuits(&self) -> Option<&VcSwitch> {
         self.vc.as_ref()

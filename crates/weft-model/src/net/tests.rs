@@ -37,6 +37,8 @@ fn train(frame: Vec<u8>, first: u64, spacing: u64, units: u64, flow: u32) -> Tra
         damaged: false,
         tagged: false,
         vc: Default::default(),
+        efci: false,
+        rm: Default::default(),
     }
 }
 

@@ -25,6 +25,10 @@ pub struct Train<F> {
     /// Its VPI/VCI on the link it is on, when the switches forward by circuit
     /// ([`super::VcSwitch`]); unused otherwise.
     pub vc: crate::vc::Vc,
+    /// A congested ATM queue set EFCI on its cells ([`crate::net::LinkSpec::efci_threshold`]).
+    pub efci: bool,
+    /// Forward RM cells of an ABR source travelling with it ([`crate::shaper::AbrSource`]).
+    pub rm: super::abr_loop::RmMark,
 }
 
 impl<F> Train<F> {
@@ -61,6 +65,8 @@ impl<F> Train<F> {
             damaged: false,
             tagged: false,
             vc: crate::vc::Vc::default(),
+            efci: false,
+            rm: Default::default(),
         }
     }
 }

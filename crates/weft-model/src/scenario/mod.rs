@@ -60,6 +60,7 @@
 mod check;
 mod compare;
 mod parse;
+mod parse_abr;
 mod parse_check;
 mod parse_fabric;
 mod parse_nfs;
@@ -141,6 +142,10 @@ pub struct Host {
     /// The host's disk: a preset of [`crate::host::disk::presets`] by name (`None`: no disk;
     /// file transfers move memory).
     pub disk: Option<String>,
+    /// Its ATM adapter is an ABR source (key `abr = { pcr, mcr, icr, rif, rdf, nrm }`); `None`:
+    /// it sends at its line's rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abr: Option<crate::shaper::AbrParams>,
 }
 
 /// The switching fabric of a switch.
@@ -219,6 +224,14 @@ pub struct Switch {
     /// which go ahead of the data in a priority queue (NDP, Ultra Ethernet); default false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trim: bool,
+    /// Share of the buffer from which its queues onto ATM links mark the cells they take in
+    /// EFCI, 0..=1; `None`: no marking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub efci_threshold: Option<f64>,
+    /// Share of each ATM line's rate its queues offer the ABR circuits through them as an
+    /// explicit rate, divided equally among them, 0..=1; `None`: no explicit rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abr_er: Option<f64>,
 }
 
 /// A link between two named nodes (hosts or switches), the same in both directions.

@@ -98,7 +98,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let mut hosts = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for h in root.tables("host")? {
-        h.check_keys(&["name", "addr", "costs", "disk"])?;
+        h.check_keys(&["name", "addr", "costs", "disk", "abr"])?;
         let name = h.req_string("name")?;
         h.unique(&mut names, &name)?;
         let costs = h.string("costs")?;
@@ -135,6 +135,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
             addr: h.string("addr")?,
             costs,
             disk,
+            abr: super::parse_abr::abr(&h)?,
         });
     }
     let mut switches = Vec::new();
@@ -210,6 +211,8 @@ pub(super) const SWITCH_KEYS: &[&str] = &[
     "ecn_threshold",
     "ecn_red",
     "trim",
+    "efci_threshold",
+    "abr_er",
 ];
 
 fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
@@ -290,6 +293,8 @@ pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
             Some(_) => return Err(s.err("ecn_red", "expected dcqcn (the DCQCN paper's profile)")),
         },
         trim: s.boolean("trim")?.unwrap_or(false),
+        efci_threshold: s.number("efci_threshold", 0.0, 1.0)?,
+        abr_er: s.number("abr_er", 0.0, 1.0)?,
     })
 }
 

@@ -174,6 +174,7 @@ pub(super) fn expand(
             addr: None,
             costs: None,
             disk: None,
+            abr: None,
         });
         links.push(link(h, &built.switches[s], Tier::Host));
     }

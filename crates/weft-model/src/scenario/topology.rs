@@ -86,6 +86,7 @@ impl Topology {
                 }
             };
             let mut link = link_spec(l, owner);
+            link.abr = h.abr;
             link.vc = Vc {
                 vpi: 0,
                 vci: 100 + i as u16,
@@ -218,6 +219,8 @@ fn link_spec(l: &scenario::Link, owner: Option<&scenario::Switch>) -> LinkSpec {
     link.ecn_threshold = owner.and_then(|sw| sw.ecn_threshold);
     link.ecn_red = owner.and_then(|sw| sw.ecn_red);
     link.trim = owner.is_some_and(|sw| sw.trim);
+    link.efci_threshold = owner.and_then(|sw| sw.efci_threshold);
+    link.abr_er = owner.and_then(|sw| sw.abr_er);
     link
 }
 

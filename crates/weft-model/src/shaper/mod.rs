@@ -1,7 +1,8 @@
 //! Traffic contracts: the Generic Cell Rate Algorithm (ITU-T I.371 / ATM Forum TM 4.0, virtual
-//! scheduling form) for peak and sustainable cell rates, a token bucket for frames, and a shaper
-//! element that delays cells until they conform.
+//! scheduling form) for peak and sustainable cell rates, a token bucket for frames, a shaper
+//! element that delays cells until they conform, and ABR's rate-controlled source ([`abr`]).
 
+pub mod abr;
 pub mod contract;
 pub mod token_bucket;
 
@@ -10,6 +11,7 @@ use std::collections::VecDeque;
 use crate::element::{Element, PortId};
 use crate::time::{Duration, Instant};
 
+pub use abr::{AbrDestination, AbrParams, AbrSource, AbrStats, RmCell};
 pub use contract::VcContract;
 pub use token_bucket::TokenBucket;
 
