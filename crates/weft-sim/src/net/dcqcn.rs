@@ -9,17 +9,15 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use weft_model::app::traffic::fct_metrics;
-use weft_model::calc::fct::PathIdeal;
-use weft_model::dcqcn::{HEADER_BYTES, Params, Receiver, Sender};
+use weft_model::dcqcn::{FlowDone, HEADER_BYTES, Params, Receiver, Sender, SenderStats};
 use weft_model::net::{ETH_HEADER, Topology};
 use weft_model::scenario::{Scenario, Workload};
 use weft_model::{Instant, Rate};
 
 use super::frame::{SimFrame, UDP_IP_HEADERS};
 use super::hosts::App;
-use super::run::run_noted;
-use super::tput::{DEFAULT_TIME, FlowApps, fabric_metrics, flow_pairs};
+use super::sized_flows::{FlowReceiver, FlowSender, run_sized_flows};
+use super::tput::{FlowApps, flow_pairs};
 
 /// The sending end of one DCQCN flow on its host.
 pub struct DcqcnSend {
@@ -139,42 +137,25 @@ pub fn tput_dcqcn(
     m: &mut Map<String, Value>,
     notes: &mut Vec<String>,
 ) {
-    let Some(size) = w.flow_size.map(|s| s.0) else {
-        return notes.push("transport = \"dcqcn\" needs sized flows (`flow_size`)".into());
-    };
-    let time = w.time.unwrap_or(DEFAULT_TIME);
-    let (apps, from, to) = match dcqcn_apps(s, topo, w, size) {
-        Ok(x) => x,
-        Err(e) => return notes.push(e),
-    };
-    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
-        return;
-    };
-    let done: Vec<(u64, u64)> = r
+    let run =
+        run_sized_flows::<DcqcnSend, DcqcnRecv>("DCQCN", dcqcn_apps, s, topo, w, capture, m, notes);
+    let Some(r) = run else { return };
+    let cnps: u64 = r
         .hosts
-        .apps_of::<DcqcnRecv>()
-        .flat_map(|(_, a)| a.receiver.done().iter().map(|d| (d.bytes, d.at)))
-        .collect();
-    let ideal = PathIdeal::between(s, w, &topo.hosts[from[0]].name, &topo.hosts[to[0]].name)
-        .map_or(0.0, |p| p.alone_ns(size));
-    m.extend(fct_metrics(&done, ideal));
-    let senders: Vec<&DcqcnSend> = r.hosts.apps_of::<DcqcnSend>().map(|(_, a)| a).collect();
-    let sum = |f: fn(&DcqcnSend) -> u64| senders.iter().map(|a| f(a)).sum::<u64>();
-    m.insert(
-        "retransmits".into(),
-        json!(sum(|a| a.sender.stats.retransmitted)),
-    );
-    m.insert("nacks".into(), json!(sum(|a| a.sender.stats.nacks)));
-    m.insert("timeouts".into(), json!(sum(|a| a.sender.stats.timeouts)));
-    m.insert("cnps".into(), json!(sum(|a| a.sender.rate.stats.cnps)));
-    if done.len() < senders.len() {
-        notes.push(format!(
-            "DCQCN: {} of {} flows completed in {} s",
-            done.len(),
-            senders.len(),
-            time.as_secs_f64()
-        ));
+        .apps_of::<DcqcnSend>()
+        .map(|(_, a)| a.sender.rate.stats.cnps)
+        .sum();
+    m.insert("cnps".into(), json!(cnps));
+}
+
+impl FlowSender for DcqcnSend {
+    fn stats(&self) -> &SenderStats {
+        &self.sender.stats
     }
-    fabric_metrics(&r, m);
-    m.insert("seconds".into(), json!(time.as_secs_f64()));
+}
+
+impl FlowReceiver for DcqcnRecv {
+    fn done(&self) -> &[FlowDone] {
+        self.receiver.done()
+    }
 }

@@ -19,6 +19,7 @@ pub mod nfs_workload;
 pub mod nic;
 pub mod rr_workload;
 pub mod run;
+pub mod sized_flows;
 pub mod stream;
 pub mod tput;
 pub mod workload;

@@ -8,17 +8,15 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use weft_model::app::traffic::fct_metrics;
-use weft_model::calc::fct::PathIdeal;
-use weft_model::ndp::{DEFAULT_WINDOW, HEADER_BYTES, Receiver, Sender};
+use weft_model::ndp::{DEFAULT_WINDOW, FlowDone, HEADER_BYTES, Receiver, Sender, SenderStats};
 use weft_model::net::{ETH_HEADER, Topology};
 use weft_model::scenario::{Scenario, Workload};
 use weft_model::{Duration, Instant};
 
 use super::frame::{SimFrame, UDP_IP_HEADERS};
 use super::hosts::App;
-use super::run::{NetRun, run_noted};
-use super::tput::{DEFAULT_TIME, FlowApps, fabric_metrics, flow_pairs};
+use super::sized_flows::{FlowReceiver, FlowSender, run_sized_flows};
+use super::tput::{FlowApps, flow_pairs};
 
 /// The retransmission time-out of a sender: htsim's NDP examples' minimum RTO (`main_ndp.cpp`,
 /// `setMinRTO(50000)` us), long enough that trimming, not the timer, repairs an incast.
@@ -141,48 +139,8 @@ pub fn tput_ndp(
     m: &mut Map<String, Value>,
     notes: &mut Vec<String>,
 ) {
-    let Some(size) = w.flow_size.map(|s| s.0) else {
-        return notes.push("transport = \"ndp\" needs sized flows (`flow_size`)".into());
-    };
-    let time = w.time.unwrap_or(DEFAULT_TIME);
-    let (apps, from, to) = match ndp_apps(s, topo, w, size) {
-        Ok(x) => x,
-        Err(e) => return notes.push(e),
-    };
-    let Some(r) = run_noted(topo, apps, time, capture, notes) else {
-        return;
-    };
-    let done: Vec<(u64, u64)> = r
-        .hosts
-        .apps_of::<NdpRecv>()
-        .flat_map(|(_, a)| a.receiver.done().iter().map(|d| (d.bytes, d.at)))
-        .collect();
-    let ideal = PathIdeal::between(s, w, &topo.hosts[from[0]].name, &topo.hosts[to[0]].name)
-        .map_or(0.0, |p| p.alone_ns(size));
-    m.extend(fct_metrics(&done, ideal));
-    let senders: Vec<&NdpSend> = r.hosts.apps_of::<NdpSend>().map(|(_, a)| a).collect();
-    let sum = |f: fn(&NdpSend) -> u64| senders.iter().map(|a| f(a)).sum::<u64>();
-    m.insert(
-        "retransmits".into(),
-        json!(sum(|a| a.sender.stats.retransmitted)),
-    );
-    m.insert("nacks".into(), json!(sum(|a| a.sender.stats.nacks)));
-    m.insert("timeouts".into(), json!(sum(|a| a.sender.stats.timeouts)));
-    if done.len() < senders.len() {
-        notes.push(format!(
-            "NDP: {} of {} flows completed in {} s",
-            done.len(),
-            senders.len(),
-            time.as_secs_f64()
-        ));
-    }
-    ndp_fabric_metrics(&r, m);
-    m.insert("seconds".into(), json!(time.as_secs_f64()));
-}
-
-/// The fabric's counters, and the frames trimmed over every port.
-fn ndp_fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
-    fabric_metrics(r, m);
+    let run = run_sized_flows::<NdpSend, NdpRecv>("NDP", ndp_apps, s, topo, w, capture, m, notes);
+    let Some(r) = run else { return };
     let hosts = r.network.all_host_stats();
     let trunks = r.network.trunk_stats();
     let trimmed: u64 = hosts
@@ -195,4 +153,16 @@ fn ndp_fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
         )
         .sum();
     m.insert("frames_trimmed".into(), json!(trimmed));
+}
+
+impl FlowSender for NdpSend {
+    fn stats(&self) -> &SenderStats {
+        &self.sender.stats
+    }
+}
+
+impl FlowReceiver for NdpRecv {
+    fn done(&self) -> &[FlowDone] {
+        self.receiver.done()
+    }
 }
