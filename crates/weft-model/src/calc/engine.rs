@@ -584,9 +584,10 @@ struct Shape {
 }
 
 /// What the hosts' send and receive paths sustain for a TCP transfer of `shape` from `a` to `b`,
-/// Mbit/s, when both name a cost model; `None` otherwise. A file transfer charges each path one
-/// more copy per byte ([`crate::host::HostCosts::copy_ns_per_byte`]): the sender's out of its
-/// file cache, the receiver's into its own.
+/// Mbit/s, when either names a cost model (the other then costs nothing, as the simulator has
+/// a host without one); `None` when neither does. A file transfer charges each path one more
+/// copy per byte ([`crate::host::HostCosts::copy_ns_per_byte`]): the sender's out of its file
+/// cache, the receiver's into its own.
 fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> Option<f64> {
     let Shape {
         transport,
@@ -598,7 +599,12 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     if !matches!(transport, Transport::Tcp { .. }) {
         return None;
     }
-    let (mut tx, mut rx) = (costs_of(s, a)?, costs_of(s, b)?);
+    let (tx, rx) = (costs_of(s, a), costs_of(s, b));
+    if tx.is_none() && rx.is_none() {
+        return None;
+    }
+    let free = crate::host::HostCosts::FREE;
+    let (mut tx, mut rx) = (tx.unwrap_or(free.clone()), rx.unwrap_or(free));
     if files {
         tx.send_other_ns_per_byte += tx.copy_ns_per_byte;
         rx.recv_other_ns_per_byte += rx.copy_ns_per_byte;
@@ -871,6 +877,56 @@ window = 64512
         let free = Scenario::parse(&text.replace("costs = \"indigo-r4000\"\n", ""), "t.toml");
         let pts = evaluate(&free.unwrap());
         assert!(pts[0].metrics[Metric::GOODPUT_MBPS] > 98.0);
+    }
+
+    /// One end with a preset and one without (Sandia's SGI): the preset's paths bound the
+    /// transfer alone, the other end costing nothing, as on the simulator.
+    #[test]
+    fn tput_is_bounded_by_one_ends_costs_when_the_other_has_none() {
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+costs = "indigo-r4000"
+[[host]]
+name = "b"
+[[link]]
+ends = ["a", "b"]
+tech = "fddi"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+window = 64512
+"#;
+        let g = |t: &str| {
+            evaluate(&Scenario::parse(t, "t.toml").unwrap())[0]
+                .metrics
+                .clone()
+        };
+        let one = g(text);
+        let shape = crate::calc::host::BulkShape {
+            mss: one["mtu_bytes"] as u64 - 40,
+            call: crate::calc::fit::TTCP_DEFAULT_BUFFER,
+            headers: 40,
+            acks_per_segment: 0.0,
+        };
+        let h = crate::host::presets::indigo_r4000();
+        let free = crate::host::HostCosts::FREE;
+        let link = crate::units::Rate((one["link_goodput_mbps"] * 1e6) as u64);
+        let rtt = Duration((one["rtt_ms"] * 1e6) as u64);
+        let want = crate::calc::host::BulkBound::new(link, Size(64512), rtt, &h, &free, &shape);
+        let want = want.sender_bps.min(want.receiver_bps) as f64 / 1e6;
+        assert!(want < one["link_goodput_mbps"]);
+        assert!(
+            (one["host_mbps"] - want).abs() < 1e-9 * want,
+            "{one:?} {want}"
+        );
+        assert_eq!(one[Metric::GOODPUT_MBPS], one["host_mbps"]);
+        // Neither end with a preset: no host bound, the link's rate.
+        let none = g(&text.replace("costs = \"indigo-r4000\"\n", ""));
+        assert!(!none.contains_key("host_mbps"));
+        assert_eq!(none[Metric::GOODPUT_MBPS], none["link_goodput_mbps"]);
     }
 
     #[test]
