@@ -38,7 +38,7 @@ pub struct ScenarioOptions {
 
 /// The emulator's topology for a scenario (the simulator's too), with notes on what was assumed.
 pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuError> {
-    let (topo, mut notes) = Topology::from_scenario(s, seed)?;
+    let (mut topo, mut notes) = Topology::from_scenario(s, seed)?;
     if let Some(f) = topo.circuits.as_ref().and_then(|c| c.failure.as_ref()) {
         notes.push(format!(
             "[vc] fail ({}) is not run by the emulator's scenario runs: bring the scenario up \
@@ -53,6 +53,9 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
              its own, of no rate"
                 .into(),
         );
+        // Without the rings in front of it, the switch gives each of their hosts its own port
+        // (with them, a ring's hosts share one port, which only net::Ringed delivers from).
+        topo.rings.clear();
     }
     Ok((topo, notes))
 }
@@ -465,5 +468,45 @@ fn add_switch_metrics(
     sample.insert("switch".into(), switch);
     if let Some(v) = &rep.vc {
         sample.insert("vc".into(), json!(v));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hosts_of_a_ring_keep_ports_of_their_own_on_the_emulator() {
+        let text = r#"
+name = "ring"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[host]]
+name = "c"
+[[switch]]
+name = "s"
+[[link]]
+ends = ["a", "s"]
+tech = "fddi"
+[[link]]
+ends = ["b", "s"]
+tech = "fddi"
+[[link]]
+ends = ["c", "s"]
+tech = "fddi"
+[[ring]]
+switch = "s"
+hosts = ["a", "b"]
+"#;
+        let s = Scenario::parse(text, "ring.toml").expect("the scenario parses");
+        let (topo, notes) = topology(&s, 1).expect("a topology");
+        // With the ring kept, the switch would send b's frames out of a's port.
+        assert!(topo.rings.is_empty());
+        assert!(
+            notes.iter().any(|n| n.contains("simulator only")),
+            "{notes:?}"
+        );
     }
 }

@@ -157,6 +157,18 @@ impl<F: Frame> Network<F> {
                 }
             }
         }
+        // The hosts of a concentrator's ring share its one port on the switch, the first host's
+        // ([`super::Ringed`] hands the switch their frames there).
+        for r in &topo.rings {
+            let Some(&(s, p)) = r.port_host().and_then(|h| host_port.get(h)) else {
+                continue;
+            };
+            for &h in &r.hosts {
+                if host_port.get(h).is_some_and(|&(hs, _)| hs == s) {
+                    switches[s].set_route(h, p);
+                }
+            }
+        }
         for (s, sw) in switches.iter_mut().enumerate() {
             let seed = Rng::for_stream(topo.seed, 0xec3_0000 + s as u64).next_u64();
             sw.set_multipath(topo.multipath, seed);

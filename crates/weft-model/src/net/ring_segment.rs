@@ -7,16 +7,19 @@
 //! ACKs, share the one token ([`TokenRing`]).
 //!
 //! [`Ringed`] wraps the network (any [`Element`] whose ports are hosts) and passes the hosts of
-//! no ring straight through. The hosts of a ring keep their own ports on the switch, with
-//! links of no rate and no delay (the topology built from a scenario makes them so), so the
-//! ring alone serialises their frames: the switch receives a frame when the ring has carried
-//! it whole (store and forward) and hands frames for them to the port's station at once.
+//! no ring straight through. A ring is one port of the switch, its first host's (the network
+//! routes every host of the ring there): the ring's hosts' frames enter the switch by that
+//! port, so they share its input (and its FIFO in an input-queued fabric), and the switch's
+//! frames for any of them leave by it, sharing its output queue. The port's link has no rate
+//! and no delay (the topology built from a scenario makes it so), so the ring alone
+//! serialises the frames: the switch receives a frame when the ring has carried it whole
+//! (store and forward) and hands frames for the ring's hosts to the port's station at once.
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::frame::{Frame, host_of_mac};
+use super::frame::{Frame, host_of_mac, is_group};
 use super::link::LinkSpec;
 use super::ring::{RingSpec, TokenRing};
 use crate::element::{Element, PortId};
@@ -37,6 +40,11 @@ impl RingSegment {
     pub fn port_station(&self) -> u32 {
         self.spec.stations.saturating_sub(1)
     }
+
+    /// The host whose switch port is the ring's: its first.
+    pub fn port_host(&self) -> Option<usize> {
+        self.hosts.first().copied()
+    }
 }
 
 /// Where a host sits: its ring and station.
@@ -47,7 +55,7 @@ struct Seat {
 }
 
 /// A frame on a ring: the host it is from (towards the port) or for (from the port), and
-/// whether the switch is where it goes.
+/// whether the switch is where it goes (by the ring's port, unless a broadcast: by its host's).
 struct OnRing<F> {
     host: usize,
     to_switch: bool,
@@ -120,14 +128,26 @@ impl<F: Frame, N: Element<F>> Ringed<F, N> {
                 while let Some((_, t, f)) = self.rings[r].poll_delivered(now) {
                     moved = true;
                     if f.to_switch {
-                        self.inner.handle_input(t, f.host, f.frame);
+                        let port = if is_group(&f.frame.dst()) {
+                            f.host
+                        } else {
+                            self.segments[r].port_host().unwrap_or(f.host)
+                        };
+                        self.inner.handle_input(t, port, f.frame);
                     } else {
                         self.out.push_back((f.host, t, f.frame));
                     }
                 }
             }
-            while let Some((host, due, frame)) = self.inner.poll_output_due(now) {
+            while let Some((port, due, frame)) = self.inner.poll_output_due(now) {
                 moved = true;
+                // The ring's port carries frames for all its hosts: the frame's own host.
+                let host = host_of_mac(&frame.dst())
+                    .filter(|&d| {
+                        let ring = |h| self.seat(h).map(|s| s.ring);
+                        ring(d).is_some() && ring(d) == ring(port)
+                    })
+                    .unwrap_or(port);
                 match self.seat(host) {
                     Some(seat) => {
                         let port = self.segments[seat.ring].port_station();
@@ -200,8 +220,11 @@ impl<F: Frame, N: Element<F>> Element<F> for Ringed<F, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{FabricSpec, HostSpec, Network, Topology, host_mac};
+    use crate::fabric::Contention;
+    use crate::net::{FabricKind, FabricSpec, HostSpec, Network, Topology, host_mac};
+    use crate::queue::DropPolicy;
     use crate::time::Duration;
+    use crate::units::Rate;
 
     fn frame(to: usize, from: usize, len: usize) -> Vec<u8> {
         let mut f = vec![0u8; len];
@@ -271,6 +294,78 @@ mod tests {
         assert_eq!(drain(&mut r), vec![(1, 4_000 + 80_000 + 1_000, 1000)]);
         let s = r.inner.host_stats(0).expect("host 0 has a port");
         assert_eq!(s.ingress.frames, 0, "the switch never saw it");
+    }
+
+    /// Hosts 0 and 1 on the ring of [`ringed`], hosts 2 and 3 on ports of their own, in the
+    /// topology so the network routes the ring's hosts to its port; an input-queued FIFO fabric
+    /// of 10 Mbit/s (a 1000-byte frame is 16 cells of 51.2 us: 819.2 us), slower than the ring.
+    fn ringed_fifo() -> Ringed<Vec<u8>, Network<Vec<u8>>> {
+        let host = |name: &str| HostSpec {
+            name: name.into(),
+            addr: None,
+            link: LinkSpec::ethernet(None, Duration::ZERO),
+            switch: 0,
+        };
+        let fabric = FabricSpec {
+            kind: FabricKind::InputFifo {
+                contention: Contention::Random,
+            },
+            rate: Rate::mbps(10),
+            buffer_cells: 1 << 20,
+            drop: DropPolicy::Tail,
+        };
+        let mut topo = Topology::star(vec![host("a"), host("b"), host("c"), host("d")], fabric, 1);
+        let seg = RingSegment {
+            spec: RingSpec::fddi(4, 0.0, Duration::from_micros(1), Duration::from_millis(8)),
+            hosts: vec![0, 1],
+        };
+        topo.rings = vec![seg.clone()];
+        let links = topo.hosts.iter().map(|h| h.link.clone()).collect();
+        Ringed::new(Network::new(&topo).unwrap(), &[seg], links)
+    }
+
+    /// 1000-byte frames through the fabric of [`ringed_fifo`]: 819.2 us each.
+    const FABRIC_FRAME_NS: u64 = 819_200;
+
+    #[test]
+    fn frames_for_the_ring_share_its_one_output_port() {
+        let mut r = ringed_fifo();
+        // 20 frames from c to a and 20 from d to b: on ports of their own they would cross the
+        // fabric side by side (20 frame times); through the ring's one port, one after another.
+        for _ in 0..20 {
+            r.handle_input(Instant(0), 2, frame(0, 2, 1000));
+            r.handle_input(Instant(0), 3, frame(1, 3, 1000));
+        }
+        let got = drain(&mut r);
+        assert_eq!(got.iter().filter(|g| g.0 == 0).count(), 20, "{got:?}");
+        assert_eq!(got.iter().filter(|g| g.0 == 1).count(), 20, "{got:?}");
+        let last = got.iter().map(|g| g.1).max().unwrap();
+        assert!(last >= 40 * FABRIC_FRAME_NS, "all in by {last} ns");
+        assert!(
+            last < 40 * FABRIC_FRAME_NS + 1_000_000,
+            "all in by {last} ns"
+        );
+        let s = r.inner.host_stats(1).expect("host 1 has a port");
+        assert_eq!(s.egress.frames_in, 0, "host 1's own port carried nothing");
+    }
+
+    #[test]
+    fn frames_from_the_ring_share_its_one_input_port() {
+        let mut r = ringed_fifo();
+        // 20 frames from a to c and 20 from b to d: one input FIFO carries all 40.
+        for _ in 0..20 {
+            r.handle_input(Instant(0), 0, frame(2, 0, 1000));
+            r.handle_input(Instant(0), 1, frame(3, 1, 1000));
+        }
+        let got = drain(&mut r);
+        assert_eq!(got.iter().filter(|g| g.0 == 2).count(), 20, "{got:?}");
+        assert_eq!(got.iter().filter(|g| g.0 == 3).count(), 20, "{got:?}");
+        let last = got.iter().map(|g| g.1).max().unwrap();
+        assert!(last >= 40 * FABRIC_FRAME_NS, "all in by {last} ns");
+        assert!(
+            last < 40 * FABRIC_FRAME_NS + 1_000_000,
+            "all in by {last} ns"
+        );
     }
 
     #[test]

@@ -138,6 +138,9 @@ pub fn tput(
         }
     }
     m.extend(goodput_metrics(bps));
+    if !udp {
+        goodput_by_costs(s, m);
+    }
     crate::ring::path_metrics(&r.rings, topo, bps, m);
     if let Some(size) = w.flow_size.filter(|_| !udp) {
         flow_times(s, &r, topo, w, size.0, m);
@@ -160,6 +163,43 @@ pub fn tput(
     m.insert("seconds".into(), json!(time.as_secs_f64()));
     m.insert("warmup_seconds".into(), json!(warm.as_secs_f64()));
     m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
+}
+
+/// The prefix of [`goodput_by_costs`]'s metrics, each followed by a host preset's name.
+pub const GOODPUT_OF: &str = "goodput_mbps_of_";
+
+/// When a workload's senders are of more than one kind (`costs`), the goodput of each kind's
+/// flows summed, Mbit/s, as `goodput_mbps_of_<preset>` (a study that ran several kinds' sessions
+/// at once reports each kind's aggregate; absent otherwise, so that other results keep their
+/// form).
+fn goodput_by_costs(s: &Scenario, m: &mut Map<String, Value>) {
+    let costs = |name: &str| {
+        s.hosts
+            .iter()
+            .find(|h| h.name == name)
+            .and_then(|h| h.costs.clone())
+    };
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    for f in m
+        .get("flows")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(from), Some(g)) = (f["from"].as_str(), f["goodput_mbps"].as_f64()) else {
+            continue;
+        };
+        let Some(kind) = costs(from) else { continue };
+        match sums.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, sum)) => *sum += g,
+            None => sums.push((kind, g)),
+        }
+    }
+    if sums.len() > 1 {
+        for (kind, sum) in sums {
+            m.insert(format!("{GOODPUT_OF}{kind}"), json!(sum));
+        }
+    }
 }
 
 /// The applications of `w`'s flows on `topo`, each on its host: a sender and a receiver per TCP
@@ -586,4 +626,67 @@ fn udp_source(
     let pace = Pace::new(wire.max(1) * 8, rate, &mut rng);
     let source = BulkSource::new(Via::Datagram(t), payload, end, Some(pace));
     Hosted::udp(source, f, link.mtu).blocking_sends()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sparc 10s a and b and an RS/6000 c sending to d.
+    fn scenario() -> Scenario {
+        let text = r#"
+name = "kinds"
+[[host]]
+name = "a"
+costs = "sparc10"
+[[host]]
+name = "b"
+costs = "sparc10"
+[[host]]
+name = "c"
+costs = "rs6000-giga"
+[[host]]
+name = "d"
+[[switch]]
+name = "s"
+[[link]]
+ends = ["a", "s"]
+tech = "fddi"
+[[link]]
+ends = ["b", "s"]
+tech = "fddi"
+[[link]]
+ends = ["c", "s"]
+tech = "fddi"
+[[link]]
+ends = ["d", "s"]
+tech = "fddi"
+"#;
+        Scenario::parse(text, "kinds.toml").expect("the scenario parses")
+    }
+
+    fn flows(from: &[(&str, f64)]) -> Map<String, Value> {
+        let flows: Vec<Value> = from
+            .iter()
+            .map(|(h, g)| json!({ "from": h, "to": "d", "goodput_mbps": g }))
+            .collect();
+        let mut m = Map::new();
+        m.insert("flows".into(), json!(flows));
+        m
+    }
+
+    #[test]
+    fn each_kind_of_sender_gets_its_flows_summed() {
+        let mut m = flows(&[("a", 10.0), ("c", 30.0), ("b", 12.5)]);
+        goodput_by_costs(&scenario(), &mut m);
+        assert_eq!(m["goodput_mbps_of_sparc10"], json!(22.5));
+        assert_eq!(m["goodput_mbps_of_rs6000-giga"], json!(30.0));
+    }
+
+    #[test]
+    fn senders_of_one_kind_add_nothing() {
+        let mut m = flows(&[("a", 10.0), ("b", 12.5)]);
+        goodput_by_costs(&scenario(), &mut m);
+        assert_eq!(m.len(), 1, "{m:?}");
+    }
 }
