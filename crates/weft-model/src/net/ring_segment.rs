@@ -234,25 +234,30 @@ mod tests {
     }
 
     /// Hosts 0 and 1 on a four-station ring (the two hosts, a repeating MAC, the port), 1 us a
-    /// station, no fibre, TTRT 8 ms; host 2 on its own port. Links of no rate and no delay.
-    fn ringed() -> Ringed<Vec<u8>, Network<Vec<u8>>> {
-        let host = |name: &str| HostSpec {
-            name: name.into(),
-            addr: None,
-            link: LinkSpec::ethernet(None, Duration::ZERO),
-            switch: 0,
-        };
-        let topo = Topology::star(
-            vec![host("a"), host("b"), host("c")],
-            FabricSpec::default(),
-            1,
-        );
+    /// station, no fibre, TTRT 8 ms, in the topology (so the network routes both to the ring's
+    /// port); `others` hosts from 2 on ports of their own. Links of no rate and no delay.
+    fn ringed_on(others: usize, fabric: FabricSpec) -> Ringed<Vec<u8>, Network<Vec<u8>>> {
+        let hosts = (0..2 + others)
+            .map(|i| HostSpec {
+                name: format!("h{i}"),
+                addr: None,
+                link: LinkSpec::ethernet(None, Duration::ZERO),
+                switch: 0,
+            })
+            .collect();
+        let mut topo = Topology::star(hosts, fabric, 1);
         let seg = RingSegment {
             spec: RingSpec::fddi(4, 0.0, Duration::from_micros(1), Duration::from_millis(8)),
             hosts: vec![0, 1],
         };
+        topo.rings = vec![seg.clone()];
         let links = topo.hosts.iter().map(|h| h.link.clone()).collect();
         Ringed::new(Network::new(&topo).unwrap(), &[seg], links)
+    }
+
+    /// The ring of [`ringed_on`] and host 2 behind an output-queued switch.
+    fn ringed() -> Ringed<Vec<u8>, Network<Vec<u8>>> {
+        ringed_on(1, FabricSpec::default())
     }
 
     /// Runs `r` until nothing is left; every delivery as (host, ns, frame length).
@@ -296,16 +301,9 @@ mod tests {
         assert_eq!(s.ingress.frames, 0, "the switch never saw it");
     }
 
-    /// Hosts 0 and 1 on the ring of [`ringed`], hosts 2 and 3 on ports of their own, in the
-    /// topology so the network routes the ring's hosts to its port; an input-queued FIFO fabric
-    /// of 10 Mbit/s (a 1000-byte frame is 16 cells of 51.2 us: 819.2 us), slower than the ring.
+    /// The ring of [`ringed_on`] and hosts 2 and 3 behind an input-queued FIFO fabric of
+    /// 10 Mbit/s (a 1000-byte frame is 16 cells of 51.2 us: 819.2 us), slower than the ring.
     fn ringed_fifo() -> Ringed<Vec<u8>, Network<Vec<u8>>> {
-        let host = |name: &str| HostSpec {
-            name: name.into(),
-            addr: None,
-            link: LinkSpec::ethernet(None, Duration::ZERO),
-            switch: 0,
-        };
         let fabric = FabricSpec {
             kind: FabricKind::InputFifo {
                 contention: Contention::Random,
@@ -314,14 +312,7 @@ mod tests {
             buffer_cells: 1 << 20,
             drop: DropPolicy::Tail,
         };
-        let mut topo = Topology::star(vec![host("a"), host("b"), host("c"), host("d")], fabric, 1);
-        let seg = RingSegment {
-            spec: RingSpec::fddi(4, 0.0, Duration::from_micros(1), Duration::from_millis(8)),
-            hosts: vec![0, 1],
-        };
-        topo.rings = vec![seg.clone()];
-        let links = topo.hosts.iter().map(|h| h.link.clone()).collect();
-        Ringed::new(Network::new(&topo).unwrap(), &[seg], links)
+        ringed_on(2, fabric)
     }
 
     /// 1000-byte frames through the fabric of [`ringed_fifo`]: 819.2 us each.
