@@ -96,6 +96,13 @@ pub struct EgressStats {
     /// JSON while zero). Headers it had no room for are counted in `frames_dropped`.
     #[serde(skip_serializing_if = "is_zero")]
     pub frames_trimmed: u64,
+    /// Nanoseconds the line was paused by its far end's PFC ([`LinkSpec::pfc`]), over every
+    /// class, up to the last frame or pause it saw (absent from the JSON while zero).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub paused_ns: u64,
+    /// Pause frames (XOFF and XON) it received (absent from the JSON while zero).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pauses_received: u64,
     /// Largest queue occupancy seen (cells on ATM, bytes or frames otherwise).
     pub max_occupancy: u64,
     /// Other faults injected on the line.
@@ -163,6 +170,8 @@ struct Pending<F> {
     tagged: bool,
     /// Its VPI/VCI on the line it leaves by ([`Train::vc`]).
     vc: crate::vc::Vc,
+    /// The switch port it came in by ([`Train::from`]).
+    from: u32,
     /// A congested queue set EFCI on its cells; the RM cells riding with it ([`Train::rm`]).
     efci: bool,
     rm: RmMark,
@@ -180,6 +189,20 @@ struct Arrival {
     count: u64,
     slot: u32,
     flow: u32,
+}
+
+/// A frame that left a held queue ([`Egress::drain_released`]): the port it came in by, its
+/// class, its bytes as it came in, and the instant (ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Released {
+    /// The switch port it came in by.
+    pub from: u32,
+    /// Its priority class.
+    pub class: u8,
+    /// Its bytes as it came in.
+    pub bytes: u32,
+    /// When it left (ns): its last bit on the line, or its drop.
+    pub at: u64,
 }
 
 /// A contract enforced on the cells an output sends towards the next switch.
@@ -232,8 +255,12 @@ pub struct Egress<F> {
     /// RED marking on the bytes queued ([`LinkSpec::ecn_red`]), with its own random stream
     /// (drawn only for ECN-capable frames, so that the order of arrivals stays as it was).
     red: Option<(RedSpec, Rng)>,
-    /// The two-class queue that replaces `queue` and `line` on a trimming link.
+    /// The two-class queue that replaces `queue` and `line` on a trimming or lossless link
+    /// (where a frame's departure is known only when it starts).
     trim: Option<TrimQueue<F>>,
+    /// Frames that left this queue (started on the line, or dropped) since the switch last
+    /// asked: what the lossless ingress each came in by releases ([`Egress::drain_released`]).
+    released: Vec<Released>,
     /// Bytes of an MTU-sized frame (a trimming queue's occupancy in frames).
     frame_bytes: u64,
     /// Counters.
@@ -264,8 +291,10 @@ impl<F: Frame> Egress<F> {
             _ => None,
         };
         let frame_bytes = link.mtu_frame().1;
-        let trim = (link.trim && !link.is_atm()).then(|| {
+        let trim = ((link.trim || link.pfc.is_some()) && !link.is_atm()).then(|| {
+            // A lossless queue drops nothing: the inputs' XOFF thresholds bound what it holds.
             let limit = match capacity {
+                _ if link.pfc.is_some() => u64::MAX,
                 Capacity::Bytes(n) => n,
                 Capacity::Frames(n) | Capacity::Cells(n) => n.saturating_mul(frame_bytes),
             };
@@ -273,6 +302,7 @@ impl<F: Frame> Egress<F> {
         });
         Egress {
             trim,
+            released: Vec::new(),
             frame_bytes,
             contract,
             clp_limit,
@@ -351,6 +381,7 @@ impl<F: Frame> Egress<F> {
             queue_state: FlowState::default(),
             tagged: t.tagged,
             vc: t.vc,
+            from: t.from,
             efci: t.efci,
             rm: t.rm,
             first_dep: 0,
@@ -498,7 +529,7 @@ impl<F: Frame> Egress<F> {
             return;
         };
         if self.trim.is_some() {
-            return self.trim_arrives(t, p.flow, frame);
+            return self.trim_arrives(t, p.flow, p.from, frame);
         }
         // What the frame finds queued, before it joins (DCTCP's instantaneous queue).
         let found = self.queue.occupancy();
@@ -539,7 +570,7 @@ impl<F: Frame> Egress<F> {
 
     /// A frame reaches a trimming queue at `t` (ns): what started on the line before it has
     /// gone, it is queued, trimmed or dropped, and it starts at once if the line is idle.
-    fn trim_arrives(&mut self, t: u64, flow: u32, mut frame: F) {
+    fn trim_arrives(&mut self, t: u64, flow: u32, from: u32, mut frame: F) {
         self.start_trimmed(t);
         let Some(found) = self.trim.as_ref().map(TrimQueue::occupancy) else {
             return;
@@ -557,11 +588,18 @@ impl<F: Frame> Egress<F> {
         let Some(q) = self.trim.as_mut() else {
             return;
         };
-        match q.arrive(t, frame, flow) {
+        let (class, bytes) = (frame.priority(), frame.frame_len() as u32);
+        match q.arrive(t, frame, flow, from) {
             TrimVerdict::Queued | TrimVerdict::Trimmed => {}
             TrimVerdict::Dropped => {
                 self.stats.frames_dropped += 1;
                 self.stats.flow(flow).frames_dropped += 1;
+                self.released.push(Released {
+                    from,
+                    class,
+                    bytes,
+                    at: t,
+                });
             }
         }
         self.stats.frames_trimmed = q.stats.trimmed;
@@ -580,7 +618,14 @@ impl<F: Frame> Egress<F> {
 
     /// Starts on the line every frame of the trimming queue that starts by `now` (ns).
     fn start_trimmed(&mut self, now: u64) {
-        while let Some((dep, frame, flow)) = self.trim.as_mut().and_then(|q| q.poll_start(now)) {
+        while let Some(s) = self.trim.as_mut().and_then(|q| q.poll_start(now)) {
+            let (dep, frame, flow) = (s.dep, s.frame, s.flow);
+            self.released.push(Released {
+                from: s.from,
+                class: frame.priority(),
+                bytes: s.bytes,
+                at: dep,
+            });
             let p = Pending {
                 idx: 0,
                 units: 1,
@@ -590,6 +635,7 @@ impl<F: Frame> Egress<F> {
                 queue_state: FlowState::default(),
                 tagged: false,
                 vc: Default::default(),
+                from: s.from,
                 efci: false,
                 rm: Default::default(),
                 first_dep: dep,
@@ -597,6 +643,9 @@ impl<F: Frame> Egress<F> {
                 frame: None,
             };
             self.deliver(&p, dep, frame);
+        }
+        if let Some(q) = &self.trim {
+            self.stats.paused_ns = q.paused_ns(now);
         }
     }
 
@@ -758,6 +807,47 @@ impl<F: Frame> Egress<F> {
         f
     }
 
+    /// A PFC pause frame from the far end of the line arrives at `now` (ns): a lossless queue
+    /// ([`LinkSpec::pfc`]) holds or resumes the class; others ignore it.
+    pub fn handle_pause(&mut self, now: u64, p: super::pfc::PauseFrame) {
+        let Some(q) = self.trim.as_mut() else {
+            return;
+        };
+        q.handle_pause(now, p);
+        self.stats.pauses_received += 1;
+        self.stats.paused_ns = q.paused_ns(now);
+        self.update_deadline();
+    }
+
+    /// Nanoseconds the line has been paused up to `now` (ns).
+    pub fn paused_ns(&self, now: u64) -> u64 {
+        self.trim.as_ref().map_or(0, |q| q.paused_ns(now))
+    }
+
+    /// True if its frames wait for the line's pause to end at `now` (ns), and one of them came
+    /// in by switch port `from` (an edge of the wait-for graph of a PFC deadlock).
+    pub fn paused_holding(&self, now: u64, from: u32) -> bool {
+        self.trim
+            .as_ref()
+            .is_some_and(|q| q.blocked(now) && q.holds_from(from))
+    }
+
+    /// True if frames wait for the line's pause to end at `now` (ns).
+    pub fn paused(&self, now: u64) -> bool {
+        self.trim.as_ref().is_some_and(|q| q.blocked(now))
+    }
+
+    /// True if its frames' departures wait until they start (a trimming or lossless queue):
+    /// the frames it holds are released by [`Egress::drain_released`] as they leave.
+    pub fn holds_frames(&self) -> bool {
+        self.trim.is_some()
+    }
+
+    /// Moves the frames that have left the queue since the last call into `out`.
+    pub fn drain_released(&mut self, out: &mut Vec<Released>) {
+        out.append(&mut self.released);
+    }
+
     /// Moves the RM cells delivered to the host so far into `out`.
     pub(super) fn drain_rm(&mut self, out: &mut Vec<RmArrival>) {
         out.append(&mut self.rm_delivered);
@@ -841,6 +931,7 @@ mod tests {
                 vc: Default::default(),
                 efci: false,
                 rm: Default::default(),
+                from: 0,
             };
             e.handle_train(t);
         }

@@ -72,6 +72,12 @@ pub struct LinkSpec {
     /// in a priority queue ([`super::TrimQueue`]). Ethernet links only; false: tail drop.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trim: bool,
+    /// Priority flow control on this link (802.1Qbb, [`super::PfcSpec`]): the switch's input
+    /// from it counts what came in per class and pauses the far end at XOFF, and the switch's
+    /// output onto it holds its frames while the far end pauses it. Ethernet links only;
+    /// `None`: lossy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<super::PfcSpec>,
     /// EFCI marking in the switch's output queue onto this link: while the queue holds at
     /// least this share of its capacity, the cells it takes in are marked EFCI (explicit
     /// forward congestion indication), which an ABR destination returns to its source as CI.
@@ -121,6 +127,7 @@ impl LinkSpec {
             ecn_threshold: None,
             ecn_red: None,
             trim: false,
+            pfc: None,
             efci_threshold: None,
             abr_er: None,
             abr: None,
@@ -146,6 +153,7 @@ impl LinkSpec {
             ecn_threshold: None,
             ecn_red: None,
             trim: false,
+            pfc: None,
             efci_threshold: None,
             abr_er: None,
             abr: None,

@@ -26,6 +26,7 @@ mod link;
 mod multipath;
 mod network;
 mod pfc;
+mod pfc_loop;
 mod red;
 mod report;
 mod ring;
@@ -43,7 +44,7 @@ pub use abr_loop::{AbrLoop, RmArrival};
 pub use capture::{
     Direction, LinkId, LinkType, PcapTap, PcapWriter, Record, Recorder, Tap, capture_files,
 };
-pub use egress::{Egress, EgressStats, FlowStats};
+pub use egress::{Egress, EgressStats, FlowStats, Released};
 pub use fabric_stage::{
     FRAME_CELL_BYTES, FabricKind, FabricSpec, FabricStage, FabricStageError, FabricStats,
     frame_cells,
@@ -68,10 +69,10 @@ pub use ring::{
 };
 pub use ring_segment::{RingSegment, Ringed};
 pub use serialiser::Serialiser;
-pub use switch::{MAX_LEARNED, PortDeadlines, PortKind, PortStats, SwitchCore};
+pub use switch::{MAX_LEARNED, PauseOut, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::Train;
-pub use trim::{HEADER_CLASS, TrimQueue, TrimStats, TrimVerdict};
+pub use trim::{HEADER_CLASS, Started, TrimQueue, TrimStats, TrimVerdict};
 pub use vc_contract::{Enforced, Verdict};
 pub use vc_failure::{VcFailure, VcManaged};
 pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};

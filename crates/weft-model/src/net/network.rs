@@ -10,6 +10,7 @@ use super::capture::{Direction, LinkId, Tap};
 use super::egress::EgressStats;
 use super::fabric_stage::{FabricStageError, FabricStats};
 use super::frame::Frame;
+use super::pfc_loop::{Event, PfcLoop};
 use super::switch::{PortDeadlines, PortKind, PortStats, SwitchCore};
 use super::topology::{Topology, TopologyError};
 use crate::element::{Element, PortId};
@@ -65,6 +66,8 @@ pub struct Network<F> {
     abr: Option<AbrLoop<F>>,
     /// RM cells delivered with the last frame (kept to reuse its allocation).
     rm: Vec<RmArrival>,
+    /// Pause frames in flight and the hosts' NICs, when some link is lossless.
+    pfc: Option<PfcLoop<F>>,
 }
 
 impl<F> std::fmt::Debug for Network<F> {
@@ -202,6 +205,19 @@ impl<F: Frame> Network<F> {
                 (!sources.is_empty()).then(|| AbrLoop::new(topo.hosts.len(), sources))
             },
             rm: Vec::new(),
+            pfc: {
+                let lossless = topo.hosts.iter().any(|h| h.link.pfc.is_some())
+                    || topo
+                        .trunks
+                        .iter()
+                        .any(|t| t.links.iter().any(|l| l.pfc.is_some()));
+                let rates: Vec<_> = topo
+                    .hosts
+                    .iter()
+                    .map(|h| h.link.pfc.and(h.link.rate))
+                    .collect();
+                lossless.then(|| PfcLoop::new(&rates))
+            },
         })
     }
 
@@ -234,10 +250,187 @@ impl<F: Frame> Network<F> {
                 return;
             }
         }
+        // A NIC paused, or holding frames from a pause, holds this one behind them.
+        let frame = match self.pfc.as_mut() {
+            Some(l) => match l.hold(
+                now.0,
+                host,
+                frame,
+                self.switches[s].ingress_free_at(p).unwrap_or(0),
+            ) {
+                Ok(()) => return,
+                Err(f) => f,
+            },
+            None => frame,
+        };
         if let Some(tap) = &mut self.tap {
             tap.record(LinkId::Host(host), now.0, Direction::FromHost, &frame);
         }
         self.switches[s].handle_frame(now, p, frame, host as u32, &mut self.due);
+        self.send_pauses(s);
+    }
+
+    /// Sends the pause frames switch `s`'s lossless inputs have made on their way: each reaches
+    /// the far end of its port a link delay later; an XOFF is refreshed while it is wanted.
+    fn send_pauses(&mut self, s: usize) {
+        let Some(l) = self.pfc.as_mut() else {
+            return;
+        };
+        let sw = &mut self.switches[s];
+        if !sw.has_pauses() {
+            return;
+        }
+        sw.drain_pauses(&mut l.out);
+        for p in l.out.drain(..) {
+            let arrive = Instant(p.at + sw.port_delay(p.port));
+            match sw.port_kind(p.port) {
+                Some(PortKind::Host(host)) => l.events.push(
+                    arrive,
+                    Event::Host {
+                        host,
+                        frame: p.frame,
+                    },
+                ),
+                Some(PortKind::Switch(_)) => {
+                    if let Some(e) = self.trunk_end[s][p.port] {
+                        l.events.push(
+                            arrive,
+                            Event::Pause {
+                                s: e.peer,
+                                port: e.peer_port,
+                                frame: p.frame,
+                            },
+                        );
+                    }
+                }
+                None => {}
+            }
+            if p.frame.quanta > 0 {
+                if let Some(r) = sw.pause_refresh_at(p.port) {
+                    l.events
+                        .push(Instant(r), Event::Refresh { s, port: p.port });
+                }
+            }
+        }
+    }
+
+    /// Applies the pause frames, refreshes and NIC releases due by `now`.
+    fn run_pfc(&mut self, now: Instant) {
+        loop {
+            let Some((at, ev)) = self.pfc.as_mut().and_then(|l| l.events.pop_due(now)) else {
+                return;
+            };
+            match ev {
+                Event::Pause { s, port, frame } => {
+                    self.switches[s].handle_pause(at.0, port, frame, &mut self.due);
+                }
+                Event::Refresh { s, port } => {
+                    self.switches[s].refresh_pauses(at.0, port);
+                    self.send_pauses(s);
+                }
+                Event::Host { host, frame } => {
+                    if let Some(l) = self.pfc.as_mut() {
+                        l.pause_host(at.0, host, frame);
+                    }
+                }
+                Event::Release { host } => {
+                    if self
+                        .pfc
+                        .as_mut()
+                        .is_some_and(|l| l.take_release(host, at.0))
+                    {
+                        self.release_host(at, host);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Host `host`'s NIC sends what it holds from `now`, one frame each time its line is free,
+    /// until its head is paused.
+    fn release_host(&mut self, now: Instant, host: usize) {
+        let Some(&(s, p)) = self.host_port.get(host) else {
+            return;
+        };
+        loop {
+            let free = self.switches[s].ingress_free_at(p).unwrap_or(0);
+            let Some(l) = self.pfc.as_mut() else {
+                return;
+            };
+            if free > now.0 {
+                if l.holds(host) {
+                    l.schedule(host, free);
+                }
+                return;
+            }
+            let Some(f) = l.next_frame(now.0, host) else {
+                return;
+            };
+            if let Some(tap) = &mut self.tap {
+                tap.record(LinkId::Host(host), now.0, Direction::FromHost, &f);
+            }
+            self.switches[s].handle_frame(now, p, f, host as u32, &mut self.due);
+            self.send_pauses(s);
+        }
+    }
+
+    /// A PFC deadlock at `now` (ns), if there is one: a cycle of switch outputs, each paused by
+    /// the next switch's input while that input's frames wait at the next output of the cycle,
+    /// itself paused. Named `switch:port`, in order.
+    pub fn pfc_deadlock(&self, now: u64) -> Option<Vec<String>> {
+        self.pfc.as_ref()?;
+        let mut waits = vec![Vec::new(); self.port_at.len()];
+        for (g, &(s, p)) in self.port_at.iter().enumerate() {
+            if !self.switches[s].port_paused(now, p) {
+                continue;
+            }
+            let Some(e) = self.trunk_end[s][p] else {
+                continue;
+            };
+            let peer_base = base_of(&self.port_at, e.peer);
+            waits[g].extend(
+                self.switches[e.peer]
+                    .paused_holding(now, e.peer_port)
+                    .map(|o| peer_base + o),
+            );
+        }
+        let cycle = super::pfc::find_deadlock(&waits)?;
+        Some(
+            cycle
+                .into_iter()
+                .map(|g| {
+                    let (s, p) = self.port_at[g];
+                    format!("{}:{p}", self.names[s])
+                })
+                .collect(),
+        )
+    }
+
+    /// Nanoseconds host `host`'s NIC was paused up to `now` (ns), and the most frames it held.
+    pub fn host_pause(&self, now: u64, host: usize) -> (u64, usize) {
+        self.pfc.as_ref().map_or((0, 0), |l| {
+            (
+                l.host_paused_ns(now, host),
+                l.nics
+                    .get(host)
+                    .and_then(Option::as_ref)
+                    .map_or(0, |n| n.max_held),
+            )
+        })
+    }
+
+    /// Pause frames (XOFF and XON) the switches' lossless inputs sent, over every port.
+    pub fn pfc_frames_sent(&self) -> u64 {
+        self.port_at
+            .iter()
+            .filter_map(|&(s, p)| self.switches[s].port_stats(p)?.pfc)
+            .map(|s| s.pauses_sent + s.resumes_sent)
+            .sum()
+    }
+
+    /// Frames the switches' lossless inputs dropped beyond their headroom.
+    pub fn pfc_drops(&self) -> u64 {
+        self.switches.iter().map(|s| s.pfc_drops).sum()
     }
 
     /// Moves what every input-queued fabric has delivered by `now` to its output queues.
@@ -280,6 +473,8 @@ impl<F: Frame> Network<F> {
                 }
             }
             self.switches[end.peer].handle_train(end.peer_port, t, &mut self.due);
+            self.send_pauses(end.peer);
+            self.send_pauses(s);
         }
     }
 
@@ -290,6 +485,9 @@ impl<F: Frame> Network<F> {
         if self.abr.is_some() {
             self.return_rm(now);
         }
+        if self.pfc.is_some() {
+            self.run_pfc(now);
+        }
         if !self.fabrics.is_empty() {
             self.advance_fabrics(now);
         }
@@ -299,8 +497,9 @@ impl<F: Frame> Network<F> {
         }
         while let Some(g) = self.due.host.peek_due(now) {
             let (s, port) = self.port_at[g];
-            let Some((due, frame)) = self.switches[s].poll_host_port(now, port, &mut self.due)
-            else {
+            let got = self.switches[s].poll_host_port(now, port, &mut self.due);
+            self.send_pauses(s);
+            let Some((due, frame)) = got else {
                 continue;
             };
             let Some(PortKind::Host(to)) = self.switches[s].port_kind(port) else {
@@ -390,6 +589,9 @@ impl<F: Frame> Network<F> {
         }
         for &s in &self.fabrics {
             t = earlier(t, self.switches[s].fabric_timeout());
+        }
+        if let Some(l) = &self.pfc {
+            t = earlier(t, l.events.peek_time());
         }
         t
     }
@@ -513,4 +715,9 @@ impl<F: Frame> Element<F> for Network<F> {
     fn poll_timeout(&self) -> Option<Instant> {
         Network::poll_timeout(self)
     }
+}
+
+/// The network's number of port 0 of switch `s`.
+fn base_of(port_at: &[(usize, PortId)], s: usize) -> usize {
+    port_at.partition_point(|&(x, _)| x < s)
 }

@@ -20,7 +20,7 @@
 //!
 //! Nothing here reads a clock: every call takes the instant in nanoseconds.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::units::Rate;
 
@@ -35,7 +35,7 @@ pub const QUANTUM_BITS: u64 = 512;
 
 /// The thresholds of a lossless ingress, in bytes of frames that came in by the port and are
 /// still in the switch, per class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PfcSpec {
     /// From this many bytes the port pauses its upstream.
     pub xoff: u64,

@@ -10,12 +10,13 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::egress::{Egress, EgressStats};
+use super::egress::{Egress, EgressStats, Released};
 use super::fabric_stage::{FabricSpec, FabricStage, FabricStageError, FabricStats};
 use super::frame::{Frame, Mac, host_of_mac, is_group};
 use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
 use super::multipath::{Multipath, PathChooser};
+use super::pfc::{Admit, PauseFrame, PfcIngress, PfcIngressStats};
 use super::train::Train;
 use super::vc_switch::VcSwitch;
 use crate::element::PortId;
@@ -46,6 +47,21 @@ pub struct PortStats {
     pub ingress: IngressStats,
     /// Switch to the far end.
     pub egress: EgressStats,
+    /// The lossless input from the far end ([`LinkSpec::pfc`]; absent when lossy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcIngressStats>,
+}
+
+/// A pause frame a switch's lossless input sends its far end: the port, the instant it leaves
+/// (ns) and the frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseOut {
+    /// The port whose far end is paused or resumed.
+    pub port: PortId,
+    /// When it is sent (ns).
+    pub at: u64,
+    /// The pause frame.
+    pub frame: PauseFrame,
 }
 
 /// The deadlines of the ports of all the switches of a network, each port under its number in
@@ -73,6 +89,8 @@ struct Port<F> {
     kind: PortKind,
     ingress: Option<Ingress>,
     egress: Egress<F>,
+    /// The lossless input from the far end: bytes per class that came in by this port.
+    pfc: Option<PfcIngress>,
 }
 
 /// One switch of a network.
@@ -98,6 +116,12 @@ pub struct SwitchCore<F> {
     trains: Vec<Train<F>>,
     /// Its circuits, when it forwards by VPI/VCI instead of by MAC address.
     vc: Option<VcSwitch>,
+    /// Pause frames its lossless inputs have to send ([`SwitchCore::drain_pauses`]).
+    pauses: Vec<PauseOut>,
+    /// Frames its held queues released (kept to reuse its allocation).
+    released: Vec<Released>,
+    /// Frames a lossless input dropped beyond its headroom, over all ports.
+    pub pfc_drops: u64,
     /// Frames that were too short to switch, or had nowhere to go.
     pub runts: u64,
 }
@@ -137,6 +161,10 @@ impl<F: Frame> SwitchCore<F> {
                     Rng::for_stream(seed, 2 * i as u64 + 1),
                     matches!(kind, PortKind::Switch(_)),
                 ),
+                pfc: link
+                    .pfc
+                    .filter(|_| !link.is_atm())
+                    .map(|p| PfcIngress::new(p, link.rate.unwrap_or(crate::units::Rate(u64::MAX)))),
             })
             .collect();
         let links = ports.iter().map(|(_, l)| l.clone()).collect();
@@ -153,6 +181,9 @@ impl<F: Frame> SwitchCore<F> {
             base,
             trains: Vec::new(),
             vc: None,
+            pauses: Vec::new(),
+            released: Vec::new(),
+            pfc_drops: 0,
             runts: 0,
         })
     }
@@ -290,10 +321,18 @@ impl<F: Frame> SwitchCore<F> {
             self.runts += 1;
             return;
         }
+        t.from = port as u32;
+        let at = t.last();
+        let Some(counted) = self.admit(port, &t) else {
+            return;
+        };
         t.first += self.latency;
         if let Some(vc) = &mut self.vc {
             if let Some(o) = vc.route(port, &mut t) {
                 self.forward(port, o, t, d);
+                self.release_unheld(port, o, counted, at);
+            } else {
+                self.release_unheld(port, usize::MAX, counted, at);
             }
             return;
         }
@@ -309,8 +348,14 @@ impl<F: Frame> SwitchCore<F> {
                 .or_else(|| self.learned.get(&dst).copied())
         };
         match out {
-            Some(o) if o == port => self.runts += 1,
-            Some(o) => self.forward(port, o, t, d),
+            Some(o) if o == port => {
+                self.runts += 1;
+                self.release_unheld(port, usize::MAX, counted, at);
+            }
+            Some(o) => {
+                self.forward(port, o, t, d);
+                self.release_unheld(port, o, counted, at);
+            }
             None => {
                 for o in 0..self.ports.len() {
                     if o != port && self.flood[o] {
@@ -318,8 +363,126 @@ impl<F: Frame> SwitchCore<F> {
                         self.reschedule(o, d);
                     }
                 }
+                self.release_unheld(port, usize::MAX, counted, at);
             }
         }
+    }
+
+    /// Counts train `t` in at the lossless input of `port`: `None` if it is dropped beyond the
+    /// headroom; else the class and bytes counted (zeros on a lossy input), with the pause to
+    /// send if the count reached XOFF.
+    fn admit(&mut self, port: PortId, t: &Train<F>) -> Option<(u8, u32)> {
+        let Some(ing) = self.ports[port].pfc.as_mut() else {
+            return Some((0, 0));
+        };
+        let (class, bytes) = (t.frame.priority(), t.frame.frame_len() as u32);
+        let at = t.last();
+        match ing.admit(at, class, bytes as u64) {
+            Admit::Accepted => {}
+            Admit::Pause(frame) => self.pauses.push(PauseOut { port, at, frame }),
+            Admit::Dropped => {
+                self.pfc_drops += 1;
+                return None;
+            }
+        }
+        Some((class, bytes))
+    }
+
+    /// Releases at once what came in by `port` and went to `to` if that output does not hold it
+    /// until it leaves (a lossy or cut-through output, a flood, a drop, a fabric).
+    fn release_unheld(&mut self, port: PortId, to: PortId, counted: (u8, u32), at: u64) {
+        let held = self.fabric.is_none()
+            && self.vc.is_none()
+            && self.ports.get(to).is_some_and(|p| p.egress.holds_frames());
+        if counted.1 == 0 || held {
+            return;
+        }
+        self.release(port, counted.0, counted.1, at);
+    }
+
+    fn release(&mut self, port: PortId, class: u8, bytes: u32, at: u64) {
+        let Some(ing) = self.ports.get_mut(port).and_then(|p| p.pfc.as_mut()) else {
+            return;
+        };
+        if let Some(frame) = ing.release(class, bytes as u64) {
+            self.pauses.push(PauseOut { port, at, frame });
+        }
+    }
+
+    /// Releases at the lossless inputs what the output of `port` has sent or dropped.
+    fn collect_released(&mut self, port: PortId) {
+        let mut r = std::mem::take(&mut self.released);
+        if let Some(p) = self.ports.get_mut(port) {
+            p.egress.drain_released(&mut r);
+        }
+        for x in r.drain(..) {
+            self.release(x.from as usize, x.class, x.bytes, x.at);
+        }
+        self.released = r;
+    }
+
+    /// A pause frame from the far end of `port` arrives at `now` (ns): its output holds or
+    /// resumes the class.
+    pub fn handle_pause(
+        &mut self,
+        now: u64,
+        port: PortId,
+        frame: PauseFrame,
+        d: &mut PortDeadlines,
+    ) {
+        if let Some(p) = self.ports.get_mut(port) {
+            p.egress.handle_pause(now, frame);
+            self.reschedule(port, d);
+        }
+    }
+
+    /// The XOFFs the lossless input of `port` sends again by `now` (ns) to keep its far end
+    /// paused ([`PfcIngress::handle_timeout`]).
+    pub fn refresh_pauses(&mut self, now: u64, port: PortId) {
+        let pauses = &mut self.pauses;
+        if let Some(ing) = self.ports.get_mut(port).and_then(|p| p.pfc.as_mut()) {
+            ing.handle_timeout(now, &mut |frame| {
+                pauses.push(PauseOut {
+                    port,
+                    at: now,
+                    frame,
+                })
+            });
+        }
+    }
+
+    /// When the lossless input of `port` next sends an XOFF again (ns).
+    pub fn pause_refresh_at(&self, port: PortId) -> Option<u64> {
+        self.ports.get(port)?.pfc.as_ref()?.poll_timeout()
+    }
+
+    /// True if pause frames wait to be sent ([`SwitchCore::drain_pauses`]).
+    pub fn has_pauses(&self) -> bool {
+        !self.pauses.is_empty()
+    }
+
+    /// Moves the pause frames its lossless inputs have to send into `out`.
+    pub fn drain_pauses(&mut self, out: &mut Vec<PauseOut>) {
+        out.append(&mut self.pauses);
+    }
+
+    /// The one-way delay of the link on `port` (ns).
+    pub fn port_delay(&self, port: PortId) -> u64 {
+        self.ports
+            .get(port)
+            .map_or(0, |p| p.egress.link().delay.as_nanos())
+    }
+
+    /// The outputs of this switch that are paused at `now` (ns) holding frames that came in by
+    /// `port`: what a pause of `port`'s far end waits on.
+    pub fn paused_holding(&self, now: u64, port: PortId) -> impl Iterator<Item = PortId> + '_ {
+        (0..self.ports.len())
+            .filter(move |&o| self.ports[o].egress.paused_holding(now, port as u32))
+    }
+
+    /// True if the output of `port` is paused at `now` (ns) with frames waiting.
+    pub fn port_paused(&self, now: u64, port: PortId) -> bool {
+        self.ports.get(port).is_some_and(|p| p.egress.paused(now))
     }
 
     /// Sends train `t` from port `from` on to port `to`, through the fabric if there is one.
@@ -439,6 +602,7 @@ impl<F: Frame> SwitchCore<F> {
         d: &mut PortDeadlines,
     ) -> Option<(u64, F)> {
         let got = self.ports.get_mut(port)?.egress.poll_frame(now.as_nanos());
+        self.collect_released(port);
         self.renew(port, d);
         got
     }
@@ -446,7 +610,9 @@ impl<F: Frame> SwitchCore<F> {
     /// The next train trunk port `port` (due by `now`) sends towards the next switch, if any.
     /// Its deadline is left as it is: [`SwitchCore::renew`] it when it has no more.
     pub fn poll_trunk_port(&mut self, now: Instant, port: PortId) -> Option<Train<F>> {
-        self.ports.get_mut(port)?.egress.poll_train(now.as_nanos())
+        let t = self.ports.get_mut(port)?.egress.poll_train(now.as_nanos());
+        self.collect_released(port);
+        t
     }
 
     /// The fabric's counters (`None`: output-queued).
@@ -468,6 +634,7 @@ impl<F: Frame> SwitchCore<F> {
                 .map(|i| i.stats.clone())
                 .unwrap_or_default(),
             egress: p.egress.stats.clone(),
+            pfc: p.pfc.as_ref().map(|i| i.stats),
         })
     }
 }

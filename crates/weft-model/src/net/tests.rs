@@ -39,6 +39,7 @@ fn train(frame: Vec<u8>, first: u64, spacing: u64, units: u64, flow: u32) -> Tra
         vc: Default::default(),
         efci: false,
         rm: Default::default(),
+        from: 0,
     }
 }
 
@@ -554,4 +555,142 @@ fn a_trimming_queue_sends_the_headers_of_what_it_cannot_hold_ahead_of_the_data()
     }
     assert_eq!(drain(&mut e).len(), 4);
     assert_eq!((e.stats.frames_trimmed, e.stats.frames_dropped), (0, 16));
+}
+
+/// The dumbbell with priority flow control on every link (XOFF at 3 frames, XON at 1).
+fn lossless_dumbbell() -> Topology {
+    let mut t = dumbbell();
+    let spec = |l: &LinkSpec| PfcSpec {
+        xoff: 3 * 1264,
+        xon: 1264,
+        headroom: PfcSpec::headroom_for(l.rate.unwrap(), l.delay.as_nanos(), 1264),
+        classes: 0x7f,
+    };
+    for h in &mut t.hosts {
+        h.link.pfc = Some(spec(&h.link));
+    }
+    for tr in &mut t.trunks {
+        for l in &mut tr.links {
+            l.pfc = Some(spec(l));
+        }
+    }
+    t
+}
+
+#[test]
+fn pfc_pauses_the_senders_and_loses_nothing_where_the_lossy_fabric_drops() {
+    // Forty 1250-byte frames at once from a0 and a1 towards b0, behind the 10 Mbit/s trunk and
+    // its 4-frame queue: lossy, the queue drops most; lossless, switch 0's inputs pause the two
+    // hosts and the trunk's queue pauses nothing (its far end drains at its own pace), so all
+    // forty arrive, in order per sender, at the trunk's pace.
+    let send = |net: &mut Network<Vec<u8>>| {
+        for k in 0..20 {
+            net.handle_frame(Instant(0), 0, frame(2, 0, 1250, k));
+            net.handle_frame(Instant(0), 1, frame(2, 1, 1250, k));
+        }
+        run(net)
+    };
+    let mut lossy = Network::new(&dumbbell()).unwrap();
+    let got = send(&mut lossy);
+    assert!(lossy.trunk_stats()[0].egress[0].frames_dropped >= 20);
+    assert!(got.len() < 20);
+
+    let mut net = Network::new(&lossless_dumbbell()).unwrap();
+    let got = send(&mut net);
+    assert_eq!(got.len(), 40);
+    assert_eq!(net.trunk_stats()[0].egress[0].frames_dropped, 0);
+    assert_eq!(net.pfc_drops(), 0);
+    for from in [0u8, 1] {
+        let tags: Vec<u8> = got
+            .iter()
+            .filter(|g| g.2[11] == from)
+            .map(|g| g.2[20])
+            .collect();
+        assert_eq!(tags, (0..20).collect::<Vec<u8>>());
+    }
+    // The trunk sends one 1250-byte frame per ms, back to back: never idle while the hosts
+    // are paused.
+    assert!(got.windows(2).all(|w| w[1].1 - w[0].1 == 1_000_000));
+    // Both hosts were paused, for most of the run, and the trunk's queue never was.
+    let end = got.last().unwrap().1;
+    for h in [0, 1] {
+        let (paused, held) = net.host_pause(end, h);
+        assert!(paused > end / 2, "host {h} paused {paused} ns of {end}");
+        assert!(held >= 15, "host {h} held {held}");
+        let pfc = net.host_stats(h).unwrap().pfc.unwrap();
+        assert!(pfc.pauses_sent >= 1 && pfc.resumes_sent >= 1, "{pfc:?}");
+        assert_eq!(pfc.headroom_drops, 0);
+    }
+    assert_eq!(net.trunk_stats()[0].egress[0].paused_ns, 0);
+    assert_eq!(net.pfc_deadlock(end), None);
+}
+
+/// Four switches in a ring, a host on each, every link 100 Mbit/s and lossless (XOFF 3 frames,
+/// XON 1); each host sends 200 frames clockwise to the host `hops` switches on (two: every
+/// trunk carries two flows, each waiting on the next trunk, a cyclic buffer dependency; one:
+/// every flow leaves the fabric after one trunk). Runs 100 ms; what arrived, and the deadlock
+/// at the end if there is one.
+fn ring_of_four(hops: usize) -> (usize, Option<Vec<String>>) {
+    let mut link = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(1));
+    link.pfc = Some(PfcSpec {
+        xoff: 3 * 1250,
+        xon: 1250,
+        headroom: PfcSpec::headroom_for(Rate::mbps(100), 1_000, 1250),
+        classes: 0x7f,
+    });
+    let hosts = (0..4)
+        .map(|i| HostSpec {
+            name: format!("h{i}"),
+            addr: None,
+            link: link.clone(),
+            switch: i,
+        })
+        .collect();
+    let mut t = Topology::star(hosts, FabricSpec::default(), 3);
+    t.switches = (0..4)
+        .map(|i| SwitchSpec {
+            cut_through: false,
+            name: format!("s{i}"),
+            fabric: FabricSpec::default(),
+            latency: Duration::ZERO,
+        })
+        .collect();
+    t.trunks = (0..4)
+        .map(|i| TrunkSpec {
+            ends: [i, (i + 1) % 4],
+            links: [link.clone(), link.clone()],
+        })
+        .collect();
+    let mut net = Network::new(&t).unwrap();
+    // Port 0 is the host; switch 0's trunk to s1 is its port 1, the others' their port 2.
+    for i in 0..4 {
+        let port = if i == 0 { 1 } else { 2 };
+        net.switch_mut(i).unwrap().set_routes((i + 2) % 4, &[port]);
+    }
+    for k in 0..200u64 {
+        for h in 0..4 {
+            net.handle_frame(Instant(0), h, frame((h + hops) % 4, h, 1250, k as u8));
+        }
+    }
+    let end = Instant(100_000_000);
+    let mut got = 0;
+    while let Some(t) = net.poll_timeout().filter(|&t| t <= end) {
+        while net.poll_transmit(t).is_some() {
+            got += 1;
+        }
+    }
+    (got, net.pfc_deadlock(end.0))
+}
+
+#[test]
+fn a_cycle_of_paused_ports_is_found_as_a_pfc_deadlock() {
+    let (got, dead) = ring_of_four(2);
+    let cycle = dead.expect("the clockwise ring deadlocks");
+    assert!(got < 800, "{got} frames arrived");
+    // The four clockwise trunk outputs, each paused by the next switch.
+    let mut ports = cycle.clone();
+    ports.sort();
+    assert_eq!(ports, ["s0:1", "s1:2", "s2:2", "s3:2"], "{cycle:?}");
+    // One hop each: every flow leaves the ring at the next switch, no cycle; all arrive.
+    assert_eq!(ring_of_four(1), (800, None));
 }

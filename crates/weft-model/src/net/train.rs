@@ -29,6 +29,9 @@ pub struct Train<F> {
     pub efci: bool,
     /// Forward RM cells of an ABR source travelling with it ([`crate::shaper::AbrSource`]).
     pub rm: super::abr_loop::RmMark,
+    /// The port of the switch it came in by (set by the switch; a lossless ingress counts its
+    /// bytes until it leaves the switch, [`super::PfcIngress`]).
+    pub from: u32,
 }
 
 impl<F> Train<F> {
@@ -67,6 +70,7 @@ impl<F> Train<F> {
             vc: crate::vc::Vc::default(),
             efci: false,
             rm: Default::default(),
+            from: 0,
         }
     }
 }

@@ -11,6 +11,12 @@
 //! takes its place, so that no arrival phase is always the one trimmed; the priority queue holds
 //! at most twice the data queue's bytes and drops headers beyond that.
 //!
+//! The same queue holds the frames of a lossless (PFC) output that its downstream neighbour
+//! may pause ([`TrimQueue::handle_pause`]): a frame of a paused class waits at the head of the
+//! data queue until the class resumes or its pause runs out, while the priority queue (class 7,
+//! which PFC leaves lossy) still goes. Without trimming (`trim = false` on the link) a full data
+//! queue drops the arrival, as a tail-drop queue does.
+//!
 //! Departure instants are decided when a frame starts on the line (which class goes next is not
 //! known when a frame joins), so the queue is driven by explicit time: [`TrimQueue::arrive`] at
 //! each arrival, [`TrimQueue::poll_start`] for each frame that starts by a given instant, and
@@ -22,6 +28,7 @@ use serde::Serialize;
 
 use super::frame::Frame;
 use super::link::LinkSpec;
+use super::pfc::{PauseFrame, PfcEgress};
 use super::serialiser::Serialiser;
 use crate::rng::Rng;
 
@@ -55,6 +62,25 @@ struct Held<F> {
     frame: F,
     flow: u32,
     at: u64,
+    /// The switch port it came in by, and its bytes as it came in (before any trim).
+    from: u32,
+    bytes: u32,
+}
+
+/// A frame that starts on the line ([`TrimQueue::poll_start`]).
+#[derive(Debug)]
+pub struct Started<F> {
+    /// When its last bit leaves (ns).
+    pub dep: u64,
+    /// The frame (trimmed or not).
+    pub frame: F,
+    /// Its flow.
+    pub flow: u32,
+    /// The switch port it came in by, and its bytes as it came in: what that port's lossless
+    /// ingress releases.
+    pub from: u32,
+    /// Bytes as it came in.
+    pub bytes: u32,
 }
 
 /// The two-class queue of one output port and its line.
@@ -72,13 +98,20 @@ pub struct TrimQueue<F> {
     serving: Option<(u64, u64)>,
     /// Most bytes the data queue holds.
     limit: u64,
+    /// A full data queue trims (else it drops the arrival).
+    trims: bool,
+    /// The last instant a resume lifted a pause (ns).
+    lifted: u64,
+    /// The pause state its downstream neighbour sets (a lossless link: [`LinkSpec::pfc`]).
+    pause: Option<PfcEgress>,
     /// Counters.
     pub stats: TrimStats,
 }
 
 impl<F: Frame> TrimQueue<F> {
     /// The queue onto `link` (its rate and framing), whose data queue holds `limit` bytes; `rng`
-    /// tosses the coin that picks which frame a full data queue trims.
+    /// tosses the coin that picks which frame a full data queue trims. It trims if the link
+    /// does ([`LinkSpec::trim`]) and obeys pauses if the link is lossless ([`LinkSpec::pfc`]).
     pub fn new(link: &LinkSpec, limit: u64, rng: Rng) -> Self {
         TrimQueue {
             link: link.clone(),
@@ -90,6 +123,11 @@ impl<F: Frame> TrimQueue<F> {
             header_bytes: 0,
             serving: None,
             limit,
+            trims: link.trim,
+            lifted: 0,
+            pause: link
+                .pfc
+                .map(|_| PfcEgress::new(link.rate.unwrap_or(crate::units::Rate(u64::MAX)))),
             stats: TrimStats::default(),
         }
     }
@@ -105,16 +143,28 @@ impl<F: Frame> TrimQueue<F> {
         self.data.is_empty() && self.headers.is_empty()
     }
 
-    /// Frame `frame` of flow `flow` arrives at `now` (ns, not earlier than any instant the queue
-    /// was told of). Call [`TrimQueue::poll_start`] with `now` first, so that what started
-    /// before it has left the queues, and again after, to start it at once on an idle line.
-    pub fn arrive(&mut self, now: u64, mut frame: F, flow: u32) -> TrimVerdict {
+    /// Frame `frame` of flow `flow`, in by switch port `from`, arrives at `now` (ns, not earlier
+    /// than any instant the queue was told of). Call [`TrimQueue::poll_start`] with `now`
+    /// first, so that what started before it has left the queues, and again after, to start it
+    /// at once on an idle line.
+    pub fn arrive(&mut self, now: u64, mut frame: F, flow: u32, from: u32) -> TrimVerdict {
         self.release(now);
         let len = frame.frame_len() as u64;
+        let bytes = len as u32;
         if frame.priority() != HEADER_CLASS && !frame.is_trimmed() {
-            if self.data_bytes + len <= self.limit {
-                self.push_data(now, frame, flow, len);
+            if self.data_bytes.saturating_add(len) <= self.limit {
+                self.push_data(Held {
+                    frame,
+                    flow,
+                    at: now,
+                    from,
+                    bytes,
+                });
                 return TrimVerdict::Queued;
+            }
+            if !self.trims {
+                self.stats.dropped += 1;
+                return TrimVerdict::Dropped;
             }
             // Full: trim the newest waiting frame in its place half the time (htsim's coin), or
             // the arrival.
@@ -125,49 +175,131 @@ impl<F: Frame> TrimQueue<F> {
                     self.stats.trimmed += 1;
                     // The booted header does not count as this call's verdict: the arrival
                     // is queued whole.
-                    let _ = self.push_header(old.at, old.frame, old.flow);
-                    if self.data_bytes + len <= self.limit {
-                        self.push_data(now, frame, flow, len);
+                    let _ = self.push_header(old);
+                    if self.data_bytes.saturating_add(len) <= self.limit {
+                        self.push_data(Held {
+                            frame,
+                            flow,
+                            at: now,
+                            from,
+                            bytes,
+                        });
                         return TrimVerdict::Queued;
                     }
                 }
             }
             frame.trim();
             self.stats.trimmed += 1;
-            return match self.push_header(now, frame, flow) {
+            return match self.push_header(Held {
+                frame,
+                flow,
+                at: now,
+                from,
+                bytes,
+            }) {
                 TrimVerdict::Queued => TrimVerdict::Trimmed,
                 v => v,
             };
         }
-        self.push_header(now, frame, flow)
+        self.push_header(Held {
+            frame,
+            flow,
+            at: now,
+            from,
+            bytes,
+        })
+    }
+
+    /// A pause frame from the far end of the line arrives at `now` (ns); ignored unless the
+    /// link is lossless. Ask [`TrimQueue::next_start`] again after it.
+    pub fn handle_pause(&mut self, now: u64, p: PauseFrame) {
+        if let Some(g) = self.pause.as_mut() {
+            if p.quanta == 0 && g.is_paused(now, p.class) {
+                self.lifted = self.lifted.max(now);
+            }
+            g.handle_pause(now, p);
+        }
+    }
+
+    /// Nanoseconds the line has spent paused up to `now`, over every class.
+    pub fn paused_ns(&self, now: u64) -> u64 {
+        self.pause.as_ref().map_or(0, |g| g.total_paused_ns(now))
+    }
+
+    /// True if a frame that came in by switch port `from` waits in the data queue (the
+    /// wait-for graph of a PFC deadlock).
+    pub fn holds_from(&self, from: u32) -> bool {
+        self.data.iter().any(|h| h.from == from)
+    }
+
+    /// True if the data queue's head may not start at `now` (ns): its class is paused.
+    pub fn blocked(&self, now: u64) -> bool {
+        self.head_paused(now)
+    }
+
+    fn head_paused(&self, now: u64) -> bool {
+        match (&self.pause, self.data.front()) {
+            (Some(g), Some(h)) => g.is_paused(now, h.frame.priority()),
+            _ => false,
+        }
+    }
+
+    /// When the data queue's head is free of its pause, if it is paused (ns).
+    fn head_pause_end(&self) -> Option<u64> {
+        let (g, h) = (self.pause.as_ref()?, self.data.front()?);
+        g.paused_until(h.frame.priority())
     }
 
     /// The next frame to start on the line at or before `now` (ns): the priority queue's head
-    /// if it has one, else the data queue's; with the instant its last bit leaves (ns) and its
-    /// flow. `None` while the line is busy past `now` or both queues are empty.
-    pub fn poll_start(&mut self, now: u64) -> Option<(u64, F, u32)> {
+    /// if it has one, else the data queue's unless its class is paused. `None` while the line
+    /// is busy past `now`, both queues are empty or the data queue's head is paused.
+    pub fn poll_start(&mut self, now: u64) -> Option<Started<F>> {
         self.release(now);
         if self.line.free_at() > now {
             return None;
         }
         let (held, data) = match self.headers.pop_front() {
             Some(h) => (h, false),
+            None if self.head_paused(now) => return None,
             None => (self.data.pop_front()?, true),
         };
+        // A data frame held by a pause starts when it was lifted, not when it arrived.
+        let at = if data {
+            let ended = self
+                .pause
+                .as_ref()
+                .and_then(|g| g.paused_until(held.frame.priority()));
+            held.at
+                .max(self.lifted)
+                .max(ended.filter(|&e| e <= now).unwrap_or(0))
+        } else {
+            held.at
+        };
         let len = held.frame.frame_len() as u64;
-        let dep = self.line.send(held.at, self.link.wire_bytes(len as usize));
+        let dep = self.line.send(at, self.link.wire_bytes(len as usize));
         if data {
             self.serving = Some((dep, len));
         } else {
             self.header_bytes -= len;
             self.stats.headers_out += 1;
         }
-        Some((dep, held.frame, held.flow))
+        Some(Started {
+            dep,
+            frame: held.frame,
+            flow: held.flow,
+            from: held.from,
+            bytes: held.bytes,
+        })
     }
 
-    /// When a frame next starts on the line (ns): when it is free, if anything waits.
+    /// When a frame next starts on the line (ns): when it is free, if anything waits, or when
+    /// the pause of the data queue's head runs out, if that is later.
     pub fn next_start(&self) -> Option<u64> {
-        (!self.is_empty()).then(|| self.line.free_at())
+        if !self.headers.is_empty() {
+            return Some(self.line.free_at());
+        }
+        self.data.front()?;
+        Some(self.line.free_at().max(self.head_pause_end().unwrap_or(0)))
     }
 
     fn release(&mut self, now: u64) {
@@ -179,19 +311,19 @@ impl<F: Frame> TrimQueue<F> {
         }
     }
 
-    fn push_data(&mut self, at: u64, frame: F, flow: u32, len: u64) {
-        self.data_bytes += len;
-        self.data.push_back(Held { frame, flow, at });
+    fn push_data(&mut self, h: Held<F>) {
+        self.data_bytes += h.frame.frame_len() as u64;
+        self.data.push_back(h);
     }
 
-    fn push_header(&mut self, at: u64, frame: F, flow: u32) -> TrimVerdict {
-        let len = frame.frame_len() as u64;
-        if self.header_bytes + len > 2 * self.limit {
+    fn push_header(&mut self, h: Held<F>) -> TrimVerdict {
+        let len = h.frame.frame_len() as u64;
+        if self.header_bytes + len > self.limit.saturating_mul(2) {
             self.stats.dropped += 1;
             return TrimVerdict::Dropped;
         }
         self.header_bytes += len;
-        self.headers.push_back(Held { frame, flow, at });
+        self.headers.push_back(h);
         TrimVerdict::Queued
     }
 }
@@ -216,15 +348,28 @@ mod tests {
 
     /// 10 Gbit/s, 1514-byte frames: 1211.2 ns each.
     fn queue(frames: u64) -> TrimQueue<Vec<u8>> {
-        let link = LinkSpec::ethernet(Some(Rate::mbps(10_000)), Duration::ZERO);
+        let mut link = LinkSpec::ethernet(Some(Rate::mbps(10_000)), Duration::ZERO);
+        link.trim = true;
+        TrimQueue::new(&link, frames * 1514, Rng::new(7))
+    }
+
+    /// A lossless queue of `frames` frames at 10 Gbit/s (no trimming).
+    fn lossless(frames: u64) -> TrimQueue<Vec<u8>> {
+        let mut link = LinkSpec::ethernet(Some(Rate::mbps(10_000)), Duration::ZERO);
+        link.pfc = Some(crate::net::PfcSpec {
+            xoff: 20 * 1514,
+            xon: 10 * 1514,
+            headroom: 4 * 1514,
+            classes: 0x7f,
+        });
         TrimQueue::new(&link, frames * 1514, Rng::new(7))
     }
 
     /// Everything that starts by `now`, in order: (departure, trimmed, flow).
     fn drain(q: &mut TrimQueue<Vec<u8>>, now: u64) -> Vec<(u64, bool, u32)> {
         let mut out = Vec::new();
-        while let Some((dep, f, flow)) = q.poll_start(now) {
-            out.push((dep, f.is_trimmed(), flow));
+        while let Some(s) = q.poll_start(now) {
+            out.push((s.dep, s.frame.is_trimmed(), s.flow));
         }
         out
     }
@@ -236,7 +381,7 @@ mod tests {
         // which), none dropped.
         let (mut verdicts, mut out) = (Vec::new(), Vec::new());
         for i in 0..10 {
-            verdicts.push(q.arrive(0, frame(1514, 0), i));
+            verdicts.push(q.arrive(0, frame(1514, 0), i, 0));
             out.extend(drain(&mut q, 0));
         }
         assert_eq!(q.stats.trimmed, 6);
@@ -262,7 +407,7 @@ mod tests {
         // A one-frame queue holds 1514 bytes of data and 3028 of headers: 72 headers of 42.
         let mut q = queue(1);
         for i in 0..200 {
-            q.arrive(0, frame(1514, 0), i);
+            q.arrive(0, frame(1514, 0), i, 0);
             drain(&mut q, 0);
         }
         assert_eq!(q.stats.trimmed, 199);
@@ -272,12 +417,12 @@ mod tests {
     #[test]
     fn control_frames_take_the_priority_queue_untrimmed() {
         let mut q = queue(4);
-        q.arrive(0, frame(1514, 0), 0);
+        q.arrive(0, frame(1514, 0), 0, 0);
         let mut out = drain(&mut q, 0);
         assert_eq!(out.len(), 1, "the first starts at once");
-        q.arrive(0, frame(1514, 0), 0);
+        q.arrive(0, frame(1514, 0), 0, 0);
         // CS7 (DSCP 56): class 7, not trimmed.
-        assert_eq!(q.arrive(0, frame(64, 56), 1), TrimVerdict::Queued);
+        assert_eq!(q.arrive(0, frame(64, 56), 1, 0), TrimVerdict::Queued);
         out.extend(drain(&mut q, u64::MAX));
         assert_eq!(out.iter().map(|o| o.2).collect::<Vec<_>>(), [0, 1, 0]);
         assert_eq!(q.stats.trimmed, 0);
@@ -287,11 +432,62 @@ mod tests {
     #[test]
     fn the_frame_on_the_line_counts_until_it_has_left() {
         let mut q = queue(1);
-        assert_eq!(q.arrive(0, frame(1514, 0), 0), TrimVerdict::Queued);
+        assert_eq!(q.arrive(0, frame(1514, 0), 0, 0), TrimVerdict::Queued);
         assert_eq!(drain(&mut q, 0).len(), 1);
         // Still on the line at 1 us: the next is trimmed; gone at 1.3 us: the next is queued.
-        assert_eq!(q.arrive(1_000, frame(1514, 0), 0), TrimVerdict::Trimmed);
+        assert_eq!(q.arrive(1_000, frame(1514, 0), 0, 0), TrimVerdict::Trimmed);
         drain(&mut q, 1_300);
-        assert_eq!(q.arrive(1_300, frame(1514, 0), 0), TrimVerdict::Queued);
+        assert_eq!(q.arrive(1_300, frame(1514, 0), 0, 0), TrimVerdict::Queued);
+    }
+
+    #[test]
+    fn a_paused_class_holds_its_frames_until_the_resume_and_control_frames_still_go() {
+        let mut q = lossless(8);
+        // Paused at 0 for the longest time (65535 quanta: 3.36 ms at 10 Gbit/s).
+        q.handle_pause(
+            0,
+            PauseFrame {
+                class: 0,
+                quanta: crate::net::MAX_QUANTA,
+            },
+        );
+        q.arrive(0, frame(1514, 0), 0, 3);
+        q.arrive(0, frame(1514, 0), 1, 3);
+        assert!(
+            drain(&mut q, 5_000).is_empty(),
+            "data waits while its class is paused"
+        );
+        assert_eq!(q.next_start(), Some(3_355_392));
+        assert!(q.holds_from(3) && !q.holds_from(2));
+        // A CS7 frame (class 7, not lossless) passes the paused data.
+        q.arrive(5_000, frame(64, 56), 2, 0);
+        assert_eq!(drain(&mut q, 5_000), [(5_052, false, 2)]);
+        // Resumed at 10 us: the two frames go from then, back to back.
+        q.handle_pause(
+            10_000,
+            PauseFrame {
+                class: 0,
+                quanta: 0,
+            },
+        );
+        assert_eq!(q.next_start(), Some(5_052));
+        let out = drain(&mut q, 20_000);
+        assert_eq!(
+            out.iter().map(|o| o.0).collect::<Vec<_>>(),
+            [11_212, 12_423]
+        );
+        assert_eq!(q.paused_ns(20_000), 10_000);
+        // Without trimming, a full data queue drops the arrival.
+        let mut q = lossless(1);
+        q.handle_pause(
+            0,
+            PauseFrame {
+                class: 0,
+                quanta: crate::net::MAX_QUANTA,
+            },
+        );
+        assert_eq!(q.arrive(0, frame(1514, 0), 0, 0), TrimVerdict::Queued);
+        assert_eq!(q.arrive(0, frame(1514, 0), 0, 0), TrimVerdict::Dropped);
+        assert_eq!(q.stats.trimmed, 0);
     }
 }

@@ -224,6 +224,11 @@ pub struct Switch {
     /// which go ahead of the data in a priority queue (NDP, Ultra Ethernet); default false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trim: bool,
+    /// Priority flow control on its Ethernet links (`pfc = true`, 802.1Qbb): each input pauses
+    /// its far end past XOFF and resumes it at XON, with the headroom the link needs
+    /// ([`crate::net::PfcSpec::headroom_for`]); `None`: lossy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcThresholds>,
     /// Share of the buffer from which its queues onto ATM links mark the cells they take in
     /// EFCI, 0..=1; `None`: no marking.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -232,6 +237,16 @@ pub struct Switch {
     /// explicit rate, divided equally among them, 0..=1; `None`: no explicit rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abr_er: Option<f64>,
+}
+
+/// A switch's PFC thresholds, per input and class (`pfc_xoff`, `pfc_xon`; frames count as
+/// MTU-sized).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PfcThresholds {
+    /// Pause the far end from this much.
+    pub xoff: Buffer,
+    /// Resume it at or below this much.
+    pub xon: Buffer,
 }
 
 /// A link between two named nodes (hosts or switches), the same in both directions.

@@ -6,8 +6,9 @@ use std::str::FromStr;
 use toml::de::{DeTable, DeValue};
 
 use super::{
-    Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, MpWorkload, Scenario,
-    Sweep, Switch, TcpStack, Workload, WorkloadKind, XferMode, XferWorkload,
+    Buffer, BufferUnit, Contention, DropPolicy, Expect, Fabric, Host, Link, MpWorkload,
+    PfcThresholds, Scenario, Sweep, Switch, TcpStack, Workload, WorkloadKind, XferMode,
+    XferWorkload,
 };
 use crate::shaper::VcContract;
 use crate::tcp::CcAlgorithm;
@@ -211,6 +212,9 @@ pub(super) const SWITCH_KEYS: &[&str] = &[
     "ecn_threshold",
     "ecn_red",
     "trim",
+    "pfc",
+    "pfc_xoff",
+    "pfc_xon",
     "efci_threshold",
     "abr_er",
 ];
@@ -293,9 +297,41 @@ pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
             Some(_) => return Err(s.err("ecn_red", "expected dcqcn (the DCQCN paper's profile)")),
         },
         trim: s.boolean("trim")?.unwrap_or(false),
+        pfc: pfc(s, buffer)?,
         efci_threshold: s.number("efci_threshold", 0.0, 1.0)?,
         abr_er: s.number("abr_er", 0.0, 1.0)?,
     })
+}
+
+/// The PFC thresholds of a switch (`pfc = true`, `pfc_xoff`, `pfc_xon`): XOFF by default a
+/// quarter of its buffer (a quarter of 100 frames without one), XON half of XOFF.
+fn pfc(s: &Tbl<'_, '_>, buffer: Option<Buffer>) -> Result<Option<PfcThresholds>> {
+    let on = s.boolean("pfc")?.unwrap_or(false);
+    let xoff = s.parse_with("pfc_xoff", BUFFER_EXPECTED, parse_buffer)?;
+    let xon = s.parse_with("pfc_xon", BUFFER_EXPECTED, parse_buffer)?;
+    if !on {
+        for k in ["pfc_xoff", "pfc_xon"] {
+            if s.get(k).is_some() {
+                return Err(s.err(k, "only meaningful with pfc = true"));
+            }
+        }
+        return Ok(None);
+    }
+    let xoff = xoff.unwrap_or_else(|| {
+        let b = buffer.unwrap_or(Buffer::frames(100));
+        Buffer {
+            amount: (b.amount / 4).max(1),
+            unit: b.unit,
+        }
+    });
+    let xon = xon.unwrap_or(Buffer {
+        amount: xoff.amount / 2,
+        unit: xoff.unit,
+    });
+    if xon.unit == xoff.unit && xon.amount > xoff.amount {
+        return Err(s.err("pfc_xon", "expected at most pfc_xoff"));
+    }
+    Ok(Some(PfcThresholds { xoff, xon }))
 }
 
 const BUFFER_EXPECTED: &str = "a buffer such as \"512 frames\", \"1000 cells\" or \"64KiB\"";

@@ -638,6 +638,49 @@ fn an_ecn_threshold_reaches_the_switchs_queues() {
 }
 
 #[test]
+fn pfc_reaches_the_switchs_links_with_its_thresholds() {
+    let text = GOOD.replacen("epd_threshold = 0.5", "epd_threshold = 0.5\npfc = true", 1);
+    let s = Scenario::parse(&text, "pfc.toml").unwrap();
+    let (topo, _) = crate::net::Topology::from_scenario(&s, 1).unwrap();
+    // Ethernet-like links only (the E3 link's cells stay lossy).
+    let frames: Vec<_> = topo.hosts.iter().filter(|h| !h.link.is_atm()).collect();
+    assert!(!frames.is_empty());
+    assert!(
+        topo.hosts
+            .iter()
+            .filter(|h| h.link.is_atm())
+            .all(|h| h.link.pfc.is_none())
+    );
+    for h in frames {
+        let p = h.link.pfc.expect("lossless");
+        // XOFF a quarter of the 512-frame buffer, XON half of that, in MTU-sized frames.
+        let frame = h.link.mtu_frame().1;
+        assert_eq!((p.xoff, p.xon), (128 * frame, 64 * frame));
+        assert_eq!(
+            p.headroom,
+            crate::net::PfcSpec::headroom_for(h.link.rate.unwrap(), h.link.delay.as_nanos(), frame)
+        );
+    }
+    let text = text.replacen("pfc = true", "pfc = true\npfc_xoff = \"8 frames\"", 1);
+    let (topo, _) =
+        crate::net::Topology::from_scenario(&Scenario::parse(&text, "pfc.toml").unwrap(), 1)
+            .unwrap();
+    let h = topo.hosts.iter().find(|h| !h.link.is_atm()).unwrap();
+    let (frame, p) = (h.link.mtu_frame().1, h.link.pfc.unwrap());
+    assert_eq!((p.xoff, p.xon), (8 * frame, 4 * frame));
+    let (topo, _) =
+        crate::net::Topology::from_scenario(&Scenario::parse(GOOD, "good.toml").unwrap(), 1)
+            .unwrap();
+    assert!(topo.hosts.iter().all(|h| h.link.pfc.is_none()));
+    let e = error(&GOOD.replacen(
+        "epd_threshold = 0.5",
+        "epd_threshold = 0.5\npfc_xoff = \"8 frames\"",
+        1,
+    ));
+    assert_eq!(e.key, "switch[0].pfc_xoff", "{e}");
+}
+
+#[test]
 fn trimming_reaches_the_switchs_queues() {
     let text = GOOD.replacen("epd_threshold = 0.5", "epd_threshold = 0.5\ntrim = true", 1);
     let s = Scenario::parse(&text, "trim.toml").unwrap();

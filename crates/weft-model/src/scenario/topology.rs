@@ -219,6 +219,24 @@ fn link_spec(l: &scenario::Link, owner: Option<&scenario::Switch>) -> LinkSpec {
     link.ecn_threshold = owner.and_then(|sw| sw.ecn_threshold);
     link.ecn_red = owner.and_then(|sw| sw.ecn_red);
     link.trim = owner.is_some_and(|sw| sw.trim);
+    link.pfc = owner
+        .and_then(|sw| sw.pfc)
+        .filter(|_| !link.is_atm())
+        .map(|p| {
+            let frame = link.mtu_frame().1;
+            let bytes = |b: Buffer| match b.unit {
+                crate::queue::BufferUnit::Bytes => b.amount,
+                _ => b.amount.saturating_mul(frame),
+            };
+            let rate = link.rate.unwrap_or(Rate::mbps(10_000));
+            crate::net::PfcSpec {
+                xoff: bytes(p.xoff),
+                xon: bytes(p.xon),
+                headroom: crate::net::PfcSpec::headroom_for(rate, link.delay.as_nanos(), frame),
+                // Every class but 7 (control and headers) is lossless.
+                classes: 0x7f,
+            }
+        });
     link.efci_threshold = owner.and_then(|sw| sw.efci_threshold);
     link.abr_er = owner.and_then(|sw| sw.abr_er);
     link

@@ -496,6 +496,46 @@ pub(crate) fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
     m.insert("max_queue".into(), json!(max));
     m.insert("frames_forwarded".into(), json!(forwarded));
     m.insert("congested_trunks".into(), json!(busy));
+    pfc_metrics(r, &hosts, &trunks, m);
+}
+
+/// On a lossless fabric (PFC): pause time per port (switch outputs, and the hosts' NICs),
+/// pause frames sent, drops beyond the headroom, and the deadlock at the end if there is one.
+fn pfc_metrics(
+    r: &NetRun,
+    hosts: &[weft_model::net::PortStats],
+    trunks: &[weft_model::net::TrunkStats],
+    m: &mut Map<String, Value>,
+) {
+    if hosts.iter().all(|p| p.pfc.is_none()) {
+        return;
+    }
+    let end = r.duration.as_nanos();
+    let mut ports = Vec::new();
+    let mut total = 0u64;
+    for (h, p) in hosts.iter().enumerate() {
+        let (nic, held) = r.network.host_pause(end, h);
+        if nic + p.egress.paused_ns > 0 {
+            ports.push(json!({ "host": h, "nic_paused_us": nic as f64 / 1e3,
+                "nic_max_held": held, "to_host_paused_us": p.egress.paused_ns as f64 / 1e3 }));
+        }
+        total += nic + p.egress.paused_ns;
+    }
+    for t in trunks {
+        for d in 0..2 {
+            let e = &t.egress[d];
+            total += e.paused_ns;
+            if e.paused_ns > 0 {
+                ports.push(json!({ "from": t.ends[d], "to": t.ends[1 - d],
+                    "paused_us": e.paused_ns as f64 / 1e3, "pauses_received": e.pauses_received }));
+            }
+        }
+    }
+    m.insert("pfc_pause_us".into(), json!(total as f64 / 1e3));
+    m.insert("pfc_frames_sent".into(), json!(r.network.pfc_frames_sent()));
+    m.insert("pfc_headroom_drops".into(), json!(r.network.pfc_drops()));
+    m.insert("pfc_paused_ports".into(), json!(ports));
+    m.insert("pfc_deadlock".into(), json!(r.network.pfc_deadlock(end)));
 }
 
 /// Per-flow TCP results into `m`; returns the payload bytes read in the measurement span.
