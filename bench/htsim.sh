@@ -130,8 +130,8 @@ print(f"weft NDP permutation 432 x 2 MB, spraying: {w['flows_completed']} flows 
 EOF
 
 # --- weft, where it has the same experiments ---
-for s in scenarios/fabric-incast.toml scenarios/fabric-permutation.toml \
-  scenarios/fabric-incast-ndp.toml; do
+for s in scenarios/fabric-incast.toml scenarios/fabric-incast-lossy.toml \
+  scenarios/fabric-permutation.toml scenarios/fabric-incast-ndp.toml; do
   if [ -f "$s" ]; then
     echo "weft: $s (model, sim):"
     /usr/bin/time -f "  weft CPU %U s user, %S s system, peak memory %M kB" \

@@ -305,11 +305,11 @@ impl<F: Frame> Network<F> {
                 }
                 None => {}
             }
-            if p.frame.quanta > 0 {
-                if let Some(r) = sw.pause_refresh_at(p.port) {
-                    l.events
-                        .push(Instant(r), Event::Refresh { s, port: p.port });
-                }
+            if p.frame.quanta > 0
+                && let Some(r) = sw.pause_refresh_at(p.port)
+            {
+                l.events
+                    .push(Instant(r), Event::Refresh { s, port: p.port });
             }
         }
     }
