@@ -51,6 +51,7 @@
 //! one stream per peer) and [`nfs`] (NFS's READs and WRITEs over UDP RPC) the others.
 
 pub mod bulk;
+pub mod ftp;
 pub mod mp;
 pub mod nfs;
 pub mod rr;
@@ -254,5 +255,12 @@ pub trait Application {
     /// True once the application has done all it was asked to (a driver may stop it).
     fn is_done(&self) -> bool {
         false
+    }
+
+    /// The application is in a call of its own until this instant (a disk write, [`ftp`]): a
+    /// driver reads none of its streams before it, so that their receive buffers fill as a
+    /// blocked process's do. `None` (the default): it reads whenever data arrive.
+    fn busy_until(&self) -> Option<Instant> {
+        None
     }
 }

@@ -272,8 +272,12 @@ impl<A: Application> Hosted<A> {
                 if app.poll_timeout().is_some_and(|t| t <= now) {
                     app.handle_timeout(now);
                 }
+                // A process in a call of its own (a disk write) reads nothing until it returns.
+                let busy = app.busy_until().is_some_and(|t| t > now);
                 for (k, e) in ends.iter_mut().enumerate() {
-                    let Some(e) = e else { continue };
+                    let Some(e) = e.as_mut().filter(|_| !busy) else {
+                        continue;
+                    };
                     e.io.read(now, |t, len| {
                         let read = Input::Read {
                             stream: k,
