@@ -2,7 +2,8 @@
 //! switch carries at full rate with a lag p99 under a limit. Host i sends 9180-byte datagrams to
 //! host i+1 (a ring, so every port is loaded both ways) at 98% of the AAL5 payload bound.
 //!
-//! Usage: emu_hosts [MAX_HOSTS] [LAG_LIMIT_US] [SECONDS]   (defaults 32, 50, 2)
+//! Usage: emu_hosts [MAX_HOSTS] [LAG_LIMIT_US] [SECONDS] [FIRST]   (defaults 32, 50, 2, 2):
+//! tries FIRST hosts, then 2 or 4 more at a time, until one fails or MAX_HOSTS is passed.
 
 use std::time::Duration as StdDuration;
 
@@ -20,7 +21,7 @@ fn main() {
     let bound = aal5_payload_bound(cells, payload as u64, 28);
     let rate = Rate((bound * 0.98) as u64);
     let mut best = 0;
-    let mut n = 2;
+    let mut n: usize = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(2).max(2);
     while n <= max {
         let link = LinkSpec::atm(Some(cells), Duration::ZERO, 0, 100);
         let topo = Topology::star(

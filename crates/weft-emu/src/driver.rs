@@ -24,8 +24,9 @@ use weft_model::engine::{self, Clock, Hosts};
 use weft_model::net::{FabricStats, Network, PortStats, TrunkStats};
 
 use crate::lag::{LagHistogram, LagSummary};
+use crate::port_io::{FrameRx, SwitchPort};
 use crate::vc_agent::OpReceiver;
-use weft_sys::{PacketSocket, ppoll_readable};
+use weft_sys::ppoll_readable;
 
 /// Tuning of the driver loop.
 #[derive(Clone, Debug)]
@@ -45,6 +46,8 @@ pub struct DriverConfig {
     pub realtime: Option<i32>,
     /// Keep every CPU from halting while the switch runs ([`crate::keep_awake`]).
     pub keep_awake: bool,
+    /// How frames are read from the ports ([`FrameRx::from_env`] by default).
+    pub rx: FrameRx,
 }
 
 impl Default for DriverConfig {
@@ -57,6 +60,7 @@ impl Default for DriverConfig {
             warn: true,
             realtime: None,
             keep_awake: true,
+            rx: FrameRx::from_env(),
         }
     }
 }
@@ -114,7 +118,7 @@ pub struct WallClock {
 
 impl WallClock {
     /// A clock that watches `sockets` while it sleeps.
-    pub fn new(sockets: &[PacketSocket], cfg: &DriverConfig) -> Self {
+    pub fn new(sockets: &[SwitchPort], cfg: &DriverConfig) -> Self {
         WallClock {
             fds: sockets
                 .iter()
@@ -180,7 +184,7 @@ impl Clock for WallClock {
 /// The namespaced hosts as the engine sees them: frames read from and written to the switch
 /// ends of their veth pairs.
 pub struct SocketHosts<'a> {
-    sockets: &'a [PacketSocket],
+    sockets: &'a [SwitchPort],
     buf: Vec<u8>,
     batch: usize,
     /// Frames read from each socket in the current turn.
@@ -200,7 +204,7 @@ pub struct SocketHosts<'a> {
 
 impl<'a> SocketHosts<'a> {
     /// The hosts behind `sockets` (one per host port, in host order).
-    pub fn new(sockets: &'a [PacketSocket], cfg: &DriverConfig) -> Self {
+    pub fn new(sockets: &'a [SwitchPort], cfg: &DriverConfig) -> Self {
         let now = monotonic_now();
         SocketHosts {
             sockets,
@@ -352,7 +356,7 @@ impl LagWatch {
 /// connection manager's agents) are applied between turns.
 pub fn run(
     mut net: Network<Vec<u8>>,
-    sockets: &[PacketSocket],
+    sockets: &[SwitchPort],
     cfg: &DriverConfig,
     stop: &AtomicBool,
     table_ops: Option<&OpReceiver>,
@@ -371,7 +375,7 @@ pub fn run(
 
 fn serve(
     net: &mut Network<Vec<u8>>,
-    sockets: &[PacketSocket],
+    sockets: &[SwitchPort],
     cfg: &DriverConfig,
     stop: &AtomicBool,
     table_ops: Option<&OpReceiver>,

@@ -15,6 +15,7 @@ use weft_model::net::{Network, Recorder, Tap, Topology, capture_files};
 use crate::driver::{self, DriverConfig, DriverReport};
 use crate::error::EmuError;
 use crate::netns::{self, Registry};
+use crate::port_io::SwitchPort;
 use crate::state::{HostRecord, RunRecord};
 
 /// The interface name of a host's link, inside its namespace.
@@ -278,21 +279,25 @@ impl Emulation {
             table_ops = Some(rx);
         }
         let ports = topo.hosts.len();
+        // Ethernet header, an 802.1Q tag and the host's MTU.
+        let max_frames: Vec<usize> = topo
+            .hosts
+            .iter()
+            .map(|h| 18 + h.link.mtu as usize)
+            .collect();
         let ns = self.switch_ns.clone();
         let stop = self.stop.clone();
         let (tx, rx) = mpsc::channel::<Result<(), String>>();
         let handle = std::thread::Builder::new()
             .name(format!("weft-switch-{}", self.run_id))
             .spawn(move || -> Result<DriverReport, String> {
-                let opened = (|| -> std::io::Result<Vec<weft_sys::PacketSocket>> {
+                let opened = (|| -> std::io::Result<Vec<SwitchPort>> {
                     weft_sys::netns::enter_netns(&ns)?;
                     weft_sys::sched::set_timer_slack_ns(1);
                     (0..ports)
                         .map(|i| {
-                            weft_sys::PacketSocket::open(
-                                &format!("p{i}"),
-                                weft_sys::PacketOptions::switch_port(8 << 20),
-                            )
+                            let ring = crate::port_io::ring_bytes(ports);
+                            SwitchPort::open(&format!("p{i}"), max_frames[i], cfg.rx, ring)
                         })
                         .collect()
                 })();

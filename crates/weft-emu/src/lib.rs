@@ -20,7 +20,15 @@
 //!   forwarder (`bench/emu-io.sh`, quiet 2-core VM): TAP moved 1.17x the TCP throughput (4.64
 //!   against 3.96 Gbit/s at MTU 9000) and 1.08x the 64-byte frames (73 against 68 kpps), but a
 //!   TAP `read` carries no receive timestamp, and emulated timing matters more here than 8-17%
-//!   of unlimited-rate speed. TPACKET_V3 rings and AF_XDP were not tried.
+//!   of unlimited-rate speed. Frames are read with `recvmsg` by default, or from a TPACKET_V2
+//!   `PACKET_MMAP` receive ring per port with `WEFT_EMU_RX=ring` ([`port_io`]: no system call
+//!   to look at an empty port); the default changes once a quiet machine confirms the ring. Measured alternating on the shared 2-core VM
+//!   (2026-11-28, load 3-9, so noisy): 16 OC-3c hosts lag p99 165 us and 44 ms with the ring
+//!   against 82 and 132 ms with `recvmsg`, 8 hosts p99 47 us and 40 ms against 58 us and 10 ms;
+//!   unlimited rates (`bench/emu.sh`, T=3, medians of 2 at load 9): TCP 3.41 against 2.41
+//!   Gbit/s (bridge 5.89), 64-byte frames 33 against 52 kpps (bridge 63): the ring's copy into
+//!   its slot is done by the sender's softirq, which small frames feel. TPACKET_V3 was not
+//!   used (it hands frames over a block at a time, after up to 1 ms); AF_XDP was not tried.
 //! - The switch thread busy-polls while it holds frames or saw one in the last 50 ms, and sleeps
 //!   in `ppoll` only when idle; while it runs, idle-class threads keep every CPU from halting
 //!   ([`keep_awake`]). Measured on this 2-core VM (100 pings over an OC-3c path of 17 ms): with
@@ -44,6 +52,7 @@ pub mod guard;
 pub mod keep_awake;
 pub mod lag;
 pub mod netns;
+pub mod port_io;
 pub mod rr_tcp;
 pub mod scenario;
 pub mod signals;

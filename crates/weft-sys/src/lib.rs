@@ -3,6 +3,7 @@
 //!
 //! - [`poll`]: `ppoll` with a nanosecond time-out;
 //! - [`packet`]: AF_PACKET sockets (whole Ethernet frames, kernel receive timestamps);
+//! - [`packet_ring`]: the same with a `PACKET_MMAP` receive ring (no system call per frame);
 //! - [`tap`]: TAP devices;
 //! - [`netns`]: entering a network namespace (`setns`);
 //! - [`sched`]: scheduling classes, CPU placement and timer slack;
@@ -22,6 +23,7 @@ pub mod clock;
 pub mod cpu;
 pub mod netns;
 pub mod packet;
+pub mod packet_ring;
 pub mod poll;
 pub mod process;
 pub mod sched;
@@ -29,5 +31,6 @@ pub mod sockopt;
 pub mod tap;
 
 pub use packet::{PacketOptions, PacketSocket, Received};
+pub use packet_ring::PacketRing;
 pub use poll::{ppoll_readable, readable};
 pub use tap::TapDevice;
