@@ -3,7 +3,14 @@
 //!
 //! Peers are numbered by [`Peers`]: the addresses given at the start, then (for a server) each
 //! new address a datagram comes from. A datagram the socket cannot take now (its buffer is
-//! full) is dropped, as the network would drop it; the application's time-outs count it.
+//! full) is dropped, as the network would drop it, and the application's time-outs count it;
+//! or, with [`Options::block_full`], waited for as a blocking send call would. Each send call
+//! that returns is the application's [`Input::Written`] (stream 0), as in the simulator, so that
+//! an unpaced bulk source sends its next datagram then.
+//!
+//! A turn carries out at most [`BATCH`] outputs before it looks at the socket and the stop
+//! condition again, each at the instant it is asked for (a datagram's send time is the one
+//! it carries).
 
 use std::io::{self, ErrorKind};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -16,6 +23,9 @@ use crate::{Clock, Options, message, timers};
 
 /// Largest datagram read.
 const MAX_DATAGRAM: usize = 65_536;
+
+/// Outputs carried out in one turn at most.
+pub const BATCH: usize = 64;
 
 /// The application's peers, by [`PeerId`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -99,6 +109,8 @@ pub fn drive<A: Application + ?Sized>(
     mut stop: impl FnMut(&A, Instant) -> bool,
 ) -> io::Result<Report> {
     s.set_nonblocking(true)?;
+    // A connected socket sends to its peer without a route look-up per call.
+    let connected = s.peer_addr().ok();
     let mut report = Report::default();
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut out = Vec::new();
@@ -139,20 +151,30 @@ pub fn drive<A: Application + ?Sized>(
                 Err(e) => return Err(e),
             }
         }
-        let now = clock.now();
-        while let Some(o) = app.poll_output(now) {
+        for _ in 0..BATCH {
+            let now = clock.now();
+            let Some(o) = app.poll_output(now) else { break };
             last_output = now;
             let Output::Send { peer, len, tag } = o else {
                 continue;
             };
             let Some(to) = peers.addr(peer) else { continue };
             message(&mut out, len as usize, tag);
-            match s.send_to(&out, to) {
-                Ok(_) => report.sent += 1,
-                Err(e) if e.kind() == ErrorKind::ConnectionRefused && opts.refused_ends => {
+            match send(s, &out, to, connected, opts) {
+                Ok(()) => {
+                    report.sent += 1;
+                    app.handle_input(clock.now(), Input::Written { stream: 0 });
+                }
+                Err(e)
+                    if opts.block_full
+                        || (e.kind() == ErrorKind::ConnectionRefused && opts.refused_ends) =>
+                {
                     return Err(e);
                 }
-                Err(_) => report.dropped += 1,
+                Err(_) => {
+                    report.dropped += 1;
+                    app.handle_input(clock.now(), Input::Written { stream: 0 });
+                }
             }
         }
         if app.is_done() {
@@ -168,6 +190,45 @@ pub fn drive<A: Application + ?Sized>(
         weft_sys::poll::ppoll_readable(&mut fds, Some(wait.map_or(0, |w| w.0)))?;
     }
     Ok(report)
+}
+
+/// One send call of `buf` to `to` (through the connected socket's own route if `to` is its
+/// peer); with [`Options::block_full`], a full socket is waited for (writable) and the call
+/// made again.
+fn send(
+    s: &UdpSocket,
+    buf: &[u8],
+    to: SocketAddr,
+    connected: Option<SocketAddr>,
+    opts: &Options,
+) -> io::Result<()> {
+    loop {
+        let r = if connected == Some(to) {
+            s.send(buf)
+        } else {
+            s.send_to(buf, to)
+        };
+        match r {
+            Ok(_) => return Ok(()),
+            Err(e) if opts.block_full && e.kind() == ErrorKind::WouldBlock => {
+                let mut fds = [libc::pollfd {
+                    fd: s.as_raw_fd(),
+                    events: libc::POLLOUT,
+                    revents: 0,
+                }];
+                weft_sys::poll::ppoll_readable(&mut fds, Some(opts.tick.0))?;
+            }
+            // The interface's queue is full (no poll event for it): try again.
+            Err(e)
+                if opts.block_full
+                    && (e.kind() == ErrorKind::Interrupted
+                        || e.raw_os_error() == Some(libc::ENOBUFS)) =>
+            {
+                std::thread::yield_now();
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]

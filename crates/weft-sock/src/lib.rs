@@ -72,6 +72,10 @@ pub struct Options {
     pub max_outq: Option<u32>,
     /// Streams: bytes asked of each read call at most (the read buffer's length).
     pub read_len: usize,
+    /// Datagrams: a datagram the socket cannot take now (its buffer full) waits until it can,
+    /// as a blocking send call does, instead of being dropped (a throughput test counts what
+    /// it sent, and loses nothing before the wire).
+    pub block_full: bool,
     /// Datagrams: a datagram refused by the peer's host (ICMP port unreachable, seen on a
     /// connected socket) ends the run with an error of kind `ConnectionRefused`, instead of
     /// counting as lost.
@@ -86,6 +90,7 @@ impl Default for Options {
             spin_after: None,
             max_outq: None,
             refused_ends: false,
+            block_full: false,
             read_len: 64 * 1024,
         }
     }

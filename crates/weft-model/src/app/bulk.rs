@@ -6,10 +6,14 @@
 //! each write blocks until the send buffer has taken it, [`Input::Written`]) and closes at
 //! `stop`, cutting short a write still blocked; the sink reads whatever has arrived and closes
 //! when the source has closed and everything is read. Over datagrams (UDP) the source sends a
-//! `len`-byte datagram at each instant of its [`Pace`] before `stop`; the sink counts the
-//! datagrams and bytes of each sender.
+//! `len`-byte datagram at each instant of its [`Pace`] before `stop` (or, unpaced, each as
+//! soon as the last send call returned), each carrying its sequence number and send time
+//! ([`Tag::stamped`]); the sink counts the datagrams and bytes of each sender and accounts
+//! their loss, duplicates, reordering and jitter ([`datagrams`]).
 //!
 //! [`goodput_metrics`] names the rates every engine reports.
+
+pub mod datagrams;
 
 use serde_json::{Map, Value, json};
 
@@ -18,6 +22,7 @@ use super::{Application, Input, Output, PeerId, Tag};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 use crate::units::Rate;
+pub use datagrams::DatagramStats;
 
 /// The metric keys of bulk-transfer results.
 pub mod keys {
@@ -74,7 +79,7 @@ pub struct BulkSource {
     len: u64,
     stop: Instant,
     pace: Option<Pace>,
-    /// A write call is blocked (streams).
+    /// A write call is blocked (streams), or a send call (unpaced datagrams).
     writing: bool,
     closed: bool,
     /// The next paced send (datagrams).
@@ -82,6 +87,8 @@ pub struct BulkSource {
     sent: u64,
     /// Bytes to write before closing (a flow of a given size); `None`: until `stop`.
     limit: Option<u64>,
+    /// Datagrams to send in all; `None`: until `stop`.
+    count: Option<u64>,
     written: u64,
     /// The stream is established ([`Input::Connected`]): a sized flow closes only then (a
     /// close before the handshake ends would abort the connection, as `close` in SYN-SENT).
@@ -90,9 +97,12 @@ pub struct BulkSource {
 
 impl BulkSource {
     /// A source of `len`-byte messages via `via` until `stop`: over a stream as fast as it
-    /// takes them; over datagrams at the instants of `pace` (`None`: none are sent).
+    /// takes them; over datagrams at the instants of `pace`, or with `None` each as soon as
+    /// the send call before it returned ([`Input::Written`], which a driver of blocking sends
+    /// gives; without it an unpaced source sends one datagram).
     pub fn new(via: Via, len: u64, stop: Instant, pace: Option<Pace>) -> Self {
-        let next = pace.map(|p| p.at(0)).filter(|&t| t < stop);
+        let first = pace.map_or(Instant::ZERO, |p| p.at(0));
+        let next = Some(first).filter(|&t| t < stop);
         BulkSource {
             via,
             len,
@@ -103,9 +113,25 @@ impl BulkSource {
             next,
             sent: 0,
             limit: None,
+            count: None,
             written: 0,
             connected: false,
         }
+    }
+
+    /// The source sends `n` datagrams in all, or stops at `stop` if that comes first
+    /// (datagrams only).
+    pub fn with_count(mut self, n: u64) -> Self {
+        self.count = Some(n);
+        if n == 0 {
+            self.next = None;
+        }
+        self
+    }
+
+    /// Whether the source may send another datagram at `t`.
+    fn more(&self, t: Instant) -> bool {
+        t < self.stop && self.count.is_none_or(|c| self.sent < c)
     }
 
     /// The source writes `bytes` in all (the last message short) and closes, or closes at
@@ -122,9 +148,15 @@ impl BulkSource {
 }
 
 impl Application for BulkSource {
-    fn handle_input(&mut self, _now: Instant, input: Input<'_>) {
+    fn handle_input(&mut self, now: Instant, input: Input<'_>) {
         match input {
-            Input::Written { .. } => self.writing = false,
+            Input::Written { .. } => {
+                self.writing = false;
+                // An unpaced datagram source sends again once its send call returned.
+                if matches!(self.via, Via::Datagram(_)) && self.pace.is_none() && self.more(now) {
+                    self.next = Some(now);
+                }
+            }
             Input::Connected { .. } => self.connected = true,
             _ => {}
         }
@@ -168,15 +200,18 @@ impl Application for BulkSource {
                 let t = self.next.filter(|&t| t <= now)?;
                 let k = self.sent;
                 self.sent += 1;
-                // A send is never earlier than the one before.
-                self.next = self
-                    .pace
-                    .map(|p| p.at(self.sent).max(t))
-                    .filter(|&n| n < self.stop);
+                self.next = match self.pace {
+                    // A send is never earlier than the one before.
+                    Some(p) => Some(p.at(self.sent).max(t)).filter(|&n| self.more(n)),
+                    None => {
+                        self.writing = true;
+                        None
+                    }
+                };
                 Some(Output::Send {
                     peer,
                     len: self.len,
-                    tag: Some(Tag::new(k, (self.len as usize).min(8))),
+                    tag: Some(Tag::stamped(k, now, self.len as usize)),
                 })
             }
         }
@@ -192,7 +227,7 @@ impl Application for BulkSource {
     fn is_done(&self) -> bool {
         match self.via {
             Via::Stream => self.closed,
-            Via::Datagram(_) => self.next.is_none(),
+            Via::Datagram(_) => self.next.is_none() && !self.writing,
         }
     }
 }
@@ -211,6 +246,8 @@ pub struct BulkSink {
     closed: bool,
     /// Messages (datagrams) and bytes received from each peer (datagrams), by peer.
     per_peer: Vec<(u64, u64)>,
+    /// The sequence accounting of each peer's datagrams, by peer.
+    sequences: Vec<DatagramStats>,
     read: u64,
     measured: u64,
 }
@@ -225,6 +262,7 @@ impl BulkSink {
             last: None,
             closed: false,
             per_peer: Vec::new(),
+            sequences: Vec::new(),
             read: 0,
             measured: 0,
         }
@@ -270,6 +308,11 @@ impl BulkSink {
         self.per_peer.get(peer).copied().unwrap_or_default()
     }
 
+    /// The loss, reordering and jitter of `peer`'s datagrams (`None` before any arrived).
+    pub fn sequence(&self, peer: PeerId) -> Option<&DatagramStats> {
+        self.sequences.get(peer)
+    }
+
     fn count(&mut self, now: Instant, len: u64) {
         if self.first.is_none() {
             self.first = Some(now);
@@ -292,9 +335,15 @@ impl Application for BulkSink {
             Input::Datagram { peer, len, .. } => {
                 if self.per_peer.len() <= peer {
                     self.per_peer.resize(peer + 1, (0, 0));
+                    self.sequences.resize_with(peer + 1, DatagramStats::default);
                 }
                 self.per_peer[peer].0 += 1;
                 self.per_peer[peer].1 += len;
+                // A datagram shorter than a stamped tag carries its number only.
+                let tag = input.tag(Tag::STAMPED_LEN).or_else(|| input.tag(8));
+                if let Some(t) = tag {
+                    self.sequences[peer].on_datagram(t.value, t.stamp, now);
+                }
                 self.count(now, len);
             }
             Input::Closed { .. } => self.closed = true,
@@ -347,6 +396,72 @@ mod tests {
         assert_eq!(p.server.from_peer(0), (10, 10_000));
         assert_eq!(p.server.measured(), 10_000);
         assert!(p.client.is_done());
+    }
+
+    #[test]
+    fn an_unpaced_datagram_source_sends_when_its_last_send_returned_until_its_count() {
+        let mut s = BulkSource::new(Via::Datagram(0), 100, Instant(1000), None).with_count(3);
+        let sent = |o: Option<Output>| match o {
+            Some(Output::Send { len: 100, tag, .. }) => tag.expect("tagged"),
+            other => panic!("{other:?}"),
+        };
+        let t = sent(s.poll_output(Instant(0)));
+        assert_eq!((t.value, t.stamp), (0, Some(0)));
+        assert_eq!(
+            s.poll_output(Instant(1)),
+            None,
+            "its send call has not returned"
+        );
+        assert!(!s.is_done());
+        s.handle_input(Instant(2), Input::Written { stream: 0 });
+        assert_eq!(s.poll_timeout(), Some(Instant(2)));
+        let t = sent(s.poll_output(Instant(3)));
+        assert_eq!((t.value, t.stamp), (1, Some(3)), "stamped when it leaves");
+        s.handle_input(Instant(4), Input::Written { stream: 0 });
+        assert_eq!(sent(s.poll_output(Instant(4))).value, 2);
+        s.handle_input(Instant(5), Input::Written { stream: 0 });
+        assert_eq!(
+            (s.poll_output(Instant(5)), s.sent()),
+            (None, 3),
+            "its count"
+        );
+        assert!(s.is_done());
+        let mut late = BulkSource::new(Via::Datagram(0), 100, Instant(10), None);
+        sent(late.poll_output(Instant(0)));
+        late.handle_input(Instant(10), Input::Written { stream: 0 });
+        assert!(late.is_done(), "no send at or after the stop");
+    }
+
+    #[test]
+    fn the_sink_accounts_each_senders_sequence_and_jitter_from_the_stamps() {
+        let mut k = BulkSink::all();
+        let mut bytes = [0u8; 100];
+        // Peer 1 sends 0, 2, 1 (each 10 ns after the one before, 50 ns in flight, then 70 for
+        // the last); peer 0 one datagram too short for a stamp.
+        for (seq, sent, at) in [(0, 0, 50), (2, 10, 60), (1, 20, 90)] {
+            Tag::stamped(seq, Instant(sent), 100).write(&mut bytes);
+            let d = Input::Datagram {
+                peer: 1,
+                len: 100,
+                tag: None,
+                data: Some(&bytes),
+            };
+            k.handle_input(Instant(at), d);
+        }
+        let short = [7u8, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let d = Input::Datagram {
+            peer: 0,
+            len: 10,
+            tag: None,
+            data: Some(&short),
+        };
+        k.handle_input(Instant(100), d);
+        let q = k.sequence(1).expect("peer 1");
+        assert_eq!((q.received(), q.reordered(), q.lost(4)), (3, 1, 1));
+        assert!((q.jitter_ns() - 20.0 / 16.0).abs() < 1e-9);
+        let q = k.sequence(0).expect("peer 0");
+        assert_eq!((q.received(), q.jitter_ns()), (1, 0.0));
+        assert_eq!((k.datagrams(), k.bytes()), (4, 310));
     }
 
     #[test]

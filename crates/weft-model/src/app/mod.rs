@@ -67,36 +67,77 @@ pub type StreamId = usize;
 /// entry of the socket driver's table of addresses).
 pub type PeerId = usize;
 
-/// A number carried in a message's first bytes (little-endian, truncated to `len` bytes).
+/// A number carried in a message's first bytes (little-endian, truncated to `len` bytes), and
+/// optionally the instant it was sent in the 8 bytes after it (a bulk datagram's, from which
+/// its receiver computes the jitter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tag {
     /// The number.
     pub value: u64,
-    /// Bytes of the message it occupies, 0..=8 (at most the message's length).
+    /// When the message was sent, ns on the sender's clock, if it carries it (bytes 8..16).
+    pub stamp: Option<u64>,
+    /// Bytes of the message it occupies: 0..=8, or 16 with a stamp (at most the message's
+    /// length).
     pub len: u8,
 }
 
 impl Tag {
+    /// Bytes of a tag with its stamp.
+    pub const STAMPED_LEN: usize = 16;
+
     /// `value` in the first `len` bytes (at most 8) of a message.
     pub fn new(value: u64, len: usize) -> Self {
         Tag {
             value,
+            stamp: None,
             len: len.min(8) as u8,
         }
     }
 
-    /// The tag the first `len` bytes of `bytes` carry (`None` if there are fewer).
+    /// `value` and the send time `at` in the first 16 bytes of a message of `len` bytes; a
+    /// shorter message has no room for the time and carries `value` only.
+    pub fn stamped(value: u64, at: Instant, len: usize) -> Self {
+        if len < Self::STAMPED_LEN {
+            return Tag::new(value, len);
+        }
+        Tag {
+            value,
+            stamp: Some(at.0),
+            len: Self::STAMPED_LEN as u8,
+        }
+    }
+
+    /// The tag the first `len` bytes of `bytes` carry (`None` if there are fewer); `len` of
+    /// [`Tag::STAMPED_LEN`] reads the stamp too.
     pub fn read(bytes: &[u8], len: usize) -> Option<Self> {
+        let word = |at: usize, n: usize| -> Option<u64> {
+            let mut b = [0u8; 8];
+            b.get_mut(..n)?.copy_from_slice(bytes.get(at..at + n)?);
+            Some(u64::from_le_bytes(b))
+        };
+        if len >= Self::STAMPED_LEN {
+            return Some(Tag {
+                value: word(0, 8)?,
+                stamp: Some(word(8, 8)?),
+                len: Self::STAMPED_LEN as u8,
+            });
+        }
         let len = len.min(8);
-        let mut b = [0u8; 8];
-        b.get_mut(..len)?.copy_from_slice(bytes.get(..len)?);
-        Some(Tag::new(u64::from_le_bytes(b), len))
+        Some(Tag::new(word(0, len)?, len))
     }
 
     /// Writes the tag into the first bytes of `buf` (as many as fit).
     pub fn write(&self, buf: &mut [u8]) {
-        let b = self.value.to_le_bytes();
-        let n = usize::from(self.len).min(buf.len());
+        let mut b = [0u8; Self::STAMPED_LEN];
+        b[..8].copy_from_slice(&self.value.to_le_bytes());
+        let n = match self.stamp {
+            Some(t) => {
+                b[8..].copy_from_slice(&t.to_le_bytes());
+                Self::STAMPED_LEN
+            }
+            None => usize::from(self.len).min(8),
+        };
+        let n = n.min(buf.len());
         if let (Some(dst), Some(src)) = (buf.get_mut(..n), b.get(..n)) {
             dst.copy_from_slice(src);
         }
@@ -262,5 +303,24 @@ pub trait Application {
     /// blocked process's do. `None` (the default): it reads whenever data arrive.
     fn busy_until(&self) -> Option<Instant> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamped_tag_carries_its_send_time_in_the_8_bytes_after_its_number() {
+        let t = Tag::stamped(0x0102, Instant(0x0304), 20);
+        let mut b = [0xffu8; 20];
+        t.write(&mut b);
+        assert_eq!(&b[..16], &[2, 1, 0, 0, 0, 0, 0, 0, 4, 3, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(b[16], 0xff, "the filler after it is left alone");
+        assert_eq!(Tag::read(&b, Tag::STAMPED_LEN), Some(t));
+        assert_eq!(Tag::read(&b[..15], Tag::STAMPED_LEN), None);
+        assert_eq!(Tag::read(&b, 8), Some(Tag::new(0x0102, 8)));
+        let short = Tag::stamped(5, Instant(9), 12);
+        assert_eq!((short.stamp, short.len), (None, 8), "no room for the time");
     }
 }

@@ -3,11 +3,15 @@
 //!
 //! ```text
 //! hello (24 bytes):  WEFD|WEFU  version  0  stream(u16 BE)  cookie(16 bytes)
-//! UDP datagram:      seq(u64 BE)  send time(u64 BE, ns since the sender's start)  payload...
+//! UDP datagram:      seq(u64 LE)  send time(u64 LE, ns since the sender's start)  payload...
 //! ```
 //!
-//! A UDP datagram whose first four bytes are `WEFU` is a (possibly retransmitted) hello, never
-//! data: sequence numbers would need to reach 0x5745_4655_0000_0000 to collide.
+//! A UDP data datagram's header is the core's stamped tag (`weft_model::app::Tag::stamped`),
+//! written by the socket driver, which the simulator's and the emulator's bulk sources carry
+//! too. A receiver takes a UDP datagram that parses as a hello for a (possibly retransmitted)
+//! hello, never data: a data datagram would need to be a hello's length or longer, with a
+//! sequence number whose bytes 4 and 5 are [`VERSION`] and 0 (at least 12,884,901,888
+//! datagrams: four hours at a million a second, beyond the longest test).
 
 use super::ProtoError;
 use super::frame::VERSION;
@@ -18,8 +22,8 @@ pub const DATA_MAGIC: [u8; 4] = *b"WEFD";
 pub const UDP_MAGIC: [u8; 4] = *b"WEFU";
 /// Length of a hello in bytes.
 pub const HELLO_LEN: usize = 24;
-/// Length of the UDP data header in bytes; the smallest UDP `--len`.
-pub const UDP_HEADER_LEN: usize = 16;
+/// Length of the UDP data header in bytes (`Tag::STAMPED_LEN`); the smallest UDP `--len`.
+pub const UDP_HEADER_LEN: usize = weft_model::app::Tag::STAMPED_LEN;
 
 /// A test's secret, drawn at random by the agent for each test.
 pub type Cookie = [u8; 16];
@@ -77,27 +81,6 @@ impl Hello {
     }
 }
 
-/// Writes the UDP data header into the first 16 bytes of `buf` (which must hold them).
-pub fn emit_udp_header(buf: &mut [u8], seq: u64, send_ns: u64) {
-    if let Some(h) = buf.get_mut(..UDP_HEADER_LEN) {
-        h[..8].copy_from_slice(&seq.to_be_bytes());
-        h[8..].copy_from_slice(&send_ns.to_be_bytes());
-    }
-}
-
-/// Reads `(seq, send_ns)` from a UDP data datagram, or `None` if it is too short or a hello.
-pub fn parse_udp_header(buf: &[u8]) -> Option<(u64, u64)> {
-    let h: &[u8; UDP_HEADER_LEN] = buf.get(..UDP_HEADER_LEN)?.try_into().ok()?;
-    if h[..4] == UDP_MAGIC {
-        return None;
-    }
-    let mut seq = [0u8; 8];
-    let mut ts = [0u8; 8];
-    seq.copy_from_slice(&h[..8]);
-    ts.copy_from_slice(&h[8..]);
-    Some((u64::from_be_bytes(seq), u64::from_be_bytes(ts)))
-}
-
 /// The cookie as 32 lower-case hex digits.
 pub fn cookie_to_hex(c: &Cookie) -> String {
     c.iter().map(|b| format!("{b:02x}")).collect()
@@ -127,11 +110,10 @@ mod tests {
             cookie: [7; 16],
         };
         let b = h.emit();
-        assert_eq!(&b[..8], &[b'W', b'E', b'F', b'D', 2, 0, 1, 2]);
+        assert_eq!(&b[..8], &[b'W', b'E', b'F', b'D', 3, 0, 1, 2]);
         assert_eq!(Hello::parse(&b).unwrap(), h);
         let u = Hello { udp: true, ..h };
         assert_eq!(&u.emit()[..4], b"WEFU");
-        assert_eq!(parse_udp_header(&u.emit()), None);
     }
 
     #[test]
@@ -155,18 +137,6 @@ mod tests {
             Hello::parse(&b).unwrap_err(),
             ProtoError::UnsupportedVersion(9)
         );
-    }
-
-    #[test]
-    fn udp_header_round_trips() {
-        let mut buf = [0u8; 20];
-        emit_udp_header(&mut buf, 0x0102, 0x0304);
-        assert_eq!(
-            &buf[..16],
-            &[0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 3, 4]
-        );
-        assert_eq!(parse_udp_header(&buf), Some((0x0102, 0x0304)));
-        assert_eq!(parse_udp_header(&buf[..15]), None);
     }
 
     #[test]

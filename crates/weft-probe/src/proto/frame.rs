@@ -21,8 +21,11 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 /// `Error` message naming both, framed in the peer's own version so that it can read it, and is
 /// dropped. Version 2: the client proves a key first (`AuthChallenge` lost its MAC, `AuthOk`
 /// carries the agent's), and after a keyed handshake every message carries a tag (see
-/// `crate::control`); the data hellos carry the version too.
-pub const VERSION: u8 = 2;
+/// `crate::control`); the data hellos carry the version too. Version 3: a UDP data datagram
+/// carries its sequence number and send time little-endian (the core's stamped
+/// `weft_model::app::Tag`, which the simulator and the emulator send too), where version 2 had
+/// them big-endian.
+pub const VERSION: u8 = 3;
 /// Length of the fixed header in bytes.
 pub const HEADER_LEN: usize = 12;
 /// Default upper bound on a message body in bytes (the server's `--max-message`).
@@ -135,14 +138,14 @@ mod tests {
     use super::*;
 
     static GOOD: [u8; 14] = [
-        b'W', b'E', b'F', b'T', 0x02, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, b'{', b'}',
+        b'W', b'E', b'F', b'T', 0x03, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, b'{', b'}',
     ];
 
     #[test]
     fn reads_fields_of_a_good_frame() {
         let f = Frame::new_checked(&GOOD[..], 100).unwrap();
         assert_eq!(f.magic(), MAGIC);
-        assert_eq!(f.version(), 2);
+        assert_eq!(f.version(), 3);
         assert_eq!(f.msg_type(), 7);
         assert_eq!(f.body_len(), 2);
         assert_eq!(f.body(), b"{}");

@@ -397,7 +397,7 @@ mod tests {
     #[test]
     fn bye_is_twelve_bytes() {
         let b = Message::Bye.to_bytes();
-        assert_eq!(b, [b'W', b'E', b'F', b'T', 2, 8, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(b, [b'W', b'E', b'F', b'T', 3, 8, 0, 0, 0, 0, 0, 0]);
         assert_eq!(Message::parse_bytes(&b, 0).unwrap(), Message::Bye);
     }
 

@@ -153,7 +153,7 @@ mod tests {
         let body = br#"{"version":1,"target":"127.0.0.1:9","test":{"kind":"rr","transport":"udp","size":64,"warmup":2,"count":10,"time_ns":null}}"#;
         let b = m.to_bytes();
         assert_eq!(&b[..12], &emit_header(10, body.len() as u32));
-        assert_eq!(&b[..6], b"WEFT\x02\x0a");
+        assert_eq!(&b[..6], b"WEFT\x03\x0a");
         assert_eq!(&b[12..], body);
         assert_eq!(Message::parse_bytes(&b, 4096).unwrap(), m);
     }

@@ -12,7 +12,6 @@ pub mod opts;
 pub mod result;
 pub mod session;
 pub mod stream;
-pub mod udp_stats;
 
 pub use client::{TputConfig, TputEvent, run};
 pub use result::{DirResult, IntervalSample, TputResult};

@@ -15,18 +15,17 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use weft_model::app::Application;
-use weft_model::app::bulk::{BulkSink, BulkSource};
+use weft_model::app::bulk::{BulkSink, BulkSource, Pace};
 use weft_model::app::rr::Via;
+use weft_model::app::{Application, Input, Output};
 use weft_sock as sock;
-use weft_sock::buf::PageBuf;
+use weft_sock::datagram::{self, Peers};
 use weft_sock::stream::{self, Observer};
 
-use super::udp_stats::UdpRecvStats;
 use crate::cpu::ThreadCpu;
 use crate::error::ProbeError;
-use crate::proto::data::{UDP_HEADER_LEN, emit_udp_header, parse_udp_header};
-use crate::proto::{Amount, StreamEnd};
+use crate::proto::data::{Hello, UDP_HEADER_LEN};
+use crate::proto::{Amount, StreamEnd, UdpCounts};
 
 /// Bytes and writes/datagrams so far on one stream, read by the interval ticker.
 #[derive(Debug, Default)]
@@ -35,7 +34,7 @@ pub struct Counter {
     pub bytes: AtomicU64,
     /// System calls (TCP) or datagrams (UDP) so far.
     pub packets: AtomicU64,
-    /// UDP receivers: datagrams missing so far (see `UdpRecvStats::missing`).
+    /// UDP receivers: datagrams missing so far (see `DatagramStats::missing`).
     pub missing: AtomicU64,
 }
 
@@ -83,10 +82,6 @@ fn amount_limits(amount: Amount, len: usize, start: Instant) -> (u64, Option<Ins
         Amount::Count(c) => (c.saturating_mul(len as u64), None),
         Amount::TimeNs(t) => (u64::MAX, Some(start + Duration::from_nanos(t))),
     }
-}
-
-fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
 }
 
 fn elapsed_ns(start: Instant, t: Instant) -> u64 {
@@ -227,8 +222,77 @@ fn drive_tcp<A: Application>(
     })
 }
 
-/// Sends datagrams of `len` bytes (header included) at `rate_bps` (0 = as fast as possible)
-/// on a connected UDP socket until `amount` is sent.
+/// A bulk application on one of tput's UDP streams: what is not the test's data (a
+/// retransmitted hello, a runt shorter than the header) kept from it, and what it sends and
+/// takes counted into the stream's [`Counter`] (with the instant data last moved, ns since the
+/// test's start) for the interval reports.
+struct UdpStream<'a, A> {
+    app: A,
+    counter: &'a Counter,
+    last: u64,
+}
+
+impl<'a, A> UdpStream<'a, A> {
+    fn new(app: A, counter: &'a Counter) -> Self {
+        UdpStream {
+            app,
+            counter,
+            last: 0,
+        }
+    }
+
+    fn count(&mut self, n: u64, now: weft_model::Instant) {
+        self.counter.bytes.fetch_add(n, Ordering::Relaxed);
+        self.counter.packets.fetch_add(1, Ordering::Relaxed);
+        self.last = now.0;
+    }
+}
+
+impl<A: Application> Application for UdpStream<'_, A> {
+    fn handle_input(&mut self, now: weft_model::Instant, input: Input<'_>) {
+        if let Input::Datagram { len, data, .. } = input {
+            if data.is_some_and(|d| d.len() < UDP_HEADER_LEN || Hello::parse(d).is_ok()) {
+                return;
+            }
+            self.count(len, now);
+        }
+        self.app.handle_input(now, input);
+    }
+
+    fn handle_timeout(&mut self, now: weft_model::Instant) {
+        self.app.handle_timeout(now);
+    }
+
+    fn poll_output(&mut self, now: weft_model::Instant) -> Option<Output> {
+        let o = self.app.poll_output(now)?;
+        if let Output::Send { len, .. } = o {
+            self.count(len, now);
+        }
+        Some(o)
+    }
+
+    fn poll_timeout(&self) -> Option<weft_model::Instant> {
+        self.app.poll_timeout()
+    }
+
+    fn is_done(&self) -> bool {
+        self.app.is_done()
+    }
+}
+
+/// The socket driver's options for a tput UDP stream: short waits, so that the abort flag and
+/// the drain are looked at often.
+fn udp_options() -> sock::Options {
+    sock::Options {
+        tick: weft_model::Duration::from_millis(20),
+        ..sock::Options::default()
+    }
+}
+
+/// Sends datagrams of `len` bytes (header included) at `rate_bps` (0 = as fast as the socket
+/// takes them) on a connected UDP socket until `amount` is sent: the core's bulk source
+/// ([`BulkSource`], each datagram carrying its sequence number and send time) on the socket
+/// driver, its sends blocking as the socket's would.
 #[allow(clippy::too_many_arguments)]
 pub fn udp_send(
     s: UdpSocket,
@@ -240,79 +304,62 @@ pub fn udp_send(
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
     let cpu0 = ThreadCpu::thread();
-    let len = len.max(UDP_HEADER_LEN);
-    let mut page = PageBuf::pattern(len);
-    let buf = page.as_mut_slice();
-    let (total_bytes, until) = amount_limits(amount, len, start);
-    let total = match amount {
-        Amount::Count(c) => c,
-        Amount::Bytes(_) => total_bytes.div_ceil(len as u64),
-        Amount::TimeNs(_) => u64::MAX,
-    };
-    // Datagram i is due at start + i * gap; computed from i so rounding never accumulates.
-    let gap_num = len as u128 * 8 * 1_000_000_000;
-    let mut seq: u64 = 0;
-    let mut bytes: u64 = 0;
-    let mut last = start;
-    while seq < total && !abort.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if until.is_some_and(|u| now >= u) {
-            break;
-        }
-        if rate_bps > 0 {
-            let due =
-                start + Duration::from_nanos((seq as u128 * gap_num / rate_bps as u128) as u64);
-            if due > now {
-                // Sleep even for short waits: the kernel's timer slack (~50 us) may wake us
-                // late, and the datagrams that fell due meanwhile then go out back to back.
-                // That costs a little smoothness and saves a core that spinning would burn.
-                let wait = due - now;
-                if wait > Duration::from_micros(10) {
-                    std::thread::sleep(wait);
-                } else {
-                    std::thread::yield_now();
-                }
-                continue;
-            }
-        }
-        emit_udp_header(buf, seq, elapsed_ns(start, now));
-        match s.send(buf) {
-            Ok(n) => {
-                seq += 1;
-                bytes += n as u64;
-                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                counter.packets.fetch_add(1, Ordering::Relaxed);
-                last = now;
-            }
-            // A full queue: this one was not sent.
-            Err(e)
-                if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock)
-                    || e.raw_os_error() == Some(libc::ENOBUFS) =>
-            {
-                std::thread::yield_now();
-            }
-            // An ICMP port unreachable for an earlier datagram: nothing listens there (any
-            // more). The peer's socket is open for the whole test, so this is a peer that died
-            // or an address that never asked for the stream: stop rather than keep flooding it.
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
-                return Err(ProbeError::Protocol(format!(
-                    "the peer refused the datagrams (ICMP port unreachable) after {seq} were \
-                     sent: nothing listens at {} any more",
-                    s.peer_addr()
-                        .map_or_else(|_| "the peer".to_string(), |a| a.to_string())
-                )));
-            }
-            Err(e) => return Err(ProbeError::io("sending a datagram", e)),
-        }
+    let len = len.max(UDP_HEADER_LEN) as u64;
+    let (total_bytes, until) = amount_limits(amount, len as usize, start);
+    let stop = until.map_or(weft_model::Instant(u64::MAX), |u| {
+        weft_model::Instant(elapsed_ns(start, u))
+    });
+    // Datagram k is due at start + k * gap, computed from k so that rounding never accumulates.
+    let pace = (rate_bps > 0).then(|| Pace {
+        phase: 0,
+        bit_ns: u128::from(len) * 8 * 1_000_000_000,
+        rate: u128::from(rate_bps),
+    });
+    let mut source = BulkSource::new(Via::Datagram(0), len, stop, pace);
+    match amount {
+        Amount::Count(c) => source = source.with_count(c),
+        Amount::Bytes(_) => source = source.with_count(total_bytes.div_ceil(len)),
+        Amount::TimeNs(_) => {}
     }
+    let peer = s
+        .peer_addr()
+        .map_err(|e| ProbeError::io("sending datagrams", e))?;
+    let mut app = UdpStream::new(source, counter);
+    let opts = sock::Options {
+        refused_ends: true,
+        block_full: true,
+        ..udp_options()
+    };
+    let run = datagram::drive(
+        &mut app,
+        &s,
+        &mut Peers::fixed(vec![peer]),
+        &sock::Clock::since(start),
+        &opts,
+        |_, _| abort.load(Ordering::Relaxed),
+    );
     if abort.load(Ordering::Relaxed) {
         return Err(ProbeError::Protocol("test aborted".into()));
     }
+    match run {
+        Ok(_) => {}
+        // An ICMP port unreachable for an earlier datagram: nothing listens there (any more).
+        // The peer's socket is open for the whole test, so this is a peer that died or an
+        // address that never asked for the stream: stop rather than keep flooding it.
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+            return Err(ProbeError::Protocol(format!(
+                "the peer refused the datagrams (ICMP port unreachable) after {} were sent: \
+                 nothing listens at {peer} any more",
+                app.app.sent()
+            )));
+        }
+        Err(e) => return Err(ProbeError::io("sending a datagram", e)),
+    }
     Ok(Outcome {
         end: StreamEnd {
-            bytes,
-            packets: seq,
-            elapsed_ns: elapsed_ns(start, last),
+            bytes: counter.bytes.load(Ordering::Relaxed),
+            packets: app.app.sent(),
+            elapsed_ns: app.last,
             udp: None,
         },
         cpu: ThreadCpu::thread().since(cpu0),
@@ -320,7 +367,8 @@ pub fn udp_send(
 }
 
 /// Receives datagrams on a connected UDP socket until the sender's count is known and drained
-/// (see [`UdpDrain`]), accounting loss, duplicates, reordering and jitter.
+/// (see [`UdpDrain`]): the core's bulk sink ([`BulkSink`]) on the socket driver, which accounts
+/// loss, duplicates, reordering and jitter ([`weft_model::app::bulk::DatagramStats`]).
 pub fn udp_recv(
     s: UdpSocket,
     start: Instant,
@@ -330,62 +378,70 @@ pub fn udp_recv(
     abort: &AtomicBool,
 ) -> Result<Outcome, ProbeError> {
     let cpu0 = ThreadCpu::thread();
-    // Short time-outs so that the drain condition is checked while the link is quiet.
-    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
-    let mut page = PageBuf::zeroed(65536);
-    let buf = page.as_mut_slice();
-    let mut stats = UdpRecvStats::default();
-    let mut bytes: u64 = 0;
-    let mut packets: u64 = 0;
-    let mut last = start;
-    let mut last_any = Instant::now();
-    loop {
-        if abort.load(Ordering::Relaxed) {
-            return Err(ProbeError::Protocol("test aborted".into()));
-        }
-        match s.recv(buf) {
-            Ok(n) => {
-                let now = Instant::now();
-                last_any = now;
-                let Some((seq, send_ns)) = parse_udp_header(buf.get(..n).unwrap_or(&[])) else {
-                    continue; // a retransmitted hello, or a runt
-                };
-                stats.on_datagram(seq, send_ns, elapsed_ns(start, now));
-                bytes += n as u64;
-                packets += 1;
-                counter.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                counter.packets.fetch_add(1, Ordering::Relaxed);
-                counter.missing.store(stats.missing(), Ordering::Relaxed);
-                last = now;
-                if let Some((exp, _)) = drain.expected() {
-                    if stats.received() >= exp {
-                        break;
-                    }
+    let peer = s
+        .peer_addr()
+        .map_err(|e| ProbeError::io("receiving datagrams", e))?;
+    let clock = sock::Clock::since(start);
+    let entered = clock.now().0;
+    let idle_ns = u64::try_from(idle.as_nanos()).unwrap_or(u64::MAX);
+    let stalled = Cell::new(false);
+    let mut app = UdpStream::new(BulkSink::all(), counter);
+    let run = datagram::drive(
+        &mut app,
+        &s,
+        &mut Peers::fixed(vec![peer]),
+        &clock,
+        &udp_options(),
+        |a, now| {
+            let seq = a.app.sequence(0);
+            counter
+                .missing
+                .store(seq.map_or(0, |q| q.missing()), Ordering::Relaxed);
+            if abort.load(Ordering::Relaxed) {
+                return true;
+            }
+            let received = seq.map_or(0, |q| q.received());
+            match drain.expected() {
+                Some((exp, until)) => received >= exp || Instant::now() >= until,
+                None => {
+                    stalled.set(now.0.saturating_sub(a.last.max(entered)) > idle_ns);
+                    stalled.get()
                 }
             }
-            Err(e) if is_timeout(&e) || e.kind() == ErrorKind::Interrupted => {
-                if let Some((exp, until)) = drain.expected() {
-                    if stats.received() >= exp || Instant::now() >= until {
-                        break;
-                    }
-                } else if last_any.elapsed() > idle {
-                    return Err(ProbeError::Timeout(format!(
-                        "UDP stream stalled: nothing received for {idle:?}"
-                    )));
-                }
-            }
-            // ICMP port unreachable from an earlier datagram of ours (hellos): ignore.
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
-            Err(e) => return Err(ProbeError::io("receiving a datagram", e)),
-        }
+        },
+    );
+    if abort.load(Ordering::Relaxed) {
+        return Err(ProbeError::Protocol("test aborted".into()));
+    }
+    run.map_err(|e| ProbeError::io("receiving a datagram", e))?;
+    if stalled.get() {
+        return Err(ProbeError::Timeout(format!(
+            "UDP stream stalled: nothing received for {idle:?}"
+        )));
     }
     let expected = drain.expected().map_or(0, |(e, _)| e);
+    let sink = &app.app;
+    let udp = sink.sequence(0).map_or(
+        UdpCounts {
+            expected,
+            lost: expected,
+            ..UdpCounts::default()
+        },
+        |q| UdpCounts {
+            expected,
+            received: q.received(),
+            lost: q.lost(expected),
+            duplicates: q.duplicates(),
+            reordered: q.reordered(),
+            jitter_ns: q.jitter_ns(),
+        },
+    );
     Ok(Outcome {
         end: StreamEnd {
-            bytes,
-            packets,
-            elapsed_ns: elapsed_ns(start, last),
-            udp: Some(stats.counts(expected)),
+            bytes: sink.bytes(),
+            packets: sink.datagrams(),
+            elapsed_ns: app.last,
+            udp: Some(udp),
         },
         cpu: ThreadCpu::thread().since(cpu0),
     })
