@@ -301,6 +301,7 @@ fn gcra_shapes_and_polices_a_vc() {
             cdvt: Duration(1_000),
             police,
             tag: false,
+            ppd: false,
         });
         let topo = pair(src, atm(OC3C_CELLS, 0, 9180, 101));
         let (r, rep) = udp_30mbps(&topo, payload);

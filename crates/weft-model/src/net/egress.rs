@@ -86,6 +86,10 @@ pub struct EgressStats {
     pub cells_policed: u64,
     /// Frames discarded by that policer (a cell of theirs was).
     pub frames_policed: u64,
+    /// Cells of those frames that policer's partial packet discard dropped unjudged
+    /// ([`crate::shaper::VcContract::ppd`]; absent from the JSON while zero).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cells_discarded: u64,
     /// Cells of tagged frames dropped at the CLP threshold.
     pub cells_clp_dropped: u64,
     /// Frames marked Congestion Experienced at the ECN threshold
@@ -178,6 +182,8 @@ struct Pending<F> {
     /// Instant the first unit sent left the line, and units sent.
     first_dep: u64,
     sent: u64,
+    /// Units sent that the link's policer drops at the next switch: they do not go on.
+    policed: u64,
     frame: Option<F>,
 }
 
@@ -211,6 +217,7 @@ struct EdgeContract {
     gcra: DualGcra,
     police: bool,
     tag: bool,
+    ppd: bool,
 }
 
 /// The switch's output queue onto one link, with the line behind it.
@@ -281,6 +288,7 @@ impl<F: Frame> Egress<F> {
                 gcra: c.gcra(),
                 police: c.police,
                 tag: c.tag,
+                ppd: c.ppd,
             });
         let clp_limit = match (link.clp_threshold, capacity) {
             (Some(f), Capacity::Cells(n)) => Some((n as f64 * f.clamp(0.0, 1.0)).floor() as u64),
@@ -358,12 +366,13 @@ impl<F: Frame> Egress<F> {
             return;
         }
         let units = self.link.units(t.frame.frame_len());
-        // Cells keep their input pacing when both sides are cells; otherwise the frame is
-        // stored and forwarded, converted at once when its last unit has arrived.
+        // Cells keep their input pacing when both sides are cells (a damaged frame's cells that
+        // were lost or policed upstream stay lost); otherwise the frame is stored and
+        // forwarded, converted at once when its last unit has arrived.
         let (first, spacing, units) = if !self.link.is_atm() {
             (t.last(), 0, 1)
-        } else if units == t.units {
-            (t.first, t.spacing, units)
+        } else if units == t.units || (t.damaged && t.units < units) {
+            (t.first, t.spacing, t.units)
         } else {
             (t.last(), 0, units)
         };
@@ -386,6 +395,7 @@ impl<F: Frame> Egress<F> {
             rm: t.rm,
             first_dep: 0,
             sent: 0,
+            policed: 0,
             frame: Some(t.frame),
         };
         let slot = match self.free.pop() {
@@ -640,6 +650,7 @@ impl<F: Frame> Egress<F> {
                 rm: Default::default(),
                 first_dep: dep,
                 sent: 1,
+                policed: 0,
                 frame: None,
             };
             self.deliver(&p, dep, frame);
@@ -728,7 +739,8 @@ impl<F: Frame> Egress<F> {
     /// Sends a queued cell that arrived at `t` onto the line, under the link's contract if it
     /// has one; returns when it has left (ns). A shaped cell waits until it conforms; a policed
     /// one is judged as it arrives whole at the next switch, and if it breaks the contract its
-    /// frame is damaged, or tagged.
+    /// frame is damaged (the cell goes no further), or tagged; with partial packet discard the
+    /// frame's later cells but its last go no further either, unjudged.
     fn send_cell(&mut self, t: u64, p: &mut Pending<F>) -> u64 {
         let Some(c) = self.contract.as_mut() else {
             return self.line.send(t, CELL_BYTES);
@@ -739,8 +751,16 @@ impl<F: Frame> Egress<F> {
             return self.line.send(at.as_nanos(), CELL_BYTES);
         }
         let dep = self.line.send(t, CELL_BYTES);
+        if c.ppd && !c.tag && p.policed > 0 && p.idx + 1 < p.units {
+            p.policed += 1;
+            self.stats.cells_discarded += 1;
+            return dep;
+        }
         if !c.gcra.police(Instant(dep)) {
             self.stats.cells_policed += 1;
+            if !c.tag {
+                p.policed += 1;
+            }
             if c.tag {
                 p.tagged = true;
             } else if p.state == FrameState::Ok {
@@ -766,9 +786,15 @@ impl<F: Frame> Egress<F> {
         self.hand_on(p, dep, frame, false);
     }
 
+    /// Hands a frame whose last unit left at `dep` on to the next switch: the units sent but
+    /// those its policer drops there (nothing if that is all of them).
     fn hand_on(&mut self, p: &Pending<F>, dep: u64, frame: F, damaged: bool) {
         let delay = self.link.delay.as_nanos();
-        let (units, first_dep, flow) = (p.sent.max(1), p.first_dep.min(dep), p.flow);
+        let units = p.sent.saturating_sub(p.policed);
+        if units == 0 {
+            return;
+        }
+        let (first_dep, flow) = (p.first_dep.min(dep), p.flow);
         let (tagged, vc, efci, rm) = (p.tagged, p.vc, p.efci, p.rm);
         let out = &mut self.out;
         self.faults.pass(dep + delay, frame, &mut |due, f| {
@@ -911,6 +937,7 @@ mod tests {
             cdvt: Duration(1_000),
             police,
             tag,
+            ppd: false,
         }
     }
 
@@ -969,10 +996,34 @@ mod tests {
         let out = run(&link, 6);
         let damaged: Vec<bool> = out.iter().map(|t| t.damaged).collect();
         assert_eq!(damaged, [false, false, false, true, true, true]);
-        // The policed cells still crossed the line: the cells of every frame went on.
-        assert!(out.iter().all(|t| t.units == 10));
+        // The policed cells crossed the line but go no further: of each damaged frame only
+        // its last cell, one sustained increment after the last that passed, goes on.
+        let units: Vec<u64> = out.iter().map(|t| t.units).collect();
+        assert_eq!(units, [10, 10, 10, 1, 1, 1]);
         // Without the contract, all six pass.
         assert!(run(&trunk(None), 6).iter().all(|t| !t.damaged));
+    }
+
+    #[test]
+    fn partial_packet_discard_sends_on_a_broken_frame_s_first_cells_and_its_last() {
+        // A peak of half the line: every other cell of a frame at the line rate breaks it.
+        let half = contract(Rate::bps(74_880_000), None, 1, true, false);
+        let out = run(&trunk(Some(half)), 1);
+        assert_eq!((out.len(), out[0].units), (1, 5));
+        assert!(out[0].damaged);
+        // With PPD the cells after the first broken one are dropped unjudged, but the last.
+        let ppd = VcContract { ppd: true, ..half };
+        let mut e = Egress::new(&trunk(Some(ppd)), Rng::new(1), true);
+        let cell = OC3C.time_to_send(crate::units::Size(CELL_BYTES)).as_nanos();
+        e.handle_train(Train::between(vec![0u8; TEN_CELLS], 0, 9 * cell, 10, 0, 0));
+        let mut out = Vec::new();
+        while let Some(t) = e.poll_timeout() {
+            while let Some(tr) = e.poll_train(t) {
+                out.push(tr);
+            }
+        }
+        assert_eq!((out.len(), out[0].units), (1, 2));
+        assert_eq!((e.stats.cells_policed, e.stats.cells_discarded), (1, 7));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::link::LinkSpec;
 use super::serialiser::Serialiser;
 use super::train::Train;
 use crate::rng::Rng;
-use crate::shaper::{AbrSource, AbrStats, DualGcra, RmCell};
+use crate::shaper::{AbrSource, AbrStats, DualGcra, RmCell, VcContract};
 use crate::tech::CELL_BYTES;
 use crate::time::{Duration, Instant};
 
@@ -28,8 +28,13 @@ pub struct IngressStats {
     pub lost: u64,
     /// Cells that broke the VC's contract at the policer (dropped, or tagged).
     pub cells_policed: u64,
-    /// Frames discarded because a cell of theirs was policed.
+    /// Frames discarded because a cell of theirs was policed (their cells that passed go on and
+    /// fail reassembly at the far end).
     pub frames_policed: u64,
+    /// Cells of those frames partial packet discard dropped unjudged
+    /// ([`crate::shaper::VcContract::ppd`]; absent from the JSON while zero).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cells_discarded: u64,
     /// Frames the policer tagged (CLP = 1) instead.
     pub frames_tagged: u64,
     /// Other faults injected on the line.
@@ -39,14 +44,18 @@ pub struct IngressStats {
     pub abr: Option<AbrStats>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The host-to-switch direction of a link.
 #[derive(Debug)]
 pub struct Ingress {
     line: Serialiser,
     link: LinkSpec,
     faults: FaultInjector,
-    /// The VC's contract: its GCRA, whether it polices (else shapes) and whether policing tags.
-    contract: Option<(DualGcra, bool, bool)>,
+    /// The VC's contract: its GCRA and its terms.
+    contract: Option<(DualGcra, VcContract)>,
     /// The host's ABR source.
     abr: Option<AbrSource>,
     /// Counters of this direction.
@@ -62,7 +71,7 @@ impl Ingress {
             contract: link
                 .contract
                 .filter(|_| link.is_atm())
-                .map(|c| (c.gcra(), c.police, c.tag)),
+                .map(|c| (c.gcra(), c)),
             abr: link.abr.filter(|_| link.is_atm()).map(AbrSource::new),
             link: link.clone(),
             stats: IngressStats::default(),
@@ -108,6 +117,8 @@ impl Ingress {
         }
         let units = self.link.units(len);
         let mut tagged = false;
+        let mut damaged = false;
+        let mut units = units;
         let mut rm = RmMark::default();
         // When the first and the last unit have left the host (ns).
         let (first_end, end) = match &mut self.contract {
@@ -125,19 +136,25 @@ impl Ingress {
                 let end = self.line.send(now, self.link.wire_bytes(len));
                 (start + (end - start) / units.max(1), end)
             }
-            Some((gcra, police, tag)) => {
-                let (first_end, end, broken) =
-                    contract_cells(&mut self.line, gcra, *police, now, units);
-                if broken > 0 {
-                    self.stats.cells_policed += broken;
-                    if !*tag {
+            Some((gcra, terms)) => {
+                let c = contract_cells(&mut self.line, gcra, terms, now, units);
+                self.stats.cells_discarded += c.discarded;
+                if c.broken > 0 {
+                    self.stats.cells_policed += c.broken;
+                    if terms.tag {
+                        self.stats.frames_tagged += 1;
+                        tagged = true;
+                    } else {
+                        // The cells that passed go on, and fail reassembly at the far end.
                         self.stats.frames_policed += 1;
-                        return;
+                        if c.passed == 0 {
+                            return;
+                        }
+                        damaged = true;
+                        units = c.passed;
                     }
-                    self.stats.frames_tagged += 1;
-                    tagged = true;
                 }
-                (first_end, end)
+                (c.first_end, c.end)
             }
         };
         if self.faults.lose() {
@@ -149,6 +166,7 @@ impl Ingress {
             let held = last - (end + delay);
             let mut t = Train::between(f, first_end + held, end + held, units, delay, 0);
             t.tagged = tagged;
+            t.damaged = damaged;
             t.rm = rm;
             out(t);
         });
@@ -185,21 +203,37 @@ fn abr_cells(
     (first_end.unwrap_or(end), end, rm)
 }
 
+/// What a VC contract did to the cells of one frame on a host's line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Policed {
+    /// When the first and the last cell ended on the line (ns).
+    first_end: u64,
+    end: u64,
+    /// Cells that broke the contract.
+    broken: u64,
+    /// Cells partial packet discard dropped unjudged after a broken one.
+    discarded: u64,
+    /// Cells that conformed.
+    passed: u64,
+}
+
 /// Sends a frame's `units` cells on `line` from `now` under a VC contract: shaped, each cell
 /// waits until it conforms; policed, cells go back to back and those that break the contract
-/// are counted. Returns when the first and the last cell ended (ns), and how many cells broke
-/// the contract.
+/// are counted (with partial packet discard, the frame's cells after a broken one but its
+/// last are dropped unjudged).
 fn contract_cells(
     line: &mut Serialiser,
     gcra: &mut DualGcra,
-    police: bool,
+    terms: &VcContract,
     now: u64,
     units: u64,
-) -> (u64, u64, u64) {
+) -> Policed {
+    let police = terms.police;
+    let ppd = police && terms.ppd && !terms.tag;
     let mut first_end = None;
     let mut end = now;
-    let mut broken = 0;
-    for _ in 0..units {
+    let (mut broken, mut discarded, mut passed) = (0, 0, 0);
+    for k in 0..units {
         let free = now.max(line.free_at());
         let at = if police {
             free
@@ -211,11 +245,21 @@ fn contract_cells(
         // The policer sees the cell when it has arrived whole; a shaped cell conforms by
         // construction at its start.
         let seen = if police { end } else { at };
-        if !gcra.police(Instant(seen)) {
+        if ppd && broken > 0 && k + 1 < units {
+            discarded += 1;
+        } else if gcra.police(Instant(seen)) {
+            passed += 1;
+        } else {
             broken += 1;
         }
     }
-    (first_end.unwrap_or(end), end, broken)
+    Policed {
+        first_end: first_end.unwrap_or(end),
+        end,
+        broken,
+        discarded,
+        passed,
+    }
 }
 
 #[cfg(test)]
@@ -239,6 +283,7 @@ mod tests {
             cdvt: Duration::ZERO,
             police,
             tag: false,
+            ppd: false,
         });
         l
     }
@@ -271,7 +316,8 @@ mod tests {
     fn a_policed_vc_loses_the_frames_that_break_its_contract() {
         // PCR at the line rate, SCR a tenth of it, bursts of 30 cells: the first three 10-cell
         // frames sent back to back conform; the burst tolerance is then spent, and each later
-        // frame loses cells and is dropped.
+        // frame loses cells: only its last, a sustained increment after the last that passed,
+        // goes on, and the frame fails reassembly.
         let line = Rate::bps(149_760_000);
         let mut link = vc(line, true, Some(Rate::bps(14_976_000)), 30);
         // A tolerance of a microsecond absorbs the rounding of the cell times to whole ns.
@@ -279,11 +325,31 @@ mod tests {
             c.cdvt = Duration(1_000);
         }
         let mut i = Ingress::new(&link, Rng::new(1));
-        let passed: Vec<bool> = (0..6)
-            .map(|_| !trains(&mut i, 0, 10 * 48 - 8 + 14 - 8).is_empty())
+        let on: Vec<(u64, bool)> = (0..6)
+            .flat_map(|_| trains(&mut i, 0, 10 * 48 - 8 + 14 - 8))
+            .map(|t| (t.units, t.damaged))
             .collect();
-        assert_eq!(passed, [true, true, true, false, false, false]);
-        assert_eq!(i.stats.frames_policed, 3);
-        assert!(i.stats.cells_policed >= 3);
+        let (whole, broken) = ((10, false), (1, true));
+        assert_eq!(on, [whole, whole, whole, broken, broken, broken]);
+        assert_eq!((i.stats.frames_policed, i.stats.cells_policed), (3, 27));
+    }
+
+    #[test]
+    fn partial_packet_discard_drops_a_broken_frame_s_cells_but_its_last_on_the_line() {
+        // A peak of half the line: every other cell of a 10-cell frame breaks it.
+        let mut link = vc(Rate::bps(74_880_000), true, None, 1);
+        if let Some(c) = link.contract.as_mut() {
+            c.cdvt = Duration(1_000);
+        }
+        let frame = 10 * 48 - 8 + 14 - 8;
+        let plain = trains(&mut Ingress::new(&link, Rng::new(1)), 0, frame);
+        assert_eq!((plain[0].units, plain[0].damaged), (5, true));
+        if let Some(c) = link.contract.as_mut() {
+            c.ppd = true;
+        }
+        let mut i = Ingress::new(&link, Rng::new(1));
+        let t = trains(&mut i, 0, frame);
+        assert_eq!((t[0].units, t[0].damaged), (2, true));
+        assert_eq!((i.stats.cells_policed, i.stats.cells_discarded), (1, 7));
     }
 }

@@ -1,8 +1,10 @@
 //! A traffic contract enforced by a switch on one circuit or one path (the entry of its table
 //! that [`crate::vc::ContractAt`] names): the cells of each train on it are judged at the
 //! instants they arrive by the contract's GCRA pair ([`crate::shaper::DualGcra`]). Policed, the
-//! cells that break it are counted and the frame is damaged (its cells that conformed travel on
-//! and fail reassembly at the far end) or tagged CLP = 1; shaped, each cell waits in the
+//! cells that break it are dropped and the frame is damaged (only its cells that conformed
+//! travel on, taking their room in the queues and lines downstream, and fail reassembly at the
+//! far end; with partial packet discard, [`VcContract::ppd`], only those before the first broken
+//! cell and the last) or, tagging, its cells all go on tagged CLP = 1; shaped, each cell waits in the
 //! circuit's own queue until it conforms, so a shaped circuit does not hold up the others on
 //! its output (a per-VC shaper, unlike a link's contract, which delays its whole queue).
 //!
@@ -24,6 +26,10 @@ pub struct Verdict {
     pub delayed: u64,
     /// How long the train's last cell was held by the shaper (ns).
     pub held_ns: u64,
+    /// Cells partial packet discard dropped unjudged after a broken one.
+    pub discarded: u64,
+    /// Every cell of the train was dropped: nothing of it goes on.
+    pub gone: bool,
 }
 
 /// One contract's state at a switch.
@@ -47,24 +53,52 @@ impl Enforced {
         self.terms.police && self.terms.tag
     }
 
-    /// Enforces the contract on the cells of `t`: policed, marks it damaged (or tagged) if a
-    /// cell breaks it; shaped, moves its cells to when they conform.
+    /// Enforces the contract on the cells of `t`: policed, drops the cells that break it (the
+    /// train keeps the others and is damaged; [`Verdict::gone`] if none is left) or tags it;
+    /// shaped, moves its cells to when they conform.
     pub fn apply<F>(&mut self, t: &mut Train<F>) -> Verdict {
         let mut v = Verdict::default();
         let units = t.units.max(1);
+        if self.terms.police && self.terms.tag {
+            v.broken = (0..units)
+                .filter(|&k| !self.gcra.police(Instant(t.first + k * t.spacing)))
+                .count() as u64;
+            t.tagged |= v.broken > 0;
+            return v;
+        }
         if self.terms.police {
+            // The instants of the first and the last cell that pass, and how many pass.
+            let mut kept: Option<(u64, u64)> = None;
+            let mut passed = 0;
             for k in 0..units {
-                if !self.gcra.police(Instant(t.first + k * t.spacing)) {
+                let at = t.first + k * t.spacing;
+                if v.broken > 0 && self.terms.ppd && k + 1 < units {
+                    v.discarded += 1;
+                    continue;
+                }
+                if self.gcra.police(Instant(at)) {
+                    passed += 1;
+                    kept = Some((kept.map_or(at, |(f, _)| f), at));
+                } else {
                     v.broken += 1;
                 }
             }
-            if v.broken > 0 {
-                if self.terms.tag {
-                    t.tagged = true;
-                } else {
-                    t.damaged = true;
-                }
+            if v.broken == 0 {
+                return v;
             }
+            t.damaged = true;
+            let Some((first, last)) = kept else {
+                v.gone = true;
+                return v;
+            };
+            // What goes on: the cells that passed, spread evenly from the first to the last.
+            t.units = passed;
+            t.spacing = if passed > 1 {
+                (last - first) / (passed - 1)
+            } else {
+                0
+            };
+            t.first = last - t.spacing * (passed - 1);
             return v;
         }
         let (mut first, mut last) = (0, 0);
@@ -103,6 +137,10 @@ mod tests {
     use crate::units::Rate;
 
     fn terms(police: bool, tag: bool) -> VcContract {
+        ppd_terms(police, tag, false)
+    }
+
+    fn ppd_terms(police: bool, tag: bool, ppd: bool) -> VcContract {
         VcContract {
             pcr: Rate::mbps(26),
             scr: None,
@@ -111,6 +149,7 @@ mod tests {
             cdvt: Duration(if police { 1_000 } else { 0 }),
             police,
             tag,
+            ppd,
         }
     }
 
@@ -136,6 +175,44 @@ mod tests {
         let mut ok = Train::between((), 0, 9 * GAP, 10, 0, 0);
         assert_eq!(e.apply(&mut ok).broken, 0);
         assert!(!ok.damaged);
+    }
+
+    /// Ten cells at twice the contract's peak rate, from `at`.
+    fn twice_the_peak(at: u64) -> Train<()> {
+        Train::between((), at, at + 9 * GAP / 2, 10, 0, 0)
+    }
+
+    #[test]
+    fn a_policed_frame_carries_only_its_conforming_cells_on() {
+        let mut e = Enforced::new(terms(true, false));
+        let mut t = twice_the_peak(0);
+        let v = e.apply(&mut t);
+        // Every other cell comes half an increment early and is dropped; the five others go on
+        // (damaged), at the instants they came, and fill the queues downstream as five cells.
+        assert_eq!((v.broken, v.discarded, v.gone), (5, 0, false));
+        assert!(t.damaged);
+        assert_eq!((t.units, t.first, t.spacing), (5, 0, GAP));
+        // A train all of whose cells break the contract is gone: the first train's credit is
+        // still in use when these three come.
+        let mut u = Train::between((), 100, 300, 3, 0, 0);
+        let v = e.apply(&mut u);
+        assert_eq!((v.broken, v.gone), (3, true));
+    }
+
+    #[test]
+    fn partial_packet_discard_drops_the_rest_of_a_broken_frame_but_its_last_cell() {
+        let mut e = Enforced::new(ppd_terms(true, false, true));
+        let mut t = twice_the_peak(0);
+        let v = e.apply(&mut t);
+        // The first cell passes, the second breaks the contract, the next seven are dropped
+        // unjudged and the last, which ends the frame, is judged: on time, it passes.
+        assert_eq!((v.broken, v.discarded, v.gone), (1, 7, false));
+        assert!(t.damaged);
+        assert_eq!((t.units, t.first, t.last()), (2, 0, 9 * GAP / 2));
+        // Without PPD the four cells after the broken one that came on time went on as well.
+        let mut plain = twice_the_peak(0);
+        Enforced::new(terms(true, false)).apply(&mut plain);
+        assert_eq!(plain.units, 5);
     }
 
     #[test]

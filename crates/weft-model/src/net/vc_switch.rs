@@ -253,6 +253,10 @@ pub struct VcStats {
     /// Frames tagged CLP = 1 by that policing instead.
     #[serde(skip_serializing_if = "is_zero")]
     pub frames_tagged: u64,
+    /// Cells partial packet discard dropped unjudged after a policed cell of their frame
+    /// ([`crate::shaper::VcContract::ppd`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cells_discarded: u64,
     /// Cells a shaped circuit's or path's contract held back.
     #[serde(skip_serializing_if = "is_zero")]
     pub cells_shaped: u64,
@@ -366,8 +370,8 @@ impl VcSwitch {
     }
 
     /// The port a train that came in on `port` goes out of, its label rewritten; `None` if the
-    /// table has no entry for it or it would reach a host on a label the host has not bound
-    /// (counted, and the train dropped).
+    /// table has no entry for it, it would reach a host on a label the host has not bound, or
+    /// its contract's policer dropped every cell of it (counted, and the train dropped).
     pub fn route<F>(&mut self, port: PortId, t: &mut Train<F>) -> Option<PortId> {
         let Some((out, vc)) = self.table.lookup(port as u32, t.vc) else {
             self.stats.frames_unknown += 1;
@@ -384,13 +388,16 @@ impl VcSwitch {
         self.used.insert((port, t.vc));
         self.stats.frames += 1;
         self.stats.cells += t.units;
-        self.enforce(port, t);
+        if !self.enforce(port, t) {
+            return None;
+        }
         t.vc = vc;
         Some(out)
     }
 
-    /// Enforces the contract, if any, of the circuit (or else the path) `t` came in on.
-    fn enforce<F>(&mut self, port: PortId, t: &mut Train<F>) {
+    /// Enforces the contract, if any, of the circuit (or else the path) `t` came in on; false
+    /// if its policer left nothing of `t`.
+    fn enforce<F>(&mut self, port: PortId, t: &mut Train<F>) -> bool {
         let channel = (port, t.vc);
         let key = if self.contracts.contains_key(&channel) {
             channel
@@ -398,7 +405,7 @@ impl VcSwitch {
             (port, Vc::new(t.vc.vpi, 0))
         };
         let Some(c) = self.contracts.get_mut(&key) else {
-            return;
+            return true;
         };
         let v = c.apply(t);
         if v.broken > 0 {
@@ -409,8 +416,10 @@ impl VcSwitch {
                 self.stats.frames_policed += 1;
             }
         }
+        self.stats.cells_discarded += v.discarded;
         self.stats.cells_shaped += v.delayed;
         self.stats.max_shaping_delay_ns = self.stats.max_shaping_delay_ns.max(v.held_ns);
+        !v.gone
     }
 }
 
@@ -497,6 +506,7 @@ mod tests {
             cdvt: crate::time::Duration(1_000),
             police,
             tag: false,
+            ppd: false,
         }
     }
 
@@ -515,6 +525,8 @@ mod tests {
         let mut t = train(Vc::new(0, 138));
         assert_eq!(s.route(0, &mut t), Some(1));
         assert!(t.damaged);
+        // Only the conforming first cell goes on.
+        assert_eq!(t.units, 1);
         let mut u = train(Vc::new(0, 139));
         assert_eq!(s.route(0, &mut u), Some(1));
         assert!(!u.damaged);
@@ -524,9 +536,12 @@ mod tests {
         s.clear();
         s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
             .unwrap();
+        // Its cells come while the first train's still holds the contract's credit: every one
+        // of them breaks it, and nothing of the frame goes on.
         let mut t = train(Vc::new(0, 138));
-        s.route(0, &mut t);
+        assert_eq!(s.route(0, &mut t), None);
         assert!(t.damaged);
+        assert_eq!(s.stats().cells_policed, 19);
     }
 
     #[test]

@@ -479,18 +479,20 @@ pub(super) fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
     let scr = l.rate("scr", RATES.0, RATES.1)?;
     let mbs = l.count("mbs", MBS.0, MBS.1)?;
     let cdvt = l.duration("cdvt", DELAYS.0, DELAYS.1)?;
-    // `police`: true or "discard" (drop what breaks the contract), "tag" (mark it CLP = 1),
-    // false or "shape" (delay it until it conforms).
+    // `police`: true or "discard" (drop what breaks the contract), "ppd" (drop it and the rest
+    // of its frame but the last cell), "tag" (mark it CLP = 1), false or "shape" (delay it
+    // until it conforms). As (police, tag, ppd).
     let police = match l.get("police").map(|v| v.get_ref()) {
         None => None,
-        Some(DeValue::Boolean(b)) => Some((*b, false)),
-        Some(DeValue::String(s)) if s == "discard" => Some((true, false)),
-        Some(DeValue::String(s)) if s == "tag" => Some((true, true)),
-        Some(DeValue::String(s)) if s == "shape" => Some((false, false)),
+        Some(DeValue::Boolean(b)) => Some((*b, false, false)),
+        Some(DeValue::String(s)) if s == "discard" => Some((true, false, false)),
+        Some(DeValue::String(s)) if s == "ppd" => Some((true, false, true)),
+        Some(DeValue::String(s)) if s == "tag" => Some((true, true, false)),
+        Some(DeValue::String(s)) if s == "shape" => Some((false, false, false)),
         Some(_) => {
             return Err(l.err(
                 "police",
-                "expected true or \"discard\" (police, dropping), \"tag\" (police, marking CLP), or false or \"shape\"",
+                "expected true or \"discard\" (police, dropping), \"ppd\" (police, dropping the rest of the frame too), \"tag\" (police, marking CLP), or false or \"shape\"",
             ));
         }
     };
@@ -518,6 +520,7 @@ pub(super) fn contract(l: &Tbl<'_, '_>) -> Result<Option<VcContract>> {
         cdvt: cdvt.unwrap_or_default(),
         police: police.is_some_and(|p| p.0),
         tag: police.is_some_and(|p| p.1),
+        ppd: police.is_some_and(|p| p.2),
     }))
 }
 

@@ -240,7 +240,10 @@ fn vc_contracts_parse_and_bad_ones_are_named() {
     assert_eq!(e.key, "link[1].scr", "{e}");
     let s = Scenario::parse(&with("pcr = \"26Mbps\"\npolice = \"tag\""), "vc.toml").unwrap();
     let c = s.links[1].contract.expect("contract");
-    assert_eq!((c.police, c.tag), (true, true));
+    assert_eq!((c.police, c.tag, c.ppd), (true, true, false));
+    let s = Scenario::parse(&with("pcr = \"26Mbps\"\npolice = \"ppd\""), "vc.toml").unwrap();
+    let c = s.links[1].contract.expect("contract");
+    assert_eq!((c.police, c.tag, c.ppd), (true, false, true));
     let e = error(&with("pcr = \"26Mbps\"\npolice = \"yes\""));
     assert_eq!(e.key, "link[1].police", "{e}");
     let e = error(&with("mbs = 4"));

@@ -28,6 +28,12 @@ pub struct VcContract {
     /// [`crate::net::LinkSpec::clp_threshold`]).
     #[serde(default)]
     pub tag: bool,
+    /// With `police` and not `tag`: partial packet discard (PPD). Once a cell of a frame breaks
+    /// the contract, the frame's later cells are discarded unjudged, all but its last (which
+    /// ends the AAL5 frame and is judged as any other): they neither travel on nor use the
+    /// contract's credit.
+    #[serde(default)]
+    pub ppd: bool,
 }
 
 impl VcContract {
@@ -62,6 +68,7 @@ mod tests {
             cdvt: Duration::ZERO,
             police: false,
             tag: false,
+            ppd: false,
         };
         let mut g = c.gcra();
         let mut t = Instant::ZERO;
@@ -84,6 +91,7 @@ mod tests {
             cdvt: Duration::ZERO,
             police: true,
             tag: false,
+            ppd: false,
         };
         let mut g = c.gcra();
         // Cells at the peak rate: the first `mbs` conform, then the sustainable GCRA refuses.

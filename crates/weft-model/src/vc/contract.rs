@@ -10,7 +10,7 @@
 //! from = "methuselah"   # a circuit; enforced at its first switch unless `switch` is given
 //! to = "dhpc04"
 //! pcr = "26Mbps"
-//! police = true
+//! police = true        # or "ppd" (the rest of a broken frame dropped too), "tag", "shape"
 //!
 //! [[vc.contract]]
 //! switch = "ebn"        # a path: every entry of `switch` that switches VPI `vpi` as a path
@@ -168,6 +168,7 @@ mod tests {
             cdvt: Duration::ZERO,
             police: true,
             tag: false,
+            ppd: false,
         }
     }
 
