@@ -8,6 +8,7 @@ use super::engine::ModelPoint;
 use super::rr_tcp::{TcpExchange, tcp_request_response};
 use super::rtt::{Hop, request_response};
 use super::server::SharedServer;
+use super::udp::ip_fragments;
 use crate::app::rr::keys;
 use crate::host::presets;
 use crate::host::{Direction, HostCosts};
@@ -78,8 +79,26 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     let us = |d: crate::time::Duration| d.as_nanos() as f64 / 1e3;
     // Each end's turnaround alone: from a message's arrival to the next one back, a read woken
     // from idle and a write, and the server's daemon's select (the model's round trip is these
-    // two and the network).
+    // two and the network). As an analyser on the host's link stamps frames, at their first
+    // bit, the turnaround begins one frame's time on that link (the message's last) before the
+    // host has the message.
     let mtu = path.iter().map(|l| l.tech.mtu.0).min().unwrap_or(1500);
+    let on_line = |tech: &crate::tech::Tech, payload: u64| {
+        ip_fragments(payload, u32::try_from(mtu).unwrap_or(u32::MAX))
+            .last()
+            .map_or(crate::time::Duration::ZERO, |&ip| {
+                tech.wire_time(u64::from(ip))
+            })
+    };
+    // Over UDP (the simulator measures turnarounds over UDP alone).
+    let (first, last) = match transport {
+        Transport::Udp => (hops.first().map(|h| h.tech), hops.last().map(|h| h.tech)),
+        _ => (None, None),
+    };
+    let on_lines = (
+        first.map_or(crate::time::Duration::ZERO, |t| on_line(t, response)),
+        last.map_or(crate::time::Duration::ZERO, |t| on_line(t, size.0)),
+    );
     let turnaround = |h: &HostCosts, read: u64, written: u64| {
         let packets = |b: u64| b.div_ceil(mtu.saturating_sub(transport.header_bytes()).max(1));
         h.cost(Direction::Receive, read, packets(read).max(1), 1)
@@ -88,16 +107,17 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     };
     out.metrics.insert(
         keys::CLIENT_TURNAROUND_US.into(),
-        us(turnaround(&client, response, size.0)),
+        us(turnaround(&client, response, size.0) + on_lines.0),
     );
     out.metrics.insert(
         keys::SERVER_TURNAROUND_US.into(),
-        us(turnaround(&server, size.0, response) + server.select()),
+        us(turnaround(&server, size.0, response) + server.select() + on_lines.1),
     );
     let mut rtt_us = us(r.total);
     if w.together {
+        let lines_us = (us(on_lines.0), us(on_lines.1));
         rtt_us = together(
-            s, w, &client, &server, transport, size.0, response, rtt_us, out,
+            s, w, &client, &server, transport, size.0, response, rtt_us, lines_us, out,
         );
     }
     let m = &mut out.metrics;
@@ -127,7 +147,9 @@ pub fn rr(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
 /// The round trip of `w`'s sessions run `together`: the host most of them share (the server
 /// host of a many-to-one test, the client host of a one-to-many one) as a [`SharedServer`] whose
 /// work per request is its send and receive costs and whose sessions spend the rest of the lone
-/// round trip `lone_us` elsewhere. Writes what it found into `out`; returns the round trip, µs.
+/// round trip `lone_us` elsewhere. `lines_us` is the last frame's time on the client's and the
+/// server's link, which the turnarounds (as an analyser stamps them) include. Writes what it
+/// found into `out`; returns the round trip, µs.
 #[allow(clippy::too_many_arguments)] // the exchange, spelled out
 fn together(
     s: &Scenario,
@@ -138,6 +160,7 @@ fn together(
     request: u64,
     response: u64,
     lone_us: f64,
+    lines_us: (f64, f64),
     out: &mut ModelPoint,
 ) -> f64 {
     // Sessions on the busiest client host and on the busiest server host.
@@ -203,12 +226,12 @@ fn together(
     m.insert("shared_sessions".into(), sessions as f64);
     m.insert("shared_host_us".into(), load.at_host_ns / 1e3);
     // The shared host's turnaround is its time with the others' requests.
-    let side = if per_server_host >= per_client_host {
-        keys::SERVER_TURNAROUND_US
+    let (side, line_us) = if per_server_host >= per_client_host {
+        (keys::SERVER_TURNAROUND_US, lines_us.1)
     } else {
-        keys::CLIENT_TURNAROUND_US
+        (keys::CLIENT_TURNAROUND_US, lines_us.0)
     };
-    m.insert(side.into(), load.at_host_ns / 1e3);
+    m.insert(side.into(), load.at_host_ns / 1e3 + line_us);
     m.insert("shared_queueing_us".into(), load.queueing_ns / 1e3);
     m.insert("shared_utilisation".into(), load.utilisation);
     m.insert("lone_rtt_us".into(), lone_us);
@@ -275,5 +298,36 @@ size = 64
         assert!((evaluate(&s)[0].metrics["switch_latency_us"] - 16.5).abs() < 1e-9);
         // Two hops each way of a 92-byte datagram on FDDI, and 4 us of propagation.
         assert!(without > 4.0, "{without}");
+    }
+
+    /// A turnaround as an analyser on the host's link stamps it (each frame at its first bit)
+    /// begins the arriving datagram's time on that link before the host has it: between hosts
+    /// that cost nothing, each end's turnaround is one 92-byte datagram's time on FDDI. Without
+    /// it both would be zero.
+    #[test]
+    fn a_turnaround_counts_the_arriving_frame_on_the_line() {
+        let text = r#"
+name = "r"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[link]]
+ends = ["a", "b"]
+tech = "fddi"
+[[workload]]
+kind = "rr"
+from = "a"
+to = "b"
+size = 64
+"#;
+        let s = Scenario::parse(text, "r.toml").unwrap();
+        let m = &evaluate(&s)[0].metrics;
+        let fddi = crate::tech::Tech::preset("fddi").unwrap();
+        let line_us = fddi.wire_time(92).as_nanos() as f64 / 1e3;
+        assert!(line_us > 7.0, "{line_us}");
+        for key in [keys::CLIENT_TURNAROUND_US, keys::SERVER_TURNAROUND_US] {
+            assert!((m[key] - line_us).abs() < 1e-9, "{key} {}", m[key]);
+        }
     }
 }

@@ -104,16 +104,18 @@ pub fn indigo_r4000() -> HostCosts {
 /// `sendto`, then a `recvfrom` that blocks until the echo) and the server (inetd's own echo
 /// service: a `select` over inetd's sockets, a `recvfrom` and a `sendto`) have their own paths;
 /// five parameters fitted together ([`crate::calc::fit`]'s `indigo`):
-/// - 86.83 ns per byte on each path (per-packet costs folded in), so that two Indigos writing
+/// - 86.99 ns per byte on each path (per-packet costs folded in), so that two Indigos writing
 ///   63 KB a call carry the mean of `gigaswitch.ttcp_without_switch_mbps` (91.37 Mbit/s);
-/// - 46.3 µs per `sendto` or `recvfrom` call, from `gigaswitch.table19.client_us` at 64 bytes
-///   (481 µs: the client woken by the echo, its read and its next request's write);
-/// - 239.5 µs for the server's `select`, from `gigaswitch.table11.mean_us` at 128 bytes
+/// - 36.1 µs per `sendto` or `recvfrom` call, from `gigaswitch.table19.client_us` at 64 bytes
+///   (481 µs as the analyser stamped it, from the echo's first bit on the client's link: the
+///   echo's 10.3 µs on the FDDI line, the client woken by it, its read and its next request's
+///   write);
+/// - 260.0 µs for the server's `select`, from `gigaswitch.table11.mean_us` at 128 bytes
 ///   (seven clients keep the one echo server busy: each round trip is seven of its echoes);
-/// - 377.3 µs to wake a process blocked in a call on an idle host, from
+/// - 387.5 µs to wake a process blocked in a call on an idle host, from
 ///   `gigaswitch.table2.without_us` at 64 bytes (1222 µs between two directly connected
 ///   Indigos);
-/// - 266.3 µs to switch to a client process woken while the host runs others, from
+/// - 286.8 µs to switch to a client process woken while the host runs others, from
 ///   `gigaswitch.table10.mean_us` at 64 bytes (seven client processes on one Indigo: each
 ///   round trip is seven of its turns).
 ///
@@ -136,15 +138,15 @@ pub fn indigo_r4000_echo() -> HostCosts {
 }
 
 /// The echo Indigo's cost per byte on each path, ns (see [`indigo_r4000_echo`]).
-const INDIGO_BYTE_NS: f64 = 86.833_390;
+const INDIGO_BYTE_NS: f64 = 86.992_431;
 /// The echo Indigo's cost of a `sendto` or `recvfrom` call, ns.
-const INDIGO_CALL_NS: f64 = 46_317.857;
+const INDIGO_CALL_NS: f64 = 36_057.857;
 /// The echo Indigo's wakeup of a blocked process on an idle host, ns.
-const INDIGO_WAKEUP_NS: f64 = 377_250.286;
+const INDIGO_WAKEUP_NS: f64 = 387_508.286;
 /// The echo Indigo's switch to a woken process while it runs others, ns.
-const INDIGO_SWITCH_NS: f64 = 266_292.857;
+const INDIGO_SWITCH_NS: f64 = 286_792.857;
 /// The echo server's (inetd's) select before each request, ns.
-const INDIGO_SELECT_NS: f64 = 239_520.0;
+const INDIGO_SELECT_NS: f64 = 260_000.0;
 
 // The GIGAswitch study's other workstations on their UDP echo path (Table 5 of study 003), each
 // fitted in [`crate::calc::fit_workstations`]: a call (its wakeup folded in) to the 128-byte round trip

@@ -14,18 +14,25 @@
 //! drops it (its frames' receive work done, no read charged). So a receiver whose reads fall
 //! behind its sender loses what its buffer cannot hold ([`DatagramSocket::drops`]).
 //!
-//! The socket also measures its host's turnaround ([`DatagramSocket::turnarounds`]), as an
-//! analyser on the host's link sees it (the GIGAswitch study's elapsed times B and C, Table
-//! 19): from a datagram's last frame reaching the host to the next datagram back to its sender
-//! reaching the adapter. An echo server's turnaround is its latency with the requests that
-//! wait for it; an echo client's is the time from an answer to its next request.
+//! The socket also measures what an analyser on the host's link sees (the GIGAswitch study's
+//! elapsed times A to D, Table 19): its host's turnaround ([`DatagramSocket::turnarounds`]),
+//! from a datagram's arrival to the next datagram back to its sender, and the time the host
+//! waits for a peer ([`DatagramSocket::aways`]), from a datagram sent to that peer to the next
+//! one from it. An echo server's turnaround is its latency with the requests that wait for it
+//! (B); an echo client's the time from an answer to its next request (C); the client's wait is
+//! the round trip on its link (A), the server's the time from an echo to that client's next
+//! request (D). An analyser stamps every frame at the same edge: given the host's link
+//! ([`DatagramSocket::set_line`]) a frame is stamped at its first bit on that link (an arriving
+//! one its serialisation before its last bit reaches the host, a departing one as it reaches
+//! the adapter, the line being free); without it, as it reaches the host or the adapter, so
+//! that a turnaround leaves out one frame's time on the line that the analyser counts.
 
 use std::collections::VecDeque;
 
 use weft_model::host::HostCpu;
 use weft_model::{Duration, Instant};
 
-use weft_model::net::ETH_HEADER;
+use weft_model::net::{ETH_HEADER, Frame, LinkSpec};
 
 use super::frame::SimFrame;
 
@@ -82,6 +89,12 @@ pub struct DatagramSocket {
     unanswered: VecDeque<(usize, Instant)>,
     /// Turnarounds measured: their sum, ns, and their number.
     turnarounds: (u64, u64),
+    /// The host's link, on which an analyser stamps frames at their first bit.
+    line: Option<LinkSpec>,
+    /// Datagrams sent and not yet followed by one from their peer: the peer and when it left.
+    awaited: VecDeque<(usize, Instant)>,
+    /// Waits for a peer measured: their sum, ns, and their number.
+    aways: (u64, u64),
 }
 
 impl DatagramSocket {
@@ -101,7 +114,26 @@ impl DatagramSocket {
             drops: 0,
             unanswered: VecDeque::new(),
             turnarounds: (0, 0),
+            line: None,
+            awaited: VecDeque::new(),
+            aways: (0, 0),
         }
+    }
+
+    /// The host's link: an analyser on it stamps each frame at its first bit on the line
+    /// (see the module's documentation).
+    pub fn set_line(&mut self, link: LinkSpec) {
+        self.line = Some(link);
+    }
+
+    /// When the first bit of frame `f`, whose last bit reached the host at `now`, was on the
+    /// host's link: `now` less the frame's serialisation there (`now` without a line).
+    fn first_bit(&self, now: Instant, f: &SimFrame) -> Instant {
+        let Some(link) = &self.line else { return now };
+        let on_line = link.rate.map_or(Duration::ZERO, |r| {
+            r.time_to_send(weft_model::Size(link.wire_bytes(f.frame_len())))
+        });
+        Instant(now.0.saturating_sub(on_line.0))
     }
 
     /// Takes datagrams from host `peer` only, as a connected UDP socket does.
@@ -164,12 +196,26 @@ impl DatagramSocket {
                 self.turnarounds.1 += 1;
             }
         }
+        // This host now waits for `to`: from this datagram's departure to the next from it.
+        if !self.awaited.iter().any(|w| w.0 == to) {
+            if self.awaited.len() == UNANSWERED {
+                self.awaited.pop_front();
+            }
+            self.awaited.push_back((to, ready));
+        }
         returned
     }
 
+    /// Waits for a peer measured so far and their sum: each the time from a datagram leaving
+    /// for a peer (reaching the adapter) to the next datagram from that peer arriving, as the
+    /// turnarounds stamp it.
+    pub fn aways(&self) -> (u64, Duration) {
+        (self.aways.1, Duration(self.aways.0))
+    }
+
     /// Turnarounds measured so far and their sum: each the time from a datagram's arrival (its
-    /// last frame reaching the host) to the next datagram back to its sender reaching the
-    /// adapter.
+    /// last frame reaching the host, or that frame's first bit on the host's link if the socket
+    /// has one) to the next datagram back to its sender reaching the adapter.
     pub fn turnarounds(&self) -> (u64, Duration) {
         (self.turnarounds.1, Duration(self.turnarounds.0))
     }
@@ -230,10 +276,17 @@ impl DatagramSocket {
             Some(_) => self.inbox.push_back((arrived, received, Some(idle))),
             None => self.inbox.push_back((now, received, None)),
         }
+        let stamp = self.first_bit(now, f);
         if self.unanswered.len() == UNANSWERED {
             self.unanswered.pop_front();
         }
-        self.unanswered.push_back((from, now));
+        self.unanswered.push_back((from, stamp));
+        if let Some(k) = self.awaited.iter().position(|w| w.0 == from) {
+            if let Some((_, left)) = self.awaited.remove(k) {
+                self.aways.0 += stamp.saturating_duration_since(left).as_nanos();
+                self.aways.1 += 1;
+            }
+        }
         true
     }
 
@@ -450,5 +503,41 @@ mod tests {
         // A datagram to a host that sent nothing answers nothing.
         server.send(Instant(6000), 3, 64, 1);
         assert_eq!(server.turnarounds().0, 2);
+    }
+
+    /// An analyser on the host's link stamps every frame at its first bit: given its line (8
+    /// Mbit/s here, 1 us a byte), the client's wait (A) runs from its request leaving to the
+    /// answer's first bit, its turnaround (C) from that first bit to its next request leaving.
+    /// Without the line both are stamped as the answer's last bit reaches the host (600 us):
+    /// the wait 600 us, the turnaround 100 us.
+    #[test]
+    fn an_analyser_on_the_line_stamps_frames_at_their_first_bit() {
+        use weft_model::Rate;
+        let link = LinkSpec::ethernet(Some(Rate(8_000_000)), Duration::ZERO);
+        let run = |line: Option<&LinkSpec>| {
+            let mut client = DatagramSocket::new(0, 1500);
+            if let Some(l) = line {
+                client.set_line(l.clone());
+            }
+            let mut server = DatagramSocket::new(1, 1500);
+            client.send(Instant(0), 1, 64, 1);
+            server.send(Instant(500_000), 0, 64, 1);
+            let (_, answer) = server.pop_frame(Instant(500_000)).unwrap();
+            assert!(client.deliver(Instant(600_000), &answer));
+            assert_eq!(client.aways().0, 1);
+            client.send(Instant(700_000), 1, 64, 2);
+            (
+                answer.frame_len(),
+                client.aways().1.as_nanos(),
+                client.turnarounds(),
+            )
+        };
+        let (len, wait, turn) = run(Some(&link));
+        let on_line = link.wire_bytes(len) * 1000;
+        assert!(on_line > 64_000, "{on_line}");
+        assert_eq!(wait, 600_000 - on_line);
+        assert_eq!(turn, (1, Duration(100_000 + on_line)));
+        let (_, wait, turn) = run(None);
+        assert_eq!((wait, turn), (600_000, (1, Duration(100_000))));
     }
 }

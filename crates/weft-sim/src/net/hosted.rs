@@ -160,6 +160,15 @@ impl<A: Application> Hosted<A> {
         self
     }
 
+    /// Over UDP: the socket measures its turnarounds and waits as an analyser on `link`, the
+    /// host's link, stamps frames: at their first bit ([`DatagramSocket::set_line`]).
+    pub fn analysed_on(mut self, link: LinkSpec) -> Self {
+        if let Io::Datagram(s) = &mut self.io {
+            s.set_line(link);
+        }
+        self
+    }
+
     /// Over UDP: the application is a daemon that selects before each read
     /// ([`DatagramSocket::set_selects`]).
     pub fn selecting(mut self) -> Self {
@@ -242,6 +251,14 @@ impl<A: Application> Hosted<A> {
     pub fn turnarounds(&self) -> Option<(u64, weft_model::Duration)> {
         match &self.io {
             Io::Datagram(s) => Some(s.turnarounds()),
+            Io::Streams { .. } => None,
+        }
+    }
+
+    /// The UDP socket's waits for its peers ([`DatagramSocket::aways`]; `None` over TCP).
+    pub fn aways(&self) -> Option<(u64, weft_model::Duration)> {
+        match &self.io {
+            Io::Datagram(s) => Some(s.aways()),
             Io::Streams { .. } => None,
         }
     }

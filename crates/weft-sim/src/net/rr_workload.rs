@@ -11,9 +11,15 @@
 //! host, each server host one UDP echo process answering all its clients (over TCP a process
 //! per connection), every host's applications charging its one machine ([`machines`]).
 //!
-//! Over UDP it reports the clients' and the servers' turnarounds (`client_turnaround_us`,
-//! `server_turnaround_us`): from a datagram's arrival at a host to the next one back to its
-//! sender (see [`super::datagram`]).
+//! Over UDP it reports what an analyser on the hosts' links sees, each frame stamped at its
+//! first bit there (see [`super::datagram`]): the clients' and the servers' turnarounds
+//! (`client_turnaround_us`, `server_turnaround_us`: from a datagram's arrival at a host to the
+//! next one back to its sender), their waits (`client_wait_us`, `server_wait_us`: from a
+//! datagram leaving for a peer to the next from it), and the network's share of a round trip
+//! measured from each end, the GIGAswitch study's switch round trips (Table 19):
+//! `switch_forward_us` = client's wait - server's turnaround (A - B), `switch_echo_us` =
+//! server's wait - client's turnaround (D - C), and the server's turnaround over their mean
+//! (`server_over_switch`).
 //!
 //! With `beside = K` the requests share the network with the flows of `tput` workload K (its
 //! first point if it sweeps): the bulk flows start at time zero, the first request leaves when
@@ -21,11 +27,14 @@
 //! asked (`requests` counts those that were).
 
 use serde_json::{Map, Value, json};
-use weft_model::app::rr::keys::{CLIENT_TURNAROUND_US, SERVER_TURNAROUND_US};
+use weft_model::app::rr::keys::{
+    CLIENT_TURNAROUND_US, CLIENT_WAIT_US, SERVER_OVER_SWITCH, SERVER_TURNAROUND_US, SERVER_WAIT_US,
+    SWITCH_ECHO_US, SWITCH_FORWARD_US,
+};
 use weft_model::app::rr::{Latencies, RrClient, RrServer, RrSpec, Via, keys};
 use weft_model::fabric::Rng;
 use weft_model::host::HostCpu;
-use weft_model::net::Topology;
+use weft_model::net::{LinkSpec, Topology};
 use weft_model::scenario::{Scenario, Workload};
 use weft_model::tcp::SeqNum;
 use weft_model::tech::Transport;
@@ -87,8 +96,9 @@ pub fn rr(
         (0..ends.len()).map(|k| vec![k]).collect()
     };
     let (mut all, mut pairs, mut failed) = (Latencies::default(), Vec::new(), 0u64);
-    // Turnarounds of the clients' and the servers' hosts (UDP): counts and sums.
-    let mut turns = [(0u64, Duration::ZERO); 2];
+    // Turnarounds of the clients' and the servers' hosts (UDP), then their waits: counts and
+    // sums.
+    let mut turns = [(0u64, Duration::ZERO); 4];
     for group in groups {
         // Long enough for every request to time out (over TCP, for every late answer to
         // arrive or the connection to give up); the clock jumps over idle time, and once the
@@ -126,6 +136,7 @@ pub fn rr(
                 client: (a, thread_on(&machines, a)),
                 server: (b, thread_on(&machines, b)),
                 mtu,
+                links: (topo.hosts[a].link.clone(), topo.hosts[b].link.clone()),
                 start,
                 port: CLIENT_PORT + k as u16,
                 seed: Rng::for_stream(seed, 0x400 + k as u64).next_u64(),
@@ -160,18 +171,17 @@ pub fn rr(
             let first = !servers_seen.contains(&sv);
             servers_seen.push(sv);
             for (side, app, count) in [(0, c, true), (1, sv, first)] {
-                let t = r
-                    .hosts
-                    .app::<Hosted<RrClient>>(app)
-                    .and_then(Hosted::turnarounds);
-                let t = t.or_else(|| {
-                    r.hosts
-                        .app::<Hosted<RrServer>>(app)
-                        .and_then(Hosted::turnarounds)
-                });
-                if let (Some((n, sum)), true) = (t, count) {
-                    turns[side].0 += n;
-                    turns[side].1 += sum;
+                let client = r.hosts.app::<Hosted<RrClient>>(app);
+                let server = r.hosts.app::<Hosted<RrServer>>(app);
+                let t = client.and_then(Hosted::turnarounds);
+                let t = t.or_else(|| server.and_then(Hosted::turnarounds));
+                let wait = client.and_then(Hosted::aways);
+                let wait = wait.or_else(|| server.and_then(Hosted::aways));
+                for (k, x) in [(side, t), (side + 2, wait)] {
+                    if let (Some((n, sum)), true) = (x, count) {
+                        turns[k].0 += n;
+                        turns[k].1 += sum;
+                    }
                 }
             }
         }
@@ -200,12 +210,27 @@ pub fn rr(
         }
     }
     m.extend(all.metrics());
-    for (key, (n, sum)) in [CLIENT_TURNAROUND_US, SERVER_TURNAROUND_US]
-        .into_iter()
-        .zip(turns)
-    {
-        if n > 0 {
-            m.insert(key.into(), json!(sum.as_nanos() as f64 / n as f64 / 1e3));
+    let mean_us =
+        |(n, sum): (u64, Duration)| (n > 0).then(|| sum.as_nanos() as f64 / n as f64 / 1e3);
+    let keys = [
+        CLIENT_TURNAROUND_US,
+        SERVER_TURNAROUND_US,
+        CLIENT_WAIT_US,
+        SERVER_WAIT_US,
+    ];
+    let means = turns.map(mean_us);
+    for (key, mean) in keys.into_iter().zip(means) {
+        if let Some(x) = mean {
+            m.insert(key.into(), json!(x));
+        }
+    }
+    // The network's share of a round trip, from each end: A - B and D - C.
+    if let [Some(c), Some(b), Some(a), Some(d)] = means {
+        m.insert(SWITCH_FORWARD_US.into(), json!(a - b));
+        m.insert(SWITCH_ECHO_US.into(), json!(d - c));
+        let switch = (a - b + d - c) / 2.0;
+        if switch > 0.0 {
+            m.insert(SERVER_OVER_SWITCH.into(), json!(b / switch));
         }
     }
     if w.together {
@@ -266,6 +291,8 @@ struct Ends {
     server: (usize, Option<HostCpu>),
     /// The path MTU, bytes.
     mtu: u32,
+    /// The client's and the server's links, where the analyser stamps their frames.
+    links: (LinkSpec, LinkSpec),
     /// The first request is not asked before this instant.
     start: Instant,
     /// The client's port (TCP).
@@ -294,10 +321,14 @@ fn pair_apps(
         give_up: None,
     };
     if !matches!(w.proto, Some(Transport::Tcp { .. })) {
-        let c = Hosted::udp(RrClient::new(spec, Via::Datagram(b)), a, mtu).connected_to(b);
+        let c = Hosted::udp(RrClient::new(spec, Via::Datagram(b)), a, mtu)
+            .connected_to(b)
+            .analysed_on(ends.links.0);
         let sv = RrServer::new(size, response, w.rr_answer(), Via::Datagram(a));
         // The echo server is a daemon (inetd's own echo service): it selects before each read.
-        let sv = Hosted::udp(sv, b, mtu).selecting();
+        let sv = Hosted::udp(sv, b, mtu)
+            .selecting()
+            .analysed_on(ends.links.1);
         return (Box::new(c.with_cpu(a_cpu)), Box::new(sv.with_cpu(b_cpu)));
     }
     let cfg = w.tcp_config(u64::from(mtu));

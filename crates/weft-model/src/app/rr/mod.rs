@@ -90,6 +90,22 @@ pub mod keys {
     /// Mean time a server's host takes from a request's arrival to its answer leaving, its wait
     /// behind other clients' requests included, microseconds (elapsed time B, Table 19).
     pub const SERVER_TURNAROUND_US: &str = "server_turnaround_us";
+    /// Mean time from a client's request leaving to the answer arriving, as an analyser on the
+    /// client's link sees it, microseconds (elapsed time A, Table 19).
+    pub const CLIENT_WAIT_US: &str = "client_wait_us";
+    /// Mean time from a server's answer leaving to that client's next request arriving, as an
+    /// analyser on the server's link sees it, microseconds (elapsed time D, Table 19).
+    pub const SERVER_WAIT_US: &str = "server_wait_us";
+    /// The network's share of a round trip measured from the request (A - B), microseconds:
+    /// the GIGAswitch study's switch round trip "forward" (Table 19).
+    pub const SWITCH_FORWARD_US: &str = "switch_forward_us";
+    /// The network's share measured from the answer (D - C), microseconds: the study's switch
+    /// round trip "echo" (Table 19).
+    pub const SWITCH_ECHO_US: &str = "switch_echo_us";
+    /// The server's turnaround over the network's share of a round trip (the mean of
+    /// [`SWITCH_FORWARD_US`] and [`SWITCH_ECHO_US`]): how many times the delay at a loaded
+    /// server is the switch's (the GIGAswitch study's "50 times").
+    pub const SERVER_OVER_SWITCH: &str = "server_over_switch";
 }
 
 mod client;
