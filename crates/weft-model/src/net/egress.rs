@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use super::abr_loop::{RmArrival, RmMark};
 use super::faults::{FaultInjector, FaultStats};
+use super::flow_table::FlowTable;
 use super::frame::{ETH_HEADER, Frame};
 use super::link::LinkSpec;
 use super::red::RedSpec;
@@ -111,8 +112,8 @@ pub struct EgressStats {
     pub max_occupancy: u64,
     /// Other faults injected on the line.
     pub faults: FaultStats,
-    /// Per flow (sending host), indexed by the flow number.
-    pub flows: Vec<FlowStats>,
+    /// Per flow (sending host), by flow number; serialised as the list indexed by it.
+    pub flows: FlowTable,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -122,11 +123,7 @@ fn is_zero(n: &u64) -> bool {
 impl EgressStats {
     #[inline]
     fn flow(&mut self, f: u32) -> &mut FlowStats {
-        let i = f as usize;
-        if self.flows.len() <= i {
-            self.flows.resize(i + 1, FlowStats::default());
-        }
-        &mut self.flows[i]
+        self.flows.entry(f)
     }
 }
 

@@ -19,6 +19,7 @@ mod egress;
 mod fabric_stage;
 mod fat_tree;
 mod faults;
+mod flow_table;
 mod frame;
 mod ingress;
 pub mod ip;
@@ -51,6 +52,7 @@ pub use fabric_stage::{
 };
 pub use fat_tree::{MAX_GENERATED_HOSTS, Shape, ShapeSpec, Tier, oversubscription, spines_for};
 pub use faults::{FaultInjector, FaultStats, Faults};
+pub use flow_table::FlowTable;
 pub use frame::{
     BROADCAST, ETH_HEADER, Ecn, FlowKey, Frame, Mac, TRIMMED_DSCP, host_mac, host_of_mac, is_group,
 };

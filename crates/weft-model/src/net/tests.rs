@@ -112,7 +112,8 @@ fn equal_senders_at_fixed_phases_lose_alike() {
     for phase in [1, 700, 2000] {
         let tail = two_to_one(DropPolicy::Tail, phase, 9);
         let loss = |f: &FlowStats| f.cells_dropped as f64 / f.cells_in as f64;
-        let (a, b) = (loss(&tail.flows[0]), loss(&tail.flows[1]));
+        let flow = |f: usize| tail.flows.get(f).expect("both senders reach the output");
+        let (a, b) = (loss(flow(0)), loss(flow(1)));
         assert!(
             (0.35..0.65).contains(&a) && (0.35..0.65).contains(&b),
             "phase {phase}: cell loss {a:.3} / {b:.3}"
