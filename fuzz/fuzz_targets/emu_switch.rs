@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
             cdvt: Duration::from_micros(10),
             police: mode & 8 != 0,
             tag: mode & 16 != 0,
+            ppd: mode & 32 != 0,
         });
     }
     let kind = match mode % 4 {
