@@ -755,15 +755,15 @@ impl<F: Frame> Egress<F> {
         }
         if !c.gcra.police(Instant(dep)) {
             self.stats.cells_policed += 1;
-            if !c.tag {
-                p.policed += 1;
-            }
             if c.tag {
                 p.tagged = true;
-            } else if p.state == FrameState::Ok {
-                p.state = FrameState::Damaged;
-                self.stats.frames_policed += 1;
-                self.stats.flow(p.flow).frames_corrupt += 1;
+            } else {
+                p.policed += 1;
+                if p.state == FrameState::Ok {
+                    p.state = FrameState::Damaged;
+                    self.stats.frames_policed += 1;
+                    self.stats.flow(p.flow).frames_corrupt += 1;
+                }
             }
         }
         dep
@@ -840,11 +840,6 @@ impl<F: Frame> Egress<F> {
         self.stats.pauses_received += 1;
         self.stats.paused_ns = q.paused_ns(now);
         self.update_deadline();
-    }
-
-    /// Nanoseconds the line has been paused up to `now` (ns).
-    pub fn paused_ns(&self, now: u64) -> u64 {
-        self.trim.as_ref().map_or(0, |q| q.paused_ns(now))
     }
 
     /// True if its frames wait for the line's pause to end at `now` (ns), and one of them came
