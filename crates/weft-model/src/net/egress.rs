@@ -30,7 +30,7 @@ use super::frame::{ETH_HEADER, Frame};
 use super::link::LinkSpec;
 use super::red::RedSpec;
 use super::serialiser::Serialiser;
-use super::train::Train;
+use super::train::{Counted, Train};
 use super::trim::{TrimQueue, TrimVerdict};
 use crate::WireLen;
 use crate::engine::EventQueue;
@@ -171,8 +171,8 @@ struct Pending<F> {
     tagged: bool,
     /// Its VPI/VCI on the line it leaves by ([`Train::vc`]).
     vc: crate::vc::Vc,
-    /// The switch port it came in by ([`Train::from`]).
-    from: u32,
+    /// What a lossless input counted of it ([`Train::counted`]).
+    counted: Option<Counted>,
     /// A congested queue set EFCI on its cells; the RM cells riding with it ([`Train::rm`]).
     efci: bool,
     rm: RmMark,
@@ -194,16 +194,12 @@ struct Arrival {
     flow: u32,
 }
 
-/// A frame that left a held queue ([`Egress::drain_released`]): the port it came in by, its
-/// class, its bytes as it came in, and the instant (ns).
+/// A frame that left a held queue ([`Egress::drain_released`]): what its lossless input
+/// counted of it, and the instant (ns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Released {
-    /// The switch port it came in by.
-    pub from: u32,
-    /// Its priority class.
-    pub class: u8,
-    /// Its bytes as it came in.
-    pub bytes: u32,
+    /// What the input counted: its port, the frame's class and bytes as it came in.
+    pub counted: Counted,
     /// When it left (ns): its last bit on the line, or its drop.
     pub at: u64,
 }
@@ -360,6 +356,7 @@ impl<F: Frame> Egress<F> {
         if t.frame.frame_len() > self.mtu_frame {
             self.stats.frames_oversize += 1;
             self.stats.flow(t.flow).frames_dropped += 1;
+            self.release(t.counted, t.last());
             return;
         }
         let units = self.link.units(t.frame.frame_len());
@@ -387,7 +384,7 @@ impl<F: Frame> Egress<F> {
             queue_state: FlowState::default(),
             tagged: t.tagged,
             vc: t.vc,
-            from: t.from,
+            counted: t.counted,
             efci: t.efci,
             rm: t.rm,
             first_dep: 0,
@@ -536,7 +533,7 @@ impl<F: Frame> Egress<F> {
             return;
         };
         if self.trim.is_some() {
-            return self.trim_arrives(t, p.flow, p.from, frame);
+            return self.trim_arrives(t, p.flow, p.counted, frame);
         }
         // What the frame finds queued, before it joins (DCTCP's instantaneous queue).
         let found = self.queue.occupancy();
@@ -577,7 +574,7 @@ impl<F: Frame> Egress<F> {
 
     /// A frame reaches a trimming queue at `t` (ns): what started on the line before it has
     /// gone, it is queued, trimmed or dropped, and it starts at once if the line is idle.
-    fn trim_arrives(&mut self, t: u64, flow: u32, from: u32, mut frame: F) {
+    fn trim_arrives(&mut self, t: u64, flow: u32, counted: Option<Counted>, mut frame: F) {
         self.start_trimmed(t);
         let Some(found) = self.trim.as_ref().map(TrimQueue::occupancy) else {
             return;
@@ -595,23 +592,23 @@ impl<F: Frame> Egress<F> {
         let Some(q) = self.trim.as_mut() else {
             return;
         };
-        let (class, bytes) = (frame.priority(), frame.frame_len() as u32);
-        match q.arrive(t, frame, flow, from) {
-            TrimVerdict::Queued | TrimVerdict::Trimmed => {}
-            TrimVerdict::Dropped => {
-                self.stats.frames_dropped += 1;
-                self.stats.flow(flow).frames_dropped += 1;
-                self.released.push(Released {
-                    from,
-                    class,
-                    bytes,
-                    at: t,
-                });
-            }
-        }
+        let verdict = q.arrive(t, frame, flow, counted);
         self.stats.frames_trimmed = q.stats.trimmed;
         self.stats.max_occupancy = self.stats.max_occupancy.max(q.occupancy().div_ceil(unit));
+        if verdict == TrimVerdict::Dropped {
+            self.stats.frames_dropped += 1;
+            self.stats.flow(flow).frames_dropped += 1;
+            self.release(counted, t);
+        }
         self.start_trimmed(t);
+    }
+
+    /// What a lossless input counted of a frame that leaves the queue at `at` (ns), sent or
+    /// dropped, for [`Egress::drain_released`].
+    fn release(&mut self, counted: Option<Counted>, at: u64) {
+        if let Some(counted) = counted {
+            self.released.push(Released { counted, at });
+        }
     }
 
     /// Whether RED ([`LinkSpec::ecn_red`]) marks `frame`, which finds `bytes` queued (never one
@@ -627,12 +624,7 @@ impl<F: Frame> Egress<F> {
     fn start_trimmed(&mut self, now: u64) {
         while let Some(s) = self.trim.as_mut().and_then(|q| q.poll_start(now)) {
             let (dep, frame, flow) = (s.dep, s.frame, s.flow);
-            self.released.push(Released {
-                from: s.from,
-                class: frame.priority(),
-                bytes: s.bytes,
-                at: dep,
-            });
+            self.release(s.counted, dep);
             let p = Pending {
                 idx: 0,
                 units: 1,
@@ -642,7 +634,7 @@ impl<F: Frame> Egress<F> {
                 queue_state: FlowState::default(),
                 tagged: false,
                 vc: Default::default(),
-                from: s.from,
+                counted: s.counted,
                 efci: false,
                 rm: Default::default(),
                 first_dep: dep,
@@ -950,7 +942,7 @@ mod tests {
                 vc: Default::default(),
                 efci: false,
                 rm: Default::default(),
-                from: 0,
+                counted: None,
             };
             e.handle_train(t);
         }
@@ -961,6 +953,67 @@ mod tests {
             }
         }
         out
+    }
+
+    /// An IPv4/UDP frame of `len` bytes, class 0 (DSCP 0), ECN-capable.
+    fn udp_frame(len: usize) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[15] = crate::net::Ecn::Ect0 as u8;
+        f[16..18].copy_from_slice(&((len - ETH_HEADER) as u16).to_be_bytes());
+        f[23] = 17;
+        f
+    }
+
+    /// A frame that came in by switch port 3, whose lossless input counted it.
+    fn counted_train(frame: Vec<u8>, at: u64) -> Train<Vec<u8>> {
+        let counted = Some(Counted {
+            from: 3,
+            class: 0,
+            bytes: frame.frame_len() as u32,
+        });
+        let mut t = Train::between(frame, at, at, 1, 0, 0);
+        t.counted = counted;
+        t
+    }
+
+    /// Everything a trimming 10 Gbit/s queue of one frame releases after `frames` arrive at
+    /// once, sent or dropped.
+    fn released_by_trimming_queue(frames: Vec<Vec<u8>>) -> Vec<Released> {
+        let mut link = LinkSpec::ethernet(Some(Rate::mbps(10_000)), Duration::ZERO);
+        link.buffer = crate::queue::Buffer::frames(1);
+        link.trim = true;
+        let mut e = Egress::new(&link, Rng::new(1), true);
+        for f in frames {
+            e.handle_train(counted_train(f, 0));
+        }
+        while let Some(t) = e.poll_timeout() {
+            while e.poll_train(t).is_some() {}
+        }
+        let mut out = Vec::new();
+        e.drain_released(&mut out);
+        out
+    }
+
+    #[test]
+    fn a_trimmed_frame_releases_the_class_its_input_counted() {
+        // Three frames into a one-frame queue: at least one is trimmed to a header (class 7);
+        // its input counted it in class 0 and must release class 0, or its count never falls.
+        let r = released_by_trimming_queue(vec![udp_frame(1514); 3]);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert!(
+            r.iter()
+                .all(|x| x.counted.from == 3 && x.counted.class == 0 && x.counted.bytes == 1514),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn an_oversize_frame_releases_what_its_input_counted() {
+        let r = released_by_trimming_queue(vec![udp_frame(9014)]);
+        assert_eq!(r.len(), 1, "the dropped frame's count is released: {r:?}");
+        assert_eq!(r[0].counted.bytes, 9014);
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub use ring_segment::{RingSegment, Ringed};
 pub use serialiser::Serialiser;
 pub use switch::{MAX_LEARNED, PauseOut, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
-pub use train::Train;
+pub use train::{Counted, Train};
 pub use trim::{HEADER_CLASS, Started, TrimQueue, TrimStats, TrimVerdict};
 pub use vc_contract::{Enforced, Verdict};
 pub use vc_failure::{VcFailure, VcManaged};

@@ -17,7 +17,7 @@ use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
 use super::multipath::{Multipath, PathChooser};
 use super::pfc::{Admit, PauseFrame, PfcIngress, PfcIngressStats};
-use super::train::Train;
+use super::train::{Counted, Train};
 use super::vc_switch::VcSwitch;
 use crate::element::PortId;
 use crate::engine::Deadlines;
@@ -321,7 +321,6 @@ impl<F: Frame> SwitchCore<F> {
             self.runts += 1;
             return;
         }
-        t.from = port as u32;
         let at = t.last();
         let Some(counted) = self.admit(port, &t) else {
             return;
@@ -330,10 +329,8 @@ impl<F: Frame> SwitchCore<F> {
         if let Some(vc) = &mut self.vc {
             if let Some(o) = vc.route(port, &mut t) {
                 self.forward(port, o, t, d);
-                self.release_unheld(port, o, counted, at);
-            } else {
-                self.release_unheld(port, usize::MAX, counted, at);
             }
+            self.release(counted, at);
             return;
         }
         let (dst, src) = (t.frame.dst(), t.frame.src());
@@ -350,11 +347,20 @@ impl<F: Frame> SwitchCore<F> {
         match out {
             Some(o) if o == port => {
                 self.runts += 1;
-                self.release_unheld(port, usize::MAX, counted, at);
+                self.release(counted, at);
             }
             Some(o) => {
+                // An output that holds its frames (a lossless or trimming queue behind no
+                // fabric) releases the count as each leaves; any other, the input at once.
+                let holds = self.fabric.is_none()
+                    && self.ports.get(o).is_some_and(|p| p.egress.holds_frames());
+                if holds {
+                    t.counted = counted;
+                }
                 self.forward(port, o, t, d);
-                self.release_unheld(port, o, counted, at);
+                if !holds {
+                    self.release(counted, at);
+                }
             }
             None => {
                 for o in 0..self.ports.len() {
@@ -363,17 +369,18 @@ impl<F: Frame> SwitchCore<F> {
                         self.reschedule(o, d);
                     }
                 }
-                self.release_unheld(port, usize::MAX, counted, at);
+                self.release(counted, at);
             }
         }
     }
 
     /// Counts train `t` in at the lossless input of `port`: `None` if it is dropped beyond the
-    /// headroom; else the class and bytes counted (zeros on a lossy input), with the pause to
-    /// send if the count reached XOFF.
-    fn admit(&mut self, port: PortId, t: &Train<F>) -> Option<(u8, u32)> {
+    /// headroom; else what was counted (`None` on a lossy input), with the pause to send if
+    /// the count reached XOFF.
+    #[allow(clippy::option_option)]
+    fn admit(&mut self, port: PortId, t: &Train<F>) -> Option<Option<Counted>> {
         let Some(ing) = self.ports[port].pfc.as_mut() else {
-            return Some((0, 0));
+            return Some(None);
         };
         let (class, bytes) = (t.frame.priority(), t.frame.frame_len() as u32);
         let at = t.last();
@@ -385,26 +392,22 @@ impl<F: Frame> SwitchCore<F> {
                 return None;
             }
         }
-        Some((class, bytes))
+        Some(Some(Counted {
+            from: port as u32,
+            class,
+            bytes,
+        }))
     }
 
-    /// Releases at once what came in by `port` and went to `to` if that output does not hold it
-    /// until it leaves (a lossy or cut-through output, a flood, a drop, a fabric).
-    fn release_unheld(&mut self, port: PortId, to: PortId, counted: (u8, u32), at: u64) {
-        let held = self.fabric.is_none()
-            && self.vc.is_none()
-            && self.ports.get(to).is_some_and(|p| p.egress.holds_frames());
-        if counted.1 == 0 || held {
-            return;
-        }
-        self.release(port, counted.0, counted.1, at);
-    }
-
-    fn release(&mut self, port: PortId, class: u8, bytes: u32, at: u64) {
+    /// The lossless input that counted a frame releases it at `at` (ns), with the resume to send
+    /// if its count fell to XON.
+    fn release(&mut self, counted: Option<Counted>, at: u64) {
+        let Some(c) = counted else { return };
+        let port = c.from as usize;
         let Some(ing) = self.ports.get_mut(port).and_then(|p| p.pfc.as_mut()) else {
             return;
         };
-        if let Some(frame) = ing.release(class, bytes as u64) {
+        if let Some(frame) = ing.release(c.class, c.bytes as u64) {
             self.pauses.push(PauseOut { port, at, frame });
         }
     }
@@ -416,7 +419,7 @@ impl<F: Frame> SwitchCore<F> {
             p.egress.drain_released(&mut r);
         }
         for x in r.drain(..) {
-            self.release(x.from as usize, x.class, x.bytes, x.at);
+            self.release(Some(x.counted), x.at);
         }
         self.released = r;
     }

@@ -39,7 +39,7 @@ fn train(frame: Vec<u8>, first: u64, spacing: u64, units: u64, flow: u32) -> Tra
         vc: Default::default(),
         efci: false,
         rm: Default::default(),
-        from: 0,
+        counted: None,
     }
 }
 

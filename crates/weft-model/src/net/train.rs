@@ -29,9 +29,22 @@ pub struct Train<F> {
     pub efci: bool,
     /// Forward RM cells of an ABR source travelling with it ([`crate::shaper::AbrSource`]).
     pub rm: super::abr_loop::RmMark,
-    /// The port of the switch it came in by (set by the switch; a lossless ingress counts its
-    /// bytes until it leaves the switch, [`super::PfcIngress`]).
+    /// What a lossless input of the switch counted of it, released when it leaves the output
+    /// that holds it (set by the switch; `None` where the input released it at once or never
+    /// counted it, and on every train a line or a fabric makes).
+    pub counted: Option<Counted>,
+}
+
+/// What a lossless input counted of a frame ([`super::PfcIngress`]): the switch port it came in
+/// by, its class and its bytes as it came in (before any trim).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counted {
+    /// The switch port it came in by.
     pub from: u32,
+    /// Its priority class as it came in.
+    pub class: u8,
+    /// Its bytes as it came in.
+    pub bytes: u32,
 }
 
 impl<F> Train<F> {
@@ -70,7 +83,7 @@ impl<F> Train<F> {
             vc: crate::vc::Vc::default(),
             efci: false,
             rm: Default::default(),
-            from: 0,
+            counted: None,
         }
     }
 }

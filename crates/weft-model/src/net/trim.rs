@@ -30,6 +30,7 @@ use super::frame::Frame;
 use super::link::LinkSpec;
 use super::pfc::{PauseFrame, PfcEgress};
 use super::serialiser::Serialiser;
+use super::train::Counted;
 use crate::rng::Rng;
 
 /// The priority class whose frames always take the priority queue.
@@ -62,9 +63,8 @@ struct Held<F> {
     frame: F,
     flow: u32,
     at: u64,
-    /// The switch port it came in by, and its bytes as it came in (before any trim).
-    from: u32,
-    bytes: u32,
+    /// What a lossless input counted of it, released when it starts.
+    counted: Option<Counted>,
 }
 
 /// A frame that starts on the line ([`TrimQueue::poll_start`]).
@@ -76,11 +76,9 @@ pub struct Started<F> {
     pub frame: F,
     /// Its flow.
     pub flow: u32,
-    /// The switch port it came in by, and its bytes as it came in: what that port's lossless
-    /// ingress releases.
-    pub from: u32,
-    /// Bytes as it came in.
-    pub bytes: u32,
+    /// What a lossless input counted of it (its port, class and bytes as it came in), for
+    /// that input to release.
+    pub counted: Option<Counted>,
 }
 
 /// The two-class queue of one output port and its line.
@@ -143,71 +141,58 @@ impl<F: Frame> TrimQueue<F> {
         self.data.is_empty() && self.headers.is_empty()
     }
 
-    /// Frame `frame` of flow `flow`, in by switch port `from`, arrives at `now` (ns, not earlier
+    /// Frame `frame` of flow `flow`, with what a lossless input counted of it, arrives at `now` (ns, not earlier
     /// than any instant the queue was told of). Call [`TrimQueue::poll_start`] with `now`
     /// first, so that what started before it has left the queues, and again after, to start it
     /// at once on an idle line.
-    pub fn arrive(&mut self, now: u64, mut frame: F, flow: u32, from: u32) -> TrimVerdict {
+    pub fn arrive(
+        &mut self,
+        now: u64,
+        frame: F,
+        flow: u32,
+        counted: Option<Counted>,
+    ) -> TrimVerdict {
         self.release(now);
-        let len = frame.frame_len() as u64;
-        let bytes = len as u32;
-        if frame.priority() != HEADER_CLASS && !frame.is_trimmed() {
-            if self.data_bytes.saturating_add(len) <= self.limit {
-                self.push_data(Held {
-                    frame,
-                    flow,
-                    at: now,
-                    from,
-                    bytes,
-                });
-                return TrimVerdict::Queued;
-            }
-            if !self.trims {
-                self.stats.dropped += 1;
-                return TrimVerdict::Dropped;
-            }
-            // Full: trim the newest waiting frame in its place half the time (htsim's coin), or
-            // the arrival.
-            if !self.data.is_empty() && self.rng.below(2) == 0 {
-                if let Some(mut old) = self.data.pop_back() {
-                    self.data_bytes -= old.frame.frame_len() as u64;
-                    old.frame.trim();
-                    self.stats.trimmed += 1;
-                    // The booted header does not count as this call's verdict: the arrival
-                    // is queued whole.
-                    let _ = self.push_header(old);
-                    if self.data_bytes.saturating_add(len) <= self.limit {
-                        self.push_data(Held {
-                            frame,
-                            flow,
-                            at: now,
-                            from,
-                            bytes,
-                        });
-                        return TrimVerdict::Queued;
-                    }
-                }
-            }
-            frame.trim();
-            self.stats.trimmed += 1;
-            return match self.push_header(Held {
-                frame,
-                flow,
-                at: now,
-                from,
-                bytes,
-            }) {
-                TrimVerdict::Queued => TrimVerdict::Trimmed,
-                v => v,
-            };
-        }
-        self.push_header(Held {
+        let mut held = Held {
             frame,
             flow,
             at: now,
-            from,
-            bytes,
-        })
+            counted,
+        };
+        if held.frame.priority() == HEADER_CLASS || held.frame.is_trimmed() {
+            return self.push_header(held);
+        }
+        let len = held.frame.frame_len() as u64;
+        if self.data_bytes.saturating_add(len) <= self.limit {
+            self.push_data(held);
+            return TrimVerdict::Queued;
+        }
+        if !self.trims {
+            self.stats.dropped += 1;
+            return TrimVerdict::Dropped;
+        }
+        // Full: trim the newest waiting frame in its place half the time (htsim's coin), or
+        // the arrival.
+        if !self.data.is_empty() && self.rng.below(2) == 0 {
+            if let Some(mut old) = self.data.pop_back() {
+                self.data_bytes -= old.frame.frame_len() as u64;
+                old.frame.trim();
+                self.stats.trimmed += 1;
+                // The booted header does not count as this call's verdict: the arrival
+                // is queued whole.
+                let _ = self.push_header(old);
+                if self.data_bytes.saturating_add(len) <= self.limit {
+                    self.push_data(held);
+                    return TrimVerdict::Queued;
+                }
+            }
+        }
+        held.frame.trim();
+        self.stats.trimmed += 1;
+        match self.push_header(held) {
+            TrimVerdict::Queued => TrimVerdict::Trimmed,
+            v => v,
+        }
     }
 
     /// A pause frame from the far end of the line arrives at `now` (ns); ignored unless the
@@ -229,7 +214,9 @@ impl<F: Frame> TrimQueue<F> {
     /// True if a frame that came in by switch port `from` waits in the data queue (the
     /// wait-for graph of a PFC deadlock).
     pub fn holds_from(&self, from: u32) -> bool {
-        self.data.iter().any(|h| h.from == from)
+        self.data
+            .iter()
+            .any(|h| h.counted.is_some_and(|c| c.from == from))
     }
 
     /// True if the data queue's head may not start at `now` (ns): its class is paused.
@@ -287,8 +274,7 @@ impl<F: Frame> TrimQueue<F> {
             dep,
             frame: held.frame,
             flow: held.flow,
-            from: held.from,
-            bytes: held.bytes,
+            counted: held.counted,
         })
     }
 
@@ -346,6 +332,15 @@ mod tests {
         f
     }
 
+    /// What the lossless input `port` counted of a 1514-byte class-0 frame.
+    fn from_port(port: u32) -> Option<Counted> {
+        Some(Counted {
+            from: port,
+            class: 0,
+            bytes: 1514,
+        })
+    }
+
     /// 10 Gbit/s, 1514-byte frames: 1211.2 ns each.
     fn queue(frames: u64) -> TrimQueue<Vec<u8>> {
         let mut link = LinkSpec::ethernet(Some(Rate::mbps(10_000)), Duration::ZERO);
@@ -381,7 +376,7 @@ mod tests {
         // which), none dropped.
         let (mut verdicts, mut out) = (Vec::new(), Vec::new());
         for i in 0..10 {
-            verdicts.push(q.arrive(0, frame(1514, 0), i, 0));
+            verdicts.push(q.arrive(0, frame(1514, 0), i, None));
             out.extend(drain(&mut q, 0));
         }
         assert_eq!(q.stats.trimmed, 6);
@@ -407,7 +402,7 @@ mod tests {
         // A one-frame queue holds 1514 bytes of data and 3028 of headers: 72 headers of 42.
         let mut q = queue(1);
         for i in 0..200 {
-            q.arrive(0, frame(1514, 0), i, 0);
+            q.arrive(0, frame(1514, 0), i, None);
             drain(&mut q, 0);
         }
         assert_eq!(q.stats.trimmed, 199);
@@ -417,12 +412,12 @@ mod tests {
     #[test]
     fn control_frames_take_the_priority_queue_untrimmed() {
         let mut q = queue(4);
-        q.arrive(0, frame(1514, 0), 0, 0);
+        q.arrive(0, frame(1514, 0), 0, None);
         let mut out = drain(&mut q, 0);
         assert_eq!(out.len(), 1, "the first starts at once");
-        q.arrive(0, frame(1514, 0), 0, 0);
+        q.arrive(0, frame(1514, 0), 0, None);
         // CS7 (DSCP 56): class 7, not trimmed.
-        assert_eq!(q.arrive(0, frame(64, 56), 1, 0), TrimVerdict::Queued);
+        assert_eq!(q.arrive(0, frame(64, 56), 1, None), TrimVerdict::Queued);
         out.extend(drain(&mut q, u64::MAX));
         assert_eq!(out.iter().map(|o| o.2).collect::<Vec<_>>(), [0, 1, 0]);
         assert_eq!(q.stats.trimmed, 0);
@@ -432,12 +427,18 @@ mod tests {
     #[test]
     fn the_frame_on_the_line_counts_until_it_has_left() {
         let mut q = queue(1);
-        assert_eq!(q.arrive(0, frame(1514, 0), 0, 0), TrimVerdict::Queued);
+        assert_eq!(q.arrive(0, frame(1514, 0), 0, None), TrimVerdict::Queued);
         assert_eq!(drain(&mut q, 0).len(), 1);
         // Still on the line at 1 us: the next is trimmed; gone at 1.3 us: the next is queued.
-        assert_eq!(q.arrive(1_000, frame(1514, 0), 0, 0), TrimVerdict::Trimmed);
+        assert_eq!(
+            q.arrive(1_000, frame(1514, 0), 0, None),
+            TrimVerdict::Trimmed
+        );
         drain(&mut q, 1_300);
-        assert_eq!(q.arrive(1_300, frame(1514, 0), 0, 0), TrimVerdict::Queued);
+        assert_eq!(
+            q.arrive(1_300, frame(1514, 0), 0, None),
+            TrimVerdict::Queued
+        );
     }
 
     #[test]
@@ -451,8 +452,8 @@ mod tests {
                 quanta: crate::net::MAX_QUANTA,
             },
         );
-        q.arrive(0, frame(1514, 0), 0, 3);
-        q.arrive(0, frame(1514, 0), 1, 3);
+        q.arrive(0, frame(1514, 0), 0, from_port(3));
+        q.arrive(0, frame(1514, 0), 1, from_port(3));
         assert!(
             drain(&mut q, 5_000).is_empty(),
             "data waits while its class is paused"
@@ -460,7 +461,7 @@ mod tests {
         assert_eq!(q.next_start(), Some(3_355_392));
         assert!(q.holds_from(3) && !q.holds_from(2));
         // A CS7 frame (class 7, not lossless) passes the paused data.
-        q.arrive(5_000, frame(64, 56), 2, 0);
+        q.arrive(5_000, frame(64, 56), 2, None);
         assert_eq!(drain(&mut q, 5_000), [(5_052, false, 2)]);
         // Resumed at 10 us: the two frames go from then, back to back.
         q.handle_pause(
@@ -486,8 +487,8 @@ mod tests {
                 quanta: crate::net::MAX_QUANTA,
             },
         );
-        assert_eq!(q.arrive(0, frame(1514, 0), 0, 0), TrimVerdict::Queued);
-        assert_eq!(q.arrive(0, frame(1514, 0), 0, 0), TrimVerdict::Dropped);
+        assert_eq!(q.arrive(0, frame(1514, 0), 0, None), TrimVerdict::Queued);
+        assert_eq!(q.arrive(0, frame(1514, 0), 0, None), TrimVerdict::Dropped);
         assert_eq!(q.stats.trimmed, 0);
     }
 }

@@ -224,10 +224,7 @@ fn link_spec(l: &scenario::Link, owner: Option<&scenario::Switch>) -> LinkSpec {
         .filter(|_| !link.is_atm())
         .map(|p| {
             let frame = link.mtu_frame().1;
-            let bytes = |b: Buffer| match b.unit {
-                crate::queue::BufferUnit::Bytes => b.amount,
-                _ => b.amount.saturating_mul(frame),
-            };
+            let bytes = |b: Buffer| b.in_unit_of(crate::queue::Capacity::Bytes(0), 1, frame);
             let rate = link.rate.unwrap_or(Rate::mbps(10_000));
             crate::net::PfcSpec {
                 xoff: bytes(p.xoff),
