@@ -53,26 +53,11 @@ fn every_scenario_parses_evaluates_and_cites_real_figures() {
                     values.len()
                 );
             }
-            // The metric compared is one the model engine reports, or the simulator's goodput
-            // of one kind of sender (`goodput_mbps_of_<preset>`, a breakdown the model's equal
-            // shares do not make): then the preset is one of the workload's senders' and the
-            // model reports the goodput it breaks down.
-            let reports = |metric: &str| {
+            // The metric compared is one the model engine reports.
+            assert!(
                 points
                     .iter()
-                    .any(|p| p.workload == e.workload && p.metrics.contains_key(metric))
-            };
-            let of_kind =
-                e.metric
-                    .strip_prefix("goodput_mbps_of_")
-                    .is_some_and(|preset| {
-                        let senders = &s.workloads[e.workload].from;
-                        s.hosts.iter().any(|h| {
-                            senders.contains(&h.name) && h.costs.as_deref() == Some(preset)
-                        }) && reports("goodput_mbps")
-                    });
-            assert!(
-                reports(&e.metric) || of_kind,
+                    .any(|p| p.workload == e.workload && p.metrics.contains_key(&e.metric)),
                 "{}: the model never reports {}",
                 path.display(),
                 e.metric

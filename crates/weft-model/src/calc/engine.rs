@@ -462,6 +462,7 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
     m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
     m.insert("link_goodput_mbps".into(), link_mbps);
+    goodput_by_kind(s, w, aggregate, m);
     // The bottleneck's rate of cells or frames: a scenario parameter (a VP's 26 Mbit/s), shown
     // beside the published figure it is.
     m.insert("bottleneck_mbps".into(), bottleneck.rate.as_mbps_f64());
@@ -621,6 +622,36 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
 }
 
 /// The cost model (`costs`) of host `name`, if it names one.
+/// When `w`'s senders are of more than one kind (`costs`), each kind's share of `aggregate`
+/// (Mbit/s) as [`Metric::GOODPUT_OF`]`<preset>`: the flows share the bottleneck equally, so a
+/// kind carries its senders' share of it (the simulator sums each kind's measured flows).
+fn goodput_by_kind(s: &Scenario, w: &Workload, aggregate: f64, m: &mut BTreeMap<String, f64>) {
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for name in &w.from {
+        let Some(kind) = s
+            .hosts
+            .iter()
+            .find(|h| h.name == *name)
+            .and_then(|h| h.costs.as_deref())
+        else {
+            continue;
+        };
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    if kinds.len() > 1 {
+        let senders = w.from.len() as f64;
+        for (kind, n) in kinds {
+            m.insert(
+                format!("{}{kind}", Metric::GOODPUT_OF),
+                aggregate * n as f64 / senders,
+            );
+        }
+    }
+}
+
 fn costs_of(s: &Scenario, name: &str) -> Option<crate::host::HostCosts> {
     s.hosts
         .iter()
@@ -877,6 +908,53 @@ window = 64512
         let free = Scenario::parse(&text.replace("costs = \"indigo-r4000\"\n", ""), "t.toml");
         let pts = evaluate(&free.unwrap());
         assert!(pts[0].metrics[Metric::GOODPUT_MBPS] > 98.0);
+    }
+
+    /// Senders of two kinds: each kind's share of the aggregate, by its number of senders;
+    /// one kind alone gives no breakdown.
+    #[test]
+    fn tput_breaks_the_goodput_down_by_kind_of_sender() {
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+costs = "sparc10"
+[[host]]
+name = "b"
+costs = "sparc10"
+[[host]]
+name = "c"
+costs = "rs6000-giga"
+[[host]]
+name = "d"
+[[switch]]
+name = "s"
+[[link]]
+ends = ["a", "s"]
+tech = "fddi"
+[[link]]
+ends = ["b", "s"]
+tech = "fddi"
+[[link]]
+ends = ["c", "s"]
+tech = "fddi"
+[[link]]
+ends = ["d", "s"]
+tech = "fddi"
+[[workload]]
+kind = "tput"
+from = ["a", "b", "c"]
+to = ["d"]
+window = 64512
+"#;
+        let m = &evaluate(&Scenario::parse(text, "t.toml").unwrap())[0].metrics;
+        let all = m[Metric::GOODPUT_MBPS];
+        let of = |k: &str| m[&format!("{}{k}", Metric::GOODPUT_OF)];
+        assert!((of("sparc10") - all * 2.0 / 3.0).abs() < 1e-9, "{m:?}");
+        assert!((of("rs6000-giga") - all / 3.0).abs() < 1e-9, "{m:?}");
+        let one = text.replace("costs = \"rs6000-giga\"", "costs = \"sparc10\"");
+        let m = &evaluate(&Scenario::parse(&one, "t.toml").unwrap())[0].metrics;
+        assert!(!m.keys().any(|k| k.starts_with(Metric::GOODPUT_OF)), "{m:?}");
     }
 
     /// One end with a preset and one without (Sandia's SGI): the preset's paths bound the

@@ -625,6 +625,9 @@ impl Metric {
     pub const GAIN_BOUND: &'static str = "gain_bound";
     /// Transport payload rate, Mbit/s.
     pub const GOODPUT_MBPS: &'static str = crate::app::bulk::keys::GOODPUT_MBPS;
+    /// Prefix of a kind of sender's goodput, Mbit/s, followed by its host preset's name (a
+    /// study that ran several kinds' sessions at once reports each kind's aggregate).
+    pub const GOODPUT_OF: &'static str = "goodput_mbps_of_";
     /// Transport payload rate in KiB/s (ttcp's unit).
     pub const PAYLOAD_KIB_S: &'static str = crate::app::bulk::keys::PAYLOAD_KIB_S;
     /// Fraction of frames delivered whole.
