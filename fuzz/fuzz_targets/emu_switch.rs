@@ -43,9 +43,23 @@ fuzz_target!(|data: &[u8]| {
     let eth = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(5));
     let mut small = LinkSpec::ethernet(None, Duration::ZERO);
     small.buffer = Buffer::frames(2);
-    let host = |name: &str, link| HostSpec { name: name.into(), addr: None, link, switch: 0 };
-    let fabric = FabricSpec { kind, rate: Rate::mbps(100), buffer_cells: 64, drop: DropPolicy::Ppd };
-    let topo = Topology::star(vec![host("a", atm), host("b", eth), host("c", small)], fabric, 3);
+    let host = |name: &str, link| HostSpec {
+        name: name.into(),
+        addr: None,
+        link,
+        switch: 0,
+    };
+    let fabric = FabricSpec {
+        kind,
+        rate: Rate::mbps(100),
+        buffer_cells: 64,
+        drop: DropPolicy::Ppd,
+    };
+    let topo = Topology::star(
+        vec![host("a", atm), host("b", eth), host("c", small)],
+        fabric,
+        3,
+    );
     let Ok(mut sw) = Network::<Vec<u8>>::new(&topo) else {
         return;
     };

@@ -6,10 +6,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use weft_model::Instant;
+use weft_probe::mp::MpSpec;
 use weft_probe::mp::pvmd::packet::PacketHeader;
 use weft_probe::mp::pvmd::{CoreConfig, DaemonCore};
 use weft_probe::mp::wire::{Header, emit_hello, parse_hello};
-use weft_probe::mp::MpSpec;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(h) = Header::parse(data) {

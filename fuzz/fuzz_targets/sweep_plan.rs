@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use weft_sweep::plan::{AnyCommand, Plan, PlanError, Target};
 use weft_sweep::invoke;
+use weft_sweep::plan::{AnyCommand, Plan, PlanError, Target};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

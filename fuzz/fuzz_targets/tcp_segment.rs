@@ -17,7 +17,8 @@ fuzz_target!(|data: &[u8]| {
     if let Ok((seg, payload)) = Segment::parse(data, None) {
         let mut buf = vec![0u8; seg.header_len() + payload.len()];
         if let Ok(n) = seg.emit(payload, (A, B), &mut buf) {
-            let (back, p) = Segment::parse(&buf[..n], Some((A, B))).expect("emitted segment parses");
+            let (back, p) =
+                Segment::parse(&buf[..n], Some((A, B))).expect("emitted segment parses");
             let mut expect = seg;
             expect.sack.truncate(seg.sack_blocks_on_wire().unwrap_or(0));
             assert_eq!(back, expect);

@@ -18,7 +18,10 @@ fuzz_target!(|data: &[u8]| {
         let mut tx = key.frames(Role::Client, &[1; 16], &[2; 16], 0);
         let mut rx = key.frames(Role::Server, &[1; 16], &[2; 16], 0);
         let f = seal_frame(Some(&mut tx), &m);
-        assert_eq!(open_frame(Some(&mut rx), &f[4..]).expect("a sealed frame opens"), m);
+        assert_eq!(
+            open_frame(Some(&mut rx), &f[4..]).expect("a sealed frame opens"),
+            m
+        );
     }
     let mut rx = key.frames(Role::Server, &[1; 16], &[2; 16], 0);
     let _ = open_frame(Some(&mut rx), data);

@@ -41,7 +41,12 @@ fuzz_target!(|data: &[u8]| {
             early_probe: true,
         },
         1,
-        vec![FileMeta { name: "f".into(), size: 2500, hash: [0; 32], resume: false }],
+        vec![FileMeta {
+            name: "f".into(),
+            size: 2500,
+            hash: [0; 32],
+            resume: false,
+        }],
     );
     // The input is a sequence of frames: [len u16][body].
     let mut rest = data;

@@ -25,14 +25,29 @@ fuzz_target!(|data: &[u8]| {
         arrival_reports: true,
     });
     let t = Instant(1);
-    let offer = Control::FileOffer { file: 0, size: 700, buffer_size: 500, packet_size: 64, resume: false, hash: [0; 32], name: "f".into() };
+    let offer = Control::FileOffer {
+        file: 0,
+        size: 700,
+        buffer_size: 500,
+        packet_size: 64,
+        resume: false,
+        hash: [0; 32],
+        name: "f".into(),
+    };
     if rx.handle_control(t, offer).is_err() {
         return;
     }
     if rx.accept_file(t, 0, Vec::new()).is_err() {
         return;
     }
-    let start = Control::Start { buf: 0, file: 0, index: 0, size: 500, packet_size: 64, hash: [0; 32] };
+    let start = Control::Start {
+        buf: 0,
+        file: 0,
+        index: 0,
+        size: 500,
+        packet_size: 64,
+        hash: [0; 32],
+    };
     if rx.handle_control(t, start).is_err() {
         return;
     }
@@ -51,7 +66,14 @@ fuzz_target!(|data: &[u8]| {
     }
     let s = rx.stats();
     assert!(s.packets_received <= 8);
-    let _ = rx.handle_control(t, Control::End { buf: 0, round: 0, sent: 8 });
+    let _ = rx.handle_control(
+        t,
+        Control::End {
+            buf: 0,
+            round: 0,
+            sent: 8,
+        },
+    );
     rx.handle_timeout(Instant(10_000_000));
     while rx.poll_event().is_some() {}
 });

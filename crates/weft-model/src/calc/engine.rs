@@ -954,7 +954,10 @@ window = 64512
         assert!((of("rs6000-giga") - all / 3.0).abs() < 1e-9, "{m:?}");
         let one = text.replace("costs = \"rs6000-giga\"", "costs = \"sparc10\"");
         let m = &evaluate(&Scenario::parse(&one, "t.toml").unwrap())[0].metrics;
-        assert!(!m.keys().any(|k| k.starts_with(Metric::GOODPUT_OF)), "{m:?}");
+        assert!(
+            !m.keys().any(|k| k.starts_with(Metric::GOODPUT_OF)),
+            "{m:?}"
+        );
     }
 
     /// One end with a preset and one without (Sandia's SGI): the preset's paths bound the
