@@ -28,6 +28,7 @@ mod multipath;
 mod network;
 mod pfc;
 mod pfc_loop;
+mod port_failure;
 mod red;
 mod report;
 mod ring;
@@ -64,6 +65,7 @@ pub use pfc::{
     Admit, CLASSES, MAX_QUANTA, PauseFrame, PfcEgress, PfcIngress, PfcIngressStats, PfcSpec,
     find_deadlock, quanta_ns,
 };
+pub use port_failure::DownPorts;
 pub use red::RedSpec;
 pub use report::{Delivery, SenderStats, delivery};
 pub use ring::{
@@ -80,3 +82,5 @@ pub use vc_failure::{VcFailure, VcManaged};
 pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_failure;

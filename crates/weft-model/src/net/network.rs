@@ -659,6 +659,69 @@ impl<F: Frame> Network<F> {
         self.names.iter().position(|n| n == name)
     }
 
+    /// Takes trunk `k` (topology order) down at `now`, both ways, or brings it back up
+    /// (`down` false): see [`SwitchCore::set_port_down`]. Returns the frames its two outputs
+    /// lost.
+    pub fn set_trunk_down(&mut self, now: Instant, k: usize, down: bool) -> u64 {
+        let mut lost = 0;
+        for (s, p) in self.trunk_ports(k) {
+            lost += self.switches[s].set_port_down(now, p, down, &mut self.due);
+            self.send_pauses(s);
+        }
+        lost
+    }
+
+    /// Takes switch `s` down at `now` (every port of it, and its neighbours' ports towards it),
+    /// or brings it back up (`down` false). Returns the frames lost.
+    pub fn set_switch_down(&mut self, now: Instant, s: usize, down: bool) -> u64 {
+        let Some(ends) = self.trunk_end.get(s) else {
+            return 0;
+        };
+        let peers: Vec<(usize, PortId)> = ends
+            .iter()
+            .flatten()
+            .map(|e| (e.peer, e.peer_port))
+            .collect();
+        let mut lost = 0;
+        for p in 0..self.switches[s].ports() {
+            lost += self.switches[s].set_port_down(now, p, down, &mut self.due);
+        }
+        self.send_pauses(s);
+        for (o, p) in peers {
+            lost += self.switches[o].set_port_down(now, p, down, &mut self.due);
+            self.send_pauses(o);
+        }
+        lost
+    }
+
+    /// The two ends (switch, port) of trunk `k`.
+    fn trunk_ports(&self, k: usize) -> Vec<(usize, PortId)> {
+        let mut out = Vec::new();
+        for (s, ends) in self.trunk_end.iter().enumerate() {
+            for (p, e) in ends.iter().enumerate() {
+                if e.is_some_and(|e| e.trunk == k) {
+                    out.push((s, p));
+                }
+            }
+        }
+        out
+    }
+
+    /// Frames lost to failures ([`Network::set_trunk_down`], [`Network::set_switch_down`]):
+    /// per port that lost any, named `switch:port`, and dropped for want of a live path, over
+    /// every switch.
+    pub fn fail_lost(&self) -> (Vec<(String, u64)>, u64) {
+        let mut ports = Vec::new();
+        for &(x, p) in &self.port_at {
+            let n = self.switches[x].down.lost(p);
+            if n > 0 {
+                ports.push((format!("{}:{p}", self.names[x]), n));
+            }
+        }
+        let unrouted = self.switches.iter().map(|s| s.down.unrouted).sum();
+        (ports, unrouted)
+    }
+
     /// Frames that were too short to switch or had nowhere to go, over all switches.
     pub fn runts(&self) -> u64 {
         self.switches.iter().map(|s| s.runts).sum()

@@ -17,6 +17,7 @@ use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
 use super::multipath::{Multipath, PathChooser};
 use super::pfc::{Admit, PauseFrame, PfcIngress, PfcIngressStats};
+use super::port_failure::DownPorts;
 use super::train::{Counted, Train};
 use super::vc_switch::VcSwitch;
 use crate::element::PortId;
@@ -124,6 +125,8 @@ pub struct SwitchCore<F> {
     pub pfc_drops: u64,
     /// Frames that were too short to switch, or had nowhere to go.
     pub runts: u64,
+    /// Its ports that are down ([`SwitchCore::set_port_down`]), and what they lost.
+    pub down: DownPorts,
 }
 
 impl<F> std::fmt::Debug for SwitchCore<F> {
@@ -185,6 +188,7 @@ impl<F: Frame> SwitchCore<F> {
             released: Vec::new(),
             pfc_drops: 0,
             runts: 0,
+            down: DownPorts::default(),
         })
     }
 
@@ -262,13 +266,17 @@ impl<F: Frame> SwitchCore<F> {
     }
 
     /// The port a frame of `t` to host `h` leaves by, if the switch has a route.
-    fn route(&mut self, h: usize, t: &Train<F>) -> Option<PortId> {
+    /// The port a frame of `t` to host `h` leaves by, if the switch has a route: `Some(None)`
+    /// when every port of the route is down. Only the ports that are up are chosen from, so
+    /// multipath forwarding rehashes over what remains.
+    fn route(&mut self, h: usize, t: &Train<F>) -> Option<Option<PortId>> {
         let g = *self.to_host.get(h).filter(|&&g| g != NO_ROUTE)? as usize;
-        let ports = self.groups.get(g)?;
-        if ports.len() == 1 {
-            return Some(ports[0]);
-        }
-        Some(self.paths.choose(t.first, t.frame.flow_key(), g, ports))
+        let ports = self.down.live(self.groups.get(g)?);
+        Some(match ports.len() {
+            0 => None,
+            1 => Some(ports[0]),
+            _ => Some(self.paths.choose(t.first, t.frame.flow_key(), g, ports)),
+        })
     }
 
     /// Whether broadcasts go out of `port` (off for trunks outside the spanning tree).
@@ -289,6 +297,10 @@ impl<F: Frame> SwitchCore<F> {
     ) {
         if frame.frame_len() < super::frame::ETH_HEADER {
             self.runts += 1;
+            return;
+        }
+        if self.down.is_down(port) {
+            self.down.add_lost(port, 1);
             return;
         }
         let Some(ingress) = self.ports.get_mut(port).and_then(|p| p.ingress.as_mut()) else {
@@ -340,9 +352,16 @@ impl<F: Frame> SwitchCore<F> {
         let out = if is_group(&dst) {
             None
         } else {
-            host_of_mac(&dst)
-                .and_then(|h| self.route(h, &t))
-                .or_else(|| self.learned.get(&dst).copied())
+            match host_of_mac(&dst).and_then(|h| self.route(h, &t)) {
+                Some(Some(o)) => Some(o),
+                Some(None) => {
+                    // Every path towards the host is down.
+                    self.down.unrouted += 1;
+                    self.release(counted, at);
+                    return;
+                }
+                None => self.learned.get(&dst).copied(),
+            }
         };
         match out {
             Some(o) if o == port => {
@@ -364,7 +383,7 @@ impl<F: Frame> SwitchCore<F> {
             }
             None => {
                 for o in 0..self.ports.len() {
-                    if o != port && self.flood[o] {
+                    if o != port && self.flood[o] && !self.down.is_down(o) {
                         self.ports[o].egress.handle_train(t.clone());
                         self.reschedule(o, d);
                     }
@@ -494,6 +513,10 @@ impl<F: Frame> SwitchCore<F> {
             self.runts += 1;
             return;
         }
+        if self.down.is_down(to) {
+            self.down.unrouted += 1;
+            return;
+        }
         self.cut(from, to, &mut t);
         match &mut self.fabric {
             Some(f) => f.handle_train(from, to, t),
@@ -502,6 +525,54 @@ impl<F: Frame> SwitchCore<F> {
                 self.reschedule(to, d);
             }
         }
+    }
+
+    /// Takes `port` down at `now` (ns), or brings it back up (`down` false). Going down, what
+    /// its output holds is lost and counted ([`DownPorts::lost`]), and nothing is forwarded to
+    /// it, nor taken from its host, until it is up again; its deadline is renewed in `d`.
+    /// Returns the frames lost. A host's output holds its frames until they are due at the
+    /// host, so all it has in its queue or on its line is lost; a trunk's output hands its
+    /// frames to the far switch one slot after they arrive (their instants settled), so the
+    /// frames a failed trunk had queued or on its line still reach the far end: not modelled.
+    pub fn set_port_down(
+        &mut self,
+        now: Instant,
+        port: PortId,
+        down: bool,
+        d: &mut PortDeadlines,
+    ) -> u64 {
+        if port >= self.ports.len() || !self.down.set(port, down) || !down {
+            return 0;
+        }
+        // Empties the output as if its line ran on for an hour, then forgets that it did:
+        // its counters stay as they were at the failure.
+        let far = now.as_nanos() + 3_600_000_000_000;
+        let p = &mut self.ports[port];
+        let before = p.egress.stats.clone();
+        let mut lost = 0;
+        loop {
+            let got = match p.kind {
+                PortKind::Host(_) => p.egress.poll_frame(far).is_some(),
+                PortKind::Switch(_) => p.egress.poll_train(far).is_some(),
+            };
+            if !got {
+                break;
+            }
+            lost += 1;
+        }
+        p.egress.stats = before;
+        let mut rm = Vec::new();
+        p.egress.drain_rm(&mut rm);
+        // What a lossless input counted of the lost frames is released at the failure.
+        let mut r = std::mem::take(&mut self.released);
+        p.egress.drain_released(&mut r);
+        for x in r.drain(..) {
+            self.release(Some(x.counted), now.as_nanos());
+        }
+        self.released = r;
+        self.down.add_lost(port, lost);
+        self.reschedule(port, d);
+        lost
     }
 
     /// Forwards by circuit from now on: by `vc`'s table instead of by MAC address.
