@@ -24,6 +24,7 @@ mod frame;
 mod ingress;
 pub mod ip;
 mod link;
+mod link_failure;
 mod multipath;
 mod network;
 mod pfc;
@@ -59,6 +60,7 @@ pub use frame::{
 };
 pub use ingress::{Ingress, IngressStats};
 pub use link::{IDEAL_ETHERNET, LinkSpec, Vc, aal5_payload_bound, ip_len};
+pub use link_failure::{FailTarget, LinkFailure};
 pub use multipath::{Multipath, PathChooser, flow_hash};
 pub use network::{Network, NetworkError, TrunkStats};
 pub use pfc::{

@@ -10,6 +10,7 @@ use super::capture::{Direction, LinkId, Tap};
 use super::egress::EgressStats;
 use super::fabric_stage::{FabricStageError, FabricStats};
 use super::frame::Frame;
+use super::link_failure::FailTarget;
 use super::pfc_loop::{Event, PfcLoop};
 use super::switch::{PortDeadlines, PortKind, PortStats, SwitchCore};
 use super::topology::{Topology, TopologyError};
@@ -68,6 +69,10 @@ pub struct Network<F> {
     rm: Vec<RmArrival>,
     /// Pause frames in flight and the hosts' NICs, when some link is lossless.
     pfc: Option<PfcLoop<F>>,
+    /// The failures still to apply: instant (ns), what, down or back up; latest first.
+    failures: Vec<(u64, FailTarget, bool)>,
+    /// Whether the run has failures at all (to report what they cost).
+    has_failures: bool,
 }
 
 impl<F> std::fmt::Debug for Network<F> {
@@ -218,6 +223,8 @@ impl<F: Frame> Network<F> {
                     .collect();
                 lossless.then(|| PfcLoop::new(&rates))
             },
+            failures: super::link_failure::schedule(&topo.failures),
+            has_failures: !topo.failures.is_empty(),
         })
     }
 
@@ -236,8 +243,22 @@ impl<F: Frame> Network<F> {
         self.host_port.len()
     }
 
+    /// Applies the failures and returns due by `now`, each at its instant.
+    fn apply_failures(&mut self, now: Instant) {
+        while let Some(&(t, what, down)) = self.failures.last().filter(|f| f.0 <= now.0) {
+            self.failures.pop();
+            match what {
+                FailTarget::Trunk(k) => self.set_trunk_down(Instant(t), k, down),
+                FailTarget::Switch(s) => self.set_switch_down(Instant(t), s, down),
+            };
+        }
+    }
+
     /// A frame from host `host` at `now`.
     pub fn handle_frame(&mut self, now: Instant, host: usize, frame: F) {
+        if !self.failures.is_empty() {
+            self.apply_failures(now);
+        }
         let Some(&(s, p)) = self.host_port.get(host) else {
             return;
         };
@@ -482,6 +503,9 @@ impl<F: Frame> Network<F> {
     /// the frame. Trains due on trunks are handed on first; host ports are served in the order
     /// of their deadlines.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(usize, Instant, F)> {
+        if !self.failures.is_empty() {
+            self.apply_failures(now);
+        }
         if self.abr.is_some() {
             self.return_rm(now);
         }
@@ -593,6 +617,7 @@ impl<F: Frame> Network<F> {
         if let Some(l) = &self.pfc {
             t = earlier(t, l.events.peek_time());
         }
+        t = earlier(t, self.failures.last().map(|f| Instant(f.0)));
         t
     }
 
@@ -705,6 +730,11 @@ impl<F: Frame> Network<F> {
             }
         }
         out
+    }
+
+    /// Whether links or switches fail during the run (`Topology::failures`).
+    pub fn has_failures(&self) -> bool {
+        self.has_failures
     }
 
     /// Frames lost to failures ([`Network::set_trunk_down`], [`Network::set_switch_down`]):

@@ -147,3 +147,26 @@ fn a_switch_down_takes_its_hosts_and_trunks_with_it() {
         "b0's frame met a dead port"
     );
 }
+
+/// A failure of the topology's takes its trunk down at `at` and brings it back `for` later:
+/// frames before the return have no path, frames after it arrive; the network's deadlines
+/// include both instants.
+#[test]
+fn a_timed_failure_ends_when_its_time_is_up() {
+    let mut t = parallel(1);
+    t.failures.push(LinkFailure {
+        target: FailTarget::Trunk(0),
+        at: Duration::from_millis(1),
+        down: Some(Duration::from_millis(2)),
+    });
+    let mut net = Network::new(&t).unwrap();
+    assert_eq!(net.poll_timeout(), Some(Instant(1_000_000)));
+    net.handle_frame(Instant(1_500_000), 0, frame(1, 0, 1000, 0));
+    assert_eq!(run_until(&mut net, Some(Instant(2_900_000))), 0);
+    assert_eq!(net.fail_lost().1, 1, "no path while it is down");
+    assert_eq!(net.poll_timeout(), Some(Instant(3_000_000)), "the return");
+    run_until(&mut net, Some(Instant(3_000_000)));
+    net.handle_frame(Instant(3_000_000), 0, frame(1, 0, 1000, 0));
+    assert_eq!(run_until(&mut net, None), 1, "back up at 3 ms");
+    assert!(net.has_failures());
+}

@@ -78,6 +78,9 @@ pub struct Topology {
     /// and delay are then none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rings: Vec<super::RingSegment>,
+    /// Links and switches lost during the run (`[[fabric.fail]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<super::LinkFailure>,
 }
 
 /// A topology that cannot be built.
@@ -141,6 +144,7 @@ impl Topology {
             multipath: Multipath::default(),
             circuits: None,
             rings: Vec::new(),
+            failures: Vec::new(),
         }
     }
 

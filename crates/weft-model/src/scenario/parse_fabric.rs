@@ -42,6 +42,23 @@ pub struct FabricGen {
     /// The first host and switch it added, and the first link (indices into the scenario's
     /// lists; the nodes the file wrote itself come before them).
     pub first: [usize; 3],
+    /// The links and switches lost during the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fail: Vec<FailSpec>,
+}
+
+/// A link or switch the fabric loses during the run (`[[fabric.fail]]`), by name.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FailSpec {
+    /// The trunk's two switches (`link = ["a0.0", "c0"]`), or none.
+    pub link: Option<[String; 2]>,
+    /// The switch (`switch = "c0"`), or none.
+    pub switch: Option<String>,
+    /// When it goes down, from the start of the run.
+    pub at: Duration,
+    /// How long it stays down (`for`; none: to the end).
+    #[serde(rename = "for")]
+    pub down: Option<Duration>,
 }
 
 const KEYS: &[&str] = &[
@@ -57,6 +74,7 @@ const KEYS: &[&str] = &[
     "switch",
     "multipath",
     "flowlet_gap",
+    "fail",
 ];
 
 /// Adds the hosts, switches and links of the file's `[fabric]` (if any) to theirs; `names`
@@ -188,13 +206,46 @@ pub(super) fn expand(
         });
     }
     names.extend(built.hosts.iter().chain(&built.switches).cloned());
+    let switch_names: Vec<&str> = switches.iter().map(|s| s.name.as_str()).collect();
+    let fail = f
+        .tables("fail")?
+        .iter()
+        .map(|t| fail_spec(t, &switch_names))
+        .collect::<Result<Vec<_>>>()?;
     Ok(Some(FabricGen {
         shape,
         tiers,
         multipath,
         oversubscription: ratio,
         first,
+        fail,
     }))
+}
+
+/// One `[[fabric.fail]]`: `link = ["A", "B"]` (two switches) or `switch = "A"`, `at`, `for`.
+fn fail_spec(t: &Tbl<'_, '_>, switches: &[&str]) -> Result<FailSpec> {
+    t.check_keys(&["link", "switch", "at", "for"])?;
+    let link = t.names("link", switches)?;
+    let switch = t.names("switch", switches)?;
+    let (link, switch) = match (link.as_slice(), switch.as_slice()) {
+        ([a, b], []) => (Some([a.clone(), b.clone()]), None),
+        ([], [s]) => (None, Some(s.clone())),
+        _ => {
+            return Err(t.err_table(
+                "expected link = [\"SWITCH\", \"SWITCH\"] (a trunk) or switch = \"SWITCH\"",
+            ));
+        }
+    };
+    let day = Duration::from_secs(86_400);
+    let at = t
+        .duration("at", Duration::ZERO, day)?
+        .ok_or_else(|| t.err_table("missing `at`: when it fails, such as \"2ms\""))?;
+    Ok(FailSpec {
+        link,
+        switch,
+        at,
+        down: t.duration("for", Duration(1), day)?,
+    })
 }
 
 /// The `multipath` (and `flowlet_gap`) keys of `t` (a `[fabric]` or a workload).

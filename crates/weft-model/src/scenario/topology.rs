@@ -163,6 +163,7 @@ impl Topology {
             multipath: s.fabric.as_ref().map(|f| f.multipath).unwrap_or_default(),
             circuits: None,
             rings: Vec::new(),
+            failures: Vec::new(),
         };
         topo.validate()?;
         // A ring carries its hosts' frames in place of their links' lines: those keep their
@@ -182,6 +183,9 @@ impl Topology {
                 spec: r.spec(),
                 hosts,
             });
+        }
+        for f in s.fabric.iter().flat_map(|f| &f.fail) {
+            topo.failures.push(failure(f, &topo)?);
         }
         if let (Some(db), Some(shape)) = (&s.vc, &s.vc_forward) {
             let err = |m: String| TopologyError::Scenario(format!("[vc]: {m}"));
@@ -206,6 +210,38 @@ impl Topology {
         }
         Ok((topo, notes))
     }
+}
+
+/// A `[[fabric.fail]]` on the switches and trunks of `topo`.
+fn failure(
+    f: &super::parse_fabric::FailSpec,
+    topo: &Topology,
+) -> Result<crate::net::LinkFailure, TopologyError> {
+    let err = |m: String| TopologyError::Scenario(format!("[[fabric.fail]]: {m}"));
+    let switch = |n: &str| {
+        topo.switches
+            .iter()
+            .position(|s| s.name == n)
+            .ok_or_else(|| err(format!("no switch is called {n:?}")))
+    };
+    let target = match (&f.link, &f.switch) {
+        (Some([a, b]), _) => {
+            let (a, b) = (switch(a)?, switch(b)?);
+            let k = topo
+                .trunks
+                .iter()
+                .position(|t| t.ends == [a, b] || t.ends == [b, a])
+                .ok_or_else(|| err(format!("no link joins {:?}", f.link)))?;
+            crate::net::FailTarget::Trunk(k)
+        }
+        (None, Some(s)) => crate::net::FailTarget::Switch(switch(s)?),
+        (None, None) => return Err(err("names no link or switch".into())),
+    };
+    Ok(crate::net::LinkFailure {
+        target,
+        at: f.at,
+        down: f.down,
+    })
 }
 
 /// The link `l` with the output queue of switch `owner` (the one that sends onto it).

@@ -497,6 +497,22 @@ pub(crate) fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
     m.insert("frames_forwarded".into(), json!(forwarded));
     m.insert("congested_trunks".into(), json!(busy));
     pfc_metrics(r, &hosts, &trunks, m);
+    fail_metrics(r, m);
+}
+
+/// What the links and switches lost during the run cost (`[[fabric.fail]]`): the frames their
+/// outputs held when they failed, per port (`switch:port`) and in all, and the frames dropped
+/// for want of a live path.
+fn fail_metrics(r: &NetRun, m: &mut Map<String, Value>) {
+    if !r.network.has_failures() {
+        return;
+    }
+    let (ports, unrouted) = r.network.fail_lost();
+    let total: u64 = ports.iter().map(|p| p.1).sum();
+    let ports: Map<String, Value> = ports.into_iter().map(|(p, n)| (p, json!(n))).collect();
+    m.insert("fail_lost_frames".into(), json!(total));
+    m.insert("fail_lost_by_port".into(), Value::Object(ports));
+    m.insert("fail_unrouted_frames".into(), json!(unrouted));
 }
 
 /// On a lossless fabric (PFC): pause time per port (switch outputs, and the hosts' NICs),

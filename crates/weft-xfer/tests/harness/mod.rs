@@ -175,6 +175,7 @@ fn topology(sessions: usize, ch: ChannelCfg, seed: u64) -> Topology {
         multipath: Default::default(),
         circuits: None,
         rings: Vec::new(),
+        failures: Vec::new(),
     }
 }
 
