@@ -3,8 +3,9 @@
 //! sink that writes what it reads to its host's disk, as ftpd's `send_data` and ftp's
 //! `recvrequest` loop (`read` from one descriptor, `write` to the other) on Sandia's and RIACS's
 //! hosts (study 000: "limited by the disk speeds of the desktop machines"; study 004, Table 3's
-//! ftp column). [`crate::calc::ftp`] is the closed form of the same transfer, and the only
-//! engine of `file` workloads so far: no engine drives these state machines yet.
+//! ftp column). [`crate::calc::ftp`] is the closed form of the same transfer (the model
+//! engine); the simulator runs these state machines on its hosts (`weft-sim`'s
+//! `net::ftp_workload`).
 //!
 //! - The source's `read` of a block returns when the disk ([`Disk::read`]) has it in memory:
 //!   the file system's read-ahead fetches the next cluster while the process sends, so reading

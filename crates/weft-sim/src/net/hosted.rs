@@ -459,12 +459,15 @@ impl<A: Application + 'static> App for Hosted<A> {
         if self.fresh {
             return Some(Instant::ZERO);
         }
+        // A process in a call of its own reads nothing before it returns: its finished reads
+        // wait for that (asking for a turn meanwhile would find nothing to do, forever).
+        let reads_from = self.app.busy_until().unwrap_or(Instant::ZERO);
         let io = match &self.io {
             Io::Streams { ends, nic } => ends
                 .iter()
                 .flatten()
                 .fold(nic.as_ref().and_then(|n| n.poll_timeout()), |t, e| {
-                    earliest(t, e.io.poll_timeout())
+                    earliest(t, e.io.poll_timeout_reading_from(reads_from))
                 }),
             Io::Datagram(s) => earliest(s.poll_timeout(), self.blocked),
         };

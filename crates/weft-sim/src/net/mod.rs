@@ -4,12 +4,14 @@
 //! ([`weft_model::app`]) on TCP byte streams ([`stream`]) or UDP sockets ([`datagram`]) through
 //! [`hosted`] (request/response, [`rr_workload`]; the bulk transfers of `tput` workloads,
 //! [`tput`]), constant-rate frame sources and sinks ([`cbr`]), message-passing ranks ([`mp`],
-//! [`mp_workload`]), NFS over UDP RPC ([`nfs_workload`]).
+//! [`mp_workload`]), NFS over UDP RPC ([`nfs_workload`]), FTP from disk to disk
+//! ([`ftp_workload`]).
 
 pub mod cbr;
 pub mod datagram;
 pub mod dcqcn;
 pub mod frame;
+pub mod ftp_workload;
 pub mod hosted;
 pub mod hosts;
 pub mod mp;
@@ -34,6 +36,8 @@ pub use hosted::{Hosted, TcpEnd};
 pub use hosts::{App, SimHosts};
 pub use run::{NetRun, RunOptions, run};
 
+#[cfg(test)]
+mod ftp_tests;
 #[cfg(test)]
 mod tcp_tests;
 #[cfg(test)]

@@ -425,9 +425,16 @@ impl Stream {
 
     /// The earliest instant the socket, the writer or the reader has work.
     pub fn poll_timeout(&self) -> Option<Instant> {
+        self.poll_timeout_reading_from(Instant::ZERO)
+    }
+
+    /// As [`Stream::poll_timeout`] for an application that takes no read before `from` (it is
+    /// in a call of its own until then, [`weft_model::app::Application::busy_until`]): a read
+    /// that finished earlier waits for it, and asks for no turn before it.
+    pub fn poll_timeout_reading_from(&self, from: Instant) -> Option<Instant> {
         earliest(
             earliest(self.sock.poll_timeout(), self.writer.poll_timeout()),
-            self.reader.poll_timeout(),
+            self.reader.poll_timeout().map(|t| t.max(from)),
         )
     }
 }

@@ -25,11 +25,13 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
+use weft_model::app::Application;
 use weft_model::app::bulk::{BulkSink, BulkSource, Pace, goodput_metrics};
 use weft_model::app::rr::Via;
 use weft_model::app::traffic::{Traffic, derangement, fct_metrics};
 use weft_model::calc::fct::PathIdeal;
 use weft_model::fabric::Rng;
+use weft_model::host::HostCpu;
 use weft_model::net::{ETH_HEADER, Topology, delivery};
 use weft_model::scenario::{Metric, Scenario, TcpStack, Workload};
 use weft_model::tcp::{Config, SeqNum};
@@ -97,11 +99,7 @@ pub fn tput(
     notes: &mut Vec<String>,
 ) {
     if w.file.is_some() {
-        return notes.push(
-            "FTP from disk (`file`) runs on the model engine only: the simulator's TCP \
-             transfer reads and writes no disk"
-                .into(),
-        );
+        return super::ftp_workload::ftp(s, topo, w, seed, capture, m, notes);
     }
     if w.ndp {
         return super::ndp::tput_ndp(s, topo, w, capture, m, notes);
@@ -228,62 +226,18 @@ pub fn flow_apps(
             apps.push((f, Box::new(source.with_cpu(thread_on(&machines, f)))));
             continue;
         }
-        let (hf, ht) = (&topo.hosts[f], &topo.hosts[t]);
-        let path_mtu = if s.switches.is_empty() {
-            s.path(&hf.name, &ht.name)
-                .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
-        } else {
-            let between = *mtus.entry((hf.switch, ht.switch)).or_insert_with(|| {
-                s.path(&s.switches[hf.switch].name, &s.switches[ht.switch].name)
-                    .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
-            });
-            Some(
-                between
-                    .unwrap_or(u64::MAX)
-                    .min(u64::from(hf.link.mtu.min(ht.link.mtu))),
-            )
-        }
-        .unwrap_or(u64::from(hf.link.mtu));
-        let cfg = w.tcp_config(path_mtu);
-        let (sp, rp) = (SENDER_PORT + k as u16, RECEIVER_PORT + k as u16);
-        let mut rng = rng;
-        let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
-        let cpu = |h: usize| thread_on(&machines, h);
-        let mut tx_cfg = on_host(&cfg, seed, f);
-        if w.stack == Some(TcpStack::Linux) && w.window.is_some() {
-            // The emulator's sender keeps the window by writing only what fits in it, with
-            // TCP_NODELAY: the last bytes that fit go at once, in a short segment.
-            tx_cfg.nagle = false;
-        }
-        // The emulator's sender writes whatever fits; BSD's waits for its low-water mark.
-        let lowat = if w.stack == Some(TcpStack::Linux) {
-            1
-        } else {
-            SEND_LOWAT
-        };
         let mut source = BulkSource::new(Via::Stream, WRITE_SIZE, end, None);
         if let Some(size) = w.flow_size {
             source = source.with_limit(size.0);
         }
-        let from = TcpEnd {
-            host: f,
-            port: sp,
-            peer: t,
-            peer_port: rp,
-        };
-        let tx = Hosted::connect(source, from, tx_cfg, iss.0)
-            .bulk_host(lowat)
-            .with_cpu(cpu(f));
         let sink = BulkSink::new(Instant(warm.0), end);
-        let to = TcpEnd {
-            host: t,
-            port: rp,
-            peer: f,
-            peer_port: sp,
+        let ends = Ends {
+            seed,
+            k,
+            pair: (f, t),
+            machines: &machines,
         };
-        let rx = Hosted::listen(sink, to, on_host(&cfg, seed, t), iss.1)
-            .bulk_host(SEND_LOWAT)
-            .with_cpu(cpu(t));
+        let (tx, rx) = tcp_flow(s, topo, w, &ends, &mut mtus, source, sink);
         apps.push((f, Box::new(tx)));
         apps.push((t, Box::new(rx)));
     }
@@ -301,6 +255,87 @@ pub fn flow_apps(
         }
     }
     Ok((apps, from, to))
+}
+
+/// Where a TCP flow of a workload runs: the run's seed, the flow's number, its (sender,
+/// receiver) host indices and the hosts' machines ([`machines`]).
+pub struct Ends<'a> {
+    /// The run's seed.
+    pub seed: u64,
+    /// The flow's number (its ports and initial sequence numbers).
+    pub k: usize,
+    /// Sender and receiver host indices.
+    pub pair: (usize, usize),
+    /// Each host's machine, if it has costs.
+    pub machines: &'a [Option<HostCpu>],
+}
+
+/// The TCP sender running `source` and the receiver running `sink` of flow `e.k` between the
+/// hosts of `e.pair`, configured from `w` (stack, congestion control, MSS from the path MTU,
+/// window, the hosts' CPUs), as `tput` runs every TCP flow. `mtus` caches path MTUs by the
+/// pair of switches.
+pub fn tcp_flow<A: Application + 'static, B: Application + 'static>(
+    s: &Scenario,
+    topo: &Topology,
+    w: &Workload,
+    e: &Ends<'_>,
+    mtus: &mut HashMap<(usize, usize), Option<u64>>,
+    source: A,
+    sink: B,
+) -> (Hosted<A>, Hosted<B>) {
+    let (seed, k, (f, t), machines) = (e.seed, e.k, e.pair, e.machines);
+    let (hf, ht) = (&topo.hosts[f], &topo.hosts[t]);
+    let path_mtu = if s.switches.is_empty() {
+        s.path(&hf.name, &ht.name)
+            .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
+    } else {
+        let between = *mtus.entry((hf.switch, ht.switch)).or_insert_with(|| {
+            s.path(&s.switches[hf.switch].name, &s.switches[ht.switch].name)
+                .and_then(|p| p.iter().map(|l| l.tech.mtu.0).min())
+        });
+        Some(
+            between
+                .unwrap_or(u64::MAX)
+                .min(u64::from(hf.link.mtu.min(ht.link.mtu))),
+        )
+    }
+    .unwrap_or(u64::from(hf.link.mtu));
+    let cfg = w.tcp_config(path_mtu);
+    let (sp, rp) = (SENDER_PORT + k as u16, RECEIVER_PORT + k as u16);
+    let mut rng = Rng::for_stream(seed, 0x200 + k as u64);
+    let iss = (SeqNum(rng.next_u64() as u32), SeqNum(rng.next_u64() as u32));
+    let cpu = |h: usize| thread_on(machines, h);
+    let mut tx_cfg = on_host(&cfg, seed, f);
+    if w.stack == Some(TcpStack::Linux) && w.window.is_some() {
+        // The emulator's sender keeps the window by writing only what fits in it, with
+        // TCP_NODELAY: the last bytes that fit go at once, in a short segment.
+        tx_cfg.nagle = false;
+    }
+    // The emulator's sender writes whatever fits; BSD's waits for its low-water mark.
+    let lowat = if w.stack == Some(TcpStack::Linux) {
+        1
+    } else {
+        SEND_LOWAT
+    };
+    let from = TcpEnd {
+        host: f,
+        port: sp,
+        peer: t,
+        peer_port: rp,
+    };
+    let tx = Hosted::connect(source, from, tx_cfg, iss.0)
+        .bulk_host(lowat)
+        .with_cpu(cpu(f));
+    let to = TcpEnd {
+        host: t,
+        port: rp,
+        peer: f,
+        peer_port: sp,
+    };
+    let rx = Hosted::listen(sink, to, on_host(&cfg, seed, t), iss.1)
+        .bulk_host(SEND_LOWAT)
+        .with_cpu(cpu(t));
+    (tx, rx)
 }
 
 /// The (sender, receiver) host pairs of `w`'s flows, with its `from` and `to` host indices.
