@@ -284,6 +284,12 @@ impl<F: Frame> Network<F> {
             },
             None => frame,
         };
+        self.inject(now, host, s, p, frame);
+    }
+
+    /// Host `host`'s frame goes on its line at `now` into port `p` of switch `s`: the tap sees
+    /// it, the switch takes it, and the pauses that made are sent.
+    fn inject(&mut self, now: Instant, host: usize, s: usize, p: PortId, frame: F) {
         if let Some(tap) = &mut self.tap {
             tap.record(LinkId::Host(host), now.0, Direction::FromHost, &frame);
         }
@@ -328,6 +334,7 @@ impl<F: Frame> Network<F> {
             }
             if p.frame.quanta > 0
                 && let Some(r) = sw.pause_refresh_at(p.port)
+                && l.refreshing.insert((s, p.port))
             {
                 l.events
                     .push(Instant(r), Event::Refresh { s, port: p.port });
@@ -346,8 +353,19 @@ impl<F: Frame> Network<F> {
                     self.switches[s].handle_pause(at.0, port, frame, &mut self.due);
                 }
                 Event::Refresh { s, port } => {
+                    if let Some(l) = self.pfc.as_mut() {
+                        l.refreshing.remove(&(s, port));
+                    }
                     self.switches[s].refresh_pauses(at.0, port);
                     self.send_pauses(s);
+                    // An XOFF sent while this refresh was pending wants its own, later.
+                    if let (Some(l), Some(r)) =
+                        (self.pfc.as_mut(), self.switches[s].pause_refresh_at(port))
+                        && r > at.0
+                        && l.refreshing.insert((s, port))
+                    {
+                        l.events.push(Instant(r), Event::Refresh { s, port });
+                    }
                 }
                 Event::Host { host, frame } => {
                     if let Some(l) = self.pfc.as_mut() {
@@ -387,11 +405,7 @@ impl<F: Frame> Network<F> {
             let Some(f) = l.next_frame(now.0, host) else {
                 return;
             };
-            if let Some(tap) = &mut self.tap {
-                tap.record(LinkId::Host(host), now.0, Direction::FromHost, &f);
-            }
-            self.switches[s].handle_frame(now, p, f, host as u32, &mut self.due);
-            self.send_pauses(s);
+            self.inject(now, host, s, p, f);
         }
     }
 
@@ -408,7 +422,7 @@ impl<F: Frame> Network<F> {
             let Some(e) = self.trunk_end[s][p] else {
                 continue;
             };
-            let peer_base = base_of(&self.port_at, e.peer);
+            let peer_base = self.switches[e.peer].base();
             waits[g].extend(
                 self.switches[e.peer]
                     .paused_holding(now, e.peer_port)
@@ -437,6 +451,17 @@ impl<F: Frame> Network<F> {
                     .and_then(Option::as_ref)
                     .map_or(0, |n| n.max_held),
             )
+        })
+    }
+
+    /// The refreshes of XOFFs pending (one per paused port at the most).
+    #[cfg(test)]
+    pub(super) fn refreshes_pending(&self) -> usize {
+        self.pfc.as_ref().map_or(0, |l| {
+            l.events
+                .iter()
+                .filter(|(_, e)| matches!(e, Event::Refresh { .. }))
+                .count()
         })
     }
 
@@ -573,10 +598,7 @@ impl<F: Frame> Network<F> {
                 let Some(f) = self.abr.as_mut().and_then(|l| l.release(h)) else {
                     break;
                 };
-                if let Some(tap) = &mut self.tap {
-                    tap.record(LinkId::Host(h), now.0, Direction::FromHost, &f);
-                }
-                self.switches[s].handle_frame(now, p, f, h as u32, &mut self.due);
+                self.inject(now, h, s, p, f);
             }
         }
         while let Some((h, rm)) = self.abr.as_mut().and_then(|l| l.poll_backward(now)) {
@@ -808,9 +830,4 @@ impl<F: Frame> Element<F> for Network<F> {
     fn poll_timeout(&self) -> Option<Instant> {
         Network::poll_timeout(self)
     }
-}
-
-/// The network's number of port 0 of switch `s`.
-fn base_of(port_at: &[(usize, PortId)], s: usize) -> usize {
-    port_at.partition_point(|&(x, _)| x < s)
 }

@@ -51,6 +51,8 @@ pub(super) struct PfcLoop<F> {
     pub nics: Vec<Option<Nic<F>>>,
     /// Pause frames drained from a switch (kept to reuse its allocation).
     pub out: Vec<PauseOut>,
+    /// The switch ports (switch, port) with an [`Event::Refresh`] pending: one at a time each.
+    pub refreshing: std::collections::HashSet<(usize, PortId)>,
 }
 
 impl<F: Frame> PfcLoop<F> {
@@ -71,6 +73,7 @@ impl<F: Frame> PfcLoop<F> {
                 })
                 .collect(),
             out: Vec::new(),
+            refreshing: std::collections::HashSet::new(),
         }
     }
 

@@ -217,6 +217,11 @@ impl<F: Frame> SwitchCore<F> {
         }
     }
 
+    /// The network's number of its port 0 ([`PortDeadlines`]).
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
     /// Number of ports.
     pub fn ports(&self) -> usize {
         self.ports.len()

@@ -626,6 +626,32 @@ fn pfc_pauses_the_senders_and_loses_nothing_where_the_lossy_fabric_drops() {
     assert_eq!(net.pfc_deadlock(end), None);
 }
 
+/// The two hosts of the lossless dumbbell are paused, resumed and paused again many times
+/// over; each of their two switch ports keeps one refresh of its XOFF pending at the most,
+/// not one per XOFF sent.
+#[test]
+fn a_paused_port_keeps_one_refresh_pending() {
+    let mut net = Network::new(&lossless_dumbbell()).unwrap();
+    for k in 0..20 {
+        net.handle_frame(Instant(0), 0, frame(2, 0, 1250, k));
+        net.handle_frame(Instant(0), 1, frame(2, 1, 1250, k));
+    }
+    let (mut most, mut now, mut got) = (0, Instant(0), 0);
+    while let Some(t) = net.poll_timeout() {
+        now = now.max(t);
+        while net.poll_transmit(now).is_some() {
+            got += 1;
+        }
+        most = most.max(net.refreshes_pending());
+    }
+    assert_eq!(got, 40);
+    let sent: u64 = (0..2)
+        .map(|h| net.host_stats(h).unwrap().pfc.unwrap().pauses_sent)
+        .sum();
+    assert!(sent > 4, "{sent} XOFFs");
+    assert_eq!(most, 2);
+}
+
 /// Four switches in a ring, a host on each, every link 100 Mbit/s and lossless (XOFF 3 frames,
 /// XON 1); each host sends 200 frames clockwise to the host `hops` switches on (two: every
 /// trunk carries two flows, each waiting on the next trunk, a cyclic buffer dependency; one:
