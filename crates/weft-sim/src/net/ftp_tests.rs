@@ -155,3 +155,55 @@ fn a_write_behind_cache_lets_the_sink_read_on() {
         waited(&thru)
     );
 }
+
+/// A sink that counts what its reads return and what it had read when told the stream closed.
+#[derive(Debug, Default)]
+struct Counter {
+    read: u64,
+    read_at_close: Option<u64>,
+}
+
+impl weft_model::app::Application for Counter {
+    fn handle_input(&mut self, _now: Instant, input: weft_model::app::Input<'_>) {
+        match input {
+            weft_model::app::Input::Read { len, .. } => self.read += len,
+            weft_model::app::Input::Closed { .. } => self.read_at_close = Some(self.read),
+            _ => {}
+        }
+    }
+    fn handle_timeout(&mut self, _now: Instant) {}
+    fn poll_output(&mut self, _now: Instant) -> Option<weft_model::app::Output> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+}
+
+/// `Input::Closed` means every byte the peer sent has been read: a read that the receiver's CPU
+/// (1 us a byte, so the reads lag the line) still holds when the FIN arrives is delivered first.
+#[test]
+fn the_stream_closes_after_its_last_read_returns() {
+    let cpu = HostCpu::new(HostCosts {
+        recv_other_ns_per_byte: 1000.0,
+        ..HostCosts::FREE
+    });
+    let cfg = Config {
+        mss: 1460,
+        ..Config::default()
+    };
+    let size = 256 * 1024;
+    let tx = Hosted::connect(FtpSource::new(size, None), A, cfg.clone(), SeqNum(1))
+        .bulk_host(SEND_LOWAT);
+    let rx = Hosted::listen(Counter::default(), B, cfg, SeqNum(2)).bulk_host(SEND_LOWAT);
+    let apps: Vec<(usize, Box<dyn App>)> =
+        vec![(0, Box::new(tx)), (1, Box::new(rx.with_cpu(Some(cpu))))];
+    let opts = RunOptions {
+        duration: Duration::from_secs(30),
+        ..RunOptions::default()
+    };
+    let r = run(&pair(), apps, opts, |_| {}).unwrap();
+    let k = r.hosts.app::<Hosted<Counter>>(1).unwrap().app();
+    assert_eq!(k.read, size);
+    assert_eq!(k.read_at_close, Some(size));
+}

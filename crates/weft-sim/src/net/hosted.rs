@@ -307,7 +307,7 @@ impl<A: Application> Hosted<A> {
                 for (k, e) in ends.iter_mut().enumerate() {
                     let Some(e) = e else { continue };
                     let conn = e.io.sock.conn();
-                    if !e.ended && (conn.error().is_some() || conn.is_recv_finished()) {
+                    if !e.ended && (conn.error().is_some() || e.io.is_read_to_end()) {
                         e.ended = true;
                         let error = conn.error().map(Into::into);
                         app.handle_input(now, Input::Closed { stream: k, error });

@@ -348,6 +348,11 @@ impl Reader {
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.reading.front().map(|r| r.0)
     }
+
+    /// True while a read has taken bytes from the socket that the application does not have yet.
+    pub fn is_reading(&self) -> bool {
+        !self.reading.is_empty()
+    }
 }
 
 /// A socket with its application's writer and reader: one end of a conversation.
@@ -400,6 +405,12 @@ impl Stream {
     /// Runs the reader ([`Reader::pump`]).
     pub fn read(&mut self, now: Instant, done: impl FnMut(Instant, u64)) {
         self.reader.pump(now, &mut self.sock, done)
+    }
+
+    /// True once the peer has closed and the application has every byte it sent: the
+    /// connection has nothing left to read and no read in progress still holds bytes.
+    pub fn is_read_to_end(&self) -> bool {
+        self.sock.conn().is_recv_finished() && !self.reader.is_reading()
     }
 
     /// Queues a message of `bytes` for one write call.
