@@ -69,10 +69,13 @@ pub fn client_hello(control: &mut Control, key: &Key) -> Result<(), ProbeError> 
     let sn = match reply {
         Message::AuthChallenge(c) => c.nonce.0,
         other => {
-            return Err(ProbeError::Protocol(format!(
-                "expected AuthChallenge, got {:?}",
-                other.msg_type()
-            )));
+            return Err(match control.stream().peer_addr() {
+                Ok(agent) => crate::control::unexpected_answer(agent, "AuthChallenge", &other),
+                Err(_) => ProbeError::Protocol(format!(
+                    "expected AuthChallenge, got {:?}",
+                    other.msg_type()
+                )),
+            });
         }
     };
     control.send(&Message::AuthProof(AuthProof {

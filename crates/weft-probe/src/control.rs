@@ -10,7 +10,7 @@
 //! the path can no longer speak for either end.
 
 use std::io::Write;
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use weft_gate::auth::{FrameAuth, Key, Role, TAG_LEN};
 
 use crate::error::ProbeError;
 use crate::proto::frame::HEADER_LEN;
-use crate::proto::{Frame, Message, ProtoError, read_frame};
+use crate::proto::{Accept, Frame, Message, ProtoError, read_frame};
 
 /// The tag state of a keyed connection, shared by the clones of a [`Control`] (a reader
 /// thread and a writer see one count per direction).
@@ -150,6 +150,16 @@ impl Control {
         Ok(Message::parse(&Frame::new_unchecked(&self.buf[..]))?)
     }
 
+    /// A client's first answer from `agent` to its request: the agent's `Accept`. Whatever shows
+    /// that the peer is not a weft agent says so and names the port reached ([`not_an_agent`],
+    /// [`unexpected_answer`]).
+    pub fn recv_accept(&mut self, agent: SocketAddr) -> Result<Accept, ProbeError> {
+        match self.recv().map_err(|e| not_an_agent(agent, e))? {
+            Message::Accept(a) => Ok(a),
+            other => Err(unexpected_answer(agent, "Accept", &other)),
+        }
+    }
+
     /// Sets the read time-out (`None` blocks forever).
     pub fn set_read_timeout(&self, t: Option<Duration>) -> Result<(), ProbeError> {
         self.stream
@@ -222,18 +232,27 @@ pub fn open_tagged(frames: &mut FrameAuth, frame: &mut Vec<u8>) -> Result<(), Pr
     Ok(())
 }
 
-/// What a client says when its first exchange with `agent` fails in a way that shows the peer is
-/// not a weft agent: it sent bytes that are not weft's, closed without a word, or accepted the
-/// connection and said nothing (an HTTP server waits for a request line that never comes).
-/// Any other error is returned as it is.
-pub fn not_an_agent(agent: std::net::SocketAddr, e: ProbeError) -> ProbeError {
-    let hint = format!(
+/// Where a client that reached something other than a weft agent at `agent` should look.
+fn agent_hint(agent: SocketAddr) -> String {
+    format!(
         "is `weft serve` listening on port {} of {}? (its default port is {})",
         agent.port(),
         agent.ip(),
         crate::server::DEFAULT_PORT
-    );
+    )
+}
+
+/// What a client says when its first exchange with `agent` fails in a way that shows the peer is
+/// not a weft agent: it sent bytes that are not weft's (a whole header of them, or fewer and
+/// closed), closed without a word, or accepted the connection and said nothing (an HTTP server
+/// waits for a request line that never comes). Any other error is returned as it is.
+pub fn not_an_agent(agent: SocketAddr, e: ProbeError) -> ProbeError {
+    let hint = agent_hint(agent);
     match e {
+        ProbeError::Proto(ProtoError::Truncated { have, .. }) => ProbeError::Protocol(format!(
+            "{agent} is not a weft agent: it answered {have} bytes that are no weft message and \
+             closed the connection; {hint}"
+        )),
         ProbeError::Proto(ProtoError::BadMagic(m)) => ProbeError::Protocol(format!(
             "{agent} is not a weft agent: it answered {:?}, which is not the weft protocol; {hint}",
             String::from_utf8_lossy(&m)
@@ -245,6 +264,23 @@ pub fn not_an_agent(agent: std::net::SocketAddr, e: ProbeError) -> ProbeError {
             "{agent} accepted the connection but did not answer as a weft agent; {hint}"
         )),
         e => e,
+    }
+}
+
+/// What a client says when `agent` answered its first message with `got` where it expected
+/// `want`: one of the messages a client opens with (a request, a key's hello, a relay request)
+/// is its own sent back, by an echo service, not a weft agent.
+pub fn unexpected_answer(agent: SocketAddr, want: &str, got: &Message) -> ProbeError {
+    match got {
+        Message::Request(_) | Message::AuthHello(_) | Message::Relay(_) => {
+            ProbeError::Protocol(format!(
+                "{agent} is not a weft agent: it sent this client's own {:?} message back (an \
+                 echo service?); {}",
+                got.msg_type(),
+                agent_hint(agent)
+            ))
+        }
+        _ => ProbeError::Protocol(format!("expected {want}, got {:?}", got.msg_type())),
     }
 }
 

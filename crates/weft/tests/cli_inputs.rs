@@ -95,6 +95,89 @@ fn tput_to_something_that_is_not_an_agent_says_so_and_names_the_port() {
     );
 }
 
+/// A listener that sends every connection's bytes back (an RFC 862 echo service).
+fn echo_service() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                while let Ok(n) = c.read(&mut buf) {
+                    if n == 0 || c.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A listener that reads what a connection sends first, answers `reply` (shorter than a weft
+/// header) and closes.
+fn answers_and_closes(reply: &'static [u8]) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(reply);
+        }
+    });
+    port
+}
+
+#[test]
+fn every_client_to_an_echo_service_says_it_is_not_an_agent() {
+    let port = echo_service();
+    let at = format!("127.0.0.1:{port}");
+    let key = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(key.path(), [7u8; 32]).unwrap();
+    let key = key.path().to_str().unwrap();
+    let two = format!("{at},{at}");
+    let runs: [(&str, Vec<&str>); 4] = [
+        ("Request", vec!["tput", &at, "-t", "1s"]),
+        (
+            "AuthHello",
+            vec!["tput", &at, "-t", "1s", "--key-file", key],
+        ),
+        ("Request", vec!["rr", &at, "-n", "10", "--warmup", "0"]),
+        ("Request", vec!["mp", "--hosts", &two, "--sizes", "8"]),
+    ];
+    for (sent, args) in &runs {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = text(&o.stderr);
+        assert!(
+            e.contains(&format!(
+                "{at} is not a weft agent: it sent this client's own {sent} message back"
+            )) && e.contains(&format!("listening on port {port}")),
+            "{args:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_peer_that_answers_a_few_bytes_and_closes_is_not_an_agent() {
+    let port = answers_and_closes(b"hello\n");
+    let at = format!("127.0.0.1:{port}");
+    for args in [vec!["tput", &at, "-t", "1s"], vec!["rr", &at, "-n", "10"]] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = text(&o.stderr);
+        assert!(
+            e.contains(&format!(
+                "{at} is not a weft agent: it answered 6 bytes that are no weft message"
+            )) && e.contains(&format!("listening on port {port}")),
+            "{args:?}: {e}"
+        );
+    }
+}
+
 #[test]
 fn recv_refuses_a_directory_it_cannot_write_at_start() {
     // Nobody, root included, creates files in /proc.

@@ -50,7 +50,8 @@ pub fn run(l: &Launch, progress: &mut dyn FnMut(&MpSample)) -> Result<MpResult, 
         let mut c = Control::new(stream, DEFAULT_MAX_MESSAGE.max(MAX_REPORT));
         c.set_read_timeout(Some(l.connect_timeout))?;
         if let Some(key) = &l.key {
-            crate::auth::client_hello(&mut c, key).map_err(|e| remote(r, e))?;
+            crate::auth::client_hello(&mut c, key)
+                .map_err(|e| remote(r, crate::control::not_an_agent(addr, e)))?;
         }
         let mut s = spec.clone();
         s.rank = r as u32;
@@ -60,10 +61,7 @@ pub fn run(l: &Launch, progress: &mut dyn FnMut(&MpSample)) -> Result<MpResult, 
         controls.push(c);
     }
     for (r, c) in controls.iter_mut().enumerate() {
-        let accept = match c.recv().map_err(|e| remote(r, e))? {
-            Message::Accept(a) => a,
-            other => return Err(unexpected(r, "Accept", &other)),
-        };
+        let accept = c.recv_accept(l.agents[r]).map_err(|e| remote(r, e))?;
         peers.push(Peer {
             addr: l.agents[r],
             cookie: accept.cookie,

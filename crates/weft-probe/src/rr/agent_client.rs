@@ -4,7 +4,7 @@
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use crate::control::Control;
+use crate::control::{Control, not_an_agent};
 use crate::error::ProbeError;
 use crate::proto::rr_spec::RR_PORT_KEY;
 use crate::proto::{DEFAULT_MAX_MESSAGE, Message, RrSpec, SenderDone, TestSpec, Transport};
@@ -38,7 +38,8 @@ pub(super) fn run_size(
         .set_read_timeout(Some(CONTROL_TIMEOUT))
         .map_err(|e| agent_err(addr, e))?;
     if let Some(k) = &cfg.key {
-        crate::auth::client_hello(&mut control, k).map_err(|e| agent_err(addr, e))?;
+        crate::auth::client_hello(&mut control, k)
+            .map_err(|e| agent_err(addr, not_an_agent(addr, e)))?;
     }
     let spec = RrSpec {
         transport: match cfg.proto {
@@ -53,15 +54,7 @@ pub(super) fn run_size(
     control
         .send(&Message::Request(TestSpec::Rr(spec)))
         .map_err(|e| agent_err(addr, e))?;
-    match control.recv().map_err(|e| agent_err(addr, e))? {
-        Message::Accept(_) => {}
-        other => {
-            return Err(agent_err(
-                addr,
-                ProbeError::Protocol(format!("expected Accept, got {:?}", other.msg_type())),
-            ));
-        }
-    }
+    control.recv_accept(addr).map_err(|e| agent_err(addr, e))?;
     let port = match control.recv().map_err(|e| agent_err(addr, e))? {
         Message::Ext(v) => v
             .get(RR_PORT_KEY)

@@ -59,10 +59,7 @@ pub fn run(
         crate::auth::client_hello(&mut control, k).map_err(not_an_agent)?;
     }
     control.send(&Message::Request(TestSpec::Tput(spec.clone())))?;
-    let accept = match control.recv().map_err(not_an_agent)? {
-        Message::Accept(a) => a,
-        other => return Err(unexpected("Accept", &other)),
-    };
+    let accept = control.recv_accept(cfg.server)?;
     tracing::info!(test_id = accept.test_id, udp_ports = ?accept.udp_ports, "tput: accepted");
     observe(&TputEvent::Accepted {
         test_id: accept.test_id,
