@@ -36,7 +36,7 @@ use crate::WireLen;
 use crate::engine::EventQueue;
 use crate::queue::{Capacity, DropReason, FlowState, Queue, Queued};
 use crate::rng::Rng;
-use crate::shaper::DualGcra;
+use crate::shaper::{Fate, Policer};
 use crate::tech::CELL_BYTES;
 use crate::time::Instant;
 
@@ -204,15 +204,6 @@ pub struct Released {
     pub at: u64,
 }
 
-/// A contract enforced on the cells an output sends towards the next switch.
-#[derive(Clone, Copy, Debug)]
-struct EdgeContract {
-    gcra: DualGcra,
-    police: bool,
-    tag: bool,
-    ppd: bool,
-}
-
 /// The switch's output queue onto one link, with the line behind it.
 #[derive(Debug)]
 pub struct Egress<F> {
@@ -240,7 +231,7 @@ pub struct Egress<F> {
     /// The arrivals of the slot being taken (kept to reuse its allocation).
     batch: Vec<Arrival>,
     /// The link's contract, on a link towards another switch.
-    contract: Option<EdgeContract>,
+    contract: Option<Policer>,
     /// Occupancy (cells) from which cells of tagged frames are dropped.
     clp_limit: Option<u64>,
     /// Occupancy (cells) from which the cells taken in are marked EFCI.
@@ -277,12 +268,7 @@ impl<F: Frame> Egress<F> {
         let contract = link
             .contract
             .filter(|_| to_switch && link.is_atm())
-            .map(|c| EdgeContract {
-                gcra: c.gcra(),
-                police: c.police,
-                tag: c.tag,
-                ppd: c.ppd,
-            });
+            .map(Policer::new);
         let clp_limit = match (link.clp_threshold, capacity) {
             (Some(f), Capacity::Cells(n)) => Some((n as f64 * f.clamp(0.0, 1.0)).floor() as u64),
             _ => None,
@@ -734,20 +720,20 @@ impl<F: Frame> Egress<F> {
         let Some(c) = self.contract.as_mut() else {
             return self.line.send(t, CELL_BYTES);
         };
-        if !c.police {
-            let at = c.gcra.earliest(Instant(t.max(self.line.free_at())));
-            c.gcra.police(at);
-            return self.line.send(at.as_nanos(), CELL_BYTES);
+        if !c.polices() {
+            let at = c.shape(t.max(self.line.free_at()));
+            return self.line.send(at, CELL_BYTES);
         }
         let dep = self.line.send(t, CELL_BYTES);
-        if c.ppd && !c.tag && p.policed > 0 && p.idx + 1 < p.units {
+        let fate = c.judge(dep, p.idx, p.units, p.policed > 0);
+        if fate == Fate::Discarded {
             p.policed += 1;
             self.stats.cells_discarded += 1;
             return dep;
         }
-        if !c.gcra.police(Instant(dep)) {
+        if fate == Fate::Broken {
             self.stats.cells_policed += 1;
-            if c.tag {
+            if c.tags() {
                 p.tagged = true;
             } else {
                 p.policed += 1;

@@ -11,7 +11,7 @@ use super::link::LinkSpec;
 use super::serialiser::Serialiser;
 use super::train::Train;
 use crate::rng::Rng;
-use crate::shaper::{AbrSource, AbrStats, DualGcra, RmCell, VcContract};
+use crate::shaper::{AbrSource, AbrStats, Fate, Policer, RmCell};
 use crate::tech::CELL_BYTES;
 use crate::time::{Duration, Instant};
 
@@ -54,8 +54,8 @@ pub struct Ingress {
     line: Serialiser,
     link: LinkSpec,
     faults: FaultInjector,
-    /// The VC's contract: its GCRA and its terms.
-    contract: Option<(DualGcra, VcContract)>,
+    /// The VC's contract.
+    contract: Option<Policer>,
     /// The host's ABR source.
     abr: Option<AbrSource>,
     /// Counters of this direction.
@@ -68,10 +68,7 @@ impl Ingress {
         Ingress {
             line: Serialiser::new(link.rate),
             faults: FaultInjector::new(link.faults, rng),
-            contract: link
-                .contract
-                .filter(|_| link.is_atm())
-                .map(|c| (c.gcra(), c)),
+            contract: link.contract.filter(|_| link.is_atm()).map(Policer::new),
             abr: link.abr.filter(|_| link.is_atm()).map(AbrSource::new),
             link: link.clone(),
             stats: IngressStats::default(),
@@ -136,12 +133,12 @@ impl Ingress {
                 let end = self.line.send(now, self.link.wire_bytes(len));
                 (start + (end - start) / units.max(1), end)
             }
-            Some((gcra, terms)) => {
-                let c = contract_cells(&mut self.line, gcra, terms, now, units);
+            Some(policer) => {
+                let c = contract_cells(&mut self.line, policer, now, units);
                 self.stats.cells_discarded += c.discarded;
                 if c.broken > 0 {
                     self.stats.cells_policed += c.broken;
-                    if terms.tag {
+                    if policer.tags() {
                         self.stats.frames_tagged += 1;
                         tagged = true;
                     } else {
@@ -218,39 +215,26 @@ struct Policed {
 }
 
 /// Sends a frame's `units` cells on `line` from `now` under a VC contract: shaped, each cell
-/// waits until it conforms; policed, cells go back to back and those that break the contract
-/// are counted (with partial packet discard, the frame's cells after a broken one but its
-/// last are dropped unjudged).
-fn contract_cells(
-    line: &mut Serialiser,
-    gcra: &mut DualGcra,
-    terms: &VcContract,
-    now: u64,
-    units: u64,
-) -> Policed {
-    let police = terms.police;
-    let ppd = police && terms.ppd && !terms.tag;
+/// waits until it conforms; policed, cells go back to back and each is judged as it has
+/// arrived whole ([`Policer::judge`]).
+fn contract_cells(line: &mut Serialiser, policer: &mut Policer, now: u64, units: u64) -> Policed {
     let mut first_end = None;
     let mut end = now;
     let (mut broken, mut discarded, mut passed) = (0, 0, 0);
     for k in 0..units {
         let free = now.max(line.free_at());
-        let at = if police {
-            free
-        } else {
-            gcra.earliest(Instant(free)).as_nanos()
-        };
-        end = line.send(at, CELL_BYTES);
-        first_end.get_or_insert(end);
-        // The policer sees the cell when it has arrived whole; a shaped cell conforms by
-        // construction at its start.
-        let seen = if police { end } else { at };
-        if ppd && broken > 0 && k + 1 < units {
-            discarded += 1;
-        } else if gcra.police(Instant(seen)) {
+        if !policer.polices() {
+            end = line.send(policer.shape(free), CELL_BYTES);
+            first_end.get_or_insert(end);
             passed += 1;
-        } else {
-            broken += 1;
+            continue;
+        }
+        end = line.send(free, CELL_BYTES);
+        first_end.get_or_insert(end);
+        match policer.judge(end, k, units, broken > 0) {
+            Fate::Passed => passed += 1,
+            Fate::Broken => broken += 1,
+            Fate::Discarded => discarded += 1,
         }
     }
     Policed {

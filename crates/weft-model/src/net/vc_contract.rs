@@ -14,8 +14,7 @@
 //! kept as its first and last instants).
 
 use super::train::Train;
-use crate::shaper::{DualGcra, VcContract};
-use crate::time::Instant;
+use crate::shaper::{Fate, Policer, VcContract};
 
 /// What a contract did to one train.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -35,22 +34,20 @@ pub struct Verdict {
 /// One contract's state at a switch.
 #[derive(Clone, Debug)]
 pub struct Enforced {
-    terms: VcContract,
-    gcra: DualGcra,
+    policer: Policer,
 }
 
 impl Enforced {
     /// The contract `terms`, with no cell seen yet.
     pub fn new(terms: VcContract) -> Self {
         Enforced {
-            gcra: terms.gcra(),
-            terms,
+            policer: Policer::new(terms),
         }
     }
 
     /// True if it polices by tagging (CLP = 1) rather than dropping.
     pub fn tags(&self) -> bool {
-        self.terms.police && self.terms.tag
+        self.policer.tags()
     }
 
     /// Enforces the contract on the cells of `t`: policed, drops the cells that break it (the
@@ -59,28 +56,28 @@ impl Enforced {
     pub fn apply<F>(&mut self, t: &mut Train<F>) -> Verdict {
         let mut v = Verdict::default();
         let units = t.units.max(1);
-        if self.terms.police && self.terms.tag {
+        if self.policer.tags() {
             v.broken = (0..units)
-                .filter(|&k| !self.gcra.police(Instant(t.first + k * t.spacing)))
+                .filter(|&k| {
+                    self.policer.judge(t.first + k * t.spacing, k, units, false) == Fate::Broken
+                })
                 .count() as u64;
             t.tagged |= v.broken > 0;
             return v;
         }
-        if self.terms.police {
+        if self.policer.polices() {
             // The instants of the first and the last cell that pass, and how many pass.
             let mut kept: Option<(u64, u64)> = None;
             let mut passed = 0;
             for k in 0..units {
                 let at = t.first + k * t.spacing;
-                if v.broken > 0 && self.terms.ppd && k + 1 < units {
-                    v.discarded += 1;
-                    continue;
-                }
-                if self.gcra.police(Instant(at)) {
-                    passed += 1;
-                    kept = Some((kept.map_or(at, |(f, _)| f), at));
-                } else {
-                    v.broken += 1;
+                match self.policer.judge(at, k, units, v.broken > 0) {
+                    Fate::Passed => {
+                        passed += 1;
+                        kept = Some((kept.map_or(at, |(f, _)| f), at));
+                    }
+                    Fate::Broken => v.broken += 1,
+                    Fate::Discarded => v.discarded += 1,
                 }
             }
             if v.broken == 0 {
@@ -105,8 +102,7 @@ impl Enforced {
         let mut prev = 0;
         for k in 0..units {
             let at = t.first + k * t.spacing;
-            let out = self.gcra.earliest(Instant(at.max(prev))).as_nanos();
-            self.gcra.police(Instant(out));
+            let out = self.policer.shape(at.max(prev));
             if out > at {
                 v.delayed += 1;
             }

@@ -4,6 +4,7 @@
 
 pub mod abr;
 pub mod contract;
+pub mod policer;
 pub mod token_bucket;
 
 use std::collections::VecDeque;
@@ -13,6 +14,7 @@ use crate::time::{Duration, Instant};
 
 pub use abr::{AbrDestination, AbrParams, AbrSource, AbrStats, RmCell};
 pub use contract::VcContract;
+pub use policer::{Fate, Policer};
 pub use token_bucket::TokenBucket;
 
 /// GCRA(T, tau) by virtual scheduling: a cell arriving at `t` conforms if `t >= TAT - tau`; a
