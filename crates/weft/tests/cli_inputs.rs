@@ -202,7 +202,9 @@ fn recv_refuses_a_directory_it_cannot_write_at_start() {
     child.stderr.take().unwrap().read_to_string(&mut e).unwrap();
     assert_eq!(status.code(), Some(1), "{e}");
     assert!(
-        e.contains("cannot write into the receiving directory /proc"),
+        e.contains(
+            "cannot write into the receiving directory /proc: its file system does not allow new files there"
+        ),
         "{e}"
     );
     assert!(!e.contains("listening on"), "{e}");

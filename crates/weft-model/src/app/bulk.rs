@@ -30,6 +30,32 @@ pub mod keys {
     pub const GOODPUT_MBPS: &str = "goodput_mbps";
     /// Payload rate, KiB/s (ttcp's unit).
     pub const PAYLOAD_KIB_S: &str = "payload_kib_s";
+    /// Prefix of one kind of sender's goodput, Mbit/s ([`super::goodput_by_kind`]), followed
+    /// by the kind (its host preset's name).
+    pub const GOODPUT_OF: &str = "goodput_mbps_of_";
+}
+
+/// When the senders are of more than one kind, each kind's summed value under
+/// `keys::GOODPUT_OF<kind>`, in order of first appearance; empty for one kind or none, so that
+/// other results keep their form (a study that ran several kinds' sessions at once reports each
+/// kind's aggregate). `senders` yields each sender's kind and its value (its goodput, Mbit/s, or
+/// 1 to count it).
+pub fn goodput_by_kind<'a>(
+    senders: impl IntoIterator<Item = (&'a str, f64)>,
+) -> Vec<(String, f64)> {
+    let mut sums: Vec<(&str, f64)> = Vec::new();
+    for (kind, v) in senders {
+        match sums.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, sum)) => *sum += v,
+            None => sums.push((kind, v)),
+        }
+    }
+    if sums.len() < 2 {
+        return Vec::new();
+    }
+    sums.into_iter()
+        .map(|(kind, v)| (format!("{}{kind}", keys::GOODPUT_OF), v))
+        .collect()
 }
 
 /// The payload rate `bps` (bits per second) under [`keys`].

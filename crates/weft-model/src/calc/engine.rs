@@ -27,7 +27,9 @@ use super::window::{self, Limit, TransferBound, ebn_paper_mbps};
 use crate::app::traffic::Traffic;
 use crate::net::{Multipath, ShapeSpec};
 use crate::scenario::run::{PointCtx, PointEngine, PointResult};
-use crate::scenario::{Fabric, Metric, Param, Point, Scenario, TcpStack, Workload, WorkloadKind};
+use crate::scenario::{
+    Fabric, Host, Metric, Param, Point, Scenario, TcpStack, Workload, WorkloadKind,
+};
 use crate::tech::{Tech, Transport};
 use crate::time::Duration;
 use crate::units::Size;
@@ -536,13 +538,7 @@ fn ftp(
     net_mbps: f64,
     out: &mut ModelPoint,
 ) -> FtpEstimate {
-    let disk = |n: &str| {
-        s.hosts
-            .iter()
-            .find(|h| h.name == n)
-            .and_then(|h| h.disk.as_deref())
-            .and_then(crate::host::disk::presets::by_name)
-    };
+    let disk = |n: &str| s.host(n).and_then(Host::disk_preset);
     let (tx, rx) = (disk(a), disk(b));
     if let Some(d) = &tx {
         out.metrics
@@ -621,43 +617,24 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     Some(bound.sender_bps.min(bound.receiver_bps) as f64 / 1e6)
 }
 
-/// The cost model (`costs`) of host `name`, if it names one.
 /// When `w`'s senders are of more than one kind (`costs`), each kind's share of `aggregate`
 /// (Mbit/s) as [`Metric::GOODPUT_OF`]`<preset>`: the flows share the bottleneck equally, so a
 /// kind carries its senders' share of it (the simulator sums each kind's measured flows).
 fn goodput_by_kind(s: &Scenario, w: &Workload, aggregate: f64, m: &mut BTreeMap<String, f64>) {
-    let mut kinds: Vec<(&str, usize)> = Vec::new();
-    for name in &w.from {
-        let Some(kind) = s
-            .hosts
-            .iter()
-            .find(|h| h.name == *name)
-            .and_then(|h| h.costs.as_deref())
-        else {
-            continue;
-        };
-        match kinds.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, n)) => *n += 1,
-            None => kinds.push((kind, 1)),
-        }
-    }
-    if kinds.len() > 1 {
-        let senders = w.from.len() as f64;
-        for (kind, n) in kinds {
-            m.insert(
-                format!("{}{kind}", Metric::GOODPUT_OF),
-                aggregate * n as f64 / senders,
-            );
-        }
+    let kinds = w
+        .from
+        .iter()
+        .filter_map(|name| s.host(name)?.costs.as_deref())
+        .map(|kind| (kind, 1.0));
+    let senders = w.from.len() as f64;
+    for (key, n) in crate::app::bulk::goodput_by_kind(kinds) {
+        m.insert(key, aggregate * n / senders);
     }
 }
 
+/// The cost model (`costs`) of host `name`, if it names one.
 fn costs_of(s: &Scenario, name: &str) -> Option<crate::host::HostCosts> {
-    s.hosts
-        .iter()
-        .find(|h| h.name == name)
-        .and_then(|h| h.costs.as_deref())
-        .and_then(crate::host::presets::by_name)
+    s.host(name).and_then(Host::cost_preset)
 }
 
 /// A UDP blast of `w` from `a` (its first link `first`) to `b` through `bottleneck` when either
@@ -705,15 +682,8 @@ fn xfer(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         return;
     };
     let end = |name: &String| {
-        let h = s.hosts.iter().find(|h| &h.name == name);
-        let costs = h
-            .and_then(|h| h.costs.as_deref())
-            .and_then(crate::host::presets::by_name)
-            .unwrap_or(crate::host::HostCosts::FREE);
-        let disk = h
-            .and_then(|h| h.disk.as_deref())
-            .and_then(crate::host::disk::presets::by_name);
-        (costs, disk)
+        let disk = s.host(name).and_then(Host::disk_preset);
+        (super::rr_point::host_costs(s, name), disk)
     };
     let (tx, rx) = (end(a), end(b));
     // The datagrams' payload rate on the slowest link (cells and headers counted).

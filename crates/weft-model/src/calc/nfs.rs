@@ -123,12 +123,7 @@ pub fn nfs(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         return;
     };
     let hops = path_hops(s, a, &path);
-    let disk = s
-        .hosts
-        .iter()
-        .find(|h| &h.name == b)
-        .and_then(|h| h.disk.as_deref())
-        .and_then(crate::host::disk::presets::by_name);
+    let disk = s.host(b).and_then(crate::scenario::Host::disk_preset);
     let transfer = w.size.map_or(crate::app::nfs::V2_TRANSFER, |x| x.0);
     let (client, server) = (host_costs(s, a), host_costs(s, b));
     let e = estimate(

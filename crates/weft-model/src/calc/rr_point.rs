@@ -10,18 +10,14 @@ use super::rtt::{Hop, request_response};
 use super::server::SharedServer;
 use super::udp::ip_fragments;
 use crate::app::rr::keys;
-use crate::host::presets;
 use crate::host::{Direction, HostCosts};
 use crate::scenario::{Metric, Scenario, Workload};
 use crate::tech::Transport;
 
 /// The host costs of the scenario's host `name`: its preset, or a host that costs nothing.
 pub fn host_costs(s: &Scenario, name: &str) -> HostCosts {
-    s.hosts
-        .iter()
-        .find(|h| h.name == name)
-        .and_then(|h| h.costs.as_deref())
-        .and_then(presets::by_name)
+    s.host(name)
+        .and_then(crate::scenario::Host::cost_preset)
         .unwrap_or(HostCosts::FREE)
 }
 

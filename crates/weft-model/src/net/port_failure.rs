@@ -22,11 +22,6 @@ pub struct DownPorts {
 }
 
 impl DownPorts {
-    /// Whether any port is down.
-    pub fn any(&self) -> bool {
-        self.count > 0
-    }
-
     /// Whether `port` is down.
     pub fn is_down(&self, port: PortId) -> bool {
         self.down.get(port).copied().unwrap_or(false)
@@ -60,11 +55,6 @@ impl DownPorts {
     /// Frames `port` lost to its failures (`fail_lost_frames`).
     pub fn lost(&self, port: PortId) -> u64 {
         self.lost.get(port).copied().unwrap_or(0)
-    }
-
-    /// Frames lost over every port of the switch.
-    pub fn lost_total(&self) -> u64 {
-        self.lost.iter().sum()
     }
 
     /// The ports of `group` that are up, in order (all of them while none is down).
@@ -101,6 +91,7 @@ mod tests {
         assert_eq!(d.live(&[4, 5, 6]), &[5]);
         d.add_lost(5, 3);
         d.add_lost(6, 2);
-        assert_eq!((d.lost(5), d.lost(6), d.lost_total()), (3, 2, 5));
+        d.add_lost(5, 1);
+        assert_eq!((d.lost(4), d.lost(5), d.lost(6)), (0, 4, 2));
     }
 }

@@ -270,7 +270,6 @@ impl<F: Frame> SwitchCore<F> {
         self.to_host[host] = group;
     }
 
-    /// The port a frame of `t` to host `h` leaves by, if the switch has a route.
     /// The port a frame of `t` to host `h` leaves by, if the switch has a route: `Some(None)`
     /// when every port of the route is down. Only the ports that are up are chosen from, so
     /// multipath forwarding rehashes over what remains.

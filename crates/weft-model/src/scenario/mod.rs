@@ -148,6 +148,23 @@ pub struct Host {
     pub abr: Option<crate::shaper::AbrParams>,
 }
 
+impl Host {
+    /// Its cost model, the preset `costs` names (`None`: a host that costs nothing). The parser
+    /// refuses an unknown name, so `None` means none was named.
+    pub fn cost_preset(&self) -> Option<crate::host::HostCosts> {
+        self.costs
+            .as_deref()
+            .and_then(crate::host::presets::by_name)
+    }
+
+    /// Its disk, the preset `disk` names (`None`: no disk).
+    pub fn disk_preset(&self) -> Option<crate::host::disk::DiskSpec> {
+        self.disk
+            .as_deref()
+            .and_then(crate::host::disk::presets::by_name)
+    }
+}
+
 /// The switching fabric of a switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -627,7 +644,7 @@ impl Metric {
     pub const GOODPUT_MBPS: &'static str = crate::app::bulk::keys::GOODPUT_MBPS;
     /// Prefix of a kind of sender's goodput, Mbit/s, followed by its host preset's name (a
     /// study that ran several kinds' sessions at once reports each kind's aggregate).
-    pub const GOODPUT_OF: &'static str = "goodput_mbps_of_";
+    pub const GOODPUT_OF: &'static str = crate::app::bulk::keys::GOODPUT_OF;
     /// Transport payload rate in KiB/s (ttcp's unit).
     pub const PAYLOAD_KIB_S: &'static str = crate::app::bulk::keys::PAYLOAD_KIB_S;
     /// Fraction of frames delivered whole.
@@ -722,6 +739,11 @@ impl Scenario {
                 spec,
             })
             .collect()
+    }
+
+    /// The host called `name`, if there is one.
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.name == name)
     }
 
     /// The switch a workload drives: the one it names, or the only one.

@@ -38,11 +38,6 @@ impl Policer {
         }
     }
 
-    /// The contract's terms.
-    pub fn terms(&self) -> &VcContract {
-        &self.terms
-    }
-
     /// True if it polices (judges cells as they come) rather than shapes.
     pub fn polices(&self) -> bool {
         self.terms.police

@@ -4,39 +4,25 @@
 use weft_model::app::ftp::{FtpSink, FtpSource};
 use weft_model::host::disk::{Disk, DiskSpec};
 use weft_model::host::{HostCosts, HostCpu};
-use weft_model::net::{HostSpec, LinkSpec, Topology};
+use weft_model::net::{Faults, Topology};
 use weft_model::tcp::{Config, SeqNum};
 use weft_model::{Duration, Instant, Rate};
 
-use super::hosted::{Hosted, TcpEnd};
+use super::hosted::Hosted;
 use super::hosts::App;
 use super::run::{NetRun, RunOptions, run};
+use super::tcp_tests::{A, B};
 use super::tput::SEND_LOWAT;
 
 const MIB: u64 = 1 << 20;
 
-const A: TcpEnd = TcpEnd {
-    host: 0,
-    port: 40_000,
-    peer: 1,
-    peer_port: 5001,
-};
-const B: TcpEnd = TcpEnd {
-    host: 1,
-    port: 5001,
-    peer: 0,
-    peer_port: 40_000,
-};
-
 /// Two hosts on a switch, 100 Mbit/s lines, 10 us each way.
 fn pair() -> Topology {
-    let host = |name: &str| HostSpec {
-        name: name.into(),
-        addr: None,
-        link: LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(10)),
-        switch: 0,
-    };
-    Topology::star(vec![host("a"), host("b")], Default::default(), 7)
+    super::tcp_tests::pair(
+        Rate::mbps(100),
+        Duration::from_micros(10),
+        Faults::default(),
+    )
 }
 
 /// A disk of `rate` (read and write), 10 ms positioning, no cache: it writes through.

@@ -13,9 +13,9 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use weft_model::app::bulk::goodput_metrics;
 use weft_model::app::ftp::{FtpSink, FtpSource};
-use weft_model::host::disk::{Disk, presets as disks};
+use weft_model::host::disk::Disk;
 use weft_model::net::Topology;
-use weft_model::scenario::{Scenario, Workload};
+use weft_model::scenario::{Host, Scenario, Workload};
 use weft_model::{Duration, Instant};
 
 use super::hosted::Hosted;
@@ -43,11 +43,8 @@ pub fn ftp(
         Err(e) => return notes.push(e),
     };
     let disk = |h: usize| {
-        s.hosts
-            .iter()
-            .find(|x| x.name == topo.hosts[h].name)
-            .and_then(|x| x.disk.as_deref())
-            .and_then(disks::by_name)
+        s.host(&topo.hosts[h].name)
+            .and_then(Host::disk_preset)
             .map(Disk::new)
     };
     let machines = machines(s, topo);

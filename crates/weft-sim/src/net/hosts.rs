@@ -7,9 +7,9 @@ use std::any::Any;
 
 use weft_model::Instant;
 use weft_model::engine::{Deadlines, Hosts};
-use weft_model::host::{HostCpu, presets};
+use weft_model::host::HostCpu;
 use weft_model::net::Topology;
-use weft_model::scenario::Scenario;
+use weft_model::scenario::{Host, Scenario};
 
 use super::frame::SimFrame;
 
@@ -20,11 +20,8 @@ pub fn machines(s: &Scenario, topo: &Topology) -> Vec<Option<HostCpu>> {
     topo.hosts
         .iter()
         .map(|h| {
-            s.hosts
-                .iter()
-                .find(|x| x.name == h.name)
-                .and_then(|x| x.costs.as_deref())
-                .and_then(presets::by_name)
+            s.host(&h.name)
+                .and_then(Host::cost_preset)
                 .map(HostCpu::new)
         })
         .collect()

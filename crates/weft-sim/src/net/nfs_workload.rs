@@ -6,9 +6,9 @@
 
 use serde_json::{Map, Value, json};
 use weft_model::app::nfs::{NfsClient, NfsServer, NfsSpec, V2_TRANSFER};
-use weft_model::host::disk::{Disk, presets as disks};
+use weft_model::host::disk::Disk;
 use weft_model::net::Topology;
-use weft_model::scenario::{Scenario, Workload};
+use weft_model::scenario::{Host, Scenario, Workload};
 use weft_model::{Duration, Instant};
 
 use super::hosted::Hosted;
@@ -50,13 +50,7 @@ pub fn nfs(
         timeout,
         start: Instant::ZERO,
     };
-    let disk = s
-        .hosts
-        .iter()
-        .find(|h| &h.name == t)
-        .and_then(|h| h.disk.as_deref())
-        .and_then(disks::by_name)
-        .map(Disk::new);
+    let disk = s.host(t).and_then(Host::disk_preset).map(Disk::new);
     let machines = machines(s, topo);
     let client = Hosted::udp(NfsClient::new(spec, b), a, mtu)
         .connected_to(b)

@@ -15,13 +15,15 @@ use super::hosts::App;
 use super::run::{NetRun, RunOptions, run};
 use super::tput::{SEND_LOWAT, WRITE_SIZE};
 
-const A: TcpEnd = TcpEnd {
+/// The sending end of the flows of these tests (and of FTP's), on host 0.
+pub(super) const A: TcpEnd = TcpEnd {
     host: 0,
     port: 40_000,
     peer: 1,
     peer_port: 5001,
 };
-const B: TcpEnd = TcpEnd {
+/// The receiving end, on host 1.
+pub(super) const B: TcpEnd = TcpEnd {
     host: 1,
     port: 5001,
     peer: 0,
@@ -48,7 +50,7 @@ fn apps(
 }
 
 /// Two hosts on a switch, each link `rate` with `delay` one way and `faults`.
-fn pair(rate: Rate, delay: Duration, faults: Faults) -> Topology {
+pub(super) fn pair(rate: Rate, delay: Duration, faults: Faults) -> Topology {
     let host = |name: &str| {
         let mut link = LinkSpec::ethernet(Some(rate), delay);
         link.faults = faults;

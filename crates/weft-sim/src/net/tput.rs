@@ -163,40 +163,20 @@ pub fn tput(
     m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
 }
 
-/// The prefix of [`goodput_by_costs`]'s metrics, each followed by a host preset's name.
-pub const GOODPUT_OF: &str = "goodput_mbps_of_";
-
 /// When a workload's senders are of more than one kind (`costs`), the goodput of each kind's
-/// flows summed, Mbit/s, as `goodput_mbps_of_<preset>` (a study that ran several kinds' sessions
-/// at once reports each kind's aggregate; absent otherwise, so that other results keep their
-/// form).
+/// flows summed, Mbit/s ([`weft_model::app::bulk::goodput_by_kind`]).
 fn goodput_by_costs(s: &Scenario, m: &mut Map<String, Value>) {
-    let costs = |name: &str| {
-        s.hosts
-            .iter()
-            .find(|h| h.name == name)
-            .and_then(|h| h.costs.clone())
-    };
-    let mut sums: Vec<(String, f64)> = Vec::new();
-    for f in m
+    let flows = m
         .get("flows")
         .and_then(Value::as_array)
         .into_iter()
-        .flatten()
-    {
-        let (Some(from), Some(g)) = (f["from"].as_str(), f["goodput_mbps"].as_f64()) else {
-            continue;
-        };
-        let Some(kind) = costs(from) else { continue };
-        match sums.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, sum)) => *sum += g,
-            None => sums.push((kind, g)),
-        }
-    }
-    if sums.len() > 1 {
-        for (kind, sum) in sums {
-            m.insert(format!("{GOODPUT_OF}{kind}"), json!(sum));
-        }
+        .flatten();
+    let kinds = flows.filter_map(|f| {
+        let kind = s.host(f["from"].as_str()?)?.costs.as_deref()?;
+        Some((kind, f["goodput_mbps"].as_f64()?))
+    });
+    for (key, sum) in weft_model::app::bulk::goodput_by_kind(kinds) {
+        m.insert(key, json!(sum));
     }
 }
 

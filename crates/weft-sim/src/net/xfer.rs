@@ -930,26 +930,16 @@ pub fn xfer_workload(
     notes: &mut Vec<String>,
 ) {
     use serde_json::json;
-    use weft_model::scenario::{Metric, XferMode};
+    use weft_model::scenario::{Host, Metric, XferMode};
     let Some(x) = &w.xfer else { return };
     let index = |name: &String| topo.hosts.iter().position(|h| &h.name == name);
     let (Some(from), Some(to)) = (w.from.first().and_then(index), w.to.first().and_then(index))
     else {
         return notes.push("an xfer workload names a host that does not exist".into());
     };
-    let host = |i: usize| s.hosts.iter().find(|h| h.name == topo.hosts[i].name);
-    let cpu = |i: usize| {
-        host(i)
-            .and_then(|h| h.costs.as_deref())
-            .and_then(weft_model::host::presets::by_name)
-            .map(HostCpu::new)
-    };
-    let disk = |i: usize| {
-        host(i)
-            .and_then(|h| h.disk.as_deref())
-            .and_then(weft_model::host::disk::presets::by_name)
-            .map(Disk::new)
-    };
+    let host = |i: usize| s.host(&topo.hosts[i].name);
+    let cpu = |i: usize| host(i).and_then(Host::cost_preset).map(HostCpu::new);
+    let disk = |i: usize| host(i).and_then(Host::disk_preset).map(Disk::new);
     let spec = XferSpec {
         mode: match x.mode {
             XferMode::Sbtp => Mode::Sbtp,

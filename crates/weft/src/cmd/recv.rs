@@ -229,19 +229,27 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 }
 
 /// Fails at start, naming the directory and the cause, when a file cannot be created in `dir`
-/// (a read-only mount, another owner's directory), rather than at the first file's first block.
+/// (a read-only mount, another owner's directory, a virtual file system), rather than at the
+/// first file's first block.
 fn check_writable(dir: &std::path::Path) -> anyhow::Result<()> {
     let probe = dir.join(format!(".weft-recv-check-{}", std::process::id()));
-    std::fs::OpenOptions::new()
+    if let Err(e) = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&probe)
-        .with_context(|| {
-            format!(
-                "cannot write into the receiving directory {}",
-                dir.display()
-            )
-        })?;
+    {
+        // procfs and sysfs answer a new file with ENOENT though the directory exists: say so,
+        // rather than print "No such file or directory" beside a directory that is there.
+        let why = if e.kind() == std::io::ErrorKind::NotFound && dir.is_dir() {
+            format!("its file system does not allow new files there ({e})")
+        } else {
+            e.to_string()
+        };
+        anyhow::bail!(
+            "cannot write into the receiving directory {}: {why}",
+            dir.display()
+        );
+    }
     std::fs::remove_file(&probe)
         .with_context(|| format!("removing the write check {}", probe.display()))?;
     Ok(())
