@@ -316,6 +316,17 @@ fn the_tour_runs_as_written_and_leaves_nothing_behind() {
         before,
         "the tour changed the repository's files"
     );
+    // What the tour's comments promise a command prints: the capture's protocol stack.
+    let readme = readme();
+    let stack = "atm:llc:ip:udp:data";
+    assert!(
+        readme.contains(&format!("# SunATM: {stack}")),
+        "the README's tshark line no longer promises {stack}: update this test"
+    );
+    assert!(
+        out.lines().any(|l| l.trim() == stack),
+        "tshark did not print the stack {stack} the README promises\n{report}"
+    );
     // The tour's outputs are where it says: under weft-out/ of the directory it ran from.
     for f in [
         "weft-out/rr.json",
