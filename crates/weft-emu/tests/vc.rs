@@ -1,7 +1,9 @@
 //! The emulator's switches forward by the planned circuits: the 3-switch, 12-host scenario of
 //! `scenarios/vc-mesh-three-switches.toml` runs an all-to-all among twelve namespaced Linux hosts
 //! whose every frame is switched by the plan's cross-connect tables: the run finishes, every
-//! table entry carried traffic and no frame was on an unknown circuit.
+//! table entry carried traffic and no frame was on an unknown circuit. A circuit under a policed
+//! traffic contract loses its cells at its first switch; one under a tagging contract carries
+//! them on, tagged.
 //! Needs root (network namespaces); says `skipped` without it unless WEFT_TEST_STRICT=1.
 
 mod common;
@@ -42,6 +44,66 @@ fn every_pair_exchanges_its_all_to_all_by_the_tables() {
         vc["frames"].as_u64().expect("as planned") > 12 * 11 * 20,
         "{vc}"
     );
+}
+
+/// The mesh scenario with one contract of 1 Mbit/s of cells on the circuit `from` -> `to`,
+/// enforced at `at` (its first switch if empty): `police` is the contract's `police` value.
+fn mesh_with_contract(from: &str, to: &str, at: &str, police: &str) -> Scenario {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/vc-mesh-three-switches.toml"
+    );
+    let switch = if at.is_empty() {
+        String::new()
+    } else {
+        format!("switch = \"{at}\"\n")
+    };
+    let text = std::fs::read_to_string(path)
+        .expect("the scenario file")
+        .replace(
+            "\nforward = \"mesh\"\n",
+            &format!(
+                "\nforward = \"mesh\"\n[[vc.contract]]\nfrom = \"{from}\"\nto = \"{to}\"\n{switch}\
+                 pcr = \"1Mbps\"\ncdvt = \"1us\"\npolice = {police}\n"
+            ),
+        );
+    Scenario::parse(&text, path).expect("the scenario parses")
+}
+
+/// Through weft's switch on the emulator, a policed circuit loses the cells that break its
+/// contract: a ping is a few cells back to back on OC-3c (2.8 us apart, against the contract's
+/// 424 us), so all but its first cell break it and the frame never arrives; sparc2's circuit to
+/// the same host, through the same switches, has no contract and carries its ping. Tagged
+/// instead, the same ping arrives with its cells tagged. The counters are the switch's.
+#[test]
+fn a_policed_circuit_drops_its_cells_and_a_tagged_one_marks_them() {
+    require_root!();
+    let _g = common::serial();
+    for police in ["true", "\"tag\""] {
+        let s = mesh_with_contract("sparc1", "fileserver", "", police);
+        let (topo, _) = weft_emu::scenario::topology(&s, s.seed).expect("a topology");
+        let ((policed, free), report) = common::with_emulation(&topo, |emu| {
+            // Three tries each: the first ping of a pair may wait for the host's neighbour entry.
+            let policed = (0..3).any(|_| ping(emu, "sparc1", "fileserver", 1));
+            let free = (0..3).any(|_| ping(emu, "sparc2", "fileserver", 1));
+            Ok((policed, free))
+        });
+        let vc = report.vc.expect("the switches forward by circuits");
+        eprintln!("police = {police}: {vc:?}");
+        assert!(
+            free,
+            "police = {police}: the circuit without a contract carries its ping"
+        );
+        if police == "true" {
+            assert!(!policed, "the policed circuit's pings are lost");
+            assert!(vc.cells_policed > 0 && vc.frames_policed > 0, "{vc:?}");
+            assert_eq!(vc.frames_tagged, 0, "{vc:?}");
+        } else {
+            assert!(policed, "a tagged ping still arrives");
+            assert!(vc.cells_policed > 0 && vc.frames_tagged > 0, "{vc:?}");
+            assert_eq!(vc.frames_policed, 0, "{vc:?}");
+        }
+    }
 }
 
 /// Whether one ping from `from` reaches `to` within `wait_s` seconds.
