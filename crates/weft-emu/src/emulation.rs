@@ -255,8 +255,8 @@ impl Emulation {
         if let Some(tap) = tap {
             net.set_tap(tap);
         }
-        // Under a manager, the switches that forward by circuits start empty and get their
-        // tables from it.
+        // Under a manager, the switches that forward by circuits start with no table and no
+        // contract, and get both from it.
         let mut table_ops = None;
         if let (Some(link), Some(c)) = (manager, &topo.circuits) {
             let managed: Vec<(usize, String)> = (0..c.tables.len())

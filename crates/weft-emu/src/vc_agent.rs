@@ -1,15 +1,15 @@
 //! The emulator's switches under a connection manager (issue 28): with
 //! [`crate::UpOptions::vc_manager`], every switch that forwards by circuits starts with an empty
-//! table, and one thread per switch (its agent) connects to the manager's socket over the
-//! authenticated channel ([`crate::vc_control`]), says hello with the entries it holds, installs
-//! the table the manager pushes (through the switch thread, which applies [`TableOp`]s between
-//! turns) and acknowledges it. A switch that loses its manager keeps its table and says hello
-//! again, holding it, once the manager is back.
+//! table and no contract, and one thread per switch (its agent) connects to the manager's socket
+//! over the authenticated channel ([`crate::vc_control`]), says hello with the entries and
+//! contracts it holds, installs the table and contracts the manager pushes (through the switch
+//! thread, which applies [`TableOp`]s between turns) and acknowledges them. A switch that loses
+//! its manager keeps both and says hello again, holding them, once the manager is back.
 //!
 //! [`fail`] (`weft emu fail SWITCH --for D`) restarts a switch in a running emulation: its
-//! table is cleared (Sandia's failure: every PVC through it gone), its agent drops the manager
-//! and stays away for `D`, then comes back empty; the manager pushes the table again without
-//! any manual step, and the time from the switch's hello to its table installed (the restore
+//! table and contracts are cleared (Sandia's failure: every PVC through it gone), its agent
+//! drops the manager and stays away for `D`, then comes back empty; the manager pushes both
+//! again without any manual step, and the time from the switch's hello to its table installed (the restore
 //! time) comes back to the caller. Requests reach the emulation on a Unix socket next to its run
 //! record (`<run id>.vc.sock`), one JSON line each way.
 
@@ -26,8 +26,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use weft_gate::auth::Key;
 use weft_model::net::Network;
-use weft_model::vc::Entry;
 use weft_model::vc::wire::Msg;
+use weft_model::vc::{Entry, Held, PortContract};
 
 use crate::error::EmuError;
 use crate::vc_control::{Channel, ControlError};
@@ -44,16 +44,19 @@ pub struct ManagerLink {
 /// A change to a switch's table, applied by the switch thread between turns.
 #[derive(Debug)]
 pub enum TableOp {
-    /// Install `entries` as switch `switch`'s table; the entries it then holds go to `done`.
+    /// Install `entries` as switch `switch`'s table and enforce `contracts`; what it then holds
+    /// goes to `done`.
     Install {
         /// The switch (topology order).
         switch: usize,
         /// Its whole table, in the database's port numbers.
         entries: Vec<Entry>,
-        /// Told how many entries the switch holds after.
-        done: Sender<usize>,
+        /// Its contracts, in the database's port numbers.
+        contracts: Vec<PortContract>,
+        /// Told what the switch holds after.
+        done: Sender<Held>,
     },
-    /// Clear switch `switch`'s table.
+    /// Clear switch `switch`'s table and contracts.
     Clear {
         /// The switch.
         switch: usize,
@@ -112,20 +115,21 @@ pub fn table_ops() -> std::io::Result<(OpSender, OpReceiver)> {
     ))
 }
 
-/// Applies `op` to `net` (a table the switch cannot install leaves the one it had).
+/// Applies `op` to `net` (a table or contract the switch cannot install leaves what it had).
 pub fn apply(net: &mut Network<Vec<u8>>, op: TableOp) {
     match op {
         TableOp::Install {
             switch,
             entries,
+            contracts,
             done,
         } => {
             let held = net
                 .switch_mut(switch)
                 .and_then(|s| s.circuits_mut())
-                .map_or(0, |v| {
-                    let _ = v.install(&entries);
-                    v.entries()
+                .map_or(Held::default(), |v| {
+                    let _ = v.install(&entries, &contracts);
+                    v.held()
                 });
             let _ = done.send(held);
         }
@@ -148,6 +152,9 @@ pub struct FailReport {
     pub restore_ns: u64,
     /// Entries it holds again.
     pub entries: usize,
+    /// Contracts it enforces again.
+    #[serde(default)]
+    pub contracts: usize,
 }
 
 /// A request on the emulation's socket.
@@ -257,7 +264,7 @@ fn agent(
     fails: &Receiver<Fail>,
     stop: &AtomicBool,
 ) {
-    let mut held = 0usize;
+    let mut held = Held::default();
     // A failure being restored: its reply, how long the switch was away, and its hello's time.
     let mut pending: Option<(Sender<FailReport>, u64)> = None;
     while !stop.load(Ordering::Relaxed) {
@@ -279,7 +286,8 @@ fn agent(
         let hello_at = weft_sys::clock::monotonic_ns();
         let hello = Msg::Hello {
             switch: name.to_owned(),
-            held: held as u32,
+            held: held.entries as u32,
+            contracts: held.contracts as u32,
         };
         if ch.send(&hello).is_err() {
             continue;
@@ -291,7 +299,7 @@ fn agent(
             }
             if let Ok((for_ns, reply)) = fails.try_recv() {
                 ops.send(TableOp::Clear { switch: s });
-                held = 0;
+                held = Held::default();
                 drop(ch);
                 sleep_unless(stop, for_ns);
                 pending = Some((reply, for_ns));
@@ -301,16 +309,21 @@ fn agent(
                 continue;
             }
             match ch.recv() {
-                Ok(Msg::Push { entries }) => {
+                Ok(Msg::Push { entries, contracts }) => {
                     let (tx, rx) = channel();
                     ops.send(TableOp::Install {
                         switch: s,
                         entries,
+                        contracts,
                         done: tx,
                     });
                     held = rx.recv_timeout(Duration::from_secs(5)).unwrap_or(held);
                     let installed = weft_sys::clock::monotonic_ns();
-                    if ch.send(&Msg::Ack { held: held as u32 }).is_err() {
+                    let ack = Msg::Ack {
+                        held: held.entries as u32,
+                        contracts: held.contracts as u32,
+                    };
+                    if ch.send(&ack).is_err() {
                         break;
                     }
                     if let Some((reply, down_ns)) = pending.take() {
@@ -318,7 +331,8 @@ fn agent(
                             switch: name.to_owned(),
                             down_ns,
                             restore_ns: installed.saturating_sub(hello_at),
-                            entries: held,
+                            entries: held.entries,
+                            contracts: held.contracts,
                         });
                     }
                 }

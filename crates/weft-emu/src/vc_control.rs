@@ -170,6 +170,7 @@ mod tests {
         let hello = Msg::Hello {
             switch: "asx2".into(),
             held: 0,
+            contracts: 0,
         };
         s.send(&hello).unwrap();
         assert_eq!(m.recv().unwrap(), hello);
@@ -182,12 +183,28 @@ mod tests {
                 out_vpi: 0,
                 out_vci: Some(40),
             }],
+            contracts: vec![],
         };
         m.send(&push).unwrap();
         assert_eq!(s.recv().unwrap(), push);
         // Tagged: the frame on the wire is the message, its length and a tag.
-        let f = seal_frame(None, &Msg::Ack { held: 1 });
-        assert_eq!(f.len(), LEN_PREFIX + Msg::Ack { held: 1 }.emit().len());
+        let f = seal_frame(
+            None,
+            &Msg::Ack {
+                held: 1,
+                contracts: 0,
+            },
+        );
+        assert_eq!(
+            f.len(),
+            LEN_PREFIX
+                + Msg::Ack {
+                    held: 1,
+                    contracts: 0,
+                }
+                .emit()
+                .len()
+        );
     }
 
     #[test]
@@ -206,6 +223,7 @@ mod tests {
         let m = Msg::Hello {
             switch: "s".into(),
             held: 3,
+            contracts: 0,
         };
         let f = seal_frame(Some(&mut tx), &m);
         let body = &f[LEN_PREFIX..];

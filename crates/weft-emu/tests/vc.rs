@@ -118,11 +118,12 @@ fn ping(emu: &weft_emu::Emulation, from: &str, to: &str, wait_s: u32) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The connection manager installs the switches' tables and restores the middle switch's after
-/// `weft emu fail` (what `weft emu fail bay2 --for 500ms` does): with no manager the switches
-/// hold nothing and no ping crosses; with one, sp2a (bay1) reaches sparc3 (bay3) through bay2;
-/// while bay2 is down the ping is lost; it comes back with its whole table, without any manual
-/// step, and the ping crosses again. Bounded: every wait has a limit, and the emulation is torn
+/// The connection manager installs the switches' tables and contracts and restores the middle
+/// switch's after `weft emu fail` (what `weft emu fail bay2 --for 500ms` does): with no manager
+/// the switches hold nothing and no ping crosses; with one, sp2a (bay1) reaches sparc3 (bay3)
+/// through bay2, and sp2b's circuit to sparc4, policed at bay2 to 1 Mbit/s of cells, loses its
+/// pings; while bay2 is down the ping is lost; it comes back with its whole table and its
+/// contract, without any manual step: the ping crosses again and sp2b's are still policed. Bounded: every wait has a limit, and the emulation is torn
 /// down (and checked gone) whatever happens.
 #[test]
 fn a_failed_switch_gets_its_table_back_from_the_manager() {
@@ -132,10 +133,12 @@ fn a_failed_switch_gets_its_table_back_from_the_manager() {
 
     require_root!();
     let _g = common::serial();
-    let s = mesh_scenario();
+    let s = mesh_with_contract("sp2b", "sparc4", "bay2", "true");
     let (topo, _) = weft_emu::scenario::topology(&s, s.seed).expect("a topology");
     let plan = weft_model::vc::plan(s.vc.as_ref().expect("[vc]"), &weft_model::vc::Shape::Mesh)
         .expect("a plan");
+    let contracts = weft_model::vc::resolve_all(&s.vc_contracts, &plan).expect("resolved");
+    assert_eq!(contracts.len(), 1);
     let bay2 = plan
         .tables
         .iter()
@@ -159,29 +162,35 @@ fn a_failed_switch_gets_its_table_back_from_the_manager() {
         assert!(!ping(emu, "sp2a", "sparc3", 1), "no manager, no tables");
         let listener = std::os::unix::net::UnixListener::bind(&socket).expect("the socket");
         std::thread::scope(|sc| {
-            let manager =
-                sc.spawn(|| weft_emu::vc_manager::serve(&listener, &plan, &key, &stop, &|_, _| {}));
+            let manager = sc.spawn(|| {
+                weft_emu::vc_manager::serve(&listener, &plan, &contracts, &key, &stop, &|_, _| {})
+            });
             let stopped = || stop.store(true, Ordering::Relaxed);
             let reached = (0..10).any(|_| ping(emu, "sp2a", "sparc3", 1));
-            if !reached {
+            let policed = (0..3).any(|_| ping(emu, "sp2b", "sparc4", 1));
+            if !reached || policed {
                 stopped();
             }
             assert!(reached, "the manager's tables carry the ping");
+            assert!(!policed, "the manager's contract polices sp2b's circuit");
             let failing = sc.spawn(|| fail(emu.run_id(), "bay2", 1_000_000_000));
             std::thread::sleep(std::time::Duration::from_millis(200));
             let during = ping(emu, "sp2a", "sparc3", 1);
             let report = failing.join().expect("the fail thread");
             let after = ping(emu, "sp2a", "sparc3", 2);
+            let policed_after = (0..3).any(|_| ping(emu, "sp2b", "sparc4", 1));
             stopped();
             let restores = manager.join().expect("the manager").expect("served");
             assert!(!during, "bay2 is down: its table is gone");
             assert!(after, "bay2 is back with its table");
+            assert!(!policed_after, "bay2 is back with its contract");
             Ok((report.expect("restored"), restores))
         })
     });
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(report.switch, "bay2");
     assert_eq!(report.entries, bay2, "the whole table");
+    assert_eq!(report.contracts, 1, "and its contract");
     assert!(report.down_ns >= 1_000_000_000, "{report:?}");
     assert!(
         report.restore_ns > 0 && report.restore_ns < 2_000_000_000,
@@ -193,10 +202,12 @@ fn a_failed_switch_gets_its_table_back_from_the_manager() {
     assert_eq!(r.switch, "bay2");
     assert!(r.lost_at.is_some_and(|l| l < r.hello_at), "{r:?}");
     eprintln!(
-        "bay2 down {} ms, restored in {} us at the switch, {} us at the manager ({} entries)",
+        "bay2 down {} ms, restored in {} us at the switch, {} us at the manager ({} entries, {} \
+         contracts)",
         report.down_ns / 1_000_000,
         report.restore_ns / 1000,
         r.restore_time().as_nanos() / 1000,
-        report.entries
+        report.entries,
+        report.contracts
     );
 }

@@ -162,7 +162,8 @@ fn fail_prints_the_restore_and_traffic_resumes() {
     assert_eq!(namespaces_of(&id), 0, "run {id} left namespaces");
     let log = std::fs::read_to_string(dir.path().join("manager.log")).expect("the log");
     assert_eq!(
-        log.matches("bay2 holds its 108 entries again").count(),
+        log.matches("bay2 holds its 108 entries and 0 contracts again")
+            .count(),
         2,
         "at start and after the failure: {log}"
     );

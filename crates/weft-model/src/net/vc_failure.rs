@@ -22,7 +22,7 @@ use super::network::Network;
 use super::topology::Topology;
 use crate::element::{Element, PortId};
 use crate::time::{Duration, Instant};
-use crate::vc::{Entry, Manager, Restore};
+use crate::vc::{Held, Manager, Push, Restore};
 
 /// The failure of one switch (`[vc] fail`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,22 +68,21 @@ pub struct VcManaged<F: Frame> {
     failure: Option<(usize, VcFailure)>,
     manager: Manager,
     next: Option<(Instant, Step)>,
-    pushed: Vec<Entry>,
+    pushed: Option<Push>,
 }
 
 impl<F: Frame> VcManaged<F> {
     /// `net` (built from `topo`) under a manager of `topo`'s circuits, every switch holding
-    /// its table, with the failure the circuits name.
+    /// its table and contracts, with the failure the circuits name.
     pub fn new(net: Network<F>, topo: &Topology) -> Self {
         let switches: Vec<String> = topo.switches.iter().map(|s| s.name.clone()).collect();
         let c = topo.circuits.as_ref();
-        let tables: Vec<Vec<Entry>> = (0..switches.len())
-            .map(|s| c.and_then(|c| c.tables.get(s)).cloned().unwrap_or_default())
-            .collect();
-        let mut manager = Manager::from_tables(switches.clone(), tables);
+        let tables = per_switch(switches.len(), c.map(|c| &c.tables));
+        let contracts = per_switch(switches.len(), c.map(|c| &c.contracts));
+        let mut manager = Manager::from_tables(switches.clone(), tables, contracts);
         for s in 0..switches.len() {
-            let n = manager.table_len(s).unwrap_or(0);
-            manager.handle_hello(Instant::ZERO, s, n);
+            let whole = manager.whole(s).unwrap_or_default();
+            manager.handle_hello(Instant::ZERO, s, whole);
         }
         let failure = c.and_then(|c| c.failure.as_ref()).and_then(|f| {
             let s = switches.iter().position(|n| *n == f.switch)?;
@@ -97,7 +96,7 @@ impl<F: Frame> VcManaged<F> {
             failure,
             manager,
             next,
-            pushed: Vec::new(),
+            pushed: None,
         }
     }
 
@@ -126,17 +125,14 @@ impl<F: Frame> VcManaged<F> {
                     Some((back.max(t) + d, Step::Hello))
                 }
                 Step::Hello => {
-                    self.manager.handle_hello(t, s, 0);
-                    self.pushed = self
-                        .manager
-                        .poll_push_for(s)
-                        .map(|p| p.entries)
-                        .unwrap_or_default();
+                    self.manager.handle_hello(t, s, Held::default());
+                    self.pushed = self.manager.poll_push_for(s);
                     Some((t + d, Step::Install))
                 }
                 Step::Install => {
-                    if let Some(v) = self.net.switch_mut(s).and_then(|x| x.circuits_mut()) {
-                        let _ = v.install(&self.pushed);
+                    let v = self.net.switch_mut(s).and_then(|x| x.circuits_mut());
+                    if let (Some(v), Some(p)) = (v, self.pushed.take()) {
+                        let _ = v.install(&p.entries, &p.contracts);
                     }
                     Some((t + d, Step::Ack))
                 }
@@ -145,13 +141,20 @@ impl<F: Frame> VcManaged<F> {
                         .net
                         .switch(s)
                         .and_then(|x| x.circuits())
-                        .map_or(0, |v| v.entries());
+                        .map_or(Held::default(), |v| v.held());
                     self.manager.handle_ack(t, s, held);
                     None
                 }
             };
         }
     }
+}
+
+/// `n` lists, one per switch, from `of` (a switch it has none for: empty).
+fn per_switch<T: Clone>(n: usize, of: Option<&Vec<Vec<T>>>) -> Vec<Vec<T>> {
+    (0..n)
+        .map(|s| of.and_then(|v| v.get(s)).cloned().unwrap_or_default())
+        .collect()
 }
 
 impl<F: Frame> Element<F> for VcManaged<F> {

@@ -12,8 +12,9 @@
 //! ([`super::vc_contract::Enforced`]) before they join their output's queue.
 //!
 //! The tables are the plan's, its ports the database's numbers; [`VcSwitch`] keeps the map from
-//! those to the switch's own ports, so a table can be cleared (a switch that lost its manager)
-//! and installed again from the plan as it is ([`VcSwitch::install`]).
+//! those to the switch's own ports, so a table and its contracts can be cleared (a switch that
+//! lost its manager loses both) and installed again from the plan as it is
+//! ([`VcSwitch::install`], what the connection manager pushes).
 
 use std::collections::{HashMap, HashSet};
 
@@ -26,8 +27,7 @@ use super::topology::{Topology, TopologyError};
 use super::train::Train;
 use super::vc_contract::Enforced;
 use crate::element::PortId;
-use crate::shaper::VcContract;
-use crate::vc::{ContractAt, Entry, HostDb, Plan, Table, TableError, Vc};
+use crate::vc::{ContractAt, Entry, Held, HostDb, Plan, PortContract, Table, TableError, Vc};
 
 /// What a port of the database is in the topology.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,7 +55,7 @@ pub struct Circuits {
     /// Per switch: the contracts it enforces, by database input port and label (VCI 0: a
     /// path), from `[[vc.contract]]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub contracts: Vec<Vec<(u32, Vc, VcContract)>>,
+    pub contracts: Vec<Vec<PortContract>>,
 }
 
 impl Circuits {
@@ -147,7 +147,7 @@ impl Circuits {
                         a.switch
                     ))
                 })?;
-            self.contracts[s].push((a.in_port, a.label, a.contract));
+            self.contracts[s].push(a.at_port());
         }
         Ok(())
     }
@@ -186,14 +186,11 @@ pub(super) fn install<F: Frame>(
                 }
             }
         }
-        for &(port, label, terms) in c.contracts.get(s).into_iter().flatten() {
-            v.set_contract(port, label, terms);
-        }
-        if let Some(entries) = c.tables.get(s) {
-            v.install(entries).map_err(|e| {
-                TopologyError::Scenario(format!("[vc]: switch {}: {e}", topo.switches[s].name))
-            })?;
-        }
+        let entries = c.tables.get(s).map_or(&[][..], Vec::as_slice);
+        let contracts = c.contracts.get(s).map_or(&[][..], Vec::as_slice);
+        v.install(entries, contracts).map_err(|e| {
+            TopologyError::Scenario(format!("[vc]: switch {}: {e}", topo.switches[s].name))
+        })?;
         sw.set_circuits(v);
     }
     Ok(())
@@ -307,19 +304,15 @@ impl VcSwitch {
         }
     }
 
-    /// Enforces `terms` on the cells that arrive on database port `port` labelled `label`
-    /// (VCI 0: every channel of that path); false if the port is not one of this switch's.
-    /// Contracts outlive the table: a switch cleared and installed again keeps them.
-    pub fn set_contract(&mut self, port: u32, label: Vc, terms: VcContract) -> bool {
-        let Some(&own) = self.ports.get(&port) else {
-            return false;
-        };
-        self.contracts.insert((own, label), Enforced::new(terms));
-        true
-    }
-
-    /// Installs `entries` (database port numbers) in place of the table there was.
-    pub fn install(&mut self, entries: &[Entry]) -> Result<(), TableError> {
+    /// Installs `entries` and enforces `contracts` (database port numbers; a contract on a
+    /// label VCI 0 covers every channel of that path) in place of the table and contracts there
+    /// were, each contract with no cell seen yet. On an error (two entries for one input, or a
+    /// contract on a port that is not this switch's) the switch keeps what it had.
+    pub fn install(
+        &mut self,
+        entries: &[Entry],
+        contracts: &[PortContract],
+    ) -> Result<(), TableError> {
         let mut t = Table::new();
         for e in entries {
             let port = |p: u32| self.ports.get(&p).map(|&q| q as u32).unwrap_or(u32::MAX);
@@ -328,18 +321,36 @@ impl VcSwitch {
             own.out_port = port(e.out_port);
             t.insert(&own)?;
         }
+        let mut enforced = HashMap::new();
+        for c in contracts {
+            let &own = self
+                .ports
+                .get(&c.in_port)
+                .ok_or(TableError::Port { port: c.in_port })?;
+            enforced.insert((own, c.label), Enforced::new(c.contract));
+        }
         self.table = t;
+        self.contracts = enforced;
         Ok(())
     }
 
-    /// Removes every entry (the switch lost its manager, or restarted).
+    /// Removes every entry and every contract (the switch lost its manager, or restarted).
     pub fn clear(&mut self) {
         self.table.clear();
+        self.contracts.clear();
     }
 
     /// Entries in the table.
     pub fn entries(&self) -> usize {
         self.table.len()
+    }
+
+    /// What it holds: entries, and contracts enforced.
+    pub fn held(&self) -> Held {
+        Held {
+            entries: self.table.len(),
+            contracts: self.contracts.len(),
+        }
     }
 
     /// Its counters.
@@ -426,6 +437,7 @@ impl VcSwitch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shaper::VcContract;
 
     fn entry(p: u32, i: (u8, Option<u16>), q: u32, o: (u8, Option<u16>)) -> Entry {
         Entry {
@@ -454,10 +466,13 @@ mod tests {
     #[test]
     fn a_channel_is_switched_and_relabelled() {
         let mut s = switch();
-        s.install(&[
-            entry(3, (0, Some(138)), 16, (0, Some(40))),
-            entry(16, (0, Some(40)), 3, (0, Some(138))),
-        ])
+        s.install(
+            &[
+                entry(3, (0, Some(138)), 16, (0, Some(40))),
+                entry(16, (0, Some(40)), 3, (0, Some(138))),
+            ],
+            &[],
+        )
         .unwrap();
         let mut t = train(Vc::default());
         assert!(s.label(0, Some(7), &mut t));
@@ -474,7 +489,8 @@ mod tests {
     #[test]
     fn a_path_keeps_the_vci() {
         let mut s = switch();
-        s.install(&[entry(16, (5, None), 16, (9, None))]).unwrap();
+        s.install(&[entry(16, (5, None), 16, (9, None))], &[])
+            .unwrap();
         let mut t = train(Vc::new(5, 321));
         assert_eq!(s.route(1, &mut t), Some(1));
         assert_eq!(t.vc, Vc::new(9, 321));
@@ -483,7 +499,7 @@ mod tests {
     #[test]
     fn unknown_circuits_are_counted_and_dropped() {
         let mut s = switch();
-        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
+        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))], &[])
             .unwrap();
         let mut t = train(Vc::new(0, 139));
         assert_eq!(s.route(0, &mut t), None);
@@ -493,7 +509,7 @@ mod tests {
         assert_eq!(s.route(0, &mut t), None);
         let st = s.stats();
         assert_eq!((st.frames_unknown, st.cells_unknown, st.frames), (2, 20, 0));
-        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
+        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))], &[])
             .unwrap();
         assert_eq!(s.route(0, &mut train(Vc::new(0, 138))), Some(1));
     }
@@ -510,16 +526,30 @@ mod tests {
         }
     }
 
+    fn on(port: u32, label: Vc, police: bool) -> PortContract {
+        PortContract {
+            in_port: port,
+            label,
+            contract: contract(police),
+        }
+    }
+
     #[test]
     fn a_circuit_s_contract_polices_its_cells_and_only_its_own() {
         let mut s = switch();
-        s.install(&[
+        let table = [
             entry(3, (0, Some(138)), 16, (0, Some(40))),
             entry(3, (0, Some(139)), 16, (0, Some(41))),
-        ])
-        .unwrap();
-        assert!(s.set_contract(3, Vc::new(0, 138), contract(true)));
-        assert!(!s.set_contract(4, Vc::new(0, 138), contract(true)));
+        ];
+        let policed = [on(3, Vc::new(0, 138), true)];
+        s.install(&table, &policed).unwrap();
+        assert_eq!(
+            s.held(),
+            Held {
+                entries: 2,
+                contracts: 1
+            }
+        );
         // Ten cells 1 ns apart: far over 26 Mbit/s. The circuit under contract loses them; the
         // other circuit from the same port passes.
         let mut t = train(Vc::new(0, 138));
@@ -532,23 +562,44 @@ mod tests {
         assert!(!u.damaged);
         let st = s.stats();
         assert_eq!((st.frames_policed, st.cells_policed), (1, 9));
-        // Cleared and installed again, the switch keeps the contract.
+        // A contract on a port the switch does not have is refused, and the switch keeps what
+        // it had.
+        assert_eq!(
+            s.install(&table, &[on(4, Vc::new(0, 138), true)]),
+            Err(TableError::Port { port: 4 })
+        );
+        assert_eq!(s.held().contracts, 1);
+    }
+
+    #[test]
+    fn a_cleared_switch_loses_its_contracts_with_its_table_and_gets_both_back() {
+        let mut s = switch();
+        let table = [entry(3, (0, Some(138)), 16, (0, Some(40)))];
+        let policed = [on(3, Vc::new(0, 138), true)];
+        s.install(&table, &policed).unwrap();
         s.clear();
-        s.install(&[entry(3, (0, Some(138)), 16, (0, Some(40)))])
-            .unwrap();
-        // Its cells come while the first train's still holds the contract's credit: every one
-        // of them breaks it, and nothing of the frame goes on.
+        assert_eq!(s.held(), Held::default());
+        // The table alone back: the circuit carries the whole train, unpoliced.
+        s.install(&table, &[]).unwrap();
         let mut t = train(Vc::new(0, 138));
-        assert_eq!(s.route(0, &mut t), None);
-        assert!(t.damaged);
-        assert_eq!(s.stats().cells_policed, 19);
+        assert_eq!(s.route(0, &mut t), Some(1));
+        assert!(!t.damaged && t.units == 10);
+        // With its contract, afresh (no cell seen): the first cell conforms, the others break it.
+        s.install(&table, &policed).unwrap();
+        let mut t = train(Vc::new(0, 138));
+        assert_eq!(s.route(0, &mut t), Some(1));
+        assert!(t.damaged && t.units == 1);
+        assert_eq!(s.stats().cells_policed, 9);
     }
 
     #[test]
     fn a_path_s_contract_shapes_every_channel_inside_it_as_one_stream() {
         let mut s = switch();
-        s.install(&[entry(16, (5, None), 16, (9, None))]).unwrap();
-        assert!(s.set_contract(16, Vc::new(5, 0), contract(false)));
+        s.install(
+            &[entry(16, (5, None), 16, (9, None))],
+            &[on(16, Vc::new(5, 0), false)],
+        )
+        .unwrap();
         let inc = 1_000_000_000u64.div_ceil(26_000_000 / 424);
         let mut a = train(Vc::new(5, 300));
         let mut b = train(Vc::new(5, 301));
@@ -572,7 +623,7 @@ mod tests {
         assert!(!s.label(0, Some(8), &mut train(Vc::default())));
         assert!(!s.label(0, None, &mut train(Vc::default())));
         // An entry that delivers to the host on a label it has not bound.
-        s.install(&[entry(16, (0, Some(40)), 3, (0, Some(99)))])
+        s.install(&[entry(16, (0, Some(40)), 3, (0, Some(99)))], &[])
             .unwrap();
         assert_eq!(s.route(1, &mut train(Vc::new(0, 40))), None);
         let st = s.stats();

@@ -195,10 +195,7 @@ impl Topology {
             }
             let mut c = crate::net::Circuits::from_plan(&plan, db, &topo)?;
             c.failure = s.vc_failure.clone();
-            let mut at = Vec::new();
-            for k in &s.vc_contracts {
-                at.extend(k.resolve(&plan).map_err(err)?);
-            }
+            let at = crate::vc::resolve_all(&s.vc_contracts, &plan).map_err(err)?;
             if !at.is_empty() {
                 c.set_contracts(&at, &topo)?;
             }

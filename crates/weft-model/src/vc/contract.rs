@@ -67,6 +67,39 @@ pub struct ContractAt {
     pub contract: VcContract,
 }
 
+/// A contract as a switch holds it: on the cells arriving on database port `in_port` labelled
+/// `label` (VCI 0: every channel of path `label.vpi` on that port). What the connection manager
+/// pushes to a switch with its table ([`super::Push`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortContract {
+    /// The port (the database's number) the cells arrive on.
+    pub in_port: u32,
+    /// Their label there; VCI 0 stands for the whole path.
+    pub label: Vc,
+    /// The contract.
+    pub contract: VcContract,
+}
+
+impl ContractAt {
+    /// The contract as its switch holds it.
+    pub fn at_port(&self) -> PortContract {
+        PortContract {
+            in_port: self.in_port,
+            label: self.label,
+            contract: self.contract,
+        }
+    }
+}
+
+/// Where each of `contracts` is enforced in `plan` ([`CircuitContract::resolve`]), in order.
+pub fn resolve_all(contracts: &[CircuitContract], plan: &Plan) -> Result<Vec<ContractAt>, String> {
+    let mut at = Vec::new();
+    for c in contracts {
+        at.extend(c.resolve(plan)?);
+    }
+    Ok(at)
+}
+
 impl CircuitContract {
     /// The entries of `plan` this contract applies to: one for a circuit, one per input of the
     /// path at the switch for a path (each direction policed on its own). An error names a

@@ -46,10 +46,10 @@ pub mod wire;
 
 use serde::{Deserialize, Serialize};
 
-pub use contract::{CircuitContract, ContractAt, ContractTarget};
+pub use contract::{CircuitContract, ContractAt, ContractTarget, PortContract, resolve_all};
 pub use db::{DbHost, DbSwitch, DbTrunk, DbVp, HostDb};
 pub use growth::{GrowthRow, degree, growth};
-pub use manager::{Manager, Push, Restore};
+pub use manager::{Held, Manager, Push, Restore};
 pub use plan::{
     Binding, Counts, Entry, HOST_VCI_BASE, Hop, HostBindings, Plan, PlannedVc, Shape, SwitchCount,
     SwitchTable, TRUNK_VCI_BASE, plan,

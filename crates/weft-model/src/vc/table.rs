@@ -25,6 +25,12 @@ pub enum TableError {
         /// The VPI.
         vpi: u8,
     },
+    /// A contract on a port the switch does not have.
+    #[error("a contract on port {port}, which is not one of the switch's")]
+    Port {
+        /// The port.
+        port: u32,
+    },
 }
 
 /// One switch's cross-connects.

@@ -371,10 +371,11 @@ fn fail(
         return super::write_stdout(format!("{text}\n").as_bytes());
     }
     eprintln!(
-        "weft emu: {} was down {:.3} s; the manager restored its {} entries {:.3} ms after it came back",
+        "weft emu: {} was down {:.3} s; the manager restored its {} entries and {} contracts {:.3} ms after it came back",
         r.switch,
         r.down_ns as f64 / 1e9,
         r.entries,
+        r.contracts,
         r.restore_ns as f64 / 1e6
     );
     Ok(())

@@ -1,14 +1,15 @@
 //! `weft vc manager SCENARIO --listen SOCKET --key-file KEY`: the connection manager of a
 //! scenario's circuits (its `[vc]` database and `forward` shape) for an emulation brought up with
 //! `weft emu up SCENARIO --vc-manager SOCKET --key-file KEY`. It pushes each switch its table
-//! when the switch says hello without it (at start, after `weft emu fail`, after a restart) and
-//! prints each restore with its time, until interrupted.
+//! and its traffic contracts (`[[vc.contract]]`) when the switch says hello without them (at start,
+//! after `weft emu fail`, after a restart) and prints each restore with its time, until
+//! interrupted.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use weft_model::vc::Restore;
+use weft_model::vc::{Held, Restore};
 
 /// Arguments of `weft vc manager`.
 #[derive(Debug, clap::Args)]
@@ -63,6 +64,8 @@ pub fn run(a: ManagerArgs) -> anyhow::Result<()> {
         )));
     };
     let plan = weft_model::vc::plan(db, shape).map_err(|e| crate::cli::usage(e.to_string()))?;
+    let contracts = weft_model::vc::resolve_all(&s.vc_contracts, &plan)
+        .map_err(|e| crate::cli::usage(format!("{}: [vc]: {e}", a.scenario.display())))?;
     let key = super::send::load_key(&None, &Some(a.key_file.clone()))?
         .ok_or_else(|| crate::cli::usage("a key is needed"))?;
     let _ = std::fs::remove_file(&a.listen);
@@ -70,10 +73,11 @@ pub fn run(a: ManagerArgs) -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", a.listen.display()))?;
     weft_emu::signals::install();
     eprintln!(
-        "weft vc manager: {} switches, {} entries of the {} plan, on {}",
+        "weft vc manager: {} switches, {} entries of the {} plan, {} contracts, on {}",
         plan.tables.len(),
         plan.counts.entries,
         plan.shape,
+        contracts.len(),
         a.listen.display()
     );
     let stop = AtomicBool::new(false);
@@ -84,7 +88,7 @@ pub fn run(a: ManagerArgs) -> anyhow::Result<()> {
             }
             stop.store(true, Ordering::Relaxed);
         });
-        weft_emu::vc_manager::serve(&listener, &plan, &key, &stop, &print_restore)
+        weft_emu::vc_manager::serve(&listener, &plan, &contracts, &key, &stop, &print_restore)
     });
     let _ = std::fs::remove_file(&a.listen);
     let restores = restores.context("serving the switches")?;
@@ -92,9 +96,9 @@ pub fn run(a: ManagerArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One line per restore: the switch, its entries and the time from its hello to its
-/// acknowledgement.
-fn print_restore(r: &Restore, entries: usize) {
+/// One line per restore: the switch, its entries and contracts and the time from its hello to
+/// its acknowledgement.
+fn print_restore(r: &Restore, held: Held) {
     let lost = r.lost_at.map_or(String::from("at start"), |l| {
         format!(
             "{:.1} ms after it was lost",
@@ -102,8 +106,10 @@ fn print_restore(r: &Restore, entries: usize) {
         )
     });
     eprintln!(
-        "weft vc manager: {} holds its {entries} entries again, restored {:.3} ms after its hello ({lost})",
+        "weft vc manager: {} holds its {} entries and {} contracts again, restored {:.3} ms after its hello ({lost})",
         r.switch,
+        held.entries,
+        held.contracts,
         r.restore_time().as_nanos() as f64 / 1e6
     );
 }
