@@ -30,6 +30,7 @@ use super::frame::{ETH_HEADER, Frame};
 use super::link::LinkSpec;
 use super::red::RedSpec;
 use super::serialiser::Serialiser;
+use super::shared_buffer::SharedBuffer;
 use super::train::{Counted, Train};
 use super::trim::{TrimQueue, TrimVerdict};
 use crate::WireLen;
@@ -101,6 +102,12 @@ pub struct EgressStats {
     /// JSON while zero). Headers it had no room for are counted in `frames_dropped`.
     #[serde(skip_serializing_if = "is_zero")]
     pub frames_trimmed: u64,
+    /// Frames the switch's shared buffer refused ([`super::SharedBufferSpec`]): their queue was
+    /// at its dynamic threshold, or the buffer was full. Counted in `frames_dropped` too; a
+    /// trimming queue trims such frames instead (`frames_trimmed`). Absent from the JSON while
+    /// zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_over_threshold: u64,
     /// Nanoseconds the line was paused by its far end's PFC ([`LinkSpec::pfc`]), over every
     /// class, up to the last frame or pause it saw (absent from the JSON while zero).
     #[serde(skip_serializing_if = "is_zero")]
@@ -254,6 +261,9 @@ pub struct Egress<F> {
     released: Vec<Released>,
     /// Bytes of an MTU-sized frame (a trimming queue's occupancy in frames).
     frame_bytes: u64,
+    /// The switch's shared buffer, while the switch lends it to this queue
+    /// ([`super::SwitchCore`]); `None`: the queue's own buffer alone bounds it.
+    pub(super) pool: Option<SharedBuffer>,
     /// Counters.
     pub stats: EgressStats,
 }
@@ -291,6 +301,7 @@ impl<F: Frame> Egress<F> {
             trim,
             released: Vec::new(),
             frame_bytes,
+            pool: None,
             contract,
             clp_limit,
             efci_limit,
@@ -524,6 +535,19 @@ impl<F: Frame> Egress<F> {
         // What the frame finds queued, before it joins (DCTCP's instantaneous queue).
         let found = self.queue.occupancy();
         let len = frame.frame_len();
+        // A queue counted in frames is taken as full-sized frames (RED's bytes, the pool's).
+        let bytes = match self.queue.capacity() {
+            Capacity::Bytes(_) => found,
+            _ => found.saturating_mul(self.frame_bytes),
+        };
+        if let Some(pool) = self.pool.as_mut()
+            && !pool.admits(t, bytes, len as u64)
+        {
+            self.stats.frames_dropped += 1;
+            self.stats.frames_over_threshold += 1;
+            self.stats.flow(p.flow).frames_dropped += 1;
+            return;
+        }
         let unit = Unit {
             flow: p.flow,
             eof: true,
@@ -537,16 +561,14 @@ impl<F: Frame> Egress<F> {
             }
             return;
         }
-        // A queue counted in frames is taken as full-sized frames for RED's bytes.
-        let bytes = match self.queue.capacity() {
-            Capacity::Bytes(_) => found,
-            _ => found.saturating_mul(self.frame_bytes),
-        };
         let step = self.ecn_limit.is_some_and(|k| found >= k);
         if (step || self.red_marks(bytes, &frame)) && frame.mark_ce() {
             self.stats.frames_marked += 1;
         }
         let dep = self.line.send(t, self.link.wire_bytes(len));
+        if let Some(pool) = self.pool.as_mut() {
+            pool.hold_until(dep, len as u64);
+        }
         self.departures.push_back(dep);
         self.stats.max_occupancy = self.stats.max_occupancy.max(self.queue.occupancy());
         p.first_dep = dep;
@@ -578,6 +600,12 @@ impl<F: Frame> Egress<F> {
         let Some(q) = self.trim.as_mut() else {
             return;
         };
+        // A lossless queue drops nothing: its inputs' pauses bound it, in the pool too.
+        if let Some(pool) = self.pool.as_mut()
+            && self.link.pfc.is_none()
+        {
+            q.set_limit(pool.limit_for(t, found, frame.frame_len() as u64));
+        }
         let verdict = q.arrive(t, frame, flow, counted);
         self.stats.frames_trimmed = q.stats.trimmed;
         self.stats.max_occupancy = self.stats.max_occupancy.max(q.occupancy().div_ceil(unit));
@@ -587,6 +615,13 @@ impl<F: Frame> Egress<F> {
             self.release(counted, t);
         }
         self.start_trimmed(t);
+    }
+
+    /// Tells the lent pool what the trimming queue keeps waiting.
+    fn report_waiting(&mut self) {
+        if let (Some(pool), Some(q)) = (self.pool.as_mut(), self.trim.as_ref()) {
+            pool.set_waiting(q.waiting_bytes());
+        }
     }
 
     /// What a lossless input counted of a frame that leaves the queue at `at` (ns), sent or
@@ -610,6 +645,9 @@ impl<F: Frame> Egress<F> {
     fn start_trimmed(&mut self, now: u64) {
         while let Some(s) = self.trim.as_mut().and_then(|q| q.poll_start(now)) {
             let (dep, frame, flow) = (s.dep, s.frame, s.flow);
+            if let Some(pool) = self.pool.as_mut() {
+                pool.hold_until(dep, frame.frame_len() as u64);
+            }
             self.release(s.counted, dep);
             let p = Pending {
                 idx: 0,
@@ -630,6 +668,7 @@ impl<F: Frame> Egress<F> {
             };
             self.deliver(&p, dep, frame);
         }
+        self.report_waiting();
         if let Some(q) = &self.trim {
             self.stats.paused_ns = q.paused_ns(now);
         }

@@ -35,6 +35,7 @@ mod report;
 mod ring;
 mod ring_segment;
 mod serialiser;
+mod shared_buffer;
 mod switch;
 mod topology;
 mod train;
@@ -75,6 +76,7 @@ pub use ring::{
 };
 pub use ring_segment::{RingSegment, Ringed};
 pub use serialiser::Serialiser;
+pub use shared_buffer::{SharedBuffer, SharedBufferSpec};
 pub use switch::{MAX_LEARNED, PauseOut, PortDeadlines, PortKind, PortStats, SwitchCore};
 pub use topology::{HostSpec, MAX_HOSTS, SwitchSpec, Topology, TopologyError, TrunkSpec};
 pub use train::{Counted, Train};
@@ -86,3 +88,5 @@ pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};
 mod tests;
 #[cfg(test)]
 mod tests_failure;
+#[cfg(test)]
+mod tests_shared;

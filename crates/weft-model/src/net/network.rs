@@ -126,14 +126,18 @@ impl<F: Frame> Network<F> {
         let mut port_at = Vec::new();
         for (s, spec) in topo.switches.iter().enumerate() {
             let seed = Rng::for_stream(topo.seed, 0x5717c4 + s as u64).next_u64();
-            switches.push(SwitchCore::new(
+            let mut sw = SwitchCore::new(
                 &spec.fabric,
                 &ports[s],
                 spec.latency,
                 spec.cut_through,
                 seed,
                 port_at.len(),
-            )?);
+            )?;
+            if let Some(b) = spec.shared_buffer {
+                sw.set_shared_buffer(b);
+            }
+            switches.push(sw);
             port_at.extend((0..ports[s].len()).map(|p| (s, p)));
         }
         // Routes: from every switch, the equal-cost ports towards every host on shortest paths
@@ -689,6 +693,15 @@ impl<F: Frame> Network<F> {
     /// The fabric counters of the first switch with an input-queued fabric.
     pub fn fabric_stats(&self) -> Option<FabricStats> {
         self.switches.iter().find_map(SwitchCore::fabric_stats)
+    }
+
+    /// The most bytes any switch's shared buffer held at once (`None`: no switch has one,
+    /// [`super::SharedBufferSpec`]).
+    pub fn shared_buffer_peak(&self) -> Option<u64> {
+        self.switches
+            .iter()
+            .filter_map(|s| s.shared_buffer().map(|b| b.max_used))
+            .max()
     }
 
     /// Switch `s` (topology order).

@@ -18,6 +18,7 @@ use super::link::LinkSpec;
 use super::multipath::{Multipath, PathChooser};
 use super::pfc::{Admit, PauseFrame, PfcIngress, PfcIngressStats};
 use super::port_failure::DownPorts;
+use super::shared_buffer::{SharedBuffer, SharedBufferSpec};
 use super::train::{Counted, Train};
 use super::vc_switch::VcSwitch;
 use crate::element::PortId;
@@ -121,6 +122,9 @@ pub struct SwitchCore<F> {
     pauses: Vec<PauseOut>,
     /// Frames its held queues released (kept to reuse its allocation).
     released: Vec<Released>,
+    /// The buffer its Ethernet output queues share, when it has one
+    /// ([`SwitchCore::set_shared_buffer`]); lent to each output while it is served.
+    pool: Option<SharedBuffer>,
     /// Frames a lossless input dropped beyond its headroom, over all ports.
     pub pfc_drops: u64,
     /// Frames that were too short to switch, or had nowhere to go.
@@ -186,6 +190,7 @@ impl<F: Frame> SwitchCore<F> {
             vc: None,
             pauses: Vec::new(),
             released: Vec::new(),
+            pool: None,
             pfc_drops: 0,
             runts: 0,
             down: DownPorts::default(),
@@ -551,6 +556,11 @@ impl<F: Frame> SwitchCore<F> {
         // Empties the output as if its line ran on for an hour, then forgets that it did:
         // its counters stay as they were at the failure.
         let far = now.as_nanos() + 3_600_000_000_000;
+        // The shared buffer is not lent for it (the hour would free every port's share): what
+        // the port held of it is free at the failure.
+        if let Some(b) = self.pool.as_mut() {
+            b.forget_port(port);
+        }
         let p = &mut self.ports[port];
         let before = p.egress.stats.clone();
         let mut lost = 0;
@@ -577,6 +587,29 @@ impl<F: Frame> SwitchCore<F> {
         self.down.add_lost(port, lost);
         self.reschedule(port, d);
         lost
+    }
+
+    /// From now on its Ethernet output queues share one buffer of `spec`, each admitting a frame
+    /// only below the dynamic threshold ([`SharedBuffer`]); set before any frame arrives.
+    pub fn set_shared_buffer(&mut self, spec: SharedBufferSpec) {
+        self.pool = Some(SharedBuffer::new(spec, self.ports.len()));
+    }
+
+    /// Its shared buffer (`None`: each queue has its own).
+    pub fn shared_buffer(&self) -> Option<&SharedBuffer> {
+        self.pool.as_ref()
+    }
+
+    /// Runs `f` on the output of `port` with the shared buffer lent to it, if there is one.
+    fn on_output<R>(&mut self, port: PortId, f: impl FnOnce(&mut Egress<F>) -> R) -> Option<R> {
+        let p = self.ports.get_mut(port)?;
+        p.egress.pool = self.pool.take().map(|mut b| {
+            b.lend_to(port);
+            b
+        });
+        let r = f(&mut p.egress);
+        self.pool = p.egress.pool.take();
+        Some(r)
     }
 
     /// Forwards by circuit from now on: by `vc`'s table instead of by MAC address.
@@ -679,7 +712,7 @@ impl<F: Frame> SwitchCore<F> {
         port: PortId,
         d: &mut PortDeadlines,
     ) -> Option<(u64, F)> {
-        let got = self.ports.get_mut(port)?.egress.poll_frame(now.as_nanos());
+        let got = self.on_output(port, |e| e.poll_frame(now.as_nanos()))?;
         self.collect_released(port);
         self.renew(port, d);
         got
@@ -688,7 +721,7 @@ impl<F: Frame> SwitchCore<F> {
     /// The next train trunk port `port` (due by `now`) sends towards the next switch, if any.
     /// Its deadline is left as it is: [`SwitchCore::renew`] it when it has no more.
     pub fn poll_trunk_port(&mut self, now: Instant, port: PortId) -> Option<Train<F>> {
-        let t = self.ports.get_mut(port)?.egress.poll_train(now.as_nanos());
+        let t = self.on_output(port, |e| e.poll_train(now.as_nanos()))?;
         self.collect_released(port);
         t
     }

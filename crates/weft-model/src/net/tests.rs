@@ -303,6 +303,7 @@ fn dumbbell() -> Topology {
         5,
     );
     t.switches.push(SwitchSpec {
+        shared_buffer: None,
         cut_through: false,
         name: "right".into(),
         fabric: FabricSpec::default(),
@@ -676,6 +677,7 @@ fn ring_of_four(hops: usize) -> (usize, Option<Vec<String>>) {
     let mut t = Topology::star(hosts, FabricSpec::default(), 3);
     t.switches = (0..4)
         .map(|i| SwitchSpec {
+            shared_buffer: None,
             cut_through: false,
             name: format!("s{i}"),
             fabric: FabricSpec::default(),

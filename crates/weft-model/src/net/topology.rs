@@ -44,6 +44,11 @@ pub struct SwitchSpec {
     /// arrived whole: cut-through, for frames between ports of the same rate.
     #[serde(default)]
     pub cut_through: bool,
+    /// One buffer its Ethernet output queues share, each admitting a frame only below the
+    /// dynamic threshold ([`super::SharedBuffer`]); `None`: each queue has its own buffer
+    /// ([`LinkSpec::buffer`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_buffer: Option<super::SharedBufferSpec>,
 }
 
 /// A link between two switches.
@@ -134,6 +139,7 @@ impl Topology {
         Topology {
             hosts,
             switches: vec![SwitchSpec {
+                shared_buffer: None,
                 cut_through: false,
                 name: "switch".into(),
                 fabric,

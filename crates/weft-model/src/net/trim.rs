@@ -96,6 +96,8 @@ pub struct TrimQueue<F> {
     serving: Option<(u64, u64)>,
     /// Most bytes the data queue holds.
     limit: u64,
+    /// Most bytes the priority queue holds: twice the data queue's first limit.
+    header_limit: u64,
     /// A full data queue trims (else it drops the arrival).
     trims: bool,
     /// The last instant a resume lifted a pause (ns).
@@ -121,6 +123,7 @@ impl<F: Frame> TrimQueue<F> {
             header_bytes: 0,
             serving: None,
             limit,
+            header_limit: limit.saturating_mul(2),
             trims: link.trim,
             lifted: 0,
             pause: link
@@ -134,6 +137,20 @@ impl<F: Frame> TrimQueue<F> {
     /// included.
     pub fn occupancy(&self) -> u64 {
         self.data_bytes
+    }
+
+    /// Bytes waiting in either queue (not yet started on the line) at the last instant the
+    /// queue was told of.
+    pub fn waiting_bytes(&self) -> u64 {
+        let serving = self.serving.map_or(0, |(_, len)| len);
+        self.data_bytes - serving + self.header_bytes
+    }
+
+    /// From now on the data queue holds at most `limit` bytes (a shared buffer's dynamic
+    /// threshold, [`super::SharedBuffer::limit_for`]); what it holds beyond stays. The priority
+    /// queue keeps its bound.
+    pub fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
     }
 
     /// True if nothing waits in either queue.
@@ -304,7 +321,7 @@ impl<F: Frame> TrimQueue<F> {
 
     fn push_header(&mut self, h: Held<F>) -> TrimVerdict {
         let len = h.frame.frame_len() as u64;
-        if self.header_bytes + len > self.limit.saturating_mul(2) {
+        if self.header_bytes + len > self.header_limit {
             self.stats.dropped += 1;
             return TrimVerdict::Dropped;
         }

@@ -141,6 +141,7 @@ impl Topology {
             .iter()
             .zip(&links_of)
             .map(|(sw, links)| SwitchSpec {
+                shared_buffer: None,
                 name: sw.name.clone(),
                 fabric: fabric_of(sw, links),
                 latency: sw.latency,
@@ -149,6 +150,7 @@ impl Topology {
             .collect();
         if wire {
             switches.push(SwitchSpec {
+                shared_buffer: None,
                 name: "wire".into(),
                 fabric: FabricSpec::default(),
                 latency: Duration::ZERO,
