@@ -94,37 +94,8 @@ impl PointEngine for EmuEngine<'_> {
             return Err(EmuError::Interrupted);
         }
         let (s, w) = (p.scenario, &p.point.spec);
-        let mut r = PointResult::default();
-        if !matches!(
-            w.kind,
-            WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp
-        ) {
-            r.notes.push(format!(
-                "skipped: {} is a slotted synthetic workload for the simulator",
-                w.kind.name()
-            ));
-            return Ok(r);
-        }
-        if w.file.is_some() {
-            r.notes
-                .push("skipped: FTP from disk (`file`) runs on the model engine only".into());
-            return Ok(r);
-        }
-        if w.ndp {
-            r.notes.push(
-                "skipped: NDP (`transport = \"ndp\"`) runs on the simulator only: the emulated \
-                 Linux hosts have no NDP"
-                    .into(),
-            );
-            return Ok(r);
-        }
-        if w.dcqcn {
-            r.notes.push(
-                "skipped: DCQCN (`transport = \"dcqcn\"`) runs on the simulator only: the \
-                 emulated Linux hosts have no RoCE"
-                    .into(),
-            );
-            return Ok(r);
+        if let Some(why) = not_on_emu(w, weft_sys::sockopt::has_congestion) {
+            return Ok(PointResult::skipped(why));
         }
         let (topo, _) = topology(s, p.seed)?;
         let driver = if w.kind == WorkloadKind::Mp {
@@ -146,6 +117,7 @@ impl PointEngine for EmuEngine<'_> {
             std::fs::create_dir_all(d)
                 .map_err(EmuError::io(format!("creating {}", d.display())))?;
         }
+        let mut r = PointResult::default();
         let emu = Emulation::up(&topo, &up)?;
         let out = match w.kind {
             WorkloadKind::Rr => run_rr(&emu, s, w, &mut r.notes),
@@ -157,6 +129,37 @@ impl PointEngine for EmuEngine<'_> {
         add_switch_metrics(&mut r.metrics, &report, &topo, w);
         Ok(r)
     }
+}
+
+/// Why the emulator cannot run workload `w` at all, if it cannot; `has_cc` says whether the
+/// kernel has a congestion control ([`weft_sys::sockopt::has_congestion`]).
+pub fn not_on_emu(w: &Workload, has_cc: impl Fn(&str) -> bool) -> Option<String> {
+    if !matches!(
+        w.kind,
+        WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp
+    ) {
+        return Some(format!(
+            "not on emu: {} is a slotted synthetic workload for the simulator",
+            w.kind.name()
+        ));
+    }
+    if w.file.is_some() {
+        return Some("not on emu: FTP from disk (`file`) runs on the model engine only".into());
+    }
+    if w.ndp {
+        return Some(
+            "not on emu: NDP is simulator-only (the emulated Linux hosts have no NDP)".into(),
+        );
+    }
+    if w.dcqcn {
+        return Some(
+            "not on emu: DCQCN is simulator-only (the emulated Linux hosts have no RoCE)".into(),
+        );
+    }
+    if let Some(cc) = w.cc.map(linux_cc).filter(|cc| !has_cc(cc)) {
+        return Some(format!("not on emu: this kernel has no tcp_{cc}"));
+    }
+    None
 }
 
 fn run_point(
@@ -200,13 +203,6 @@ fn run_point(
         }
     }
     let cc = w.cc.map(linux_cc);
-    if w.cc == Some(CcAlgorithm::Dctcp) {
-        // Linux's dctcp is a module many kernels lack (the setsockopt then fails), and it needs
-        // tcp_ecn and a marking queue on the path to be more than Reno.
-        notes.push(
-            "dctcp on emu needs the kernel's tcp_dctcp module and ECN marking on the path".into(),
-        );
-    }
     if w.stack.unwrap_or_default() == TcpStack::Bsd && !udp {
         notes.push("emu runs Linux TCP whatever the `stack`".into());
     }
@@ -508,5 +504,34 @@ hosts = ["a", "b"]
             notes.iter().any(|n| n.contains("simulator only")),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn the_incast_s_ndp_and_dcqcn_and_a_missing_dctcp_are_skipped_each_saying_why() {
+        let text = include_str!("../../../scenarios/fabric-incast.toml");
+        let s = Scenario::parse(text, "fabric-incast.toml").expect("a shipped scenario parses");
+        let why = |has_dctcp: bool| -> Vec<Option<String>> {
+            s.workloads
+                .iter()
+                .map(|w| not_on_emu(w, |cc| has_dctcp || cc != "dctcp"))
+                .collect()
+        };
+        let skipped = why(false);
+        assert_eq!(
+            skipped,
+            vec![
+                Some(
+                    "not on emu: NDP is simulator-only (the emulated Linux hosts have no NDP)"
+                        .into()
+                ),
+                Some("not on emu: this kernel has no tcp_dctcp".into()),
+                Some(
+                    "not on emu: DCQCN is simulator-only (the emulated Linux hosts have no RoCE)"
+                        .into()
+                ),
+            ]
+        );
+        // A kernel with dctcp runs the DCTCP workload.
+        assert_eq!(why(true)[1], None);
     }
 }

@@ -6,7 +6,7 @@ use weft_report::ResultDoc;
 
 /// The scenario's name, the engines that could not run and why, every comparison's table, every
 /// check's verdicts, and each engine's samples (numeric metrics, then notes not already printed
-/// for the point before).
+/// for the point before; a point the engine skipped, `skipped: why`).
 pub fn human(
     s: &Scenario,
     docs: &[(&str, ResultDoc)],
@@ -37,6 +37,11 @@ pub fn human(
         let mut last_notes: Option<&Value> = None;
         for (i, sample) in doc.samples.iter().enumerate() {
             let label = labels.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
+            if let Some(why) = sample.get("skipped").and_then(Value::as_str) {
+                out.push_str(&format!("  {label:<18} skipped: {why}\n"));
+                last_notes = None;
+                continue;
+            }
             let metrics: Vec<String> = sample
                 .as_object()
                 .into_iter()

@@ -14,6 +14,7 @@
 use serde_json::{Map, Value, json};
 use weft_model::Rate;
 use weft_model::fabric::{InputFifo, Islip, OutputQueued, Rng};
+use weft_model::mp::Route;
 use weft_model::queue::{Capacity, DropPolicy};
 use weft_model::scenario::DropPolicy as ScenarioDrop;
 use weft_model::scenario::run::{PointCtx, PointEngine, PointResult, run_points};
@@ -76,6 +77,9 @@ impl PointEngine for SimEngine<'_> {
     type Error = std::convert::Infallible;
 
     fn run_point(&mut self, p: &PointCtx<'_>) -> Result<PointResult, Self::Error> {
+        if let Some(why) = not_on_sim(&p.point.spec) {
+            return Ok(PointResult::skipped(why));
+        }
         let mut r = PointResult::default();
         let capture = self
             .opts
@@ -98,6 +102,24 @@ impl PointEngine for SimEngine<'_> {
         );
         Ok(r)
     }
+}
+
+/// Why the simulator cannot run workload `w` at all, if it cannot.
+fn not_on_sim(w: &Workload) -> Option<String> {
+    if w.kind == WorkloadKind::Vc {
+        return Some(
+            "not on sim: a vc workload's circuits are planned by the model engine; the simulator \
+             does not yet switch cells by VC tables (issue 28)"
+                .into(),
+        );
+    }
+    if w.mp.as_ref().is_some_and(|m| m.route == Route::Daemon) {
+        return Some(
+            "not on sim: the simulator runs the direct route only (no PVM daemons on its hosts)"
+                .into(),
+        );
+    }
+    None
 }
 
 fn capacity(b: Option<Buffer>) -> Capacity {
@@ -180,11 +202,8 @@ fn simulate(
             Ok((topo, _)) => crate::net::nfs_workload::nfs(s, &topo, w, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
-        WorkloadKind::Vc => notes.push(
-            "skipped: a vc workload's circuits are planned by the model engine; the simulator \
-             does not yet switch cells by VC tables (issue 28)"
-                .into(),
-        ),
+        // Not run: `not_on_sim` said so before.
+        WorkloadKind::Vc => {}
         _ => {
             let Some(sw) = sw else {
                 notes.push("no switch to drive: name one with `switch =`".into());

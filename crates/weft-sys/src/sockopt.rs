@@ -56,6 +56,20 @@ pub fn set_congestion(fd: RawFd, name: &str) -> io::Result<()> {
     }
 }
 
+/// Whether this kernel gives TCP sockets the congestion control `name` ("dctcp", "cubic"):
+/// sets it on a fresh, unconnected socket (so a module the kernel can load is loaded, as a
+/// connection's `setsockopt` would). False if it is not there or the socket cannot be made.
+pub fn has_congestion(name: &str) -> bool {
+    // SAFETY: plain socket(2) call.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return false;
+    }
+    // SAFETY: fresh descriptor we own (closed when dropped).
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    set_congestion(fd.as_raw_fd(), name).is_ok()
+}
+
 /// Sets `TCP_WINDOW_CLAMP` (bytes) on a connected socket and returns the value the kernel keeps.
 pub fn clamp_window(fd: RawFd, clamp: u32) -> io::Result<u32> {
     let v = clamp.min(i32::MAX as u32) as i32;
@@ -138,6 +152,7 @@ mod tests {
         assert_eq!(clamp_window(c.as_raw_fd(), 30_000).unwrap(), 30_000);
         set_congestion(c.as_raw_fd(), "reno").unwrap();
         assert!(set_congestion(c.as_raw_fd(), "no-such-cc").is_err());
+        assert!(has_congestion("reno") && !has_congestion("no-such-cc"));
         c.write_all(&[7; 1000]).unwrap();
         assert!(tcp_outq(c.as_raw_fd()).unwrap() <= 1000);
     }

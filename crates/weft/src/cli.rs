@@ -1,4 +1,5 @@
-//! Top-level argument parsing and exit codes (0 success, 1 runtime failure, 2 usage error).
+//! Top-level argument parsing and exit codes (0 success, 1 runtime failure, 2 usage error, 3 a
+//! `weft run` whose engines skipped some of the file's workloads and ran the rest).
 
 use std::process::ExitCode;
 
@@ -65,11 +66,36 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
+/// A run that did what it could but not all it was asked (exit code 3): `weft run` whose
+/// engines skipped workloads they cannot run and ran the others. Not a failure of what ran.
+#[derive(Debug)]
+pub struct PartialRun(pub String);
+
+impl std::fmt::Display for PartialRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PartialRun {}
+
 /// The exit code an error from a command maps to.
 pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
     if err.downcast_ref::<UsageError>().is_some() {
         ExitCode::from(2)
+    } else if err.downcast_ref::<PartialRun>().is_some() {
+        ExitCode::from(3)
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// How `main` prints an error before exiting with [`exit_code_for`]: `weft: error: ...`, or
+/// `weft: ...` for a [`PartialRun`] (what ran is fine).
+pub fn error_line(err: &anyhow::Error) -> String {
+    if err.downcast_ref::<PartialRun>().is_some() {
+        format!("weft: {err:#}")
+    } else {
+        format!("weft: error: {err:#}")
     }
 }

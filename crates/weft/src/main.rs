@@ -16,7 +16,7 @@ fn main() -> ExitCode {
     match cmd::run(args.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("weft: error: {err:#}");
+            eprintln!("{}", cli::error_line(&err));
             cli::exit_code_for(&err)
         }
     }

@@ -242,3 +242,68 @@ fn figures_are_built_in_so_run_and_calc_work_from_any_directory() {
         "{out:?}"
     );
 }
+
+/// Two hosts on a switch: a ping-pong the simulator runs, and one by way of PVM daemons, which it
+/// does not.
+const DAEMON_AND_DIRECT: &str = r#"
+name = "daemon-and-direct"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[switch]]
+name = "s"
+[[link]]
+ends = ["a", "s"]
+tech = "ethernet10"
+[[link]]
+ends = ["b", "s"]
+tech = "ethernet10"
+[[workload]]
+kind = "mp"
+ranks = ["a", "b"]
+pattern = "pingpong"
+size = 64
+iterations = 5
+[[workload]]
+kind = "mp"
+ranks = ["a", "b"]
+pattern = "pingpong"
+size = 64
+iterations = 5
+route = "daemon"
+"#;
+
+#[test]
+fn a_workload_an_engine_cannot_run_is_its_own_row_and_the_exit_status_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("daemon-and-direct.toml");
+    std::fs::write(&path, DAEMON_AND_DIRECT).unwrap();
+    let file = path.to_str().unwrap();
+    let out = weft(&["run", file, "--engine", "sim", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("1 workload point(s) not run")
+            && stderr.contains("sim w1 (pingpong) (not on sim"),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let samples = v["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    assert!(samples[0].get("skipped").is_none(), "{}", samples[0]);
+    assert!(
+        samples[0]["mean_us"].as_f64().unwrap() > 0.0,
+        "the direct route ran"
+    );
+    let why = samples[1]["skipped"].as_str().unwrap();
+    assert!(why.starts_with("not on sim: "), "{why}");
+    // The table gives the skipped workload its row.
+    let out = weft(&["run", file, "--engine", "sim"]);
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("w1 (pingpong)      skipped: not on sim: "),
+        "{text}"
+    );
+}

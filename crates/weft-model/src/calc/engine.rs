@@ -105,6 +105,7 @@ impl PointEngine for ModelEngine {
                 .map(|(k, v)| (k, serde_json::json!(v)))
                 .collect(),
             notes: m.notes,
+            skipped: None,
         })
     }
 }

@@ -5,7 +5,9 @@
 //! notes. [`run_points`] walks the points in the order of [`Scenario::points`], gives each its
 //! seed ([`point_seed`]) and labels its sample the same way on every engine (`workload`, the
 //! workload's index in the file; `point`, the swept value in base units: bytes, bit/s, ns;
-//! `notes`), so that `weft run` lines the engines' samples up by position.
+//! `notes`), so that `weft run` lines the engines' samples up by position. A point an engine
+//! cannot run at all is still a sample, with `skipped` saying why ([`PointResult::skipped`]),
+//! so that the file's other points run and the reader sees which did not.
 //!
 //! A point's seed comes from the run's seed and the point's index alone: adding a point does
 //! not change the others, and every engine builds the same network for a point (its
@@ -36,6 +38,19 @@ pub struct PointResult {
     pub metrics: Map<String, Value>,
     /// What the engine assumed or could not do, for a reader.
     pub notes: Vec<String>,
+    /// Why the engine did not run this point at all (`"not on emu: NDP is simulator-only"`);
+    /// `None` for a point it ran. A skipped point has no metrics.
+    pub skipped: Option<String>,
+}
+
+impl PointResult {
+    /// A point the engine cannot run, and why (begin with `not on ENGINE:`).
+    pub fn skipped(why: impl Into<String>) -> Self {
+        PointResult {
+            skipped: Some(why.into()),
+            ..Default::default()
+        }
+    }
 }
 
 /// An engine: something that runs one point of a scenario.
@@ -43,8 +58,9 @@ pub trait PointEngine {
     /// Why a point could not run (and the run stops).
     type Error;
 
-    /// Runs point `p` with its seed. An engine that cannot give a point's metrics but can go on
-    /// says why in the notes; an error stops the run.
+    /// Runs point `p` with its seed. An engine that cannot run a point at all returns
+    /// [`PointResult::skipped`]; one that ran it but could not give its metrics says why in the
+    /// notes; an error stops the run.
     fn run_point(&mut self, p: &PointCtx<'_>) -> Result<PointResult, Self::Error>;
 }
 
@@ -67,7 +83,8 @@ pub fn label(value: Option<Param>) -> Value {
 }
 
 /// Runs every point of `s` on `engine` with the run's seed `seed`: one sample per point, in
-/// order, each `{ "workload", "point", "notes", metrics... }`.
+/// order, each `{ "workload", "point", "notes", metrics... }`, and `"skipped": why` for a point
+/// the engine did not run ([`skipped`] lists them).
 pub fn run_points<E: PointEngine + ?Sized>(
     s: &Scenario,
     seed: u64,
@@ -88,12 +105,28 @@ pub fn run_points<E: PointEngine + ?Sized>(
             "point": label(point.value),
             "notes": r.notes,
         });
+        if let Some(why) = r.skipped {
+            sample["skipped"] = json!(why);
+        }
         for (key, v) in r.metrics {
             sample[key] = v;
         }
         samples.push(sample);
     }
     Ok(samples)
+}
+
+/// The points of a result document's samples that their engine skipped: (workload index,
+/// why), in order.
+pub fn skipped(samples: &[Value]) -> Vec<(usize, String)> {
+    samples
+        .iter()
+        .filter_map(|x| {
+            let why = x.get("skipped")?.as_str()?;
+            let w = x.get("workload").and_then(Value::as_u64).unwrap_or(0);
+            Some((w as usize, why.to_string()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -104,6 +137,7 @@ mod tests {
     struct Recorder {
         seen: Vec<(usize, u64)>,
         fail_at: Option<usize>,
+        skip_at: Option<usize>,
     }
 
     impl PointEngine for Recorder {
@@ -112,6 +146,9 @@ mod tests {
         fn run_point(&mut self, p: &PointCtx<'_>) -> Result<PointResult, String> {
             if self.fail_at == Some(p.index) {
                 return Err(format!("point {}", p.index));
+            }
+            if self.skip_at == Some(p.index) {
+                return Ok(PointResult::skipped("not on recorder: point 1"));
             }
             self.seen.push((p.index, p.seed));
             let mut r = PointResult::default();
@@ -132,6 +169,7 @@ mod tests {
         let mut e = Recorder {
             seen: Vec::new(),
             fail_at: None,
+            skip_at: None,
         };
         let samples = run_points(&s, 7, &mut e).expect("no point fails");
         assert_eq!(samples.len(), s.points().len());
@@ -154,8 +192,43 @@ mod tests {
         let mut e = Recorder {
             seen: Vec::new(),
             fail_at: Some(1),
+            skip_at: None,
         };
         assert_eq!(run_points(&scenario(), 1, &mut e), Err("point 1".into()));
         assert_eq!(e.seen.len(), 1);
+    }
+
+    #[test]
+    fn a_skipped_point_is_a_sample_that_says_why_and_the_run_goes_on() {
+        let s = scenario();
+        let mut e = Recorder {
+            seen: Vec::new(),
+            fail_at: None,
+            skip_at: Some(1),
+        };
+        let samples = run_points(&s, 1, &mut e).expect("a skip is not an error");
+        assert_eq!(
+            samples.len(),
+            s.points().len(),
+            "every point has its sample"
+        );
+        assert_eq!(samples[1]["skipped"], json!("not on recorder: point 1"));
+        assert!(
+            samples[1].get("index").is_none(),
+            "a skipped point has no metrics"
+        );
+        assert!(samples[0].get("skipped").is_none() && samples[2].get("skipped").is_none());
+        assert_eq!(
+            e.seen.len(),
+            s.points().len() - 1,
+            "the points after it ran"
+        );
+        assert_eq!(
+            skipped(&samples),
+            vec![(
+                samples[1]["workload"].as_u64().unwrap() as usize,
+                "not on recorder: point 1".into()
+            )]
+        );
     }
 }

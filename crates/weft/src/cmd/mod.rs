@@ -50,6 +50,10 @@ pub enum Command {
     /// Discrete-event simulation of a switch fabric, from a scenario or a quick form.
     Sim(sim::Args),
     /// Run a scenario file on one or more engines and compare with the published figure.
+    ///
+    /// A workload an engine cannot run (NDP on the emulator, a kernel without the congestion
+    /// control asked for) is its own row saying why, `skipped` in the JSON; the other workloads
+    /// run, and the exit status is 3.
     Run(run::Args),
     /// Run the catalogued results of the five studies on every engine available, with verdicts.
     Repro(repro::Args),

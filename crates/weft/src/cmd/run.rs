@@ -2,7 +2,9 @@
 //! side by side with the miss against the scenario's `[expect]`.
 //!
 //! The engines, the model adapter and the comparison live in `weft-run`; this is the wiring:
-//! arguments, progress, output files. An engine that cannot run says why and the others still run.
+//! arguments, progress, output files. An engine that cannot run says why and the others still run;
+//! a workload an engine cannot run is its own row saying why (`skipped` in the JSON), the file's
+//! other workloads run, and the exit status is 3 (the table's rows, and stderr, say which).
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +12,7 @@ use weft_model::scenario::{CheckResult, Comparison, Scenario};
 use weft_report::ResultDoc;
 use weft_run::RunCtx;
 
-use crate::cli::usage;
+use crate::cli::{PartialRun, usage};
 
 /// Arguments of `weft run`.
 #[derive(Debug, clap::Args)]
@@ -136,7 +138,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "some of the scenario's checks failed on an engine"
         ));
     }
-    Ok(())
+    match skipped_summary(&scenario, &docs) {
+        Some(text) => Err(PartialRun(text).into()),
+        None => Ok(()),
+    }
+}
+
+/// The workloads the engines skipped, for stderr (`None`: every engine ran every point):
+/// `2 workload point(s) not run: emu w0 (not on emu: ...), ...`.
+fn skipped_summary(s: &Scenario, docs: &[(&str, ResultDoc)]) -> Option<String> {
+    let list: Vec<String> = docs
+        .iter()
+        .flat_map(|(engine, d)| {
+            weft_model::scenario::run::skipped(&d.samples)
+                .into_iter()
+                .map(move |(w, why)| {
+                    format!("{engine} {} ({why})", weft_run::table::workload_name(s, w))
+                })
+        })
+        .collect();
+    (!list.is_empty()).then(|| {
+        format!(
+            "{} workload point(s) not run (exit status 3): {}",
+            list.len(),
+            list.join("; ")
+        )
+    })
 }
 
 /// What `--capture DIR` left: how many captures and how many bytes, and where.
