@@ -584,7 +584,7 @@ struct Shape {
 /// What the hosts' send and receive paths sustain for a TCP transfer of `shape` from `a` to `b`,
 /// Mbit/s, when either names a cost model (the other then costs nothing, as the simulator has
 /// a host without one); `None` when neither does. A file transfer charges each path one more
-/// copy per byte ([`crate::host::HostCosts::copy_ns_per_byte`]): the sender's out of its file
+/// copy per byte ([`crate::host::HostCosts::moving_files`]): the sender's out of its file
 /// cache, the receiver's into its own.
 fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> Option<f64> {
     let Shape {
@@ -604,8 +604,7 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     let free = crate::host::HostCosts::FREE;
     let (mut tx, mut rx) = (tx.unwrap_or(free.clone()), rx.unwrap_or(free));
     if files {
-        tx.send_other_ns_per_byte += tx.copy_ns_per_byte;
-        rx.recv_other_ns_per_byte += rx.copy_ns_per_byte;
+        (tx, rx) = (tx.moving_files(), rx.moving_files());
     }
     let shape = super::host::BulkShape {
         mss: mtu.saturating_sub(transport.header_bytes()).max(1),

@@ -157,6 +157,19 @@ impl HostCosts {
         Duration::from_secs_f64(self.select_ns / 1e9)
     }
 
+    /// The same host moving a file between its buffer cache and a stream (FTP's `read` from
+    /// the file and `write` to the socket, or `read` from the socket and `write` to the file):
+    /// each path pays one more copy per byte ([`HostCosts::copy_ns_per_byte`]), the sender's
+    /// out of its file cache, the receiver's into its own. Both engines charge a file transfer
+    /// with these costs.
+    pub fn moving_files(&self) -> HostCosts {
+        HostCosts {
+            send_other_ns_per_byte: self.send_other_ns_per_byte + self.copy_ns_per_byte,
+            recv_other_ns_per_byte: self.recv_other_ns_per_byte + self.copy_ns_per_byte,
+            ..self.clone()
+        }
+    }
+
     /// The same host with every CPU time multiplied by `factor` (a clock ratio, for another
     /// model of the same processor family); rates unchanged.
     pub fn scaled(&self, factor: f64, name: &'static str) -> HostCosts {
@@ -207,6 +220,14 @@ pub(crate) mod tests {
         // One 1000-byte write in one packet: 1000 + 100 + 33,000 ns.
         assert_eq!(h.cost(Direction::Send, 1000, 1, 1), Duration(34_100));
         assert_eq!(h.cost(Direction::Receive, 1000, 2, 1), Duration(14_600));
+        // Moving a file: a copy more on each path (10 ns a byte), nothing else.
+        let f = h.moving_files();
+        assert_eq!(f.per_byte_ns(Direction::Send), 43.0);
+        assert_eq!(f.per_byte_ns(Direction::Receive), 22.0);
+        assert_eq!(
+            f.cost(Direction::Send, 0, 1, 1),
+            h.cost(Direction::Send, 0, 1, 1)
+        );
         let slow = h.scaled(1.25, "slow");
         assert_eq!(slow.cost(Direction::Send, 1000, 1, 1), Duration(42_625));
         assert_eq!(slow.send_copies, 3);

@@ -1,7 +1,9 @@
 //! FTP from disk to disk on the simulated network (a `tput` workload with `file`): the core's
 //! FTP source and sink ([`weft_model::app::ftp`]) on the TCP flows `tput` runs ([`tcp_flow`]),
 //! the source reading the file from its host's `disk` preset and the sink writing it to its own
-//! (memory at an end without one), each host's CPU charged its calls, segments and bytes.
+//! (memory at an end without one), each host's CPU charged its calls, segments and bytes, and
+//! a copy more per byte between its file cache and the process
+//! ([`weft_model::host::HostCosts::moving_files`], as the model charges it).
 //!
 //! The file's rate is its bytes over the time from the start to the sink's last write's return,
 //! as [`weft_model::calc::ftp`] gives it on the model engine; with several flows, their bytes
@@ -19,7 +21,7 @@ use weft_model::scenario::{Host, Scenario, Workload};
 use weft_model::{Duration, Instant};
 
 use super::hosted::Hosted;
-use super::hosts::{App, machines};
+use super::hosts::{App, machines_with};
 use super::run::run_noted;
 use super::tput::{Ends, flow_pairs, tcp_flow};
 
@@ -47,7 +49,9 @@ pub fn ftp(
             .and_then(Host::disk_preset)
             .map(Disk::new)
     };
-    let machines = machines(s, topo);
+    // The same paths as the model's: each host pays a copy more per byte, out of or into
+    // its file cache.
+    let machines = machines_with(s, topo, |c| c.moving_files());
     let mut mtus = HashMap::new();
     let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
     for (k, &(f, t)) in pairs.iter().enumerate() {

@@ -7,7 +7,7 @@ use std::any::Any;
 
 use weft_model::Instant;
 use weft_model::engine::{Deadlines, Hosts};
-use weft_model::host::HostCpu;
+use weft_model::host::{HostCosts, HostCpu};
 use weft_model::net::Topology;
 use weft_model::scenario::{Host, Scenario};
 
@@ -17,12 +17,22 @@ use super::frame::SimFrame;
 /// one per host, which every application on it shares (each takes a [`HostCpu::thread`] of its
 /// own, or a clone to run on another's thread). `None` for a host that costs nothing.
 pub fn machines(s: &Scenario, topo: &Topology) -> Vec<Option<HostCpu>> {
+    machines_with(s, topo, |c| c)
+}
+
+/// As [`machines`], each host's costs first passed through `adapt` (a file transfer's
+/// [`HostCosts::moving_files`]).
+pub fn machines_with(
+    s: &Scenario,
+    topo: &Topology,
+    adapt: impl Fn(HostCosts) -> HostCosts,
+) -> Vec<Option<HostCpu>> {
     topo.hosts
         .iter()
         .map(|h| {
             s.host(&h.name)
                 .and_then(Host::cost_preset)
-                .map(HostCpu::new)
+                .map(|c| HostCpu::new(adapt(c)))
         })
         .collect()
 }
