@@ -1,12 +1,18 @@
 //! The RM-cell loop of ABR sources across a network ([`crate::shaper::AbrSource`] on a host's
-//! link): forward RM cells travel with the frames they were sent among, through the same queues
-//! (any of which may set EFCI on the cells, [`super::LinkSpec::efci_threshold`]); the
-//! destination turns each around ([`AbrDestination`]) with CI set if the frame carried EFCI,
-//! and the backward RM cell reaches the source after the circuit's return delay.
+//! link): forward RM cells travel as cells of the frames they were sent among (counted in the
+//! train's units: they take a cell slot on the source's line and in every queue and on every
+//! ATM line after it, and are lost with the frame's cells), through the same queues (any of
+//! which may set EFCI on the cells, [`super::LinkSpec::efci_threshold`]); the destination turns
+//! each around ([`AbrDestination`]) with CI set if the frame carried EFCI, and the backward RM
+//! cell reaches the source after the circuit's return delay.
 //!
-//! The backward cells are not queued on the return path: each takes the shortest forward
+//! The backward cells are not cells on the return path: each takes the shortest forward
 //! transit the circuit has shown (send to delivery of an RM cell's frame: propagation,
 //! serialisation and the least queueing seen), which stands for a return path with no queue.
+//! Making them cells would need a train with no frame (the network carries frames, and a
+//! backward RM cell belongs to none) on the destination's line and through the reverse
+//! queues; one cell in Nrm of the forward rate on a path that carries only acknowledgements
+//! back is not what these scenarios turn on.
 //! Queues may also lower the explicit rate the RM cells carry
 //! ([`super::LinkSpec::abr_er`]: a share of the line divided among the ABR circuits seen), which
 //! the source then holds its ACR under: an explicit-rate source beside the binary one.
@@ -228,6 +234,45 @@ mod tests {
             .abr
             .map(|a| (a.acr_min_bps, a.rm_ci));
         (got, dropped, acr)
+    }
+
+    /// One 9180-byte datagram (192 cells) from an ABR source at its peak rate (OC-3c, one RM
+    /// cell in 32) to a host on another OC-3c line: the destination's queue takes the six
+    /// forward RM cells sent among the datagram's cells as cells.
+    #[test]
+    fn forward_rm_cells_take_cell_slots_downstream() {
+        let mut src = LinkSpec::atm(Some(OC3C), Duration::from_micros(10), 0, 100);
+        src.abr = Some(AbrParams {
+            icr: OC3C,
+            ..AbrParams::defaults(OC3C, Rate::bps(64_000))
+        });
+        let dst = LinkSpec::atm(Some(OC3C), Duration::from_micros(10), 0, 100);
+        let host = |name: &str, link: &LinkSpec| HostSpec {
+            name: name.into(),
+            addr: None,
+            link: link.clone(),
+            switch: 0,
+        };
+        let topo = Topology::star(
+            vec![host("alpha", &src), host("rs6000", &dst)],
+            FabricSpec::default(),
+            3,
+        );
+        let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
+        let mut f = vec![0u8; 9180 + 14];
+        f[0..6].copy_from_slice(&host_mac(1));
+        f[6..12].copy_from_slice(&host_mac(0));
+        net.handle_frame(crate::time::Instant(0), 0, f);
+        let mut got = 0;
+        while let Some(t) = net.poll_timeout() {
+            while net.poll_transmit(t).is_some() {
+                got += 1;
+            }
+        }
+        assert_eq!(got, 1);
+        let rm = net.host_stats(0).unwrap().ingress.abr.unwrap().rm_sent;
+        assert_eq!(rm, 6);
+        assert_eq!(net.host_stats(1).unwrap().egress.cells_in, 192 + rm);
     }
 
     #[test]

@@ -356,7 +356,8 @@ impl<F: Frame> Egress<F> {
             self.release(t.counted, t.last());
             return;
         }
-        let units = self.link.units(t.frame.frame_len());
+        // An ABR source's forward RM cells are cells of the train: they take their slots here.
+        let units = self.link.units(t.frame.frame_len()) + t.rm_cells();
         // Cells keep their input pacing when both sides are cells (a damaged frame's cells that
         // were lost or policed upstream stay lost); otherwise the frame is stored and
         // forwarded, converted at once when its last unit has arrived.

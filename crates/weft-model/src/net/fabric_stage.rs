@@ -268,7 +268,11 @@ impl<F: Frame> FabricStage<F> {
         let Some(link) = self.links.get(input) else {
             return;
         };
-        let cells = frame_cells(link, t.frame.frame_len());
+        let mut cells = frame_cells(link, t.frame.frame_len());
+        if link.is_atm() {
+            // An ABR source's forward RM cells cross the fabric among the frame's cells.
+            cells += t.rm_cells();
+        }
         // ATM cells arrive at their own instants; a frame from a frame link is cut into cells
         // as it arrives whole, one internal cell after another at the fabric's pace.
         let (first, spacing) = if link.is_atm() && t.units == cells {

@@ -126,6 +126,7 @@ impl Ingress {
                 let (first_end, end, r) = abr_cells(&mut self.line, a, now, units);
                 self.stats.abr = Some(a.stats);
                 rm = r;
+                units += u64::from(r.cells);
                 (first_end, end)
             }
             None => {
@@ -172,8 +173,10 @@ impl Ingress {
 }
 
 /// Sends a frame's `units` cells on `line` from `now` at an ABR source's allowed rate, with
-/// the forward RM cells that fall among them. Returns when the first and the last data cell
-/// ended (ns), and the RM cells sent with the frame and when the first of them left.
+/// the forward RM cells that fall among them. Returns when the first and the last cell (data or
+/// RM) ended (ns), and the RM cells sent with the frame and when the first of them left. The RM
+/// cells travel on as cells of the frame's train ([`RmMark::cells`] of its units), taking their
+/// slots in every queue and on every line to the destination.
 fn abr_cells(
     line: &mut Serialiser,
     abr: &mut AbrSource,
@@ -187,6 +190,7 @@ fn abr_cells(
     while sent < units {
         let (at, is_rm) = abr.next_cell(now.max(line.free_at()));
         end = line.send(at, CELL_BYTES);
+        first_end.get_or_insert(end);
         if is_rm {
             if rm.cells == 0 {
                 rm.sent = end;
@@ -194,7 +198,6 @@ fn abr_cells(
             rm.cells = rm.cells.saturating_add(1);
             continue;
         }
-        first_end.get_or_insert(end);
         sent += 1;
     }
     (first_end.unwrap_or(end), end, rm)

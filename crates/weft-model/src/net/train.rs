@@ -27,7 +27,8 @@ pub struct Train<F> {
     pub vc: crate::vc::Vc,
     /// A congested ATM queue set EFCI on its cells ([`crate::net::LinkSpec::efci_threshold`]).
     pub efci: bool,
-    /// Forward RM cells of an ABR source travelling with it ([`crate::shaper::AbrSource`]).
+    /// Forward RM cells of an ABR source travelling with it ([`crate::shaper::AbrSource`]):
+    /// cells of the train on an ATM line, counted in `units` beside the frame's own.
     pub rm: super::abr_loop::RmMark,
     /// What a lossless input of the switch counted of it, released when it leaves the output
     /// that holds it (set by the switch; `None` where the input released it at once or never
@@ -48,6 +49,12 @@ pub struct Counted {
 }
 
 impl<F> Train<F> {
+    /// The forward RM cells among its cells (on an ATM line).
+    #[inline]
+    pub fn rm_cells(&self) -> u64 {
+        u64::from(self.rm.cells)
+    }
+
     /// Arrival of the last unit (ns).
     #[inline]
     pub fn last(&self) -> u64 {
