@@ -63,7 +63,9 @@ pub fn problems(
             }
         }
         for (c, check) in s.checks.iter().enumerate() {
-            named.push((stem, check.item.clone(), Naming::Check { check: c }));
+            if check.item != weft_model::scenario::NO_ITEM {
+                named.push((stem, check.item.clone(), Naming::Check { check: c }));
+            }
         }
     }
     for (stem, id, naming) in &named {
@@ -224,6 +226,22 @@ decreasing = "throughput_mbps @ w0"
     #[test]
     fn a_consistent_pair_has_no_problems() {
         assert_eq!(run(&good(), SCENARIO), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_check_of_no_item_is_left_out_of_the_catalogue() {
+        let own =
+            format!("{SCENARIO}[[check]]\nitem = \"-\"\nvalue = \"mean_wait @ w0\"\nabove = 0\n");
+        assert_eq!(run(&good(), &own), Vec::<String>::new());
+        // Any other id is looked up.
+        let p = run(
+            &good(),
+            &own.replace("item = \"-\"", "item = \"003.a.own\""),
+        );
+        assert!(
+            p.iter().any(|p| p.contains("\"003.a.own\", which is not")),
+            "{p:?}"
+        );
     }
 
     #[test]

@@ -254,6 +254,11 @@ pub struct Switch {
     /// explicit rate, divided equally among them, 0..=1; `None`: no explicit rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abr_er: Option<f64>,
+    /// One buffer its Ethernet output queues share (`buffer = "shared 2MB"`, then `buffer` is
+    /// its size), each admitting a frame only while its queue is below `alpha` times the free
+    /// buffer (`alpha`, default 1: [`crate::net::SharedBuffer`]); `None`: a buffer per queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<crate::net::SharedBufferSpec>,
 }
 
 /// A switch's PFC thresholds, per input and class (`pfc_xoff`, `pfc_xon`; frames count as

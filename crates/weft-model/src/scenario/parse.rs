@@ -31,6 +31,9 @@ const MP_ITERATIONS: (u64, u64) = (1, 1_000_000);
 const BUFFER_ITEMS: (u64, u64) = (1, 1 << 32);
 /// A buffer counted in bytes.
 const BUFFER_BYTES: (Size, Size) = (Size(1), Size(1 << 40));
+/// The dynamic threshold of a shared buffer, a multiple of its free bytes (merchant silicon
+/// offers 1/64 to 64 in powers of two).
+const ALPHAS: (f64, f64) = (1.0 / 64.0, 64.0);
 /// Link rates, line rates, contract rates and workload rates.
 const RATES: (Rate, Rate) = (Rate(1), Rate(10_000_000_000_000));
 /// Propagation delays, switch latencies, CDV tolerances and assumed round trips.
@@ -217,6 +220,7 @@ pub(super) const SWITCH_KEYS: &[&str] = &[
     "pfc_xon",
     "efci_threshold",
     "abr_er",
+    "alpha",
 ];
 
 fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
@@ -239,7 +243,25 @@ pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
         }
     };
     let ports = s.count32("ports", PORTS.0, PORTS.1)?;
-    let buffer = s.parse_with("buffer", BUFFER_EXPECTED, parse_buffer)?;
+    let shared = match s.get("buffer").map(toml::Spanned::get_ref) {
+        Some(DeValue::String(t)) if t.trim_start().starts_with("shared") => s.parse_with(
+            "buffer",
+            "a shared buffer in bytes, such as \"shared 2MB\"",
+            parse_shared,
+        )?,
+        _ => None,
+    };
+    let buffer = match shared {
+        Some(b) => Some(b),
+        None => s.parse_with("buffer", BUFFER_EXPECTED, parse_buffer)?,
+    };
+    let alpha = s.number("alpha", ALPHAS.0, ALPHAS.1)?;
+    if shared.is_none() && alpha.is_some() {
+        return Err(s.err(
+            "alpha",
+            "only meaningful with a shared buffer (buffer = \"shared 2MB\")",
+        ));
+    }
     if let Some(b) = buffer {
         let ok = match b.unit {
             BufferUnit::Bytes => (BUFFER_BYTES.0.0..=BUFFER_BYTES.1.0).contains(&b.amount),
@@ -300,6 +322,10 @@ pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
         pfc: pfc(s, buffer)?,
         efci_threshold: s.number("efci_threshold", 0.0, 1.0)?,
         abr_er: s.number("abr_er", 0.0, 1.0)?,
+        shared: shared.map(|b| crate::net::SharedBufferSpec {
+            bytes: b.amount,
+            alpha: alpha.unwrap_or(1.0),
+        }),
     })
 }
 
@@ -356,6 +382,12 @@ fn parse_buffer(text: &str) -> Option<Buffer> {
         }),
         _ => None,
     }
+}
+
+/// A switch's shared buffer, `shared SIZE` in bytes.
+fn parse_shared(text: &str) -> Option<Buffer> {
+    parse_buffer(text.trim().strip_prefix("shared")?)
+        .filter(|b| b.unit == BufferUnit::Bytes && b.amount >= BUFFER_BYTES.0.0)
 }
 
 fn epd_threshold(s: &Tbl<'_, '_>, buffer: Option<Buffer>) -> Result<Buffer> {

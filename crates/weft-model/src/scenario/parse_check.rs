@@ -113,8 +113,9 @@ const FORMS: &[&str] = &["increasing", "decreasing", "ratio", "value"];
 pub(super) fn check(c: &Tbl<'_, '_>, workloads: &[Workload]) -> Result<Check> {
     c.check_keys(CHECK_KEYS)?;
     let item = c.req_string("item")?;
-    if !is_id(&item) {
-        return Err(c.err("item", format!("expected {ID_EXPECTED}")));
+    // "-": a relation of weft's own scenario, no study's result.
+    if item != NO_ITEM && !is_id(&item) {
+        return Err(c.err("item", format!("expected {ID_EXPECTED}, or \"-\"")));
     }
     let what = c.string("what")?.unwrap_or_default();
     let given: Vec<&str> = FORMS

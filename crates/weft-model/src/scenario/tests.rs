@@ -542,7 +542,7 @@ fn checks_parse_in_each_form() {
              decreasing = \"throughput_mbps @ w0\"\n\
              [[check]]\nitem = \"x.2\"\nincreasing = [\"e @ w1\", \"e @ w0 #0\"]\n\
              [[check]]\nitem = \"x.3\"\nratio = [\"e @ w0 #2\", \"e@w1\"]\nwithin = [0.5, 2]\n\
-             [[check]]\nitem = \"x.4\"\nvalue = \"e @ w0\"\nabove = 0.1\nbelow = 1\n"
+             [[check]]\nitem = \"-\"\nvalue = \"e @ w0\"\nabove = 0.1\nbelow = 1\n"
         ),
         "ok.toml",
     )
@@ -550,6 +550,8 @@ fn checks_parse_in_each_form() {
     assert_eq!(s.checks.len(), 4);
     assert_eq!(s.checks[0].item, "003.falls");
     assert_eq!(s.checks[0].what, "less with more inputs");
+    // "-": a check of weft's own, no catalogue item.
+    assert_eq!(s.checks[3].item, "-");
     assert!(matches!(&s.checks[0].test, CheckTest::Decreasing(r) if r.len() == 1));
     assert!(
         matches!(&s.checks[2].test, CheckTest::Ratio { num, lo, hi, .. } if num.point == Some(2) && *lo == 0.5 && *hi == 2.0)
@@ -753,4 +755,38 @@ fn idle_share_and_gain_bound_follow_the_transfer_share() {
     let [(k0, idle), (k1, gain)] = Metric::idle(40.0);
     assert_eq!((k0.as_str(), k1.as_str()), ("idle_share", "gain_bound"));
     assert!((idle - 0.6).abs() < 1e-12 && (gain - 2.5).abs() < 1e-12);
+}
+
+#[test]
+fn a_shared_buffer_reaches_the_switch_with_its_threshold() {
+    let shared = |keys: &str| {
+        GOOD.replacen(
+            "buffer = \"512 frames\"\ndrop = \"epd\"\nepd_threshold = 0.5",
+            keys,
+            1,
+        )
+    };
+    let s = Scenario::parse(&shared("buffer = \"shared 2MB\"\nalpha = 0.125"), "s.toml").unwrap();
+    let spec = crate::net::SharedBufferSpec {
+        bytes: 2_000_000,
+        alpha: 0.125,
+    };
+    assert_eq!(s.switches[0].shared, Some(spec));
+    let (topo, _) = crate::net::Topology::from_scenario(&s, 1).unwrap();
+    assert_eq!(topo.switches[0].shared_buffer, Some(spec));
+    // Each queue may grow to the whole buffer; the threshold holds it below.
+    assert!(
+        topo.hosts
+            .iter()
+            .all(|h| h.link.buffer == Buffer::bytes(2_000_000))
+    );
+    let s = Scenario::parse(&shared("buffer = \"shared 1MB\""), "s.toml").unwrap();
+    assert_eq!(s.switches[0].shared.map(|b| b.alpha), Some(1.0));
+    for (keys, key) in [
+        ("buffer = \"shared 100 frames\"", "switch[0].buffer"),
+        ("buffer = \"100 frames\"\nalpha = 1", "switch[0].alpha"),
+        ("buffer = \"shared 2MB\"\nalpha = 100", "switch[0].alpha"),
+    ] {
+        assert_eq!(error(&shared(keys)).key, key, "{keys}");
+    }
 }

@@ -141,7 +141,7 @@ impl Topology {
             .iter()
             .zip(&links_of)
             .map(|(sw, links)| SwitchSpec {
-                shared_buffer: None,
+                shared_buffer: sw.shared,
                 name: sw.name.clone(),
                 fabric: fabric_of(sw, links),
                 latency: sw.latency,

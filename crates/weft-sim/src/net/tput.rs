@@ -510,6 +510,33 @@ pub(crate) fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
     m.insert("frames_marked".into(), json!(marks));
     m.insert("max_queue".into(), json!(max));
     m.insert("frames_forwarded".into(), json!(forwarded));
+    // A shared buffer's refusals and peak (absent without one, so that other results keep
+    // their form).
+    if let Some(peak) = r.network.shared_buffer_peak() {
+        let refused: u64 = hosts
+            .iter()
+            .map(|p| &p.egress)
+            .chain(trunks.iter().flat_map(|t| t.egress.iter()))
+            .map(|e| e.frames_over_threshold)
+            .sum();
+        let mut ports: Vec<Value> = hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.egress.frames_over_threshold > 0)
+            .map(|(h, p)| json!({ "host": h, "frames": p.egress.frames_over_threshold }))
+            .collect();
+        for t in &trunks {
+            for d in 0..2 {
+                let n = t.egress[d].frames_over_threshold;
+                if n > 0 {
+                    ports.push(json!({ "from": t.ends[d], "to": t.ends[1 - d], "frames": n }));
+                }
+            }
+        }
+        m.insert("frames_over_threshold".into(), json!(refused));
+        m.insert("over_threshold_ports".into(), json!(ports));
+        m.insert("shared_buffer_peak".into(), json!(peak));
+    }
     m.insert("congested_trunks".into(), json!(busy));
     pfc_metrics(r, &hosts, &trunks, m);
     fail_metrics(r, m);
