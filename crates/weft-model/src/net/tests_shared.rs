@@ -108,3 +108,40 @@ fn a_trimming_queue_trims_what_the_dynamic_threshold_refuses() {
     pool.advance(u64::MAX);
     assert_eq!(pool.used(), 0);
 }
+
+#[test]
+fn a_lossless_queue_is_held_by_its_pauses_not_by_the_threshold() {
+    // h0 and h1 send forty frames each to h2 over lossless links (XOFF at 3 frames per input):
+    // h2's 100 Mbit/s queue holds what the two inputs' pauses let in, beyond the dynamic
+    // threshold a lossy queue would have (alpha 1/8 of a 30-frame buffer: 3.3 frames), and
+    // loses nothing; its bytes count in the buffer.
+    let mut t = star(0.125, false);
+    for h in &mut t.hosts {
+        h.link.pfc = Some(PfcSpec {
+            xoff: 3 * 1514,
+            xon: 1514,
+            headroom: PfcSpec::headroom_for(h.link.rate.unwrap(), h.link.delay.as_nanos(), 1514),
+            classes: 0x7f,
+        });
+    }
+    let mut net = Network::new(&t).unwrap();
+    for _ in 0..40 {
+        net.handle_frame(Instant(0), 0, frame(2, 0));
+        net.handle_frame(Instant(0), 1, frame(2, 1));
+    }
+    let mut got = 0;
+    let mut now = Instant(0);
+    while let Some(t) = net.poll_timeout() {
+        now = now.max(t);
+        while net.poll_transmit(now).is_some() {
+            got += 1;
+        }
+    }
+    let q2 = net.host_stats(2).unwrap().egress;
+    assert_eq!(got, 80, "{q2:?}");
+    assert_eq!((q2.frames_dropped, q2.frames_over_threshold), (0, 0));
+    assert_eq!(net.pfc_drops(), 0);
+    let pool = net.switch(0).unwrap().shared_buffer().unwrap();
+    assert!(q2.max_occupancy > POOL / 9 + 1514, "{}", q2.max_occupancy);
+    assert!(pool.max_used >= q2.max_occupancy, "{}", pool.max_used);
+}
