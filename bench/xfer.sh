@@ -12,8 +12,10 @@
 #    weft.
 # Each weft transfer runs twice per turn, with --checksum blake3 (the default) and xxh3; the
 # medians are compared, and each end's CPU seconds per Gbit (user + system of the whole process,
-# from the JSON summaries: cores per Gbit/s) are printed beside. Targets (issue 15): memory to
-# memory >= 0.75, file to file >= 0.6, CPU <= 0.1 s per Gbit at each end without hashing.
+# from the JSON summaries: cores per Gbit/s) are printed beside. Targets: memory to memory >= 0.75
+# (issue 15); file to file >= 0.7 of iperf3 -F and within 10% of the machine's own copy on the
+# same file system (issue 30; cp here, which writes as dd does); CPU <= 0.1 s per Gbit at each
+# end without hashing.
 # Then SBTP and MBTP on loopback with the study's parameters (9000-byte packets, 1 MiB buffers,
 # MBTP with 5 receivers), printing the sender's time breakdown (sync / disk / transfer) that the
 # RIACS study's Table 2 tabulates, and the loss fraction (the study's target: under 5%).
@@ -129,7 +131,7 @@ for line in open(sys.argv[1]):
     k, *v = line.split()
     rows.setdefault(k, []).append([float(x) for x in v])
 med = lambda k, i: statistics.median(r[i] for r in rows[k])
-for where, target, peer in (("mem", 0.75, "iperf3 TCP"), ("file", 0.6, "iperf3 TCP -F (file to memory)")):
+for where, target, peer in (("mem", 0.75, "iperf3 TCP"), ("file", 0.7, "iperf3 TCP -F (file to memory)")):
     t = med(f"{where}-iperf3", 0)
     what = "memory to memory" if where == "mem" else "file to file on tmpfs"
     print(f"loopback {what}, medians of {len(rows[f'{where}-iperf3'])}: {peer} {t/1e6:.0f} Mbit/s")
@@ -138,7 +140,7 @@ for where, target, peer in (("mem", 0.75, "iperf3 TCP"), ("file", 0.6, "iperf3 T
         print(f"  cp tmpfs to tmpfs, no network (the machine's file-to-file ceiling): {c/1e6:.0f} Mbit/s")
     for ck in ("blake3", "xxh3"):
         w = med(f"{where}-{ck}", 0)
-        vs_cp = f", {w/c:.2f} of cp" if where == "file" else ""
+        vs_cp = f", {w/c:.2f} of cp (target >= 0.9)" if where == "file" else ""
         print(f"  weft --checksum {ck}: {w/1e6:.0f} Mbit/s, ratio {w/t:.2f} (target >= {target}){vs_cp}; "
               f"CPU s per Gbit (cores per Gbit/s): sender {med(f'{where}-{ck}', 1):.3f}, "
               f"receiver {med(f'{where}-{ck}', 2):.3f} (target without hashing <= 0.1)")
