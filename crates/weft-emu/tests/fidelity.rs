@@ -295,13 +295,9 @@ fn gcra_shapes_and_polices_a_vc() {
     for police in [false, true] {
         let mut src = atm(OC3C_CELLS, 0, 9180, 100);
         src.contract = Some(VcContract {
-            pcr: VP,
-            scr: None,
-            mbs: 1,
             cdvt: Duration(1_000),
             police,
-            tag: false,
-            ppd: false,
+            ..VcContract::peak(VP)
         });
         let topo = pair(src, atm(OC3C_CELLS, 0, 9180, 101));
         let (r, rep) = udp_30mbps(&topo, payload);

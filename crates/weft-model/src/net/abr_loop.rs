@@ -159,6 +159,30 @@ mod tests {
 
     const OC3C: Rate = Rate(149_760_000);
 
+    /// Host `alpha` on line `a` and host `rs6000` on line `b`, on one switch.
+    fn alpha_to_rs6000(a: &LinkSpec, b: &LinkSpec) -> Network<Vec<u8>> {
+        let host = |name: &str, link: &LinkSpec| HostSpec {
+            name: name.into(),
+            addr: None,
+            link: link.clone(),
+            switch: 0,
+        };
+        let topo = Topology::star(
+            vec![host("alpha", a), host("rs6000", b)],
+            FabricSpec::default(),
+            3,
+        );
+        Network::new(&topo).unwrap()
+    }
+
+    /// A 9180-byte datagram from alpha (host 0) to rs6000 (host 1), with its Ethernet header.
+    fn datagram() -> Vec<u8> {
+        let mut f = vec![0u8; 9180 + 14];
+        f[0..6].copy_from_slice(&host_mac(1));
+        f[6..12].copy_from_slice(&host_mac(0));
+        f
+    }
+
     /// Host 0 (OC-3c, an ABR source if `abr`) sends `n` 9180-byte datagrams, one every 5 ms
     /// (16 Mbit/s), to host 1 behind a 3.3 Mbit/s line whose 1000-cell queue marks EFCI from a
     /// quarter full; returns the frames delivered, the cells that queue dropped, and the
@@ -189,18 +213,7 @@ mod tests {
         if er {
             slow.abr_er = Some(0.95);
         }
-        let host = |name: &str, link: &LinkSpec| HostSpec {
-            name: name.into(),
-            addr: None,
-            link: link.clone(),
-            switch: 0,
-        };
-        let topo = Topology::star(
-            vec![host("alpha", &fast), host("rs6000", &slow)],
-            FabricSpec::default(),
-            3,
-        );
-        let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
+        let mut net = alpha_to_rs6000(&fast, &slow);
         let mut got = 0;
         let mut now = crate::time::Instant(0);
         let mut k = 0;
@@ -215,10 +228,7 @@ mod tests {
             };
             now = now.max(t);
             if next_send.is_some_and(|s| s <= now) {
-                let mut f = vec![0u8; 9180 + 14];
-                f[0..6].copy_from_slice(&host_mac(1));
-                f[6..12].copy_from_slice(&host_mac(0));
-                net.handle_frame(now, 0, f);
+                net.handle_frame(now, 0, datagram());
                 k += 1;
             }
             while let Some((h, _, _)) = net.poll_transmit(now) {
@@ -247,22 +257,8 @@ mod tests {
             ..AbrParams::defaults(OC3C, Rate::bps(64_000))
         });
         let dst = LinkSpec::atm(Some(OC3C), Duration::from_micros(10), 0, 100);
-        let host = |name: &str, link: &LinkSpec| HostSpec {
-            name: name.into(),
-            addr: None,
-            link: link.clone(),
-            switch: 0,
-        };
-        let topo = Topology::star(
-            vec![host("alpha", &src), host("rs6000", &dst)],
-            FabricSpec::default(),
-            3,
-        );
-        let mut net: Network<Vec<u8>> = Network::new(&topo).unwrap();
-        let mut f = vec![0u8; 9180 + 14];
-        f[0..6].copy_from_slice(&host_mac(1));
-        f[6..12].copy_from_slice(&host_mac(0));
-        net.handle_frame(crate::time::Instant(0), 0, f);
+        let mut net = alpha_to_rs6000(&src, &dst);
+        net.handle_frame(crate::time::Instant(0), 0, datagram());
         let mut got = 0;
         while let Some(t) = net.poll_timeout() {
             while net.poll_transmit(t).is_some() {

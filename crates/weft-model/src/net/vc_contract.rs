@@ -138,14 +138,12 @@ mod tests {
 
     fn ppd_terms(police: bool, tag: bool, ppd: bool) -> VcContract {
         VcContract {
-            pcr: Rate::mbps(26),
-            scr: None,
-            mbs: 1,
             // A policer's microsecond of tolerance absorbs the rounding of cell times to ns.
             cdvt: Duration(if police { 1_000 } else { 0 }),
             police,
             tag,
             ppd,
+            ..VcContract::peak(Rate::mbps(26))
         }
     }
 

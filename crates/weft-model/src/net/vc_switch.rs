@@ -516,13 +516,9 @@ mod tests {
 
     fn contract(police: bool) -> VcContract {
         VcContract {
-            pcr: crate::units::Rate::mbps(26),
-            scr: None,
-            mbs: 1,
             cdvt: crate::time::Duration(1_000),
             police,
-            tag: false,
-            ppd: false,
+            ..VcContract::peak(crate::units::Rate::mbps(26))
         }
     }
 

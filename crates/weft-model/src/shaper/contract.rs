@@ -37,6 +37,20 @@ pub struct VcContract {
 }
 
 impl VcContract {
+    /// Cells shaped to the peak rate `pcr` alone: no sustainable rate, bursts of one cell, no
+    /// tolerance, nothing policed, tagged or discarded early (set those fields on it).
+    pub fn peak(pcr: Rate) -> Self {
+        VcContract {
+            pcr,
+            scr: None,
+            mbs: 1,
+            cdvt: Duration::ZERO,
+            police: false,
+            tag: false,
+            ppd: false,
+        }
+    }
+
     /// Peak cell rate in cells per second.
     pub fn pcr_cells(&self) -> u64 {
         (self.pcr.as_bps() / CELL_BITS).max(1)
@@ -61,15 +75,7 @@ mod tests {
     #[test]
     fn shaping_spaces_cells_at_the_peak_rate_after_the_burst() {
         // 26 Mbit/s of cells: 61320 cells/s, one per 16.31 us.
-        let c = VcContract {
-            pcr: Rate::mbps(26),
-            scr: None,
-            mbs: 1,
-            cdvt: Duration::ZERO,
-            police: false,
-            tag: false,
-            ppd: false,
-        };
+        let c = VcContract::peak(Rate::mbps(26));
         let mut g = c.gcra();
         let mut t = Instant::ZERO;
         let mut times = Vec::new();

@@ -79,13 +79,11 @@ mod tests {
     /// 26 Mbit/s of cells, one per 16.308 us, a microsecond of tolerance.
     fn terms(tag: bool, ppd: bool) -> VcContract {
         VcContract {
-            pcr: Rate::mbps(26),
-            scr: None,
-            mbs: 1,
             cdvt: Duration(1_000),
             police: true,
             tag,
             ppd,
+            ..VcContract::peak(Rate::mbps(26))
         }
     }
 

@@ -163,7 +163,6 @@ impl CircuitContract {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Duration;
     use crate::units::Rate;
     use crate::vc::{HostDb, Shape, plan};
 
@@ -195,13 +194,8 @@ mod tests {
 
     fn terms() -> VcContract {
         VcContract {
-            pcr: Rate::mbps(26),
-            scr: None,
-            mbs: 1,
-            cdvt: Duration::ZERO,
             police: true,
-            tag: false,
-            ppd: false,
+            ..VcContract::peak(Rate::mbps(26))
         }
     }
 

@@ -237,13 +237,8 @@ mod tests {
             in_port: e.in_port,
             label: Vc::new(e.in_vpi, e.in_vci.unwrap_or(0)),
             contract: VcContract {
-                pcr: Rate::mbps(1),
-                scr: None,
-                mbs: 1,
-                cdvt: Duration::ZERO,
                 police: true,
-                tag: false,
-                ppd: false,
+                ..VcContract::peak(Rate::mbps(1))
             },
         };
         Manager::new(&p, &[c])
