@@ -16,12 +16,12 @@ use std::os::fd::AsRawFd;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use weft_model::app::rr::{Answer, RrClient, RrServer, RrSpec, Via};
+use weft_model::app::rr::{Answer, Latencies, RrClient, RrServer, RrSpec, Via};
 use weft_sock::{Clock, Options, stream};
 
 use crate::emulation::Emulation;
 use crate::error::EmuError;
-use crate::workload::{RrResult, join};
+use crate::workload::join;
 
 /// How long past its time-out a late answer is still waited for.
 pub const GIVE_UP: Duration = Duration::from_secs(30);
@@ -77,7 +77,7 @@ pub fn tcp_rr(
     from: &str,
     to: &str,
     spec: TcpRrSpec,
-) -> Result<RrResult, EmuError> {
+) -> Result<Latencies, EmuError> {
     let dst = emu.host(to)?.addr;
     let (tx, rx) = mpsc::channel();
     let server = emu.in_host(to, move || -> Result<u64, EmuError> {
@@ -104,7 +104,7 @@ pub fn tcp_rr(
             return Err(join(server, "rr server").err().unwrap_or(e));
         }
     };
-    let client = emu.in_host(from, move || -> Result<RrResult, EmuError> {
+    let client = emu.in_host(from, move || -> Result<Latencies, EmuError> {
         let s = TcpStream::connect_timeout(&SocketAddr::new(dst.into(), port), GIVE_UP)
             .map_err(werr("rr connect"))?;
         configure(&s, &spec)?;
@@ -127,7 +127,7 @@ pub fn tcp_rr(
                 "an answer does not carry its request's number: the stream lost its framing".into(),
             ));
         }
-        Ok(RrResult::from(app.latencies()))
+        Ok(app.latencies().clone())
     })?;
     let r = join(client, "rr client");
     join(server, "rr server")?;

@@ -50,33 +50,6 @@ pub struct UdpResult {
     pub steady_bps: f64,
 }
 
-/// Round-trip times of a request/response run.
-#[derive(Clone, Debug, Serialize)]
-pub struct RrResult {
-    /// Round-trip times of answered requests, ns, in order.
-    pub rtt_ns: Vec<u64>,
-    /// Requests that got no answer within the time-out.
-    pub lost: u64,
-}
-
-impl From<&Latencies> for RrResult {
-    fn from(l: &Latencies) -> Self {
-        RrResult {
-            rtt_ns: l.rtt_ns.clone(),
-            lost: l.lost,
-        }
-    }
-}
-
-impl RrResult {
-    /// The `q` quantile (0..1) of the round-trip times, ns (0 if none).
-    pub fn quantile(&self, q: f64) -> u64 {
-        let mut v = self.rtt_ns.clone();
-        v.sort_unstable();
-        weft_model::app::rr::quantile(&v, q)
-    }
-}
-
 pub(crate) fn werr(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
     move |e| EmuError::Workload(what.to_string(), e.to_string())
 }
@@ -305,7 +278,7 @@ pub fn udp_rr(
     count: u32,
     timeout: Duration,
     spin_after: Option<Duration>,
-) -> Result<RrResult, EmuError> {
+) -> Result<Latencies, EmuError> {
     let dst = emu.host(to)?.addr;
     let (size, response) = (sizes.0 as u64, sizes.1.max(4) as u64);
     let stop = Arc::new(AtomicBool::new(false));
@@ -330,7 +303,7 @@ pub fn udp_rr(
     let port = rx
         .recv()
         .map_err(|_| EmuError::Workload("rr".into(), "responder failed to start".into()))?;
-    let client = emu.in_host(from, move || -> Result<RrResult, EmuError> {
+    let client = emu.in_host(from, move || -> Result<Latencies, EmuError> {
         let s = UdpSocket::bind("0.0.0.0:0").map_err(werr("rr bind"))?;
         let spec = RrSpec {
             request: size,
@@ -350,7 +323,7 @@ pub fn udp_rr(
             false
         })
         .map_err(werr("rr"))?;
-        Ok(RrResult::from(app.latencies()))
+        Ok(app.latencies().clone())
     })?;
     let r = join(client, "rr client");
     stop.store(true, Ordering::Relaxed);

@@ -54,6 +54,7 @@ pub mod bulk;
 pub mod ftp;
 pub mod mp;
 pub mod nfs;
+pub mod quantile;
 pub mod rr;
 pub mod testing;
 pub mod traffic;

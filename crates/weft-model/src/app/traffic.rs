@@ -7,6 +7,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::quantile::nearest_rank;
 use crate::fabric::Rng;
 
 /// The pattern of a `tput` workload's flows (`traffic = ...`).
@@ -44,15 +45,6 @@ pub fn derangement(n: usize, seed: u64) -> Vec<usize> {
     p
 }
 
-/// The `q` quantile (0..=1) of sorted `v` (nearest rank); `None` if empty.
-pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    Some(v[rank - 1])
-}
-
 /// Jain's fairness index of `x`: (Σx)² / (n Σx²), 1 when all are equal, 1/n when one has all.
 pub fn jain(x: &[f64]) -> f64 {
     let (sum, sq) = x.iter().fold((0.0, 0.0), |(s, q), v| (s + v, q + v * v));
@@ -77,7 +69,7 @@ pub fn fct_metrics(flows: &[(u64, u64)], ideal_ns: f64) -> Map<String, Value> {
     }
     let mut fct: Vec<f64> = flows.iter().map(|&(_, t)| t as f64).collect();
     fct.sort_by(f64::total_cmp);
-    let us = |q: f64| quantile(&fct, q).map(|x| x / 1e3);
+    let us = |q: f64| nearest_rank(&fct, q).map(|x| x / 1e3);
     m.insert("fct_p50_us".into(), json!(us(0.5)));
     m.insert("fct_p99_us".into(), json!(us(0.99)));
     m.insert("fct_max_us".into(), json!(us(1.0)));

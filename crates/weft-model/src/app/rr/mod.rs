@@ -23,6 +23,7 @@
 use serde_json::{Map, Value, json};
 
 use super::PeerId;
+use super::quantile::nearest_rank;
 use crate::time::{Duration, Instant};
 
 /// How the server answers a request.
@@ -150,7 +151,7 @@ impl Latencies {
 
     /// The `q` quantile (0..=1) of the round trips, ns, by nearest rank (0 if none).
     pub fn quantile(&self, q: f64) -> u64 {
-        quantile(&self.sorted(), q)
+        nearest_rank(&self.sorted(), q).unwrap_or(0)
     }
 
     /// The metrics under [`keys`]: the round trip's mean (in microseconds and milliseconds),
@@ -166,11 +167,11 @@ impl Latencies {
             m.insert(keys::RTT_MIN_US.into(), json!(min as f64 / 1e3));
             m.insert(
                 keys::RTT_P50_US.into(),
-                json!(quantile(&all, 0.5) as f64 / 1e3),
+                json!(nearest_rank(&all, 0.5).unwrap_or(0) as f64 / 1e3),
             );
             m.insert(
                 keys::RTT_P99_US.into(),
-                json!(quantile(&all, 0.99) as f64 / 1e3),
+                json!(nearest_rank(&all, 0.99).unwrap_or(0) as f64 / 1e3),
             );
         }
         m.insert(
@@ -184,14 +185,6 @@ impl Latencies {
         m.insert(keys::REQUESTS.into(), json!(asked));
         m
     }
-}
-
-/// The `q` quantile (0..=1) of sorted `v`, by nearest rank (0 if empty).
-pub fn quantile(v: &[u64], q: f64) -> u64 {
-    if v.is_empty() {
-        return 0;
-    }
-    v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)]
 }
 
 #[cfg(test)]
