@@ -95,6 +95,23 @@ pub fn fct_metrics(flows: &[(u64, u64)], ideal_ns: f64) -> Map<String, Value> {
     m
 }
 
+/// The metrics of sized flows all started together at 0, each `(bytes, fct_ns)` of those that
+/// completed, beside `ideal_ns` ([`fct_metrics`]), and the aggregate payload rate over the last
+/// completion ([`crate::app::bulk::goodput_metrics`]; absent if none completed). Both engines
+/// report a run of sized TCP flows so.
+pub fn sized_flow_metrics(flows: &[(u64, u64)], ideal_ns: f64) -> Map<String, Value> {
+    let mut m = Map::new();
+    let last = flows.iter().map(|f| f.1).max().unwrap_or(0);
+    if last > 0 {
+        let bits = flows.iter().map(|f| f.0).sum::<u64>() as f64 * 8.0;
+        m.extend(crate::app::bulk::goodput_metrics(
+            bits / (last as f64 / 1e9),
+        ));
+    }
+    m.extend(fct_metrics(flows, ideal_ns));
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +146,15 @@ mod tests {
         let j = m["goodput_jain"].as_f64().unwrap();
         assert!((j - 0.7622).abs() < 1e-3, "{j}");
         assert_eq!(jain(&[5.0, 5.0]), 1.0);
+        // Started together: 4 MB over the last flow's 4 ms, 8000 Mbit/s in all.
+        let all = sized_flow_metrics(&flows, 1e6);
+        assert_eq!(all[crate::app::bulk::keys::GOODPUT_MBPS], json!(8000.0));
+        assert_eq!(all["fct_max_us"], m["fct_max_us"]);
+        assert!(
+            sized_flow_metrics(&[], 1e6)
+                .get(crate::app::bulk::keys::GOODPUT_MBPS)
+                .is_none()
+        );
         assert_eq!(jain(&[1.0, 0.0]), 0.5);
     }
 }

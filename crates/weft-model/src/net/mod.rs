@@ -70,7 +70,7 @@ pub use pfc::{
 };
 pub use port_failure::DownPorts;
 pub use red::RedSpec;
-pub use report::{Delivery, SenderStats, delivery};
+pub use report::{Delivery, FabricCounts, SenderStats, delivery};
 pub use ring::{
     FDDI_TOKEN_BYTES, FIBRE_NS_PER_KM, RingSpec, RingStats, TokenRing, saturated_efficiency,
 };

@@ -4,7 +4,43 @@
 
 use serde::Serialize;
 
+use super::network::TrunkStats;
 use super::switch::PortStats;
+
+/// Drops, ECN marks, the largest queue and the frames forwarded over every output of a fabric
+/// (the host ports and both directions of every trunk), as both engines report a fabric run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FabricCounts {
+    /// Frames dropped at any output.
+    pub frames_dropped: u64,
+    /// Frames marked Congestion Experienced at any output.
+    pub frames_marked: u64,
+    /// The largest occupancy of any output, in its buffer's unit.
+    pub max_queue: u64,
+    /// Frames that left any output (each hop counts).
+    pub frames_forwarded: u64,
+    /// Frames a shared buffer's dynamic threshold refused at any output (0 without one).
+    pub frames_over_threshold: u64,
+}
+
+impl FabricCounts {
+    /// The counts over host ports `hosts` and trunks `trunks`.
+    pub fn of(hosts: &[PortStats], trunks: &[TrunkStats]) -> Self {
+        let egress = hosts
+            .iter()
+            .map(|p| &p.egress)
+            .chain(trunks.iter().flat_map(|t| t.egress.iter()));
+        let mut c = FabricCounts::default();
+        for e in egress {
+            c.frames_dropped += e.frames_dropped;
+            c.frames_marked += e.frames_marked;
+            c.max_queue = c.max_queue.max(e.max_occupancy);
+            c.frames_forwarded += e.frames_out;
+            c.frames_over_threshold += e.frames_over_threshold;
+        }
+        c
+    }
+}
 
 /// One sender's frames as seen at the receivers' output queues.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

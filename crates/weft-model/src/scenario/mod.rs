@@ -59,6 +59,7 @@
 
 mod check;
 mod compare;
+mod flows;
 mod parse;
 mod parse_abr;
 mod parse_check;

@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use weft_model::app::Application;
 use weft_model::app::bulk::{BulkSink, BulkSource, Pace, goodput_metrics};
 use weft_model::app::rr::Via;
-use weft_model::app::traffic::{Traffic, derangement, fct_metrics};
+use weft_model::app::traffic::sized_flow_metrics;
 use weft_model::calc::fct::PathIdeal;
 use weft_model::fabric::Rng;
 use weft_model::host::HostCpu;
@@ -331,18 +331,7 @@ pub fn flow_pairs(s: &Scenario, topo: &Topology, w: &Workload) -> Result<FlowPai
     ) else {
         return Err("a tput workload names a host that does not exist".into());
     };
-    let pairs: Vec<(usize, usize)> = match w.traffic {
-        Some(Traffic::Permutation) => {
-            let p = derangement(from.len(), s.seed);
-            from.iter().zip(&p).map(|(&f, &j)| (f, from[j])).collect()
-        }
-        Some(Traffic::Pairs) => from.iter().copied().zip(to.iter().copied()).collect(),
-        _ => from
-            .iter()
-            .flat_map(|&f| to.iter().map(move |&t| (f, t)))
-            .filter(|(f, t)| f != t)
-            .collect(),
-    };
+    let pairs = w.flow_pairs(&from, &to, s.seed);
     if pairs.is_empty() {
         return Err("a tput workload needs `from` and `to` hosts that differ".into());
     }
@@ -443,8 +432,8 @@ fn queue_metrics(
 }
 
 /// The completion times of sized flows (all started at 0): each flow that delivered its
-/// `size` bytes, its completion the arrival of its last byte ([`fct_metrics`]), beside the ideal
-/// of the first flow's path ([`PathIdeal`]).
+/// `size` bytes, its completion the arrival of its last byte ([`sized_flow_metrics`]), beside
+/// the ideal of the first flow's path ([`PathIdeal`]).
 fn flow_times(
     s: &Scenario,
     r: &NetRun,
@@ -468,13 +457,7 @@ fn flow_times(
     let ideal = first
         .and_then(|(f, t)| PathIdeal::between(s, w, &topo.hosts[f].name, &topo.hosts[t].name))
         .map_or(0.0, |p| p.alone_ns(size));
-    // Sized flows all start at once: the aggregate rate over the last flow's completion.
-    let last = done.iter().map(|d| d.1).max().unwrap_or(0);
-    if last > 0 {
-        let bits = (done.len() as u64 * size) as f64 * 8.0;
-        m.extend(goodput_metrics(bits / (last as f64 / 1e9)));
-    }
-    m.extend(fct_metrics(&done, ideal));
+    m.extend(sized_flow_metrics(&done, ideal));
 }
 
 /// Drops, ECN marks and the largest queue over every port of the fabric (host ports and both
@@ -482,17 +465,7 @@ fn flow_times(
 pub(crate) fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
     let hosts = r.network.all_host_stats();
     let trunks = r.network.trunk_stats();
-    let egress = hosts
-        .iter()
-        .map(|p| &p.egress)
-        .chain(trunks.iter().flat_map(|t| t.egress.iter()));
-    let (mut drops, mut marks, mut max, mut forwarded) = (0u64, 0u64, 0u64, 0u64);
-    for e in egress {
-        drops += e.frames_dropped;
-        marks += e.frames_marked;
-        max = max.max(e.max_occupancy);
-        forwarded += e.frames_out;
-    }
+    let c = weft_model::net::FabricCounts::of(&hosts, &trunks);
     let busy: Vec<Value> = trunks
         .iter()
         .flat_map(|t| {
@@ -506,19 +479,13 @@ pub(crate) fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
             })
         })
         .collect();
-    m.insert("frames_dropped".into(), json!(drops));
-    m.insert("frames_marked".into(), json!(marks));
-    m.insert("max_queue".into(), json!(max));
-    m.insert("frames_forwarded".into(), json!(forwarded));
+    m.insert("frames_dropped".into(), json!(c.frames_dropped));
+    m.insert("frames_marked".into(), json!(c.frames_marked));
+    m.insert("max_queue".into(), json!(c.max_queue));
+    m.insert("frames_forwarded".into(), json!(c.frames_forwarded));
     // A shared buffer's refusals and peak (absent without one, so that other results keep
     // their form).
     if let Some(peak) = r.network.shared_buffer_peak() {
-        let refused: u64 = hosts
-            .iter()
-            .map(|p| &p.egress)
-            .chain(trunks.iter().flat_map(|t| t.egress.iter()))
-            .map(|e| e.frames_over_threshold)
-            .sum();
         let mut ports: Vec<Value> = hosts
             .iter()
             .enumerate()
@@ -533,7 +500,10 @@ pub(crate) fn fabric_metrics(r: &NetRun, m: &mut Map<String, Value>) {
                 }
             }
         }
-        m.insert("frames_over_threshold".into(), json!(refused));
+        m.insert(
+            "frames_over_threshold".into(),
+            json!(c.frames_over_threshold),
+        );
         m.insert("over_threshold_ports".into(), json!(ports));
         m.insert("shared_buffer_peak".into(), json!(peak));
     }
