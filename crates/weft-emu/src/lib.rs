@@ -60,6 +60,7 @@ pub mod state;
 pub mod vc_agent;
 pub mod vc_control;
 pub mod vc_manager;
+pub mod vc_scenario;
 pub mod workload;
 
 pub use emulation::{Emulation, HostInfo, UpOptions};

@@ -23,6 +23,7 @@ use crate::driver::DriverReport;
 use crate::emulation::{Emulation, HOST_IF, UpOptions};
 use crate::error::EmuError;
 use crate::rr_tcp::{self, TcpRrSpec};
+use crate::vc_scenario::{self, FailRun};
 use crate::{netns, signals, workload};
 
 /// How to run a scenario on the emulator.
@@ -39,14 +40,6 @@ pub struct ScenarioOptions {
 /// The emulator's topology for a scenario (the simulator's too), with notes on what was assumed.
 pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuError> {
     let (mut topo, mut notes) = Topology::from_scenario(s, seed)?;
-    if let Some(f) = topo.circuits.as_ref().and_then(|c| c.failure.as_ref()) {
-        notes.push(format!(
-            "[vc] fail ({}) is not run by the emulator's scenario runs: bring the scenario up \
-             with `weft emu up --vc-manager` under `weft vc manager`, and `weft emu fail {} \
-             --for DURATION` fails it",
-            f.switch, f.switch
-        ));
-    }
     if !topo.rings.is_empty() {
         notes.push(
             "[[ring]] runs on the simulator only: here each of the rings' hosts has a line of \
@@ -98,6 +91,8 @@ impl PointEngine for EmuEngine<'_> {
             return Ok(PointResult::skipped(why));
         }
         let (topo, _) = topology(s, p.seed)?;
+        // Declared before the emulation, so dropped after it on every path.
+        let mut failing = FailRun::start(s, &topo)?;
         let driver = if w.kind == WorkloadKind::Mp {
             workload::mp_driver()
         } else {
@@ -111,6 +106,7 @@ impl PointEngine for EmuEngine<'_> {
                 .as_ref()
                 .map(|d| d.join(format!("point{}", p.index))),
             source: format!("scenario {}", s.name),
+            vc_manager: failing.as_ref().map(FailRun::link),
             ..Default::default()
         };
         if let Some(d) = &up.capture_dir {
@@ -119,6 +115,9 @@ impl PointEngine for EmuEngine<'_> {
         }
         let mut r = PointResult::default();
         let emu = Emulation::up(&topo, &up)?;
+        if let Some(f) = failing.as_mut() {
+            f.arm(&emu)?;
+        }
         let out = match w.kind {
             WorkloadKind::Rr => run_rr(&emu, s, w, &mut r.notes),
             _ => run_point(&emu, s, w, self.opts, &mut r.notes)
@@ -127,6 +126,9 @@ impl PointEngine for EmuEngine<'_> {
         let report = emu.down()?;
         r.metrics = out?.into_iter().collect();
         add_switch_metrics(&mut r.metrics, &report, &topo, w);
+        if let Some(f) = failing {
+            vc_scenario::report(f, &mut r);
+        }
         Ok(r)
     }
 }

@@ -155,6 +155,13 @@ pub struct FailReport {
     /// Contracts it enforces again.
     #[serde(default)]
     pub contracts: usize,
+    /// When its table was cleared, ns of CLOCK_MONOTONIC (the same clock in every process).
+    #[serde(default)]
+    pub cleared_at_ns: u64,
+    /// From its table cleared to its whole table installed again, ns: how long its circuits
+    /// were gone (`down_ns`, then its reconnection, hello, push and install).
+    #[serde(default)]
+    pub outage_ns: u64,
 }
 
 /// A request on the emulation's socket.
@@ -172,6 +179,14 @@ enum FailReply {
 }
 
 type Fail = (u64, Sender<FailReport>);
+
+/// Where [`serve_fails`] hands one switch's agent a failure: the request, and a byte on `wake`
+/// so that the agent, waiting on its manager's channel, takes it at once.
+struct FailTo {
+    name: String,
+    tx: Sender<Fail>,
+    wake: UnixStream,
+}
 
 /// The running agents of an emulation's switches and its socket for failure requests.
 pub struct Agents {
@@ -220,6 +235,10 @@ impl Agents {
         stop: Arc<AtomicBool>,
     ) -> Result<Agents, EmuError> {
         let socket = fail_socket(run_id);
+        // The run's record, written once it is up, creates the directory too late for this.
+        let dir = crate::state::state_dir();
+        std::fs::create_dir_all(&dir)
+            .map_err(EmuError::io(format!("creating {}", dir.display())))?;
         let _ = std::fs::remove_file(&socket);
         let listener = UnixListener::bind(&socket)
             .map_err(EmuError::io(format!("listening on {}", socket.display())))?;
@@ -227,12 +246,20 @@ impl Agents {
         let mut fails = Vec::new();
         for (s, name) in switches {
             let (tx, rx) = channel::<Fail>();
-            fails.push((name.clone(), tx));
+            let (wake, woken) =
+                UnixStream::pair().map_err(EmuError::io("making a switch agent's wake-up"))?;
+            let _ = wake.set_nonblocking(true);
+            let _ = woken.set_nonblocking(true);
+            fails.push(FailTo {
+                name: name.clone(),
+                tx,
+                wake,
+            });
             let (link, ops, stop) = (link.clone(), ops.clone(), stop.clone());
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("weft-vc-{name}"))
-                    .spawn(move || agent(s, &name, &link, &ops, &rx, &stop))
+                    .spawn(move || agent(s, &name, &link, &ops, (&rx, &woken), &stop))
                     .map_err(EmuError::io("starting a switch agent"))?,
             );
         }
@@ -255,18 +282,19 @@ impl Agents {
 }
 
 /// One switch's agent: connects, says hello, installs pushes, acknowledges; on a failure
-/// request clears its table and stays away for the time asked.
+/// request (`fails`, with a byte on its wake-up socket) clears its table and stays away for the
+/// time asked.
 fn agent(
     s: usize,
     name: &str,
     link: &ManagerLink,
     ops: &OpSender,
-    fails: &Receiver<Fail>,
+    (fails, woken): (&Receiver<Fail>, &UnixStream),
     stop: &AtomicBool,
 ) {
     let mut held = Held::default();
-    // A failure being restored: its reply, how long the switch was away, and its hello's time.
-    let mut pending: Option<(Sender<FailReport>, u64)> = None;
+    // A failure being restored: its reply, how long the switch was away, and when it was cleared.
+    let mut pending: Option<(Sender<FailReport>, u64, u64)> = None;
     while !stop.load(Ordering::Relaxed) {
         let connected = UnixStream::connect(&link.socket)
             .and_then(|st| {
@@ -299,13 +327,21 @@ fn agent(
             }
             if let Ok((for_ns, reply)) = fails.try_recv() {
                 ops.send(TableOp::Clear { switch: s });
+                let cleared = weft_sys::clock::monotonic_ns();
                 held = Held::default();
                 drop(ch);
                 sleep_unless(stop, for_ns);
-                pending = Some((reply, for_ns));
+                pending = Some((reply, for_ns, cleared));
                 break;
             }
-            if !readable(fd, 20_000_000) {
+            // The manager's channel or a failure request, whichever comes first.
+            let ready = weft_sys::readable(&[fd, woken.as_raw_fd()], Some(20_000_000));
+            let Ok(ready) = ready else { continue };
+            if ready[1] {
+                let mut b = [0u8; 64];
+                while (&*woken).read(&mut b).is_ok_and(|n| n > 0) {}
+            }
+            if !ready[0] {
                 continue;
             }
             match ch.recv() {
@@ -326,13 +362,15 @@ fn agent(
                     if ch.send(&ack).is_err() {
                         break;
                     }
-                    if let Some((reply, down_ns)) = pending.take() {
+                    if let Some((reply, down_ns, cleared)) = pending.take() {
                         let _ = reply.send(FailReport {
                             switch: name.to_owned(),
                             down_ns,
                             restore_ns: installed.saturating_sub(hello_at),
                             entries: held.entries,
                             contracts: held.contracts,
+                            cleared_at_ns: cleared,
+                            outage_ns: installed.saturating_sub(cleared),
                         });
                     }
                 }
@@ -344,11 +382,12 @@ fn agent(
 }
 
 /// Serves failure requests until `stop`: one JSON line in, one out.
-fn serve_fails(listener: &UnixListener, fails: &[(String, Sender<Fail>)], stop: &AtomicBool) {
+fn serve_fails(listener: &UnixListener, fails: &[FailTo], stop: &AtomicBool) {
     let _ = listener.set_nonblocking(true);
     while !stop.load(Ordering::Relaxed) {
+        // Taken as soon as it comes: a scenario's `[vc] fail` times the failure by it.
         let Ok((conn, _)) = listener.accept() else {
-            sleep_unless(stop, 20_000_000);
+            let _ = readable(listener.as_raw_fd(), 20_000_000);
             continue;
         };
         let _ = conn.set_nonblocking(false);
@@ -360,19 +399,20 @@ fn serve_fails(listener: &UnixListener, fails: &[(String, Sender<Fail>)], stop: 
             .and_then(|_| serde_json::from_str::<FailRequest>(&line).ok())
         {
             None => FailReply::Error("not a failure request".into()),
-            Some(r) => match fails.iter().find(|(n, _)| *n == r.switch) {
+            Some(r) => match fails.iter().find(|f| f.name == r.switch) {
                 None => FailReply::Error(format!(
                     "no switch {:?} under the manager (switches: {})",
                     r.switch,
                     fails
                         .iter()
-                        .map(|(n, _)| n.as_str())
+                        .map(|f| f.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
                 )),
-                Some((_, tx)) => {
+                Some(f) => {
                     let (rtx, rrx) = channel();
-                    let _ = tx.send((r.for_ns, rtx));
+                    let _ = f.tx.send((r.for_ns, rtx));
+                    let _ = (&f.wake).write(&[1]);
                     let wait = Duration::from_nanos(r.for_ns) + Duration::from_secs(30);
                     match rrx.recv_timeout(wait) {
                         Ok(rep) => FailReply::Restored(rep),

@@ -47,7 +47,10 @@ pub fn serve(
                         }
                     });
                 }
-                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                // A switch that comes back is taken at once: its outage ends with its restore.
+                Err(_) => {
+                    let _ = weft_sys::readable(&[listener.as_raw_fd()], Some(20_000_000));
+                }
             }
         }
     });
