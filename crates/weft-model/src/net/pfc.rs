@@ -218,6 +218,9 @@ pub struct PfcEgress {
     since: [u64; CLASSES],
     /// Nanoseconds each class was paused, of pauses that have ended.
     paused_ns: [u64; CLASSES],
+    /// The latest instant a pause frame arrived (ns): a later frame stamped earlier (the
+    /// emulator's wall clock hands the network work out of order) takes effect then.
+    last_ns: u64,
     /// Pause frames received (resumes included).
     pub frames_received: u64,
 }
@@ -230,12 +233,17 @@ impl PfcEgress {
             until: [None; CLASSES],
             since: [0; CLASSES],
             paused_ns: [0; CLASSES],
+            last_ns: 0,
             frames_received: 0,
         }
     }
 
-    /// A pause frame from the far end arrives at `now` (ns).
+    /// A pause frame from the far end arrives at `now` (ns), or at the last one's instant if
+    /// that was later: pauses apply in the order they arrive, and a resume never ends a pause
+    /// before it began.
     pub fn handle_pause(&mut self, now: u64, p: PauseFrame) {
+        let now = now.max(self.last_ns);
+        self.last_ns = now;
         self.frames_received += 1;
         let i = p.class as usize;
         if i >= CLASSES {

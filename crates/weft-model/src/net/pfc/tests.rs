@@ -133,6 +133,24 @@ fn an_egress_counts_its_pause_time_per_class_and_a_pause_runs_out_by_itself() {
     assert_eq!(e.total_paused_ns(300_000), 6_120);
 }
 
+#[test]
+fn a_resume_stamped_before_its_pause_ends_it_without_going_back_in_time() {
+    // The emulator's wall clock can hand the network an XON whose instant is earlier than that
+    // of the XOFF already applied (work done late, stamped when it was due).
+    let mut e = PfcEgress::new(TEN_G);
+    let frame = |quanta| PauseFrame { class: 3, quanta };
+    e.handle_pause(10_000, frame(MAX_QUANTA));
+    e.handle_pause(9_000, frame(0));
+    assert!(!e.is_paused(10_000, 3));
+    assert_eq!(e.paused_ns(20_000, 3), 0, "a pause ended as it began");
+    // A pause stamped before the last frame starts then, and runs its full length.
+    e.handle_pause(30_000, frame(0));
+    e.handle_pause(29_000, frame(100));
+    assert!(e.is_paused(35_119, 3));
+    assert!(!e.is_paused(35_120, 3));
+    assert_eq!(e.paused_ns(100_000, 3), 5_120);
+}
+
 /// One hop of a chain: frames queued for the line out of a node, the line, its pause state,
 /// and the lossless ingress at the far end.
 struct Hop {
