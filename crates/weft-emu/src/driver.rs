@@ -364,13 +364,7 @@ pub fn run(
     if !cfg.keep_awake {
         return serve(&mut net, sockets, cfg, stop, table_ops);
     }
-    let awake = crate::keep_awake::KeepAwake::new();
-    std::thread::scope(|scope| {
-        awake.start(scope);
-        let report = serve(&mut net, sockets, cfg, stop, table_ops);
-        awake.stop();
-        report
-    })
+    crate::keep_awake::around(|| serve(&mut net, sockets, cfg, stop, table_ops))
 }
 
 fn serve(

@@ -8,9 +8,30 @@
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::thread::Scope;
 
+/// Runs `f` with keep-awake threads on every CPU, and stops them however `f` ends, a panic
+/// too: a scope waits for its threads before it lets a panic go on, and these spin until told
+/// to stop, so a panic left them running would hang the caller for ever.
+pub fn around<R>(f: impl FnOnce() -> R) -> R {
+    let awake = KeepAwake::new();
+    std::thread::scope(|scope| {
+        awake.start(scope);
+        let _stop = StopOnDrop(&awake);
+        f()
+    })
+}
+
+/// Stops the keep-awake threads when dropped, on unwinding too.
+struct StopOnDrop<'a>(&'a KeepAwake);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
 /// The keep-awake threads of one emulation.
 #[derive(Debug, Default)]
-pub struct KeepAwake {
+struct KeepAwake {
     stop: AtomicBool,
     /// Thread ids of the threads (0: not started yet).
     tids: Vec<AtomicI32>,
@@ -18,7 +39,7 @@ pub struct KeepAwake {
 
 impl KeepAwake {
     /// Room for one thread per CPU this process may run on.
-    pub fn new() -> Self {
+    fn new() -> Self {
         KeepAwake {
             stop: AtomicBool::new(false),
             tids: weft_sys::sched::allowed_cpus()
@@ -29,7 +50,7 @@ impl KeepAwake {
     }
 
     /// Starts the threads in `scope`, each pinned to its CPU; they run until [`KeepAwake::stop`].
-    pub fn start<'scope>(&'scope self, scope: &'scope Scope<'scope, '_>) {
+    fn start<'scope>(&'scope self, scope: &'scope Scope<'scope, '_>) {
         for (cpu, tid) in weft_sys::sched::allowed_cpus().into_iter().zip(&self.tids) {
             let _ = std::thread::Builder::new()
                 .name(format!("weft-awake-{cpu}"))
@@ -49,7 +70,7 @@ impl KeepAwake {
 
     /// Tells the threads to end, and moves them back to normal scheduling so that they get a CPU
     /// to see it promptly: an idle-class thread on a busy CPU may wait seconds for a time slice.
-    pub fn stop(&self) {
+    fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
         for t in &self.tids {
             let tid = t.load(Ordering::SeqCst);
@@ -57,5 +78,24 @@ impl KeepAwake {
                 weft_sys::sched::set_normal_class(tid);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn the_threads_stop_when_the_work_panics() {
+        let (tx, rx) = mpsc::channel();
+        // On a thread of its own: without the stop, the scope never returns.
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(|| super::around(|| panic!("the switch failed")));
+            let _ = tx.send(r.is_err());
+        });
+        let got = rx.recv_timeout(Duration::from_secs(30));
+        assert_eq!(got, Ok(true), "the keep-awake threads outlived a panic");
+        assert_eq!(super::around(|| 7), 7);
     }
 }
