@@ -59,6 +59,7 @@
 
 mod check;
 mod compare;
+pub mod emu;
 mod flows;
 mod parse;
 mod parse_abr;
@@ -128,6 +129,11 @@ pub struct Scenario {
     /// Hosts that share FDDI rings in front of switch ports (`[[ring]]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rings: Vec<SharedRing>,
+    /// How the emulator runs this file where it cannot run it as written (`[emu]`: a link rate
+    /// this machine keeps, a congestion control standing in for one the kernel lacks);
+    /// [`Scenario::as_emulated`] applies it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emu: Option<emu::EmuSettings>,
 }
 
 /// An end host.
@@ -499,6 +505,10 @@ pub struct Workload {
     /// Request/response over TCP: `TCP_NODELAY` on both ends (default: Nagle's algorithm on, as
     /// the stack has it).
     pub nodelay: bool,
+    /// TCP asks for ECN (RFC 3168) whatever its congestion control: set where cubic with ECN
+    /// stands in for dctcp ([`Scenario::as_emulated`]); dctcp asks for it anyway. Not a file key.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// Request/response over TCP: the server is an RFC 862 echo service, writing back what each
     /// read returns at once, instead of answering once the whole request has arrived.
     pub echo: bool,

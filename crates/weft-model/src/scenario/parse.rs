@@ -91,6 +91,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         "vc",
         "fabric",
         "ring",
+        "emu",
     ])?;
     let name = root.req_string("name")?;
     if name.trim().is_empty() {
@@ -196,6 +197,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
         vc_failure,
         vc_contracts,
         rings,
+        emu: super::emu::parse(&root)?,
     })
 }
 
@@ -765,6 +767,7 @@ fn workload(
         size: None,
         response_size: None,
         nodelay: w.boolean("nodelay")?.unwrap_or(false),
+        ecn: false,
         echo: w.boolean("echo")?.unwrap_or(false),
         rate: None,
         time: None,

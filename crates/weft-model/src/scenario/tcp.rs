@@ -32,8 +32,9 @@ impl Workload {
         } else if stack == TcpStack::Bsd {
             cfg.cc = CcAlgorithm::Reno;
         }
-        // As Linux's dctcp module asks for ECN on its sockets whatever net.ipv4.tcp_ecn says.
-        cfg.ecn = cfg.cc == CcAlgorithm::Dctcp;
+        // As Linux's dctcp module asks for ECN on its sockets whatever net.ipv4.tcp_ecn says;
+        // another cc asks for it where the workload says (net.ipv4.tcp_ecn = 1).
+        cfg.ecn = cfg.cc == CcAlgorithm::Dctcp || self.ecn;
         let mtu = self.mtu.map_or(path_mtu, |m| m.0.min(path_mtu));
         let mss = self.mss.map_or(mtu.saturating_sub(40), |m| m.0);
         cfg.mss = mss.clamp(1, u64::from(u16::MAX)) as u16;

@@ -42,6 +42,11 @@ pub struct Args {
     /// or a `[[check]]` fails on any engine.
     #[arg(long)]
     pub strict: bool,
+    /// Run every engine on the file as the emulator runs it (its `[emu]` table: links at
+    /// `link_rate`, each workload's time stretched as much, cubic with ECN for dctcp where this
+    /// kernel lacks it), to hold the simulator against the emulator at the same rate.
+    #[arg(long)]
+    pub as_emu: bool,
     /// Write one capture per link (pcap; SunATM on ATM links) under DIR/ENGINE/point<k>/, for
     /// the engines that carry frames (sim, emu).
     #[arg(long, value_name = "DIR")]
@@ -52,8 +57,21 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| usage(format!("cannot read scenario {}: {e}", args.file.display())))?;
-    let scenario = Scenario::parse(&text, &args.file.display().to_string())
+    let mut scenario = Scenario::parse(&text, &args.file.display().to_string())
         .map_err(|e| usage(e.to_string()))?;
+    if args.as_emu {
+        if scenario.emu.is_none() {
+            return Err(usage(format!(
+                "--as-emu: {} has no [emu] table",
+                args.file.display()
+            )));
+        }
+        let (emulated, notes) = scenario.as_emulated(weft_sys::sockopt::has_congestion("dctcp"));
+        for n in notes {
+            eprintln!("weft run --as-emu: {n}");
+        }
+        scenario = emulated;
+    }
     let engines = args
         .engine
         .iter()
