@@ -388,6 +388,12 @@ impl Emulation {
             .map_err(EmuError::io("starting a host thread"))
     }
 
+    /// Writes `/proc/sys` settings (`("net.ipv4.tcp_ecn", "1")`) inside host `name`'s
+    /// namespace: per-namespace keys only, the rest of the machine untouched.
+    pub fn sysctl(&self, name: &str, settings: &[(&str, &str)]) -> Result<(), EmuError> {
+        sysctl_in(&self.host(name)?.ns, settings)
+    }
+
     /// True while the switch thread runs.
     pub fn switch_running(&self) -> bool {
         self.switch.as_ref().is_some_and(|h| !h.is_finished())

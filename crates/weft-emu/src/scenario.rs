@@ -12,7 +12,9 @@ use std::time::Duration as StdDuration;
 use serde_json::{Value, json};
 use weft_model::Rate;
 use weft_model::app::rr::Latencies;
-use weft_model::net::{ETH_HEADER, Topology, delivery};
+use weft_model::app::traffic::sized_flow_metrics;
+use weft_model::calc::fct::PathIdeal;
+use weft_model::net::{ETH_HEADER, FabricCounts, Topology, delivery};
 use weft_model::scenario::run::{PointCtx, PointEngine, PointResult, run_points};
 use weft_model::scenario::{Scenario, TcpStack, Workload, WorkloadKind};
 use weft_model::tcp::CcAlgorithm;
@@ -58,8 +60,12 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
 /// per point with `workload`, `point`, the metrics and `notes` ([`run_points`]).
 pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> {
     netns::preflight()?;
+    // The file as the emulator runs it ([emu]: link rates, a stand-in for dctcp).
+    let (emulated, emu_notes) = s.as_emulated(weft_sys::sockopt::has_congestion("dctcp"));
+    let s = &emulated;
     let seed = opts.seed.unwrap_or(s.seed);
-    let (topo, notes) = topology(s, seed)?;
+    let (topo, mut notes) = topology(s, seed)?;
+    notes.extend(emu_notes.iter().cloned());
     let mut doc = ResultDoc::new(format!("run.{}", s.name), Engine::Emu);
     doc.params = json!({
         "scenario": s.name,
@@ -68,15 +74,25 @@ pub fn run(s: &Scenario, opts: &ScenarioOptions) -> Result<ResultDoc, EmuError> 
         "topology": topo,
         "notes": notes,
     });
-    doc.samples = run_points(s, seed, &mut EmuEngine { opts })?;
+    doc.samples = run_points(
+        s,
+        seed,
+        &mut EmuEngine {
+            opts,
+            notes: emu_notes,
+        },
+    )?;
     Ok(doc)
 }
 
 /// The emulator as an engine of the one loop over points ([`run_points`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct EmuEngine<'a> {
     /// Captures and the cap on each workload's time.
     pub opts: &'a ScenarioOptions,
+    /// What the emulator changed in the file ([`Scenario::as_emulated`]), noted on every
+    /// point it runs.
+    pub notes: Vec<String>,
 }
 
 impl PointEngine for EmuEngine<'_> {
@@ -114,12 +130,20 @@ impl PointEngine for EmuEngine<'_> {
                 .map_err(EmuError::io(format!("creating {}", d.display())))?;
         }
         let mut r = PointResult::default();
+        r.notes.extend(self.notes.iter().cloned());
         let emu = Emulation::up(&topo, &up)?;
         if let Some(f) = failing.as_mut() {
             f.arm(&emu)?;
         }
-        let out = match w.kind {
-            WorkloadKind::Rr => run_rr(&emu, s, w, &mut r.notes),
+        let sized = w
+            .flow_size
+            .filter(|_| w.kind == WorkloadKind::Tput && !matches!(w.proto, Some(Transport::Udp)));
+        let out = match (w.kind, sized) {
+            (WorkloadKind::Rr, _) => run_rr(&emu, s, w, &mut r.notes),
+            (_, Some(size)) => {
+                let time = point_time(w, self.opts, &mut r.notes);
+                sized_flows_point(&emu, s, w, size.0, time)
+            }
             _ => run_point(&emu, s, w, self.opts, &mut r.notes)
                 .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
         };
@@ -171,16 +195,7 @@ fn run_point(
     opts: &ScenarioOptions,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, Value)>, EmuError> {
-    let mut time = w
-        .time
-        .map(StdDuration::from)
-        .unwrap_or(StdDuration::from_secs(3));
-    if let Some(max) = opts.max_time {
-        if time > max {
-            notes.push(format!("time cut from {:?} to {max:?}", time));
-            time = max;
-        }
-    }
+    let time = point_time(w, opts, notes);
     let warmup = (time / 5).min(StdDuration::from_secs(1));
     if w.kind == WorkloadKind::Mp {
         return mp_point(emu, w, notes);
@@ -246,6 +261,81 @@ fn run_point(
         ("flows", json!(flows)),
         ("seconds", json!(time.as_secs_f64())),
     ])
+}
+
+/// A workload's `time` (default 3 s), cut to the options' cap (noted).
+fn point_time(w: &Workload, opts: &ScenarioOptions, notes: &mut Vec<String>) -> StdDuration {
+    let time = w
+        .time
+        .map(StdDuration::from)
+        .unwrap_or(StdDuration::from_secs(3));
+    match opts.max_time {
+        Some(max) if time > max => {
+            notes.push(format!("time cut from {time:?} to {max:?}"));
+            max
+        }
+        _ => time,
+    }
+}
+
+/// A workload of sized TCP flows (`flow_size`; incast, permutation, or from x to), all started
+/// at once ([`workload::tcp_sized_flows`]): completion times beside the ideal, goodput per
+/// flow, and drops and ECN marks over the fabric, under the simulator's metric names.
+fn sized_flows_point(
+    emu: &Emulation,
+    s: &Scenario,
+    w: &Workload,
+    size: u64,
+    time: StdDuration,
+) -> Result<Vec<(String, Value)>, EmuError> {
+    let from: Vec<&str> = w.from.iter().map(String::as_str).collect();
+    let to: Vec<&str> = w.to.iter().map(String::as_str).collect();
+    let pairs: Vec<(String, String)> = w
+        .flow_pairs(&from, &to, s.seed)
+        .into_iter()
+        .map(|(f, t)| (f.to_string(), t.to_string()))
+        .collect();
+    if pairs.is_empty() {
+        return Err(EmuError::Workload(
+            "tput".into(),
+            "needs `from` and `to` hosts that differ".into(),
+        ));
+    }
+    let cc = w.cc.map(linux_cc);
+    let mut hosts: Vec<&String> = pairs.iter().flat_map(|(f, t)| [f, t]).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    for h in &hosts {
+        if w.ecn {
+            // RFC 3168 on this host's connections (dctcp asks for it whatever this says).
+            emu.sysctl(h, &[("net.ipv4.tcp_ecn", "1")])?;
+        }
+    }
+    for (f, t) in &pairs {
+        set_route(emu, s, w, f, t)?;
+    }
+    let flows = workload::tcp_sized_flows(emu, &pairs, size, cc, time)?;
+    let done: Vec<(u64, u64)> = flows
+        .iter()
+        .filter(|f| f.bytes >= size)
+        .filter_map(|f| f.last_ns.map(|t| (size, t)))
+        .collect();
+    let ideal = pairs
+        .first()
+        .and_then(|(f, t)| PathIdeal::between(s, w, f, t))
+        .map_or(0.0, |p| p.alone_ns(size));
+    let mut out: Vec<(String, Value)> = sized_flow_metrics(&done, ideal).into_iter().collect();
+    out.push(("flows".into(), json!(flows)));
+    out.push(("seconds".into(), json!(time.as_secs_f64())));
+    if let Some(cc) = cc {
+        let name = if w.ecn {
+            format!("{cc}+ecn")
+        } else {
+            cc.to_string()
+        };
+        out.push(("cc".into(), json!(name)));
+    }
+    Ok(out)
 }
 
 /// Linux's name for the congestion control `c`.
@@ -464,6 +554,14 @@ fn add_switch_metrics(
         "degraded": rep.degraded, "realtime": rep.realtime,
     });
     sample.insert("switch".into(), switch);
+    if w.traffic.is_some() {
+        // Over every output of the fabric, as the simulator reports a fabric run.
+        let c = FabricCounts::of(&rep.ports, &rep.trunks);
+        sample.insert("frames_dropped".into(), json!(c.frames_dropped));
+        sample.insert("frames_marked".into(), json!(c.frames_marked));
+        sample.insert("max_queue".into(), json!(c.max_queue));
+        sample.insert("frames_forwarded".into(), json!(c.frames_forwarded));
+    }
     if let Some(v) = &rep.vc {
         sample.insert("vc".into(), json!(v));
     }

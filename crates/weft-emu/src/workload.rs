@@ -163,6 +163,115 @@ pub fn tcp_bulk_cc(
     join(sink, "tcp receiver")
 }
 
+/// One flow of a sized-flow run ([`tcp_sized_flows`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct SizedFlow {
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
+    /// Payload bytes the receiver read.
+    pub bytes: u64,
+    /// When its last byte arrived, from the common start, ns (`None`: nothing arrived).
+    pub last_ns: Option<u64>,
+}
+
+/// One TCP flow of `bytes` for each (sender, receiver) of `pairs`, all started at one instant:
+/// each receiver listens first, then every sender connects at the common start and writes
+/// `bytes` and closes (`cc`: Linux's congestion control, when given). A flow's completion is
+/// the arrival of its last byte at its receiver, counted from the start (the handshake
+/// included, as the simulator's flows start with theirs). Each flow is bounded by `time`.
+pub fn tcp_sized_flows(
+    emu: &Emulation,
+    pairs: &[(String, String)],
+    bytes: u64,
+    cc: Option<&'static str>,
+    time: Duration,
+) -> Result<Vec<SizedFlow>, EmuError> {
+    let dsts = pairs
+        .iter()
+        .map(|(_, to)| emu.host(to).map(|h| h.addr))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut receivers = Vec::new();
+    for (_, to) in pairs {
+        let (port_tx, port_rx) = mpsc::channel();
+        let (start_tx, start_rx) = mpsc::channel::<Instant>();
+        let sink = emu.in_host(to, move || -> Result<(u64, Option<u64>), EmuError> {
+            let l = weft_sys::sockopt::tcp_listener(None, None).map_err(werr("tcp listen"))?;
+            let _ = port_tx.send(l.local_addr().map(|a| a.port()).unwrap_or(0));
+            let start = start_rx
+                .recv()
+                .map_err(|_| EmuError::Workload("tcp".into(), "no start given".into()))?;
+            let s = accept(&l, time + Duration::from_secs(10), "tcp accept")?;
+            let mut app = BulkSink::all();
+            stream::drive(&mut app, &s, &Clock::since(start), &bounded(time))
+                .map_err(werr("tcp receive"))?;
+            Ok((app.bytes(), app.arrivals().map(|(_, last)| last.0)))
+        })?;
+        let port = port_rx
+            .recv()
+            .map_err(|_| EmuError::Workload("tcp".into(), "a receiver failed to start".into()));
+        receivers.push((sink, port, start_tx));
+    }
+    // The start, a little after every receiver listens (and every sender thread is up).
+    let start = Instant::now() + Duration::from_millis(20 + 2 * pairs.len() as u64);
+    let mut senders = Vec::new();
+    for (((from, _), (_, port, start_tx)), &dst) in pairs.iter().zip(&receivers).zip(&dsts) {
+        let _ = start_tx.send(start);
+        let Ok(port) = *port else { continue };
+        senders.push(emu.in_host(from, move || -> Result<u64, EmuError> {
+            std::thread::sleep(start.saturating_duration_since(Instant::now()));
+            let s = connect_with(SocketAddr::new(dst.into(), port), cc)?;
+            let mut app =
+                BulkSource::new(Via::Stream, 1 << 16, model_time(time), None).with_limit(bytes);
+            let r = stream::drive(&mut app, &s, &Clock::since(start), &bounded(time))
+                .map_err(werr("tcp send"))?;
+            Ok(r.written)
+        })?);
+    }
+    let mut first_error = None;
+    for h in senders {
+        if let Err(e) = join(h, "tcp sender") {
+            first_error.get_or_insert(e);
+        }
+    }
+    let mut flows = Vec::new();
+    for ((from, to), (sink, port, _)) in pairs.iter().zip(receivers) {
+        if let Err(e) = port {
+            first_error.get_or_insert(e);
+        }
+        match join(sink, "tcp receiver") {
+            Ok((bytes, last_ns)) => flows.push(SizedFlow {
+                from: from.clone(),
+                to: to.clone(),
+                bytes,
+                last_ns,
+            }),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(flows),
+    }
+}
+
+/// A TCP connection to `to` whose congestion control is `cc` (Linux's name) from its SYN on:
+/// dctcp asks for ECN in the handshake, which a socket switched to it after connecting has
+/// already done without.
+fn connect_with(to: SocketAddr, cc: Option<&str>) -> Result<TcpStream, EmuError> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).map_err(werr("tcp socket"))?;
+    if let Some(cc) = cc {
+        s.set_tcp_congestion(cc.as_bytes())
+            .map_err(werr("tcp congestion control"))?;
+    }
+    s.connect(&to.into()).map_err(werr("tcp connect"))?;
+    Ok(s.into())
+}
+
 /// Accepts one connection on `l` within `wait` (the thread must not outlive the run if the
 /// other end failed).
 pub(crate) fn accept(
