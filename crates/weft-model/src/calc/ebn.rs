@@ -75,7 +75,7 @@ pub fn ebn_runs(f: &Figures) -> Result<EbnRuns, EbnError> {
         e3.rate = Rate((vp * 1e6) as u64);
         let tcp = Transport::Tcp { options: 0 };
         let datagram = (mss + tcp.header_bytes()).min(mtu);
-        let (in_flight, round) = window::ack_clocked(&e3, datagram, tcp, window, rtt, true);
+        let (in_flight, round) = window::ack_clocked(&e3, datagram, tcp, window, rtt, true, None);
         let model = TransferBound::new(&e3, datagram, tcp, in_flight, round)?;
         runs.push(EbnRun {
             window_bytes: window.0,

@@ -385,7 +385,15 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     let flows = w.from.len().max(w.to.len()) as u64;
     // A window-less transport (UDP) is bounded by the link alone.
     let window = w.window.unwrap_or(Size(u64::MAX / 16));
-    let (window, round) = ack_clock(w, transport, bottleneck, mtu, window, rtt);
+    // The hosts' paths lengthen each round of the window ([`window::hosts_time`]), with the
+    // copy a file transfer adds to each ([`crate::host::HostCosts::moving_files`]).
+    let (tx, rx) = round_costs(s, a, b, w.file.is_some());
+    let hosts = window::RoundHosts {
+        sender: &tx,
+        receiver: &rx,
+        call: crate::calc::fit::TTCP_DEFAULT_BUFFER,
+    };
+    let (window, round) = ack_clock(w, transport, bottleneck, mtu, window, rtt, &hosts);
     let Ok(bound) = TransferBound::new(bottleneck, mtu, transport, window, round) else {
         return;
     };
@@ -554,8 +562,8 @@ fn ftp(
 }
 
 /// The window a TCP sender keeps in flight and the time one window takes to come back
-/// ([`window::ack_clocked`]): whole segments for the 1995 BSD sender (`stack = "bsd"`, the
-/// default). UDP and window-less workloads are returned unchanged.
+/// ([`window::ack_clocked`]), the `hosts`' paths included: whole segments for the 1995 BSD
+/// sender (`stack = "bsd"`, the default). UDP and window-less workloads are returned unchanged.
 fn ack_clock(
     w: &Workload,
     transport: Transport,
@@ -563,12 +571,42 @@ fn ack_clock(
     mtu: u64,
     window: Size,
     rtt: Duration,
+    hosts: &window::RoundHosts<'_>,
 ) -> (Size, Duration) {
     if !matches!(transport, Transport::Tcp { .. }) || w.window.is_none() {
         return (window, rtt);
     }
     let whole_segments = matches!(w.stack.unwrap_or_default(), TcpStack::Bsd);
-    window::ack_clocked(bottleneck, mtu, transport, window, rtt, whole_segments)
+    window::ack_clocked(
+        bottleneck,
+        mtu,
+        transport,
+        window,
+        rtt,
+        whole_segments,
+        Some(hosts),
+    )
+}
+
+/// The costs of `a` sending to `b` as the model charges them (a host without a cost model
+/// costs nothing, as on the simulator), each with a copy more per byte for a file transfer
+/// (`files`).
+fn round_costs(
+    s: &Scenario,
+    a: &str,
+    b: &str,
+    files: bool,
+) -> (crate::host::HostCosts, crate::host::HostCosts) {
+    let free = crate::host::HostCosts::FREE;
+    let (tx, rx) = (
+        costs_of(s, a).unwrap_or(free.clone()),
+        costs_of(s, b).unwrap_or(free),
+    );
+    if files {
+        (tx.moving_files(), rx.moving_files())
+    } else {
+        (tx, rx)
+    }
 }
 
 /// The transfer [`host_bound`] prices: its transport, datagram size, window and round trip, and
@@ -597,15 +635,10 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     if !matches!(transport, Transport::Tcp { .. }) {
         return None;
     }
-    let (tx, rx) = (costs_of(s, a), costs_of(s, b));
-    if tx.is_none() && rx.is_none() {
+    if costs_of(s, a).is_none() && costs_of(s, b).is_none() {
         return None;
     }
-    let free = crate::host::HostCosts::FREE;
-    let (mut tx, mut rx) = (tx.unwrap_or(free.clone()), rx.unwrap_or(free));
-    if files {
-        (tx, rx) = (tx.moving_files(), rx.moving_files());
-    }
+    let (tx, rx) = round_costs(s, a, b, files);
     let shape = super::host::BulkShape {
         mss: mtu.saturating_sub(transport.header_bytes()).max(1),
         call: crate::calc::fit::TTCP_DEFAULT_BUFFER,
