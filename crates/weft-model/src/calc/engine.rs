@@ -425,7 +425,8 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         rtt,
         files: w.file.is_some(),
     };
-    let host_bound = host_bound(s, a, b, &shape, per_flow);
+    let paths = host_bound(s, a, b, &shape, per_flow);
+    let host_bound = paths.map(|(tx, rx)| tx.min(rx));
     let host_limited = host_bound.is_some_and(|h| h < per_flow);
     if let Some(h) = host_bound {
         per_flow = per_flow.min(h);
@@ -464,7 +465,10 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
             aggregate / fddi.rate.as_mbps_f64(),
         );
     }
-    let ftp = w.file.map(|file| ftp(s, a, b, file, aggregate, out));
+    let rx_path = paths.map_or(f64::INFINITY, |(_, rx)| rx);
+    let ftp = w
+        .file
+        .map(|file| ftp(s, a, b, file, (aggregate, rx_path), out));
     if let Some(e) = ftp {
         aggregate = e.bps / 1e6;
     }
@@ -525,7 +529,7 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
             _ if ftp.is_some_and(|e| e.limit == FtpLimit::Read) => "sender's disk (FTP)",
             _ if ftp.is_some_and(|e| e.limit == FtpLimit::Write) => "receiver's disk (FTP)",
             _ if ftp.is_some_and(|e| e.limit == FtpLimit::WriteThrough) =>
-                "network and the receiver's write-through disk, in turn (FTP)",
+                "receiving process: its receive path and its write-through disk, in turn (FTP)",
             _ if host_limited => "hosts (their `costs`: send and receive paths)",
             (false, true, Limit::Window) => "window",
             _ => "link",
@@ -538,13 +542,14 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
 }
 
 /// FTP of `file` bytes from `a`'s disk to `b`'s ([`super::ftp::estimate`]) over a network
-/// that carries `net_mbps`; each end's disk (its `disk` preset, Mbit/s) into `out`'s metrics.
+/// that carries `net_mbps`, into a receiver whose receive path carries `rx_path_mbps`; each
+/// end's disk (its `disk` preset, Mbit/s) into `out`'s metrics.
 fn ftp(
     s: &Scenario,
     a: &str,
     b: &str,
     file: Size,
-    net_mbps: f64,
+    (net_mbps, rx_path_mbps): (f64, f64),
     out: &mut ModelPoint,
 ) -> FtpEstimate {
     let disk = |n: &str| s.host(n).and_then(Host::disk_preset);
@@ -558,7 +563,13 @@ fn ftp(
             .insert("rx_disk_write_mbps".into(), d.write_rate.as_mbps_f64());
     }
     out.metrics.insert("net_mbps".into(), net_mbps);
-    super::ftp::estimate(file, net_mbps * 1e6, tx.as_ref(), rx.as_ref())
+    super::ftp::estimate(
+        file,
+        net_mbps * 1e6,
+        rx_path_mbps * 1e6,
+        tx.as_ref(),
+        rx.as_ref(),
+    )
 }
 
 /// The window a TCP sender keeps in flight and the time one window takes to come back
@@ -620,11 +631,11 @@ struct Shape {
 }
 
 /// What the hosts' send and receive paths sustain for a TCP transfer of `shape` from `a` to `b`,
-/// Mbit/s, when either names a cost model (the other then costs nothing, as the simulator has
+/// Mbit/s, the sender's and the receiver's, when either names a cost model (the other then costs nothing, as the simulator has
 /// a host without one); `None` when neither does. A file transfer charges each path one more
 /// copy per byte ([`crate::host::HostCosts::moving_files`]): the sender's out of its file
 /// cache, the receiver's into its own.
-fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> Option<f64> {
+fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> Option<(f64, f64)> {
     let Shape {
         transport,
         mtu,
@@ -647,7 +658,10 @@ fn host_bound(s: &Scenario, a: &str, b: &str, shape: &Shape, link_mbps: f64) -> 
     };
     let link = crate::units::Rate((link_mbps * 1e6) as u64);
     let bound = super::host::BulkBound::new(link, window, rtt, &tx, &rx, &shape);
-    Some(bound.sender_bps.min(bound.receiver_bps) as f64 / 1e6)
+    Some((
+        bound.sender_bps as f64 / 1e6,
+        bound.receiver_bps as f64 / 1e6,
+    ))
 }
 
 /// When `w`'s senders are of more than one kind (`costs`), each kind's share of `aggregate`
