@@ -466,6 +466,14 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         );
     }
     let rx_path = paths.map_or(f64::INFINITY, |(_, rx)| rx);
+    // A contract policed on the path that breaks every data segment delivers nothing: the
+    // connection hangs in retransmission time-outs ([`super::policed`]).
+    let policed_away = matches!(transport, Transport::Tcp { .. })
+        .then(|| policing_breaks(&path, mtu))
+        .flatten();
+    if policed_away.is_some() {
+        aggregate = 0.0;
+    }
     let ftp = w
         .file
         .map(|file| ftp(s, a, b, file, (aggregate, rx_path), out));
@@ -474,6 +482,9 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     }
     let kib = aggregate * 1e6 / 8.0 / 1024.0;
     let m = &mut out.metrics;
+    if let Some(kib) = app_written(w, transport, aggregate, policed_away.is_some()) {
+        m.insert(Metric::APP_WRITTEN_KIB.into(), kib);
+    }
     m.insert(Metric::GOODPUT_MBPS.into(), aggregate);
     m.insert(Metric::PAYLOAD_KIB_S.into(), kib);
     m.insert("link_goodput_mbps".into(), link_mbps);
@@ -535,10 +546,49 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
             _ => "link",
         }
     ));
+    if let Some(link) = policed_away {
+        out.notes.push(format!(
+            "the contract policed on {link} breaks every {mtu}-byte segment (its cells back to \
+             back at the line's rate, from a rested policer): nothing is delivered, the \
+             connection hangs in retransmission time-outs, and the sender's writes stop when \
+             they have filled its send buffer"
+        ));
+    }
     if flows > 1 {
         out.notes
             .push(format!("{flows} flows share the bottleneck equally"));
     }
+}
+
+/// The link of `path` (named by its ends) whose contract polices away every datagram of `mtu`
+/// bytes ([`super::policed::passes_whole`]), if one does.
+fn policing_breaks(path: &[&crate::scenario::Link], mtu: u64) -> Option<String> {
+    path.iter()
+        .find(|l| {
+            l.contract
+                .is_some_and(|c| !super::policed::passes_whole(&c, &l.tech, mtu))
+        })
+        .map(|l| format!("{}-{}", l.ends[0], l.ends[1]))
+}
+
+/// [`Metric::APP_WRITTEN_KIB`] of a TCP transfer of `w` carrying `mbps` (8 KiB writes into a
+/// send buffer of its `window`): into a contract that polices every segment away
+/// (`policed_away`), the whole writes that fit the send buffer; otherwise, when the workload
+/// gives its `time`, what the transfer carries over it and the whole writes waiting in the
+/// buffer at its end. `None` for UDP, or a transfer that flows for no given time.
+fn app_written(w: &Workload, transport: Transport, mbps: f64, policed_away: bool) -> Option<f64> {
+    if !matches!(transport, Transport::Tcp { .. }) {
+        return None;
+    }
+    let call = crate::calc::fit::TTCP_DEFAULT_BUFFER;
+    let buffered = w
+        .window
+        .map_or(0, |b| super::policed::whole_writes(b.0, call)) as f64;
+    if policed_away {
+        return Some(buffered / 1024.0);
+    }
+    let time = w.time?;
+    Some((mbps * 1e6 / 8.0 * time.as_secs_f64() + buffered) / 1024.0)
 }
 
 /// FTP of `file` bytes from `a`'s disk to `b`'s ([`super::ftp::estimate`]) over a network
@@ -1025,6 +1075,56 @@ window = 64512
         let none = g(&text.replace("costs = \"indigo-r4000\"\n", ""));
         assert!(!none.contains_key("host_mbps"));
         assert_eq!(none[Metric::GOODPUT_MBPS], none["link_goodput_mbps"]);
+    }
+
+    /// EBN's Adelaide to Monash (scenarios/ebn-anspag-policed.toml): an Alpha at OC-3c into a
+    /// contract policed at 27 Mbit/s with 50 us of tolerance. No 9180-byte segment passes whole,
+    /// so nothing is delivered and the writes that returned are the four 8 KiB ones that fill
+    /// the 35600-byte send buffer. Unpoliced, the window-limited rate flows and the writes go
+    /// on over the 10 s.
+    #[test]
+    fn a_contract_that_polices_every_segment_away_hangs_the_transfer() {
+        let text = r#"
+name = "t"
+[[host]]
+name = "a"
+[[host]]
+name = "b"
+[[switch]]
+name = "sw"
+[[link]]
+ends = ["a", "sw"]
+tech = "oc3c"
+delay = "10us"
+pcr = "27Mbps"
+cdvt = "50us"
+police = true
+[[link]]
+ends = ["sw", "b"]
+tech = "e3"
+delay = "8ms"
+[[workload]]
+kind = "tput"
+from = "a"
+to = "b"
+proto = "tcp"
+window = 35600
+time = "10s"
+"#;
+        let m = |t: &str| evaluate(&Scenario::parse(t, "t.toml").unwrap())[0].clone();
+        let hung = m(text);
+        assert_eq!(hung.metrics[Metric::GOODPUT_MBPS], 0.0);
+        assert_eq!(hung.metrics[Metric::APP_WRITTEN_KIB], 32.0);
+        assert!(
+            hung.notes.iter().any(|n| n.contains("hangs")),
+            "{:?}",
+            hung.notes
+        );
+        let free = m(&text.replace("police = true\n", ""));
+        let g = free.metrics[Metric::GOODPUT_MBPS];
+        assert!(g > 10.0, "{g}");
+        let want = (g * 1e6 / 8.0 * 10.0 + 32_768.0) / 1024.0;
+        assert!((free.metrics[Metric::APP_WRITTEN_KIB] - want).abs() < 1e-6);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod mathis;
 pub mod mp_point;
 pub mod nfs;
 pub mod overhead;
+pub mod policed;
 pub mod queue;
 pub mod ring;
 pub mod rr_point;

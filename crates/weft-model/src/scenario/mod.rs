@@ -673,6 +673,9 @@ impl Metric {
     pub const RR_LOSS: &'static str = crate::app::rr::keys::RR_LOSS;
     /// TCP segments the senders sent again.
     pub const RETRANSMITS: &'static str = "retransmits";
+    /// What the TCP senders' write calls that returned handed to their sockets over the run,
+    /// KiB ([`crate::app::bulk::BulkSource::written_returned`]; simulator).
+    pub const APP_WRITTEN_KIB: &'static str = "app_written_kib";
     /// Mean time of one iteration of a message-passing pattern (one NPB time step's
     /// communication), µs.
     pub const MEAN_US: &'static str = "mean_us";
