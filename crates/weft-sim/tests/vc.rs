@@ -142,3 +142,25 @@ fn abr_flow_control_keeps_an_unthrottled_alpha_from_overrunning_the_throttled_pa
             .is_some_and(|l| l > 0.0)
     );
 }
+
+/// `scenarios/ebn-anspag-policed.toml`: into a contract that polices every data segment away,
+/// the sender's 8 KiB writes fill its 35600-byte send buffer and no ACK ever frees it: four
+/// writes return and the fifth blocks for good, so the application handed TCP 32 KiB (the
+/// paper's FTP client showed about 30 KB before the transfer hung). Unpoliced, the writes keep
+/// returning.
+#[test]
+fn a_hung_transfer_hands_tcp_one_send_buffer_of_whole_writes() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ebn-anspag-policed.toml");
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let handed = |text: &str| {
+        let s = Scenario::parse(text, "x.toml").expect("the scenario parses");
+        let doc = weft_sim::scenario::run(&s, 1);
+        let x = &doc.samples[0];
+        (x["goodput_mbps"].as_f64(), x["app_written_kib"].as_f64())
+    };
+    assert_eq!(handed(&text), (Some(0.0), Some(32.0)));
+    let (goodput, written) = handed(&text.replace("police = true", "police = false"));
+    assert!(goodput.is_some_and(|g| g > 1.0), "{goodput:?}");
+    assert!(written.is_some_and(|w| w > 1000.0), "{written:?}");
+}

@@ -116,6 +116,8 @@ pub struct BulkSource {
     /// Datagrams to send in all; `None`: until `stop`.
     count: Option<u64>,
     written: u64,
+    /// Bytes of the write call still blocked (streams; 0 when none is).
+    pending: u64,
     /// The stream is established ([`Input::Connected`]): a sized flow closes only then (a
     /// close before the handshake ends would abort the connection, as `close` in SYN-SENT).
     connected: bool,
@@ -141,6 +143,7 @@ impl BulkSource {
             limit: None,
             count: None,
             written: 0,
+            pending: 0,
             connected: false,
         }
     }
@@ -171,6 +174,13 @@ impl BulkSource {
     pub fn sent(&self) -> u64 {
         self.sent
     }
+
+    /// Bytes of the write calls that have returned (streams): what the application knows it
+    /// handed to its transport, as an FTP client's hash marks count it. A write still blocked
+    /// on a full send buffer is not counted, though the buffer may hold part of it.
+    pub fn written_returned(&self) -> u64 {
+        self.written - self.pending
+    }
 }
 
 impl Application for BulkSource {
@@ -178,6 +188,7 @@ impl Application for BulkSource {
         match input {
             Input::Written { .. } => {
                 self.writing = false;
+                self.pending = 0;
                 // An unpaced datagram source sends again once its send call returned.
                 if matches!(self.via, Via::Datagram(_)) && self.pace.is_none() && self.more(now) {
                     self.next = Some(now);
@@ -216,6 +227,7 @@ impl Application for BulkSource {
                 self.writing = true;
                 self.sent += 1;
                 self.written += len;
+                self.pending = len;
                 Some(Output::Write {
                     stream: 0,
                     len,
@@ -496,7 +508,9 @@ mod tests {
         let w = |o| matches!(o, Some(Output::Write { len: 8192, .. }));
         assert!(w(s.poll_output(Instant(0))));
         assert_eq!(s.poll_output(Instant(0)), None, "blocked in its write");
+        assert_eq!(s.written_returned(), 0, "the write has not returned");
         s.handle_input(Instant(5), Input::Written { stream: 0 });
+        assert_eq!(s.written_returned(), 8192);
         assert!(w(s.poll_output(Instant(5))));
         assert_eq!(s.poll_timeout(), Some(Instant(100)));
         assert_eq!(
@@ -504,6 +518,8 @@ mod tests {
             Some(Output::Close { stream: 0 })
         );
         assert_eq!((s.poll_output(Instant(200)), s.sent()), (None, 2));
+        // The second write, still blocked when the source closed, never returned.
+        assert_eq!(s.written_returned(), 8192);
     }
 
     #[test]
