@@ -378,9 +378,14 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
         ));
         return;
     };
+    // Routers on the path (`forwarding`) bound the packets a second and lengthen the round
+    // ([`super::router`]); a round the workload gives (`rtt`) is taken to include them.
+    let routers = super::router::on_path(s, a, &path);
+    let tcp = matches!(transport, Transport::Tcp { .. });
+    let router = super::router::bound(&routers, mtu, mtu - transport.header_bytes(), tcp);
     let rtt = w.rtt.unwrap_or_else(|| {
         let one_way: u64 = path.iter().map(|l| l.delay.0).sum();
-        Duration(2 * one_way)
+        Duration(2 * one_way) + router.map_or(Duration::ZERO, |r| r.round)
     });
     let flows = w.from.len().max(w.to.len()) as u64;
     // A window-less transport (UDP) is bounded by the link alone.
@@ -403,6 +408,10 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     } else {
         link_mbps / flows as f64
     };
+    let router_limited = router.is_some_and(|r| r.goodput_mbps / (flows as f64) < per_flow);
+    if let Some(r) = router {
+        per_flow = per_flow.min(r.goodput_mbps / flows as f64);
+    }
     // Random loss on the path bounds TCP by Mathis et al.: each link's `loss` is taken per
     // datagram here (an emulated link drops frames; on a simulated ATM link it is per cell).
     let keep: f64 = path.iter().map(|l| 1.0 - l.loss).product();
@@ -503,6 +512,10 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
     if let Some(h) = host_bound {
         m.insert("host_mbps".into(), h);
     }
+    if let Some(r) = router {
+        m.insert("router_mbps".into(), r.goodput_mbps);
+        m.insert("router_round_ms".into(), r.round.0 as f64 / 1e6);
+    }
     if let Some(u) = blast {
         m.insert("sent_mbps".into(), u.sent_bps / 1e6);
         m.insert("datagram_loss".into(), u.loss);
@@ -542,6 +555,7 @@ fn tput(s: &Scenario, w: &Workload, out: &mut ModelPoint) {
             _ if ftp.is_some_and(|e| e.limit == FtpLimit::WriteThrough) =>
                 "receiving process: its receive path and its write-through disk, in turn (FTP)",
             _ if host_limited => "hosts (their `costs`: send and receive paths)",
+            _ if router_limited => "routers' forwarding processors (`forwarding`)",
             (false, true, Limit::Window) => "window",
             _ => "link",
         }

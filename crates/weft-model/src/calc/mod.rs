@@ -18,6 +18,7 @@ pub mod overhead;
 pub mod policed;
 pub mod queue;
 pub mod ring;
+pub mod router;
 pub mod rr_point;
 pub mod rr_tcp;
 pub mod rtt;

@@ -312,6 +312,7 @@ mod tests {
         // A trunk's file is named after its switches: a switch named to lead out is refused.
         let mut two = topo.clone();
         two.switches.push(SwitchSpec {
+            forwarding: None,
             shared_buffer: None,
             name: "../escaped".into(),
             ..two.switches[0].clone()

@@ -20,6 +20,7 @@ mod fabric_stage;
 mod fat_tree;
 mod faults;
 mod flow_table;
+mod forwarding;
 mod frame;
 mod ingress;
 pub mod ip;
@@ -56,6 +57,7 @@ pub use fabric_stage::{
 pub use fat_tree::{MAX_GENERATED_HOSTS, Shape, ShapeSpec, Tier, oversubscription, spines_for};
 pub use faults::{FaultInjector, FaultStats, Faults};
 pub use flow_table::FlowTable;
+pub use forwarding::{Forwarded, Forwarder, ForwardingSpec, ForwardingStats};
 pub use frame::{
     BROADCAST, ETH_HEADER, Ecn, FlowKey, Frame, Mac, TRIMMED_DSCP, host_mac, host_of_mac, is_group,
 };
@@ -88,5 +90,7 @@ pub use vc_switch::{Circuits, PortRef, VcStats, VcSwitch};
 mod tests;
 #[cfg(test)]
 mod tests_failure;
+#[cfg(test)]
+mod tests_router;
 #[cfg(test)]
 mod tests_shared;

@@ -59,6 +59,8 @@ pub struct Network<F> {
     port_at: Vec<(usize, PortId)>,
     /// The switches with an input-queued fabric.
     fabrics: Vec<usize>,
+    /// The switches with forwarding processors (routers).
+    routers: Vec<usize>,
     /// The trunk port (network number) whose trains are being handed on; its deadline is
     /// renewed when it has no more.
     trunk_serving: Option<usize>,
@@ -137,6 +139,9 @@ impl<F: Frame> Network<F> {
             if let Some(b) = spec.shared_buffer {
                 sw.set_shared_buffer(b);
             }
+            if let Some(f) = spec.forwarding {
+                sw.set_forwarding(f);
+            }
             switches.push(sw);
             port_at.extend((0..ports[s].len()).map(|p| (s, p)));
         }
@@ -199,6 +204,7 @@ impl<F: Frame> Network<F> {
         }
         Ok(Network {
             fabrics: (0..ns).filter(|&s| switches[s].has_fabric()).collect(),
+            routers: (0..ns).filter(|&s| switches[s].has_forwarding()).collect(),
             switches,
             names: topo.switches.iter().map(|s| s.name.clone()).collect(),
             host_port,
@@ -483,6 +489,13 @@ impl<F: Frame> Network<F> {
         self.switches.iter().map(|s| s.pfc_drops).sum()
     }
 
+    /// Serves what has reached every router's forwarding processors by `now`.
+    fn advance_routers(&mut self, now: Instant) {
+        for &s in &self.routers {
+            self.switches[s].advance_forwarding(now, &mut self.due);
+        }
+    }
+
     /// Moves what every input-queued fabric has delivered by `now` to its output queues.
     fn advance_fabrics(&mut self, now: Instant) {
         for &s in &self.fabrics {
@@ -541,10 +554,16 @@ impl<F: Frame> Network<F> {
         if self.pfc.is_some() {
             self.run_pfc(now);
         }
+        if !self.routers.is_empty() {
+            self.advance_routers(now);
+        }
         if !self.fabrics.is_empty() {
             self.advance_fabrics(now);
         }
         self.move_trunk_trains(now);
+        if !self.routers.is_empty() {
+            self.advance_routers(now);
+        }
         if !self.fabrics.is_empty() {
             self.advance_fabrics(now);
         }
@@ -640,6 +659,9 @@ impl<F: Frame> Network<F> {
         for &s in &self.fabrics {
             t = earlier(t, self.switches[s].fabric_timeout());
         }
+        for &s in &self.routers {
+            t = earlier(t, self.switches[s].forwarding_timeout());
+        }
         if let Some(l) = &self.pfc {
             t = earlier(t, l.events.peek_time());
         }
@@ -702,6 +724,15 @@ impl<F: Frame> Network<F> {
             .iter()
             .filter_map(|s| s.shared_buffer().map(|b| b.max_used))
             .max()
+    }
+
+    /// The counters of every router's forwarding processors, by switch name, in topology order
+    /// (empty: no switch has any).
+    pub fn router_stats(&self) -> Vec<(String, super::ForwardingStats)> {
+        self.routers
+            .iter()
+            .filter_map(|&s| Some((self.names[s].clone(), self.switches[s].forwarding_stats()?)))
+            .collect()
     }
 
     /// Switch `s` (topology order).

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::egress::{Egress, EgressStats, Released};
 use super::fabric_stage::{FabricSpec, FabricStage, FabricStageError, FabricStats};
+use super::forwarding::{Forwarded, Forwarder, ForwardingSpec, ForwardingStats};
 use super::frame::{Frame, Mac, host_of_mac, is_group};
 use super::ingress::{Ingress, IngressStats};
 use super::link::LinkSpec;
@@ -125,6 +126,9 @@ pub struct SwitchCore<F> {
     /// The buffer its Ethernet output queues share, when it has one
     /// ([`SwitchCore::set_shared_buffer`]); lent to each output while it is served.
     pool: Option<SharedBuffer>,
+    /// Its forwarding processors, when it is a router whose packets each cost it time
+    /// ([`SwitchCore::set_forwarding`]).
+    forwarder: Option<Forwarder<F>>,
     /// Frames a lossless input dropped beyond its headroom, over all ports.
     pub pfc_drops: u64,
     /// Frames that were too short to switch, or had nowhere to go.
@@ -191,6 +195,7 @@ impl<F: Frame> SwitchCore<F> {
             pauses: Vec::new(),
             released: Vec::new(),
             pool: None,
+            forwarder: None,
             pfc_drops: 0,
             runts: 0,
             down: DownPorts::default(),
@@ -526,7 +531,19 @@ impl<F: Frame> SwitchCore<F> {
             self.down.unrouted += 1;
             return;
         }
+        if let Some(fw) = &mut self.forwarder {
+            // A router stores the packet whole and forwards it when its processor has served
+            // it ([`SwitchCore::advance_forwarding`]); it never cuts through.
+            fw.handle_train(from, to, t);
+            return;
+        }
         self.cut(from, to, &mut t);
+        self.deliver(from, to, t, d);
+    }
+
+    /// Hands train `t` from port `from` to the output of port `to`, through the fabric if
+    /// there is one.
+    fn deliver(&mut self, from: PortId, to: PortId, t: Train<F>, d: &mut PortDeadlines) {
         match &mut self.fabric {
             Some(f) => f.handle_train(from, to, t),
             None => {
@@ -534,6 +551,53 @@ impl<F: Frame> SwitchCore<F> {
                 self.reschedule(to, d);
             }
         }
+    }
+
+    /// From now on every frame it routes to a port waits for its forwarding processors
+    /// ([`Forwarder`]) once it is in whole, and goes on to its output queue when served; set
+    /// before any frame arrives. Broadcasts, which it floods, do not wait.
+    pub fn set_forwarding(&mut self, spec: ForwardingSpec) {
+        self.forwarder = Some(Forwarder::new(spec));
+    }
+
+    /// True if it has forwarding processors ([`SwitchCore::set_forwarding`]).
+    pub fn has_forwarding(&self) -> bool {
+        self.forwarder.is_some()
+    }
+
+    /// The counters of its forwarding processors (`None`: it has none).
+    pub fn forwarding_stats(&self) -> Option<ForwardingStats> {
+        self.forwarder.as_ref().map(|f| f.stats)
+    }
+
+    /// When its forwarding processors next take a frame (`None`: none on its way, or no
+    /// processors).
+    pub fn forwarding_timeout(&self) -> Option<Instant> {
+        self.forwarder.as_ref().and_then(Forwarder::poll_timeout)
+    }
+
+    /// Serves what has reached its forwarding processors by `now` and hands each frame served
+    /// to its output (a frame dropped for a full queue is released at its lossless input, if
+    /// one counted it).
+    pub fn advance_forwarding(&mut self, now: Instant, d: &mut PortDeadlines) {
+        let Some(mut fw) = self
+            .forwarder
+            .take_if(|f| f.poll_timeout().is_some_and(|t| t <= now))
+        else {
+            return;
+        };
+        fw.advance(now, &mut |x| match x {
+            Forwarded::On { from, to, train } => {
+                if self.down.is_down(to) {
+                    self.down.unrouted += 1;
+                    self.release(train.counted, train.first);
+                } else {
+                    self.deliver(from, to, train, d);
+                }
+            }
+            Forwarded::Dropped(t) => self.release(t.counted, t.last()),
+        });
+        self.forwarder = Some(fw);
     }
 
     /// Takes `port` down at `now` (ns), or brings it back up (`down` false). Going down, what

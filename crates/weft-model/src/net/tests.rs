@@ -9,7 +9,7 @@ use crate::units::Rate;
 
 const OC3C: Rate = Rate::bps(149_760_000);
 
-fn frame(to: usize, from: usize, len: usize, tag: u8) -> Vec<u8> {
+pub(super) fn frame(to: usize, from: usize, len: usize, tag: u8) -> Vec<u8> {
     let mut f = vec![tag; len];
     f[0..6].copy_from_slice(&host_mac(to));
     f[6..12].copy_from_slice(&host_mac(from));
@@ -169,7 +169,7 @@ fn star(kind: FabricKind, buffer_cells: u64, hosts: usize) -> Topology {
 }
 
 /// Runs the network until idle; returns (host, due ns, frame) in the order delivered.
-fn run(net: &mut Network<Vec<u8>>) -> Vec<(usize, u64, Vec<u8>)> {
+pub(super) fn run(net: &mut Network<Vec<u8>>) -> Vec<(usize, u64, Vec<u8>)> {
     let mut got = Vec::new();
     let mut now = Instant(0);
     while let Some(t) = net.poll_timeout() {
@@ -287,7 +287,7 @@ fn a_full_input_buffer_drops_cells_and_corrupts_exactly_those_frames() {
 }
 
 /// a0, a1 on switch 0; b0 on switch 1; a 10 Mbit/s trunk with 1 ms of delay between them.
-fn dumbbell() -> Topology {
+pub(super) fn dumbbell() -> Topology {
     let fast = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(1));
     let mut slow = LinkSpec::ethernet(Some(Rate::mbps(10)), Duration::from_millis(1));
     slow.buffer = Buffer::frames(4);
@@ -303,6 +303,7 @@ fn dumbbell() -> Topology {
         5,
     );
     t.switches.push(SwitchSpec {
+        forwarding: None,
         shared_buffer: None,
         cut_through: false,
         name: "right".into(),
@@ -677,6 +678,7 @@ fn ring_of_four(hops: usize) -> (usize, Option<Vec<String>>) {
     let mut t = Topology::star(hosts, FabricSpec::default(), 3);
     t.switches = (0..4)
         .map(|i| SwitchSpec {
+            forwarding: None,
             shared_buffer: None,
             cut_through: false,
             name: format!("s{i}"),

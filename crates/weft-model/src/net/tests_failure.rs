@@ -25,6 +25,7 @@ fn parallel(trunks: usize) -> Topology {
     };
     let mut t = Topology::star(vec![host("a0", 0), host("b0", 1)], FabricSpec::default(), 5);
     t.switches.push(SwitchSpec {
+        forwarding: None,
         shared_buffer: None,
         cut_through: false,
         name: "right".into(),

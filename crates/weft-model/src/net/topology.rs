@@ -49,6 +49,10 @@ pub struct SwitchSpec {
     /// ([`LinkSpec::buffer`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_buffer: Option<super::SharedBufferSpec>,
+    /// A router's forwarding processors, which every frame it routes waits for, whole, before
+    /// its output queue ([`super::Forwarder`]); `None`: frames cost it no processing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarding: Option<super::ForwardingSpec>,
 }
 
 /// A link between two switches.
@@ -110,6 +114,10 @@ pub enum TopologyError {
     /// A VC contract on a link that does not carry cells.
     #[error("host {0}: a VC contract (pcr/scr) needs an ATM link")]
     ContractNeedsCells(String),
+    /// A switch with forwarding processors (a router, which stores each packet whole) that is
+    /// also said to cut through.
+    #[error("switch {0}: a router (`forwarding`) stores each packet and cannot cut through")]
+    RouterCutThrough(String),
     /// Fewer than two hosts or more than [`MAX_HOSTS`].
     #[error("a topology needs 2 to 64000 hosts, not {0}")]
     HostCount(usize),
@@ -140,6 +148,7 @@ impl Topology {
             hosts,
             switches: vec![SwitchSpec {
                 shared_buffer: None,
+                forwarding: None,
                 cut_through: false,
                 name: "switch".into(),
                 fabric,
@@ -180,6 +189,13 @@ impl Topology {
             .find(|s| !usable_name(&s.name, "_.-") || s.name.chars().all(|c| c == '.'))
         {
             return Err(TopologyError::BadSwitchName(s.name.clone()));
+        }
+        if let Some(s) = self
+            .switches
+            .iter()
+            .find(|s| s.forwarding.is_some() && s.cut_through)
+        {
+            return Err(TopologyError::RouterCutThrough(s.name.clone()));
         }
         for (i, t) in self.trunks.iter().enumerate() {
             if t.ends.iter().any(|&e| e >= self.switches.len()) || t.ends[0] == t.ends[1] {

@@ -65,6 +65,7 @@ mod parse;
 mod parse_abr;
 mod parse_check;
 mod parse_fabric;
+mod parse_forwarding;
 mod parse_nfs;
 mod parse_ring;
 mod parse_segment;
@@ -266,6 +267,11 @@ pub struct Switch {
     /// buffer (`alpha`, default 1: [`crate::net::SharedBuffer`]); `None`: a buffer per queue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared: Option<crate::net::SharedBufferSpec>,
+    /// A store-and-forward router's forwarding processors (`forwarding = { per_packet = "20us",
+    /// per_byte = "1ns" }`): every packet it routes waits for one, whole, before its output
+    /// queue ([`crate::net::Forwarder`]); `None`: packets cost it no processing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forwarding: Option<crate::net::ForwardingSpec>,
 }
 
 /// A switch's PFC thresholds, per input and class (`pfc_xoff`, `pfc_xon`; frames count as

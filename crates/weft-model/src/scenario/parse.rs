@@ -223,6 +223,7 @@ pub(super) const SWITCH_KEYS: &[&str] = &[
     "efci_threshold",
     "abr_er",
     "alpha",
+    "forwarding",
 ];
 
 fn switch(s: &Tbl<'_, '_>, names: &mut Vec<String>) -> Result<Switch> {
@@ -328,6 +329,7 @@ pub(super) fn switch_body(s: &Tbl<'_, '_>, name: String) -> Result<Switch> {
             bytes: b.amount,
             alpha: alpha.unwrap_or(1.0),
         }),
+        forwarding: super::parse_forwarding::forwarding(s)?,
     })
 }
 

@@ -146,11 +146,13 @@ impl Topology {
                 fabric: fabric_of(sw, links),
                 latency: sw.latency,
                 cut_through: sw.cut_through,
+                forwarding: sw.forwarding,
             })
             .collect();
         if wire {
             switches.push(SwitchSpec {
                 shared_buffer: None,
+                forwarding: None,
                 name: "wire".into(),
                 fabric: FabricSpec::default(),
                 latency: Duration::ZERO,

@@ -158,9 +158,32 @@ pub fn tput(
     {
         queue_metrics(topo, &ports, &to, m);
     }
+    router_metrics(&r, m);
     m.insert("seconds".into(), json!(time.as_secs_f64()));
     m.insert("warmup_seconds".into(), json!(warm.as_secs_f64()));
     m.insert("events".into(), json!(r.stats.sent + r.stats.delivered));
+}
+
+/// What the routers' forwarding processors (`forwarding`) did: the packets they dropped for a
+/// full queue, and per router its packets, drops, most packets waiting and share of the run
+/// busy (summed over its processors). Absent without routers, so that other results keep their
+/// form.
+fn router_metrics(r: &NetRun, m: &mut Map<String, Value>) {
+    let routers = r.network.router_stats();
+    if routers.is_empty() {
+        return;
+    }
+    let span = r.duration.as_nanos().max(1) as f64;
+    let each: Vec<Value> = routers
+        .iter()
+        .map(|(name, s)| {
+            json!({ "switch": name, "packets": s.packets, "dropped": s.dropped,
+                "max_waiting": s.max_waiting, "busy": s.busy_ns as f64 / span })
+        })
+        .collect();
+    let dropped: u64 = routers.iter().map(|(_, s)| s.dropped).sum();
+    m.insert("router_dropped".into(), json!(dropped));
+    m.insert("routers".into(), json!(each));
 }
 
 /// When a workload's senders are of more than one kind (`costs`), the goodput of each kind's

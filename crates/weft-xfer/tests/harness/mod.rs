@@ -161,6 +161,7 @@ fn topology(sessions: usize, ch: ChannelCfg, seed: u64) -> Topology {
         switches: ["senders", "receivers"]
             .iter()
             .map(|n| SwitchSpec {
+                forwarding: None,
                 shared_buffer: None,
                 name: n.to_string(),
                 fabric: FabricSpec::default(),
