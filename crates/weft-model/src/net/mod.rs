@@ -21,6 +21,7 @@ mod fat_tree;
 mod faults;
 mod flow_table;
 mod forwarding;
+pub mod forwarding_presets;
 mod frame;
 mod ingress;
 pub mod ip;
