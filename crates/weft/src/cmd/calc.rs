@@ -383,7 +383,9 @@ fn ebn_runs(f: &Figures) -> anyhow::Result<(String, Vec<Value>)> {
     text.push_str(
         "modelKiB = the bound `weft run` gives the run's scenario (ebn-vp26, ebn-vp33): the whole \
          segments a 1995 BSD sender keeps in flight over the round trip plus the two segment times \
-         a delayed ACK waits for, or the VP's payload rate for the run's segments.\n\
+         a delayed ACK waits for, or the VP's payload rate for the run's segments; here over the \
+         ping's 17 ms, where ebn-vp33 makes the DECNIS a router (the links' 16 ms and its time: \
+         run 3 3094.6).\n\
          win/link = that window's rate against the link's TCP payload rate: near 1 the window \
          barely covers the path, and any extra delay makes it the limit.\n\
          rtt* = window in flight / measured rate: the round at which the window alone would \
