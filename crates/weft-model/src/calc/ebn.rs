@@ -146,7 +146,7 @@ mod tests {
                     let rtt = Duration::from_secs_f64(rtt_ms / 1e3);
                     let w = Size(run.window_bytes);
                     let (in_flight, round) =
-                        window::ack_clocked(&e3, run.mtu_bytes, tcp, w, rtt, true);
+                        window::ack_clocked(&e3, run.mtu_bytes, tcp, w, rtt, true, None);
                     let b = TransferBound::new(&e3, run.mtu_bytes, tcp, in_flight, round).unwrap();
                     assert!(*rtt_ms > 17.0, "run {i}: the router lengthens the round");
                     b.payload_kib_s
