@@ -23,16 +23,9 @@ pub fn passes_whole(contract: &VcContract, line: &Tech, datagram: u64) -> bool {
     let (Some(cells), Some(gap)) = (line.cells(datagram), line.cell_time()) else {
         return true;
     };
+    // The first cell the policer breaks breaks the segment: it is judged no further.
     let mut policer = Policer::new(*contract);
-    let mut broken = false;
-    for k in 0..cells {
-        let fate = policer.judge(k * gap.0, k, cells, broken);
-        broken |= fate != Fate::Passed;
-        if broken {
-            return false;
-        }
-    }
-    true
+    (0..cells).all(|k| policer.judge(k * gap.0, k, cells, false) == Fate::Passed)
 }
 
 /// Bytes of the whole writes of `call` bytes that fit a send buffer of `buffer` bytes: what an
