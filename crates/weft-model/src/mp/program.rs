@@ -80,7 +80,7 @@ impl Counts {
 }
 
 /// One rank's run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Program {
     /// The plans the blocks run; plan 0 is the barrier.
     pub plans: Vec<Plan>,
