@@ -55,6 +55,17 @@ pub fn topology(s: &Scenario, seed: u64) -> Result<(Topology, Vec<String>), EmuE
     Ok((topo, notes))
 }
 
+/// The topology workload `w` of `s` runs on: [`topology`], with the workload's `multipath` in
+/// place of the fabric's, as the simulator runs it.
+pub fn workload_topology(
+    s: &Scenario,
+    w: &Workload,
+    seed: u64,
+) -> Result<(Topology, Vec<String>), EmuError> {
+    let (topo, notes) = topology(s, seed)?;
+    Ok((topo.for_workload(w), notes))
+}
+
 /// Runs every point of `s` on the emulator (one bring-up per point, its topology built with
 /// the point's seed, as the simulator builds it) and returns the result document: one sample
 /// per point with `workload`, `point`, the metrics and `notes` ([`run_points`]).
@@ -106,7 +117,7 @@ impl PointEngine for EmuEngine<'_> {
         if let Some(why) = not_on_emu(w, weft_sys::sockopt::has_congestion) {
             return Ok(PointResult::skipped(why));
         }
-        let (topo, _) = topology(s, p.seed)?;
+        let (topo, _) = workload_topology(s, w, p.seed)?;
         // Declared before the emulation, so dropped after it on every path.
         let mut failing = FailRun::start(s, &topo)?;
         let driver = if w.kind == WorkloadKind::Mp {
@@ -570,6 +581,7 @@ fn add_switch_metrics(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weft_model::net::Multipath;
 
     #[test]
     fn the_hosts_of_a_ring_keep_ports_of_their_own_on_the_emulator() {
@@ -604,6 +616,20 @@ hosts = ["a", "b"]
             notes.iter().any(|n| n.contains("simulator only")),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn each_permutation_workload_runs_on_its_own_multipath() {
+        let text = include_str!("../../../scenarios/fabric-permutation.toml");
+        let s = Scenario::parse(text, "fabric-permutation.toml").expect("a shipped scenario");
+        let policy = |k: usize| {
+            let (t, _) = workload_topology(&s, &s.workloads[k], 1).expect("a topology");
+            t.multipath
+        };
+        // Before, the emulator built every point on the fabric's ECMP: the sprayed workload
+        // took one path per flow.
+        assert_eq!(policy(0), Multipath::Ecmp);
+        assert_eq!(policy(1), Multipath::Spray);
     }
 
     #[test]

@@ -166,12 +166,7 @@ fn simulate(
     let sw = s.switch_for(w);
     // The workload's multipath in place of the fabric's.
     let from_scenario = |s: &Scenario, seed| {
-        Topology::from_scenario(s, seed).map(|(mut t, notes)| {
-            if let Some(m) = w.multipath {
-                t.multipath = m;
-            }
-            (t, notes)
-        })
+        Topology::from_scenario(s, seed).map(|(t, notes)| (t.for_workload(w), notes))
     };
     match w.kind {
         WorkloadKind::Tput => match from_scenario(s, seed) {

@@ -211,6 +211,15 @@ impl Topology {
         }
         Ok((topo, notes))
     }
+
+    /// This topology as workload `w` runs on it: the workload's `multipath` in place of the
+    /// fabric's (the one place the simulator and the emulator both take it from).
+    pub fn for_workload(mut self, w: &scenario::Workload) -> Self {
+        if let Some(m) = w.multipath {
+            self.multipath = m;
+        }
+        self
+    }
 }
 
 /// A `[[fabric.fail]]` on the switches and trunks of `topo`.
