@@ -4,88 +4,43 @@
 //! the highest sender a queue has seen: on a k = 32 fat-tree (8192 hosts, 1280 switches of 32
 //! ports) the queues' lists alone came to 49,152 x 8192 x 48 bytes, 19 GB, and the run was killed.
 //! A queue sees few flows (a host's own, or those routed through one port), so [`FlowTable`]
-//! keeps only those, in the order it first saw them, and finds one through a small
-//! open-addressing hash index of (flow, place) pairs: one probe, mostly, where a binary search
-//! over a sprayed fabric's hundreds of flows per queue took nine, each a cache miss (the lookup was
-//! a fifth of a 432-host simulation's time). It still serialises as the dense list (zeros for
-//! flows it never saw, up to the highest it saw), so every result document is the same as before.
+//! keeps only those, in the order it first saw them, and finds one through a hash index of flow
+//! numbers (`FxHashMap`, as the other per-flow tables of the core): one probe, mostly, where a
+//! binary search over a sprayed fabric's hundreds of flows per queue took nine, each a cache miss
+//! (the lookup was a fifth of a 432-host simulation's time). It still serialises as the dense list
+//! (zeros for flows it never saw, up to the highest it saw), so every result document is the same
+//! as before.
 
+use rustc_hash::FxHashMap;
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 use super::egress::FlowStats;
-
-/// A slot of the index with no flow in it.
-const EMPTY: u32 = u32::MAX;
 
 /// Per-flow counters of one output queue, by flow (sending host) number.
 #[derive(Clone, Debug, Default)]
 pub struct FlowTable {
     /// The flows seen, each once, in the order they were first seen.
     seen: Vec<(u32, FlowStats)>,
-    /// Open addressing with linear probing: (flow, its place in `seen`), or (_, [`EMPTY`]). Its
-    /// length is zero or a power of two at least twice `seen`'s.
-    index: Vec<(u32, u32)>,
+    /// Each flow's place in `seen`.
+    index: FxHashMap<u32, u32>,
 }
 
 impl FlowTable {
-    /// The first slot of the index to probe for flow `f` (Fibonacci hashing), `mask` the index's
-    /// length less one.
-    #[inline]
-    fn home(f: u32, mask: usize) -> usize {
-        ((u64::from(f).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize) & mask
-    }
-
-    /// The place in `seen` of flow `f`, or the empty slot of the index where it would go.
-    #[inline]
-    fn find(&self, f: u32) -> Result<usize, usize> {
-        if self.index.is_empty() {
-            return Err(0);
-        }
-        let mask = self.index.len() - 1;
-        let mut i = Self::home(f, mask);
-        loop {
-            match self.index[i] {
-                (_, EMPTY) => return Err(i),
-                (k, at) if k == f => return Ok(at as usize),
-                _ => i = (i + 1) & mask,
-            }
-        }
-    }
-
     /// The counters of flow `f`, if the queue has seen it.
     pub fn get(&self, f: usize) -> Option<&FlowStats> {
         let f = u32::try_from(f).ok()?;
-        self.find(f).ok().map(|i| &self.seen[i].1)
+        self.index.get(&f).map(|&i| &self.seen[i as usize].1)
     }
 
     /// The counters of flow `f`, made zero the first time it is seen.
     #[inline]
     pub(super) fn entry(&mut self, f: u32) -> &mut FlowStats {
-        let i = match self.find(f) {
-            Ok(i) => i,
-            Err(slot) => self.insert(f, slot),
-        };
-        &mut self.seen[i].1
-    }
-
-    /// Adds flow `f`, not yet seen, whose empty slot in the index is `slot`; returns its place
-    /// in `seen`.
-    #[cold]
-    fn insert(&mut self, f: u32, slot: usize) -> usize {
-        let at = self.seen.len();
-        self.seen.push((f, FlowStats::default()));
-        if (at + 1) * 2 > self.index.len() {
-            // Rebuilt at twice the size: every flow, this one included, probed afresh.
-            let len = (self.index.len() * 2).max(8);
-            self.index = vec![(0, EMPTY); len];
-            for (k, &(n, _)) in self.seen.iter().enumerate() {
-                let Err(s) = self.find(n) else { continue };
-                self.index[s] = (n, k as u32);
-            }
-        } else {
-            self.index[slot] = (f, at as u32);
-        }
-        at
+        let seen = &mut self.seen;
+        let i = *self.index.entry(f).or_insert_with(|| {
+            seen.push((f, FlowStats::default()));
+            (seen.len() - 1) as u32
+        });
+        &mut self.seen[i as usize].1
     }
 
     /// One more than the highest flow number seen (the length of the dense list).
@@ -164,7 +119,7 @@ mod tests {
     #[test]
     fn finds_every_flow_of_many_seen_in_any_order() {
         let mut t = FlowTable::default();
-        // More flows than the index first holds, so that it grows, in a scrambled order.
+        // Many flows, past the index's first growths, in a scrambled order.
         let flows: Vec<u32> = (0..500u32).map(|i| (i * 7919) % 1000).collect();
         for (k, &f) in flows.iter().enumerate() {
             t.entry(f).frames_in += u64::from(f) + 1;
