@@ -6,13 +6,17 @@
 #   1. TCP throughput (iperf3, MTU 9000) and 64-byte-frame packet rate (iperf3 UDP, 18-byte
 #      payloads) between two namespaces, through `weft emu` with unlimited link rates and through
 #      a kernel bridge with the same offload settings (TSO/GSO/GRO/checksum off), ROUNDS rounds
-#      alternating the switch's receive paths (RX: `ring`, a TPACKET_V2 PACKET_MMAP ring, and
-#      `recvmsg`, one system call a frame; see crates/weft-emu/src/port_io.rs) and the bridge;
-#      medians. Targets: TCP >= 0.7x the bridge, 64-byte frames >= 0.7x its packet rate.
+#      alternating the switch's I/O paths (VARIANTS, each RX/TX: receive `ring`, a TPACKET_V2
+#      PACKET_MMAP ring, or `recvmsg`, one system call a frame, crates/weft-emu/src/port_io.rs;
+#      send `batch`, a turn's frames to a port in one sendmmsg, or `send`, one call a frame,
+#      crates/weft-emu/src/tx_batch.rs) and the bridge; medians. Targets: TCP >= 0.7x the
+#      bridge, 64-byte frames >= 0.7x its packet rate.
 #   2. The largest number of OC-3c hosts the switch carries at full rate with lag p99 <= 50 us,
-#      per receive path, from FIRST_HOSTS up. Target: >= 16.
-# Environment: T (seconds per iperf3 run, default 5), ROUNDS (default 3), RX (receive paths,
-# default "ring recvmsg"), MAX_HOSTS (default 32), FIRST_HOSTS (default 8).
+#      per I/O path, from FIRST_HOSTS up. Target: >= 16.
+# Environment: T (seconds per iperf3 run, default 5), ROUNDS (default 3), VARIANTS (default
+# "ring/batch ring/send recvmsg/send": the default, then the paths it replaced), MAX_HOSTS
+# (default 32), FIRST_HOSTS (default 8), HOST_VARIANTS (the paths part 2 tries, default
+# VARIANTS).
 # The switch thread busy-polls while the bridge's work happens in softirq context of
 # whoever sends: on a busy machine that favours weft; compare on a quiet one.
 set -euo pipefail
@@ -23,7 +27,8 @@ for t in iperf3 python3 ethtool; do
 done
 T=${T:-5}
 ROUNDS=${ROUNDS:-3}
-RX=${RX:-ring recvmsg}
+VARIANTS=${VARIANTS:-ring/batch ring/send recvmsg/send}
+HOST_VARIANTS=${HOST_VARIANTS:-$VARIANTS}
 MAX_HOSTS=${MAX_HOSTS:-32}
 FIRST_HOSTS=${FIRST_HOSTS:-8}
 # One command for both, so that the features of the crates they share unify the same way on
@@ -78,13 +83,14 @@ done
 
 # Each line of $tmp/runs: KIND VARIANT VALUE LOAD
 for r in $(seq "$ROUNDS"); do
-  for v in $RX; do
+  for v in $VARIANTS; do
+    export WEFT_EMU_RX=${v%/*} WEFT_EMU_TX=${v#*/}
     l=$(load)
-    x=$(WEFT_EMU_RX=$v $W emu run "$tmp/fast.toml" --json --exec 'b: iperf3 -s -1 &' \
+    x=$($W emu run "$tmp/fast.toml" --json --exec 'b: iperf3 -s -1 &' \
       --exec "a: iperf3 -c 10.77.0.2 -t $T -J" 2>/dev/null | last_stdout | tcp_bps)
     echo "tcp $v $x $l" | tee -a "$tmp/runs"
     l=$(load)
-    x=$(WEFT_EMU_RX=$v $W emu run "$tmp/fast.toml" --json --exec 'b: iperf3 -s -1 &' \
+    x=$($W emu run "$tmp/fast.toml" --json --exec 'b: iperf3 -s -1 &' \
       --exec "a: iperf3 -c 10.77.0.2 -u -b 0 -l 18 -t $T -J" 2>/dev/null | last_stdout | udp_pps)
     echo "pps $v $x $l" | tee -a "$tmp/runs"
   done
@@ -111,12 +117,12 @@ for kind, unit, scale, name in (("tcp", "Gbit/s", 1e9, "TCP MTU 9000"), ("pps", 
     print(f"{name}: bridge {med(br)/scale:.2f} {unit} (median of {len(br)}, load {loads(br)})")
     for (k, v), xs in runs.items():
         if k == kind and v != "bridge":
-            print(f"  weft rx={v}: {med(xs)/scale:.2f} {unit}, ratio {med(xs)/med(br):.2f}x "
+            print(f"  weft rx/tx={v}: {med(xs)/scale:.2f} {unit}, ratio {med(xs)/med(br):.2f}x "
                   f"(target >= 0.7x; median of {len(xs)}, load {loads(xs)})")
 PY
 
 echo "== OC-3c hosts at full rate (lag p99 <= 50 us; target >= 16)"
-for v in $RX; do
-  echo "-- rx=$v, load $(load)"
-  WEFT_EMU_RX=$v target/release/examples/emu_hosts "$MAX_HOSTS" 50 2 "$FIRST_HOSTS"
+for v in $HOST_VARIANTS; do
+  echo "-- rx/tx=$v, load $(load)"
+  WEFT_EMU_RX=${v%/*} WEFT_EMU_TX=${v#*/} target/release/examples/emu_hosts "$MAX_HOSTS" 50 2 "$FIRST_HOSTS"
 done

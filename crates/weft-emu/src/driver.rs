@@ -16,6 +16,7 @@
 //! of frames left over `warn_lag_ns` late), with its length and counts, and the report carries
 //! the fraction of late frames and a `degraded` flag.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
@@ -25,6 +26,7 @@ use weft_model::net::{FabricStats, Network, PortStats, TrunkStats};
 
 use crate::lag::{LagHistogram, LagSummary};
 use crate::port_io::{FrameRx, SwitchPort};
+use crate::tx_batch::{FrameTx, TxBatches};
 use crate::vc_agent::OpReceiver;
 use weft_sys::ppoll_readable;
 
@@ -48,6 +50,8 @@ pub struct DriverConfig {
     pub keep_awake: bool,
     /// How frames are read from the ports ([`FrameRx::from_env`] by default).
     pub rx: FrameRx,
+    /// How frames are written to the ports ([`FrameTx::from_env`] by default).
+    pub tx: FrameTx,
 }
 
 impl Default for DriverConfig {
@@ -61,6 +65,7 @@ impl Default for DriverConfig {
             realtime: None,
             keep_awake: true,
             rx: FrameRx::from_env(),
+            tx: FrameTx::from_env(),
         }
     }
 }
@@ -94,6 +99,8 @@ pub struct DriverReport {
     pub vc: Option<weft_model::net::VcStats>,
     /// Frames the kernel refused to take (peer backlog full).
     pub send_errors: u64,
+    /// System calls that sent frames (`send`, or `sendmmsg` for a turn's frames to one port).
+    pub send_calls: u64,
     /// Times the loop slept in `ppoll`.
     pub sleeps: u64,
     /// Wall-clock duration of the run (ns).
@@ -106,8 +113,11 @@ pub struct DriverReport {
 }
 
 /// CLOCK_MONOTONIC as the engine's clock: busy-polls while there is work or was recently,
-/// otherwise sleeps in `ppoll` on the sockets until the deadline.
-pub struct WallClock {
+/// otherwise sleeps in `ppoll` on the sockets until the deadline. Before it waits, the turn is
+/// over: it hands the turn's held frames to the kernel ([`TxBatches::flush`]).
+pub struct WallClock<'a> {
+    sockets: &'a [SwitchPort],
+    tx: &'a RefCell<TxBatches>,
     fds: Vec<libc::pollfd>,
     busy_poll_ns: u64,
     spin_ns: u64,
@@ -116,10 +126,13 @@ pub struct WallClock {
     error: Option<std::io::Error>,
 }
 
-impl WallClock {
-    /// A clock that watches `sockets` while it sleeps.
-    pub fn new(sockets: &[SwitchPort], cfg: &DriverConfig) -> Self {
+impl<'a> WallClock<'a> {
+    /// A clock that watches `sockets` while it sleeps and sends the frames held in `tx` to
+    /// them at the end of each turn.
+    pub fn new(sockets: &'a [SwitchPort], cfg: &DriverConfig, tx: &'a RefCell<TxBatches>) -> Self {
         WallClock {
+            sockets,
+            tx,
             fds: sockets
                 .iter()
                 .map(|s| libc::pollfd {
@@ -137,7 +150,7 @@ impl WallClock {
     }
 }
 
-impl WallClock {
+impl WallClock<'_> {
     /// Also wakes from `ppoll` when `fd` becomes readable (the caller drains it).
     pub fn watch(&mut self, fd: i32) {
         self.fds.push(libc::pollfd {
@@ -148,12 +161,13 @@ impl WallClock {
     }
 }
 
-impl Clock for WallClock {
+impl Clock for WallClock<'_> {
     fn now(&self) -> Instant {
         monotonic_now()
     }
 
     fn wait_until(&mut self, deadline: Option<Instant>, active: bool) -> Instant {
+        self.tx.borrow_mut().flush(self.sockets);
         let now = monotonic_now();
         if active {
             self.last_activity = now;
@@ -198,13 +212,14 @@ pub struct SocketHosts<'a> {
     warn_lag_ns: u64,
     sent: u64,
     late: u64,
-    send_errors: u64,
+    tx: &'a RefCell<TxBatches>,
     error: Option<std::io::Error>,
 }
 
 impl<'a> SocketHosts<'a> {
-    /// The hosts behind `sockets` (one per host port, in host order).
-    pub fn new(sockets: &'a [SwitchPort], cfg: &DriverConfig) -> Self {
+    /// The hosts behind `sockets` (one per host port, in host order); frames to them go
+    /// through `tx`.
+    pub fn new(sockets: &'a [SwitchPort], cfg: &DriverConfig, tx: &'a RefCell<TxBatches>) -> Self {
         let now = monotonic_now();
         SocketHosts {
             sockets,
@@ -220,7 +235,7 @@ impl<'a> SocketHosts<'a> {
             warn_lag_ns: cfg.warn_lag_ns,
             sent: 0,
             late: 0,
-            send_errors: 0,
+            tx,
             error: None,
         }
     }
@@ -286,11 +301,7 @@ impl Hosts<Vec<u8>> for SocketHosts<'_> {
         if late > self.warn_lag_ns {
             self.late += 1;
         }
-        if let Some(s) = self.sockets.get(port) {
-            if s.send(&frame).is_err() {
-                self.send_errors += 1;
-            }
-        }
+        self.tx.borrow_mut().push(self.sockets, port, frame);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -375,11 +386,12 @@ fn serve(
     table_ops: Option<&OpReceiver>,
 ) -> std::io::Result<DriverReport> {
     let realtime = cfg.realtime.is_some_and(weft_sys::sched::set_realtime);
-    let mut clock = WallClock::new(sockets, cfg);
+    let tx = RefCell::new(TxBatches::new(sockets.len(), cfg.tx));
+    let mut clock = WallClock::new(sockets, cfg, &tx);
     if let Some(ops) = table_ops {
         clock.watch(ops.wake_fd());
     }
-    let mut hosts = SocketHosts::new(sockets, cfg);
+    let mut hosts = SocketHosts::new(sockets, cfg, &tx);
     let start = monotonic_now();
     let mut watch = LagWatch {
         warn: cfg.warn,
@@ -404,6 +416,7 @@ fn serve(
             !stop.load(Ordering::Relaxed) && hosts.error.is_none()
         },
     );
+    tx.borrow_mut().flush(sockets);
     let end = monotonic_now();
     watch.end(end);
     if let Some(e) = hosts.error.take().or(clock.error.take()) {
@@ -426,7 +439,8 @@ fn serve(
         trunks: net.trunk_stats(),
         fabric: net.fabric_stats(),
         vc: net.vc_stats(),
-        send_errors: hosts.send_errors,
+        send_errors: tx.borrow().refused(),
+        send_calls: tx.borrow().calls(),
         sleeps: clock.sleeps,
         elapsed_ns: end.0 - start.0,
         realtime,

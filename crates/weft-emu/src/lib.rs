@@ -20,9 +20,12 @@
 //!   forwarder (`bench/emu-io.sh`, quiet 2-core VM): TAP moved 1.17x the TCP throughput (4.64
 //!   against 3.96 Gbit/s at MTU 9000) and 1.08x the 64-byte frames (73 against 68 kpps), but a
 //!   TAP `read` carries no receive timestamp, and emulated timing matters more here than 8-17%
-//!   of unlimited-rate speed. Frames are read with `recvmsg` by default, or from a TPACKET_V2
-//!   `PACKET_MMAP` receive ring per port with `WEFT_EMU_RX=ring` ([`port_io`]: no system call
-//!   to look at an empty port); the default changes once a quiet machine confirms the ring. Measured alternating on the shared 2-core VM
+//!   of unlimited-rate speed. Frames are read from a TPACKET_V2 `PACKET_MMAP` receive ring per
+//!   port ([`port_io`]: no system call to look at an empty port; `WEFT_EMU_RX=recvmsg` reads
+//!   them with one `recvmsg` each), and a turn's frames to one port leave in one `sendmmsg`
+//!   ([`tx_batch`]; `WEFT_EMU_TX=send` sends each on its own). The ring became the default when
+//!   a quiet machine confirmed it (bench/emu.sh, load 0.1: TCP 5.76 against 3.38 Gbit/s, 8
+//!   OC-3c hosts lag p99 66 against 209 us, 64-byte frames 93 against 95 kpps). Measured alternating on the shared 2-core VM
 //!   (2026-11-28, load 3-9, so noisy): 16 OC-3c hosts lag p99 165 us and 44 ms with the ring
 //!   against 82 and 132 ms with `recvmsg`, 8 hosts p99 47 us and 40 ms against 58 us and 10 ms;
 //!   unlimited rates (`bench/emu.sh`, T=3, medians of 2 at load 9): TCP 3.41 against 2.41
@@ -57,6 +60,7 @@ pub mod rr_tcp;
 pub mod scenario;
 pub mod signals;
 pub mod state;
+pub mod tx_batch;
 pub mod vc_agent;
 pub mod vc_control;
 pub mod vc_manager;

@@ -234,6 +234,11 @@ impl PacketRing {
         self.socket.send(frame)
     }
 
+    /// Sends whole frames in order (as [`PacketSocket::send_many`]).
+    pub fn send_many<F: AsRef<[u8]>>(&self, frames: &[F]) -> usize {
+        self.socket.send_many(frames)
+    }
+
     /// The descriptor, for polling (readable when a slot holds a frame).
     pub fn raw_fd(&self) -> std::os::fd::RawFd {
         self.socket.raw_fd()
