@@ -94,13 +94,15 @@ for r in $(seq "$ROUNDS"); do
       --exec "a: iperf3 -c 10.77.0.2 -u -b 0 -l 18 -t $T -J" 2>/dev/null | last_stdout | udp_pps)
     echo "pps $v $x $l" | tee -a "$tmp/runs"
   done
-  ip netns exec $B iperf3 -s -D -1 >/dev/null; sleep 0.3
+  ip netns exec $B iperf3 -s -1 >/dev/null 2>&1 & sleep 0.3
   l=$(load)
   x=$(ip netns exec $A iperf3 -c 10.78.0.2 -t "$T" -J | tcp_bps)
+  wait
   echo "tcp bridge $x $l" | tee -a "$tmp/runs"
-  ip netns exec $B iperf3 -s -D -1 >/dev/null; sleep 0.3
+  ip netns exec $B iperf3 -s -1 >/dev/null 2>&1 & sleep 0.3
   l=$(load)
   x=$(ip netns exec $A iperf3 -c 10.78.0.2 -u -b 0 -l 18 -t "$T" -J | udp_pps)
+  wait
   echo "pps bridge $x $l" | tee -a "$tmp/runs"
 done
 
