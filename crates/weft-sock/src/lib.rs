@@ -10,8 +10,9 @@
 //!
 //! - [`stream`]: an application on one TCP connection;
 //! - [`datagram`]: an application on a UDP socket, with a table of its peers' addresses;
-//! - [`mp`]: the message-passing ranks on real sockets (the executor of `weft mp`'s plans,
-//!   directly or through PVM-style daemons), moved here from `weft-probe` so that the emulator
+//! - [`mp`]: the message-passing ranks on real sockets (the core's rank,
+//!   [`weft_model::app::mp::Rank`], driven over `weft mp`'s frames, directly or through
+//!   PVM-style daemons), moved here from `weft-probe` so that the emulator
 //!   runs them without the measurement tool; [`stats`]: the latency statistics they report.
 
 pub mod buf;
@@ -48,6 +49,14 @@ impl Clock {
     /// The current instant.
     pub fn now(&self) -> Instant {
         Instant(u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// The instant of the wall-clock instant `t` (zero if before the clock's start): a time
+    /// the caller already read, without reading the clock again.
+    pub fn of(&self, t: std::time::Instant) -> Instant {
+        Instant(
+            u64::try_from(t.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX),
+        )
     }
 
     /// The wall-clock instant of `t`.

@@ -177,6 +177,8 @@ pub struct Rank {
     iteration_start: Instant,
     block_start: Instant,
     times: RankTimes,
+    /// Steps ended since the rank was made.
+    steps_ended: u64,
     finished: Option<Instant>,
 }
 
@@ -209,6 +211,7 @@ impl Rank {
             out: VecDeque::new(),
             iteration_start: Instant::ZERO,
             block_start: Instant::ZERO,
+            steps_ended: 0,
             finished: None,
         }
     }
@@ -262,6 +265,11 @@ impl Rank {
     /// When the rank finished its program.
     pub fn finished(&self) -> Option<Instant> {
         self.finished
+    }
+
+    /// Steps ended since the rank was made: a driver tells by it whether the rank moved on.
+    pub fn steps_ended(&self) -> u64 {
+        self.steps_ended
     }
 
     /// The peers whose messages the current step still waits for, in the plan's order (a
@@ -520,6 +528,7 @@ impl Rank {
 
     fn end_step(&mut self, now: Instant) {
         self.active = false;
+        self.steps_ended += 1;
         let b = self.program.blocks[self.pos.block];
         self.pos.step += 1;
         if self.pos.step < self.program.plans[b.plan].steps.len() {

@@ -1,7 +1,8 @@
 //! A rank's whole run, sans IO: for every pattern and size, a barrier, the warm-up iterations,
 //! a barrier, the timed iterations (and for ping-pong OSU's windowed bandwidth loop the same
-//! way), then a final barrier. The real executor (`weft-probe`'s rank runner) and the
-//! simulator's ranks both walk this one list of blocks, so that they time the same things.
+//! way), then a final barrier. One walker of this list, the core's rank
+//! ([`crate::app::mp::Rank`]), runs it on every engine (the simulator's hosts, the socket driver
+//! of `weft mp` and the emulator), so that they time the same things.
 //!
 //! Times follow OSU's benchmarks: ping-pong's latency loop times each round trip, its bandwidth
 //! loop times `iterations / 10` windows of [`OSU_BW_WINDOW`] messages as a whole (`osu_bw`); a

@@ -5,7 +5,8 @@
 //!
 //! - [`wire`]: the frames between ranks (24-byte header, chunks), fuzzed;
 //! - [`conn`]: one non-blocking connection (gathered writes, staged reads);
-//! - [`engine`]: the executor of a plan over a rank's connections (an MPI-like progress engine);
+//! - [`engine`]: the socket driver of the core's rank ([`weft_model::app::mp::Rank`], which
+//!   walks the plans) over a rank's connections (an MPI-like progress engine);
 //! - [`kernel`]: the reduction kernel timed on its own (the model's `gamma`);
 //! - [`mesh`]: the direct route's connections and the hellos that refuse mismatched ranks;
 //! - [`pvmd`]: the daemon route (PVM's default: TCP to a daemon, UDP between daemons);

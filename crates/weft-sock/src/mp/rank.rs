@@ -1,6 +1,7 @@
 //! One rank's run: the blocks of its [`Program`] (every pattern at every size, each behind a
-//! barrier, with warm-up iterations and timed ones), reporting each iteration's time to a sink
-//! (the coordinator).
+//! barrier, with warm-up iterations and timed ones), walked and timed by the core's rank on the
+//! socket driver ([`Engine::run_program`]), each measurement's sample handed to a sink (the
+//! coordinator) as it ends.
 //!
 //! Times follow OSU's benchmarks: ping-pong's latency loop times the round trip (rank 0's
 //! samples are halved by the coordinator), its bandwidth loop times `iterations / 10` windows of
@@ -11,7 +12,7 @@
 //! receive calls and its reductions, and its thread's CPU time), and after a ping-pong the two
 //! ranks that took part time their reduction kernel at that size on its own ([`super::kernel`]).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use weft_model::mp::program::{Measure, Program, Timing};
@@ -99,8 +100,9 @@ pub fn run_to_end(
     })
 }
 
-/// Runs every pattern of `spec` on `engine` (the blocks of [`Program`]), handing each sample to
-/// `sink`, then a final barrier and the goodbyes.
+/// Runs every pattern of `spec` on `engine` (the blocks of [`Program`], walked by the core's
+/// rank, [`Engine::run_program`]), handing each sample to `sink` as its measurement ends, then
+/// a final barrier and the goodbyes. A failure names the block it happened in.
 pub fn run(
     engine: &mut Engine,
     spec: &MpSpec,
@@ -109,34 +111,17 @@ pub fn run(
     let me = engine.rank();
     let prog = program(spec, me, engine.ranks())?;
     let mut buf = vec![0u8; prog.buffer()];
-    let mut times_ns = Vec::new();
-    let mut whole_ns = None;
     let mut used = EngineStats::default();
     let mut cpu_ns = 0;
-    for (i, b) in prog.blocks.iter().enumerate() {
-        let plan = &prog.plans[b.plan];
-        let what = match prog.measures.get(b.measure) {
-            Some(m) if m.pattern.sized() => format!("{} at {} bytes", m.pattern, m.size),
-            Some(m) => m.pattern.to_string(),
-            None => "the final barrier".to_string(),
-        };
-        let t = Instant::now();
-        let before = engine.stats();
-        let cpu = ThreadCpu::thread();
-        for _ in 0..b.repeat {
-            let s = Instant::now();
-            engine
-                .run_plan(plan, &mut buf)
-                .map_err(|e| e.during(&what))?;
-            if b.timing == Timing::Each {
-                times_ns.push(s.elapsed().as_nanos() as u64);
-            }
-        }
-        if b.timing == Timing::Whole {
-            whole_ns = Some(t.elapsed().as_nanos() as u64);
-        }
+    let mut before = engine.stats();
+    let mut cpu = ThreadCpu::thread();
+    // The sink's own failure, told apart from the run's (which is named by its block).
+    let mut sunk: Result<(), MpError> = Ok(());
+    let ran = engine.run_program(prog, &mut buf, |e, i| {
+        let prog = e.state().program();
+        let b = prog.blocks[i];
         if b.timing == Timing::Each {
-            let after = engine.stats();
+            let after = e.stats();
             used.send_ns += after.send_ns - before.send_ns;
             used.recv_ns += after.recv_ns - before.recv_ns;
             used.reduce_ns += after.reduce_ns - before.reduce_ns;
@@ -144,17 +129,44 @@ pub fn run(
         }
         if prog.ends_measure(i) {
             let m = &prog.measures[b.measure];
-            let mut s = sample(me, m, std::mem::take(&mut times_ns), whole_ns.take());
+            let times = e.state().times();
+            let mut s = sample(
+                me,
+                m,
+                times.each_ns[b.measure].clone(),
+                times.whole_ns[b.measure],
+            );
             let used = std::mem::take(&mut used);
             (s.send_ns, s.recv_ns, s.reduce_ns) = (used.send_ns, used.recv_ns, used.reduce_ns);
             s.cpu_ns = std::mem::take(&mut cpu_ns);
             if m.pattern == Pattern::PingPong && me < 2 {
                 s.kernel_ns = Some(kernel::reduction_ns(m.size));
             }
-            sink(s)?;
+            if let Err(err) = sink(s) {
+                sunk = Err(err);
+                return Err(MpError::Interrupted("the sink failed".into()));
+            }
         }
-    }
+        before = e.stats();
+        cpu = ThreadCpu::thread();
+        Ok(())
+    });
+    sunk?;
+    ran.map_err(|err| {
+        let st = engine.state();
+        err.during(block_name(st.program(), st.block()))
+    })?;
     engine.finish().map_err(|e| e.during("the goodbyes"))
+}
+
+/// What block `i` of `prog` runs, for an error: `allreduce at 64 bytes`, `the final barrier`.
+fn block_name(prog: &Program, i: usize) -> String {
+    let measure = prog.blocks.get(i).map(|b| b.measure);
+    match measure.and_then(|k| prog.measures.get(k)) {
+        Some(m) if m.pattern.sized() => format!("{} at {} bytes", m.pattern, m.size),
+        Some(m) => m.pattern.to_string(),
+        None => "the final barrier".to_string(),
+    }
 }
 
 /// Rank `me` of `ranks`'s program for `spec`.

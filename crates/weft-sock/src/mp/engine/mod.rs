@@ -1,11 +1,20 @@
-//! The executor: runs a rank's [`Plan`] over its connections, one step at a time.
+//! The socket driver of a message-passing rank: the core's [`Rank`] (which walks the program's
+//! steps: what to send, which receives to post, how messages match them, when a step and an
+//! iteration are complete and their times, when to reduce) on a rank's real connections.
 //!
-//! A step's sends are queued on their connections and its receives posted; the executor then
-//! writes and reads on every connection until the step is complete, like an MPI progress engine:
-//! a message that arrives before its receive is posted is kept (the unexpected queue, bounded)
-//! and handed over when the receive comes, so that no pair of ranks can block each other on full
-//! socket buffers. Messages from one rank are matched in order, and a message of another length
-//! than its receive is refused (the ranks run different plans).
+//! The split: the rank decides, the driver moves bytes. The driver carries out the rank's
+//! [`Action`]s (a send becomes a frame queued on its connection; a message kept for a later
+//! receive is copied into it; a reduction runs on the working buffer) and tells it what
+//! happened on the wire (a message starts, with its length, and where its bytes went; a
+//! message ends; every queued frame is written). Everything that is I/O stays here: the frames
+//! and their sequence numbers, the staging buffers and reads straight into a receive, the bytes
+//! of messages that arrived before their receives (bounded), `ppoll` and spinning, the
+//! time-out naming the ranks waited for, and the hellos, goodbyes and aborts.
+//!
+//! Like an MPI progress engine, the driver writes and reads on every connection until the
+//! rank's step is complete: a message that arrives before its receive is posted is kept and
+//! handed over when the receive comes, so that no pair of ranks can block each other on full
+//! socket buffers.
 //!
 //! A connection whose last read found its socket empty (or whose last write found the send
 //! buffer full) is not read (written) again until one `ppoll` over all the connections says it
@@ -14,7 +23,7 @@
 //! nothing move for the time-out fails, naming the ranks it waits for. A connection that ends
 //! without the peer's `bye` fails the run at once, and so does a peer's `abort`.
 //!
-//! The executor counts the time in the passes that wrote and read bytes
+//! The driver counts the time in the passes that wrote and read bytes
 //! ([`EngineStats::send_ns`], [`EngineStats::recv_ns`]): a ping-pong then measures LogP's
 //! overheads beside its latency (see `weft_model::calc::shared_host`), and the time in the
 //! steps' reductions ([`EngineStats::reduce_ns`]).
@@ -27,7 +36,11 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use weft_model::mp::{Op, Plan, Region, Step};
+use weft_model::app::mp::{Action, Rank};
+use weft_model::mp::Region;
+use weft_model::mp::program::Program;
+
+use crate::Clock;
 
 use super::conn::{Body, Conn, Fill, SPLIT_MAX};
 use super::error::MpError;
@@ -50,7 +63,7 @@ const POLL_SLICE: Duration = Duration::from_millis(100);
 /// How long [`Engine::finish`] waits for the peers' goodbyes.
 const BYE_WAIT: Duration = Duration::from_secs(5);
 
-/// How the executor waits and gives up.
+/// How the driver waits and gives up.
 #[derive(Clone, Copy, Debug)]
 pub struct Waiting {
     /// Fail when nothing moves for this long.
@@ -59,7 +72,7 @@ pub struct Waiting {
     pub spin: Duration,
 }
 
-/// What the executor moved.
+/// What the driver moved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EngineStats {
     /// Messages sent.
@@ -85,23 +98,12 @@ enum Rx {
     Control { hdr: Header },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PostState {
-    Pending,
-    Filling,
-    Done,
-}
-
-#[derive(Debug)]
-struct Posted {
-    src: usize,
-    at: Region,
-    state: PostState,
-}
-
+/// Where the bytes of the message being read from a peer go.
 #[derive(Clone, Copy, Debug)]
 enum Dest {
-    Posted(usize),
+    /// The region of its receive.
+    Recv(Region),
+    /// The back of the peer's queue of messages that arrived before their receives.
     Unexpected,
 }
 
@@ -113,17 +115,19 @@ struct Partial {
     dest: Dest,
 }
 
-#[derive(Debug)]
-struct Unexpected {
-    data: Vec<u8>,
-    complete: bool,
-}
-
-/// One rank's executor over its connections.
+/// One rank's driver over its connections.
 #[derive(Debug)]
 pub struct Engine {
     me: usize,
     ranks: usize,
+    /// The rank's step logic (an empty program until [`Engine::run_program`]).
+    rank: Rank,
+    /// The rank's time.
+    clock: Clock,
+    /// [`Engine::act`] queued frames since the progress loop last looked.
+    queued: bool,
+    /// [`Engine::act`] saw the rank end a step since the progress loop last looked.
+    advanced: bool,
     conns: Vec<Conn>,
     /// The peer a connection carries (`None`: the daemon, which carries all).
     conn_peer: Vec<Option<usize>>,
@@ -133,11 +137,12 @@ pub struct Engine {
     tx_seq: Vec<u32>,
     rx_seq: Vec<u32>,
     partial: Vec<Option<Partial>>,
-    unexpected: Vec<VecDeque<Unexpected>>,
+    /// The bytes of messages that arrived before their receives, per peer, in order (the
+    /// rank knows their lengths and asks for them, [`Action::Deliver`]).
+    unexpected: Vec<VecDeque<Vec<u8>>>,
     unexpected_bytes: usize,
     /// Buffers of unexpected messages that were handed over, kept for the next ones.
     spare: Vec<Vec<u8>>,
-    posted: Vec<Posted>,
     bye: Vec<bool>,
     hello: Vec<Option<(u16, u64)>>,
     waiting: Waiting,
@@ -148,7 +153,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// An executor over one connection per peer (`peers[r]` for every rank `r` but `me`).
+    /// A driver over one connection per peer (`peers[r]` for every rank `r` but `me`).
     pub fn direct(
         me: usize,
         peers: Vec<Option<Conn>>,
@@ -176,7 +181,7 @@ impl Engine {
         Ok(Engine::with(me, ranks, conns, conn_peer, route, waiting))
     }
 
-    /// An executor whose messages all go through one connection to its daemon.
+    /// A driver whose messages all go through one connection to its daemon.
     pub fn via_daemon(me: usize, ranks: usize, daemon: Conn, waiting: Waiting) -> Engine {
         let route = (0..ranks)
             .map(|r| if r == me { usize::MAX } else { 0 })
@@ -193,9 +198,17 @@ impl Engine {
         waiting: Waiting,
     ) -> Engine {
         let n = conns.len();
+        let mut rank = Rank::carrying_data(me, ranks, Program::default());
+        for q in 0..ranks {
+            rank.opened(q);
+        }
         Engine {
             me,
             ranks,
+            rank,
+            clock: Clock::start(),
+            queued: false,
+            advanced: false,
             conns,
             conn_peer,
             route,
@@ -206,7 +219,6 @@ impl Engine {
             unexpected: (0..ranks).map(|_| VecDeque::new()).collect(),
             unexpected_bytes: 0,
             spare: Vec::new(),
-            posted: Vec::new(),
             bye: vec![false; ranks],
             hello: vec![None; ranks],
             waiting,
@@ -237,25 +249,52 @@ impl Engine {
         self.stats
     }
 
-    /// Runs every step of `plan` on `buf` (at least `plan.buffer` bytes).
-    pub fn run_plan(&mut self, plan: &Plan, buf: &mut [u8]) -> Result<(), MpError> {
-        for (i, step) in plan.steps.iter().enumerate() {
-            self.run_step(step, buf)?;
-            if !step.then.is_empty() {
-                let t = Instant::now();
-                plan.apply_locals(i, buf);
-                self.stats.reduce_ns += t.elapsed().as_nanos() as u64;
-            }
-        }
-        Ok(())
+    /// The rank's step logic: where it is in its program, what it measured.
+    pub fn state(&self) -> &Rank {
+        &self.rank
     }
 
-    /// Runs one step's communication.
-    pub fn run_step(&mut self, step: &Step, buf: &mut [u8]) -> Result<(), MpError> {
-        self.posted.clear();
-        for op in &step.ops {
-            match *op {
-                Op::Send { peer, at } => {
+    /// Runs `program` on `buf` (at least [`Program::buffer`] bytes), calling `on_block` with
+    /// this engine and each block's index as the block ends (its times are in
+    /// [`Engine::state`]'s [`Rank::times`]; what the engine moved so far in
+    /// [`Engine::stats`]). Messages that arrived before (a peer that started first) wait for
+    /// their receives as any early message does.
+    pub fn run_program(
+        &mut self,
+        program: Program,
+        buf: &mut [u8],
+        mut on_block: impl FnMut(&Engine, usize) -> Result<(), MpError>,
+    ) -> Result<(), MpError> {
+        for plan in &program.plans {
+            for op in plan.steps.iter().flat_map(|s| &s.ops) {
+                self.conn_of(op.peer())?;
+            }
+        }
+        self.rank.load(program);
+        self.progress_until(buf, |e, buf, at| e.act(buf, at, &mut on_block))
+    }
+
+    /// Carries out what the rank asks at `at` (the end of the pass that moved bytes) until it
+    /// asks nothing more; returns whether it finished its program. Its sends are complete once
+    /// every queued frame is written.
+    fn act(
+        &mut self,
+        buf: &mut [u8],
+        at: Instant,
+        on_block: &mut impl FnMut(&Engine, usize) -> Result<(), MpError>,
+    ) -> Result<bool, MpError> {
+        let steps = self.rank.steps_ended();
+        if !self.conns.iter().any(Conn::tx_pending) {
+            self.rank.written_all();
+        }
+        let mut now = self.clock.of(at);
+        while let Some(a) = self
+            .rank
+            .poll_action(now)
+            .map_err(|e| MpError::Mismatch(e.to_string()))?
+        {
+            match a {
+                Action::Send { peer, at } => {
                     let ci = self.conn_of(peer)?;
                     let seq = self.tx_seq[peer];
                     self.tx_seq[peer] = seq.wrapping_add(1);
@@ -263,24 +302,41 @@ impl Engine {
                     self.conns[ci].queue(&h, Body::Region(at));
                     self.stats.messages_sent += 1;
                     self.stats.bytes_sent += at.len as u64;
+                    self.queued = true;
                 }
-                Op::Recv { peer, at } => {
-                    self.conn_of(peer)?;
-                    self.posted.push(Posted {
-                        src: peer,
-                        at,
-                        state: PostState::Pending,
-                    });
+                Action::Deliver { peer, at } => self.deliver(peer, at, buf),
+                Action::Reduce { plan, step } => {
+                    let t = Instant::now();
+                    if let Some(p) = self.rank.program().plans.get(plan) {
+                        p.apply_locals(step, buf);
+                    }
+                    self.stats.reduce_ns += t.elapsed().as_nanos() as u64;
+                    self.rank.reduced();
+                    now = self.clock.now();
+                }
+                Action::BlockEnd { block } => {
+                    on_block(self, block)?;
+                    now = self.clock.now();
                 }
             }
         }
-        for src in 0..self.ranks {
-            self.match_unexpected(src, buf)?;
+        self.advanced |= self.rank.steps_ended() != steps;
+        Ok(self.rank.finished().is_some())
+    }
+
+    /// Copies the oldest message kept from `peer` into `at` of `buf`, keeping its buffer for
+    /// the next one.
+    fn deliver(&mut self, peer: usize, at: Region, buf: &mut [u8]) {
+        let Some(data) = self.unexpected.get_mut(peer).and_then(VecDeque::pop_front) else {
+            return;
+        };
+        self.unexpected_bytes -= data.len();
+        if let (Some(dst), Some(src)) = (buf.get_mut(at.offset..at.end()), data.get(..at.len)) {
+            dst.copy_from_slice(src);
         }
-        self.progress_until(buf, |e| {
-            e.posted.iter().all(|p| p.state == PostState::Done)
-                && !e.conns.iter().any(Conn::tx_pending)
-        })
+        if self.spare.len() < MAX_SPARE {
+            self.spare.push(data);
+        }
     }
 
     /// Sends a hello to every peer and waits for theirs (the daemon route's handshake; direct
@@ -298,9 +354,9 @@ impl Engine {
             self.conns[ci].queue(&h, Body::Owned(payload.to_vec()));
         }
         let me = self.me;
-        self.progress_until(&mut [], |e| {
-            (0..e.ranks).all(|r| r == me || e.hello[r].is_some())
-                && !e.conns.iter().any(Conn::tx_pending)
+        self.progress_until(&mut [], |e, _, _| {
+            Ok((0..e.ranks).all(|r| r == me || e.hello[r].is_some())
+                && !e.conns.iter().any(Conn::tx_pending))
         })?;
         for (r, h) in self.hello.iter().enumerate() {
             if let Some((ranks, d)) = h {
@@ -321,8 +377,8 @@ impl Engine {
         let me = self.me;
         let saved = self.waiting;
         self.waiting.timeout = self.waiting.timeout.min(BYE_WAIT);
-        let r = self.progress_until(&mut [], |e| {
-            (0..e.ranks).all(|r| r == me || e.bye[r]) && !e.conns.iter().any(Conn::tx_pending)
+        let r = self.progress_until(&mut [], |e, _, _| {
+            Ok((0..e.ranks).all(|r| r == me || e.bye[r]) && !e.conns.iter().any(Conn::tx_pending))
         });
         self.waiting = saved;
         r
@@ -367,15 +423,22 @@ impl Engine {
         }
     }
 
-    /// Reads and writes until `done` holds, spinning then polling, within the time-out.
+    /// Reads and writes until `done` says so: asked first, then after each pass that wrote
+    /// and after each pass that read (only those can change what it looks at), with the
+    /// instant the pass ended. It may queue frames, which are written before anything is read.
+    /// Spins then polls, within the time-out.
     fn progress_until(
         &mut self,
         buf: &mut [u8],
-        done: impl Fn(&Engine) -> bool,
+        mut done: impl FnMut(&mut Engine, &mut [u8], Instant) -> Result<bool, MpError>,
     ) -> Result<(), MpError> {
         let mut last = Instant::now();
         let mut spin_until: Option<Instant> = None;
         let single = self.conns.len() == 1;
+        self.queued = false;
+        if done(self, buf, last)? {
+            return Ok(());
+        }
         loop {
             if single {
                 // One connection: the read and the write are the readiness check.
@@ -395,9 +458,25 @@ impl Engine {
             if wrote {
                 self.stats.send_ns += written.duration_since(start).as_nanos() as u64;
                 // A step of sends is complete once they are written: no read on the way out
-                // (each `recv` that finds nothing is a system call on the message's path).
-                if done(self) {
+                // (each `recv` that finds nothing is a system call on the message's path), and
+                // the next step's sends go first.
+                self.queued = false;
+                self.advanced = false;
+                if done(self, buf, written)? {
                     return Ok(());
+                }
+                if std::mem::take(&mut self.queued) {
+                    last = written;
+                    spin_until = None;
+                    continue;
+                }
+                if std::mem::take(&mut self.advanced) {
+                    // The write ended a step (a ping's send) and the next only receives: its
+                    // wait starts here, so a read that finds nothing now leads to waiting, not
+                    // to a second read at once.
+                    wrote = false;
+                    last = written;
+                    spin_until = None;
                 }
             }
             let mut read = false;
@@ -410,10 +489,11 @@ impl Engine {
             if read {
                 self.stats.recv_ns += now.duration_since(written).as_nanos() as u64;
             }
-            if done(self) {
+            self.queued = false;
+            if read && done(self, buf, now)? {
                 return Ok(());
             }
-            if wrote || read {
+            if wrote || read || std::mem::take(&mut self.queued) {
                 last = now;
                 spin_until = None;
                 continue;
@@ -498,13 +578,7 @@ impl Engine {
     }
 
     fn waiting_for(&self) -> String {
-        let mut from: Vec<usize> = self
-            .posted
-            .iter()
-            .filter(|p| p.state != PostState::Done)
-            .map(|p| p.src)
-            .collect();
-        from.dedup();
+        let from = self.rank.waiting_for();
         let to: Vec<usize> = self
             .conns
             .iter()

@@ -1,6 +1,7 @@
-//! The receiving side of the executor: frames parsed off each connection, a message's start
-//! read straight into its receive where one waits for it, messages matched to receives in
-//! order or kept as unexpected, and the control frames (hello, bye, abort).
+//! The receiving side of the driver: frames parsed off each connection, a message's start
+//! read straight into its receive where one waits for it, each message's bytes put where the
+//! rank says (its receive, or kept as unexpected until the rank asks for them), and the control
+//! frames (hello, bye, abort).
 
 use super::*;
 
@@ -54,7 +55,7 @@ impl Engine {
                 Rx::Chunk { hdr, got } => {
                     let len = hdr.len as usize;
                     if got == len {
-                        self.end_chunk(&hdr, buf)?;
+                        self.end_chunk(&hdr);
                         self.rx[ci] = Rx::Header;
                         continue;
                     }
@@ -65,13 +66,13 @@ impl Engine {
                         let at = hdr.offset as usize + got;
                         let data = &self.conns[ci].staged()[..n];
                         match self.partial[src].map(|p| p.dest) {
-                            Some(Dest::Posted(i)) => {
-                                let o = self.posted[i].at.offset + at;
+                            Some(Dest::Recv(r)) => {
+                                let o = r.offset + at;
                                 buf[o..o + n].copy_from_slice(data);
                             }
                             _ => {
                                 if let Some(u) = self.unexpected[src].back_mut() {
-                                    u.data[at..at + n].copy_from_slice(data);
+                                    u[at..at + n].copy_from_slice(data);
                                 }
                             }
                         }
@@ -90,12 +91,12 @@ impl Engine {
                         let src = hdr.src as usize;
                         let at = hdr.offset as usize + got;
                         let dst: &mut [u8] = match self.partial[src].map(|p| p.dest) {
-                            Some(Dest::Posted(i)) => {
-                                let o = self.posted[i].at.offset + at;
+                            Some(Dest::Recv(r)) => {
+                                let o = r.offset + at;
                                 &mut buf[o..o + remaining]
                             }
                             _ => match self.unexpected[src].back_mut() {
-                                Some(u) => &mut u.data[at..at + remaining],
+                                Some(u) => &mut u[at..at + remaining],
                                 None => &mut [],
                             },
                         };
@@ -140,17 +141,15 @@ impl Engine {
 
     /// The region of the receive that the next message on connection `ci` will fill, if the
     /// connection carries one peer, is between messages, nothing of that peer's is queued
-    /// ahead, and the receive is large enough to be read straight into ([`DIRECT_READ`]).
+    /// ahead ([`Rank::next_receive`]), and the receive is large enough to be read straight
+    /// into ([`DIRECT_READ`]).
     fn expected_large(&self, ci: usize) -> Option<Region> {
         let src = self.conn_peer[ci]?;
-        if self.partial[src].is_some() || !self.unexpected[src].is_empty() {
+        if self.partial[src].is_some() {
             return None;
         }
-        let p = self
-            .posted
-            .iter()
-            .find(|p| p.src == src && p.state == PostState::Pending)?;
-        (p.at.len >= DIRECT_READ).then_some(p.at)
+        let at = self.rank.next_receive(src)?;
+        (at.len >= DIRECT_READ).then_some(at)
     }
 
     /// Reads the next frame's header with the start of its payload going straight into `at`
@@ -253,8 +252,8 @@ impl Engine {
         }
     }
 
-    /// The first chunk of a message decides where it goes: the first pending receive from its
-    /// sender if nothing from that sender is queued, else the unexpected queue.
+    /// The first chunk of a message decides where it goes, as the rank says
+    /// ([`Rank::message_starts`]): its receive, or the unexpected queue.
     fn start_chunk(&mut self, hdr: &Header) -> Result<(), MpError> {
         let src = hdr.src as usize;
         if hdr.offset != 0 {
@@ -287,20 +286,13 @@ impl Engine {
         }
         self.rx_seq[src] = hdr.seq.wrapping_add(1);
         let total = hdr.total as usize;
-        let pending = self
-            .posted
-            .iter()
-            .position(|p| p.src == src && p.state == PostState::Pending);
-        let dest = match pending {
-            Some(i) if self.unexpected[src].is_empty() => {
-                let want = self.posted[i].at.len;
-                if want != total {
-                    return Err(length_mismatch(src, self.me, want, total));
-                }
-                self.posted[i].state = PostState::Filling;
-                Dest::Posted(i)
-            }
-            _ => {
+        let dest = match self
+            .rank
+            .message_starts(src, total)
+            .map_err(|e| MpError::Mismatch(e.to_string()))?
+        {
+            Some(at) => Dest::Recv(at),
+            None => {
                 if self.unexpected_bytes + total > MAX_UNEXPECTED {
                     return Err(MpError::Mismatch(format!(
                         "more than {} MiB of messages arrived before their receives: the ranks \
@@ -311,10 +303,7 @@ impl Engine {
                 self.unexpected_bytes += total;
                 self.stats.unexpected += 1;
                 let data = self.unexpected_buffer(total);
-                self.unexpected[src].push_back(Unexpected {
-                    data,
-                    complete: false,
-                });
+                self.unexpected[src].push_back(data);
                 Dest::Unexpected
             }
         };
@@ -327,54 +316,18 @@ impl Engine {
         Ok(())
     }
 
-    fn end_chunk(&mut self, hdr: &Header, buf: &mut [u8]) -> Result<(), MpError> {
+    fn end_chunk(&mut self, hdr: &Header) {
         let src = hdr.src as usize;
         let Some(mut p) = self.partial[src] else {
-            return Ok(());
+            return;
         };
         p.got += hdr.len as usize;
         if p.got < p.total {
             self.partial[src] = Some(p);
-            return Ok(());
+            return;
         }
         self.partial[src] = None;
-        match p.dest {
-            Dest::Posted(i) => self.posted[i].state = PostState::Done,
-            Dest::Unexpected => {
-                if let Some(u) = self.unexpected[src].back_mut() {
-                    u.complete = true;
-                }
-                self.match_unexpected(src, buf)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Hands complete queued messages from `src` to pending receives, in order.
-    pub(super) fn match_unexpected(&mut self, src: usize, buf: &mut [u8]) -> Result<(), MpError> {
-        while self.unexpected[src].front().is_some_and(|u| u.complete) {
-            let Some(i) = self
-                .posted
-                .iter()
-                .position(|p| p.src == src && p.state == PostState::Pending)
-            else {
-                break;
-            };
-            let Some(u) = self.unexpected[src].pop_front() else {
-                break;
-            };
-            self.unexpected_bytes -= u.data.len();
-            let at = self.posted[i].at;
-            if at.len != u.data.len() {
-                return Err(length_mismatch(src, self.me, at.len, u.data.len()));
-            }
-            buf[at.offset..at.end()].copy_from_slice(&u.data);
-            self.posted[i].state = PostState::Done;
-            if self.spare.len() < MAX_SPARE {
-                self.spare.push(u.data);
-            }
-        }
-        Ok(())
+        self.rank.message_ends(src);
     }
 
     /// A buffer of `len` bytes for an unexpected message: a spare one where one is kept (the
@@ -389,11 +342,4 @@ impl Engine {
         v.resize(len, 0);
         v
     }
-}
-
-fn length_mismatch(src: usize, me: usize, want: usize, got: usize) -> MpError {
-    MpError::Mismatch(format!(
-        "rank {src} sent {got} bytes where rank {me} expected {want}: the ranks run different \
-         sizes or patterns"
-    ))
 }

@@ -1,12 +1,32 @@
 use super::*;
 use std::net::{TcpListener, TcpStream};
 
+use weft_model::mp::program::{Block, Timing};
 use weft_model::mp::{Pattern, Plan};
 
 const WAIT: Waiting = Waiting {
     timeout: Duration::from_secs(5),
     spin: Duration::from_micros(20),
 };
+
+/// `plan` run `repeat` times, untimed, as a program of one block.
+fn program_of(plan: Plan, repeat: u32) -> Program {
+    Program {
+        plans: vec![plan],
+        blocks: vec![Block {
+            plan: 0,
+            repeat,
+            timing: Timing::Untimed,
+            measure: 0,
+        }],
+        measures: Vec::new(),
+    }
+}
+
+/// Runs `plan` once on `e` over `buf`.
+fn run_plan(e: &mut Engine, plan: &Plan, buf: &mut [u8]) -> Result<(), MpError> {
+    e.run_program(program_of(plan.clone(), 1), buf, |_, _| Ok(()))
+}
 
 /// A full mesh of `n` loopback connections, one `Vec` of peers per rank.
 #[allow(clippy::needless_range_loop)] // each pair fills peers[i][j] and peers[j][i]
@@ -42,9 +62,8 @@ fn run_all(
             init(r, &mut buf);
             std::thread::spawn(move || {
                 let mut e = Engine::direct(r, peers, WAIT).unwrap();
-                for _ in 0..ITERATIONS {
-                    e.run_plan(&plan, &mut buf).unwrap();
-                }
+                e.run_program(program_of(plan, ITERATIONS as u32), &mut buf, |_, _| Ok(()))
+                    .unwrap();
                 e.finish().unwrap();
                 (buf, e.stats())
             })
@@ -122,7 +141,7 @@ fn a_closed_peer_fails_the_run_at_once() {
     let mut e = Engine::direct(0, p0, WAIT).unwrap();
     let plan = Pattern::PingPong.plan(0, 2, 8).unwrap();
     let t = Instant::now();
-    let err = e.run_plan(&plan, &mut [0u8; 8]).unwrap_err();
+    let err = run_plan(&mut e, &plan, &mut [0u8; 8]).unwrap_err();
     assert!(matches!(err, MpError::PeerClosed { rank: 1 }), "{err}");
     assert!(t.elapsed() < Duration::from_secs(1));
 }
@@ -146,7 +165,7 @@ fn a_control_frame_where_a_large_message_was_expected_is_read_whole() {
     let mut e = Engine::direct(0, p0, WAIT).unwrap();
     let plan = Pattern::Exchange.plan(0, 2, 65536).unwrap();
     let mut buf = vec![0u8; plan.buffer];
-    let err = e.run_plan(&plan, &mut buf).unwrap_err();
+    let err = run_plan(&mut e, &plan, &mut buf).unwrap_err();
     aborter.join().unwrap();
     match err {
         MpError::PeerAborted { rank: 1, reason: r } => assert_eq!(r, reason),
@@ -166,7 +185,7 @@ fn a_length_mismatch_is_refused() {
                 let plan = Pattern::Exchange.plan(r, 2, size).unwrap();
                 let mut e = Engine::direct(r, peers, WAIT).unwrap();
                 let mut buf = vec![0u8; plan.buffer];
-                e.run_plan(&plan, &mut buf)
+                run_plan(&mut e, &plan, &mut buf)
             })
         })
         .collect();
