@@ -1,5 +1,7 @@
 //! Files are written atomically: to a temporary file beside the target, synced, then renamed over
-//! it, so that a reader never sees half a file and a crash never leaves one.
+//! it, so that a reader never sees half a file and a crash never leaves one. A target that exists
+//! and is no regular file (`-o /dev/null`, a FIFO, a terminal) is written straight into: renaming
+//! over it would replace the device (as root, `/dev/null` itself) with a file.
 
 use std::fs;
 use std::io::{self, Write};
@@ -16,6 +18,11 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    if fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut w = io::BufWriter::new(fs::OpenOptions::new().write(true).open(path)?);
+        fill(&mut w)?;
+        return w.flush();
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -71,6 +78,18 @@ mod tests {
         write_atomic(&p, b"first").unwrap();
         write_atomic(&p, b"second").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"second");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// `-o /dev/null` (here through a link to it, so that nothing outside the test's directory
+    /// could be replaced): the bytes go to the device, which stays what it is.
+    #[test]
+    fn writes_into_a_device_instead_of_replacing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out");
+        std::os::unix::fs::symlink("/dev/null", &p).unwrap();
+        write_atomic(&p, b"discarded").unwrap();
+        assert!(fs::symlink_metadata(&p).unwrap().file_type().is_symlink());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
