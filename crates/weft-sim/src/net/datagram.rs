@@ -223,7 +223,7 @@ impl DatagramSocket {
     /// A frame reaches the host at `now`: a datagram whose last frame it is joins the inbox
     /// once its receive work is done. False if the frame is not for this socket.
     pub fn deliver(&mut self, now: Instant, f: &SimFrame) -> bool {
-        if f.tcp.is_some()
+        if f.segment().is_some()
             || f.dst as usize != self.host
             || self.peer.is_some_and(|p| p != f.src as usize)
         {

@@ -34,7 +34,7 @@ impl App for DcqcnSend {
         Some((now, SimFrame::dcqcn(self.host, self.peer, p, now.0)))
     }
     fn deliver(&mut self, now: Instant, frame: SimFrame) {
-        if let Some(p) = frame.dcqcn.filter(|_| frame.checksum_ok()) {
+        if let Some(p) = frame.dcqcn_packet().filter(|_| frame.checksum_ok()) {
             self.sender.handle(now.0, &p);
         }
     }
@@ -62,7 +62,7 @@ impl App for DcqcnRecv {
         Some((now, SimFrame::dcqcn(self.host, peer, p, now.0)))
     }
     fn deliver(&mut self, now: Instant, frame: SimFrame) {
-        if let Some(p) = frame.dcqcn.filter(|_| frame.checksum_ok()) {
+        if let Some(p) = frame.dcqcn_packet().filter(|_| frame.checksum_ok()) {
             if self.peers.contains_key(&p.flow) {
                 let ce = frame.tos & 3 == weft_model::net::Ecn::Ce as u8;
                 self.receiver.handle(now.0, &p, ce);

@@ -40,8 +40,10 @@ pub struct SimFrame {
     /// Bytes of payload of the whole datagram this frame is a fragment of (IP reassembles it
     /// from its fragments): the frame's own payload unless the datagram was cut.
     pub message: u32,
-    /// The TCP segment it carries (`None`: a UDP datagram).
-    pub tcp: Option<Segment>,
+    /// The transport packet it carries: a TCP segment, an NDP or DCQCN packet, or nothing
+    /// but a UDP datagram's sequence number. One field for the three, since a frame carries at
+    /// most one: the frame is moved at every hop, and three options of them made it 152 bytes.
+    carries: Carried,
     /// The IP traffic class byte: DSCP in the upper six bits (its upper three, the priority
     /// class), ECN in the lower two. Zero (best effort, not ECN-capable) unless the sender sets
     /// it.
@@ -49,10 +51,19 @@ pub struct SimFrame {
     /// A queue cut its payload ([`Frame::trim`]): it occupies the line as its headers alone,
     /// and a receiver that does not know trimming drops it, as its checksum would fail.
     pub trimmed: bool,
-    /// The NDP packet it carries, in a UDP datagram (`None`: not NDP).
-    pub ndp: Option<weft_model::ndp::Packet>,
-    /// The DCQCN (RoCEv2) packet it carries, in a UDP datagram (`None`: not DCQCN).
-    pub dcqcn: Option<weft_model::dcqcn::Packet>,
+}
+
+/// What a [`SimFrame`] carries above IP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Carried {
+    /// A UDP datagram of the frame's sequence number and zeros.
+    Udp,
+    /// A TCP segment.
+    Tcp(Segment),
+    /// An NDP packet, in a UDP datagram.
+    Ndp(weft_model::ndp::Packet),
+    /// A DCQCN (RoCEv2) packet, in a UDP datagram.
+    Dcqcn(weft_model::dcqcn::Packet),
 }
 
 impl SimFrame {
@@ -80,11 +91,9 @@ impl SimFrame {
             born,
             corrupted: false,
             message: message.min(u64::from(u32::MAX)) as u32,
-            tcp: None,
+            carries: Carried::Udp,
             tos: 0,
             trimmed: false,
-            ndp: None,
-            dcqcn: None,
         }
     }
 
@@ -99,11 +108,9 @@ impl SimFrame {
             born,
             corrupted: false,
             message: seg.len,
-            tcp: Some(seg),
+            carries: Carried::Tcp(seg),
             tos: 0,
             trimmed: false,
-            ndp: None,
-            dcqcn: None,
         }
     }
 
@@ -114,7 +121,7 @@ impl SimFrame {
     pub fn ndp(src: usize, dst: usize, p: weft_model::ndp::Packet, born: u64) -> Self {
         let ip_len = UDP_IP_HEADERS + p.len();
         let mut f = Self::udp(src, dst, ip_len, p.flow, born);
-        f.ndp = Some(p);
+        f.carries = Carried::Ndp(p);
         if p.is_empty() {
             f = f.with_dscp(weft_model::ndp::CONTROL_DSCP);
         }
@@ -129,12 +136,36 @@ impl SimFrame {
     pub fn dcqcn(src: usize, dst: usize, p: weft_model::dcqcn::Packet, born: u64) -> Self {
         let ip_len = UDP_IP_HEADERS + p.len();
         let mut f = Self::udp(src, dst, ip_len, p.flow, born);
-        f.dcqcn = Some(p);
+        f.carries = Carried::Dcqcn(p);
         if p.is_empty() {
             f.with_dscp(weft_model::dcqcn::CONTROL_DSCP)
         } else {
             f.with_dscp(weft_model::dcqcn::DATA_DSCP)
                 .with_ecn(Ecn::Ect0)
+        }
+    }
+
+    /// The TCP segment it carries (`None`: a UDP datagram).
+    pub fn segment(&self) -> Option<&Segment> {
+        match &self.carries {
+            Carried::Tcp(seg) => Some(seg),
+            _ => None,
+        }
+    }
+
+    /// The NDP packet it carries, in a UDP datagram (`None`: not NDP).
+    pub fn ndp_packet(&self) -> Option<weft_model::ndp::Packet> {
+        match self.carries {
+            Carried::Ndp(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The DCQCN (RoCEv2) packet it carries, in a UDP datagram (`None`: not DCQCN).
+    pub fn dcqcn_packet(&self) -> Option<weft_model::dcqcn::Packet> {
+        match self.carries {
+            Carried::Dcqcn(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -158,11 +189,11 @@ impl SimFrame {
 
     /// Bytes of Ethernet, IP and transport headers: what is left of it once trimmed.
     pub fn header_len(&self) -> u32 {
-        let transport = match (&self.tcp, &self.ndp, &self.dcqcn) {
-            (Some(seg), ..) => seg.header_len() as u32,
-            (None, Some(_), _) => UDP_IP_HEADERS - IP_HEADER + weft_model::ndp::HEADER_BYTES,
-            (None, None, Some(_)) => UDP_IP_HEADERS - IP_HEADER + weft_model::dcqcn::HEADER_BYTES,
-            (None, None, None) => UDP_IP_HEADERS - IP_HEADER,
+        let transport = match &self.carries {
+            Carried::Tcp(seg) => seg.header_len() as u32,
+            Carried::Ndp(_) => UDP_IP_HEADERS - IP_HEADER + weft_model::ndp::HEADER_BYTES,
+            Carried::Dcqcn(_) => UDP_IP_HEADERS - IP_HEADER + weft_model::dcqcn::HEADER_BYTES,
+            Carried::Udp => UDP_IP_HEADERS - IP_HEADER,
         };
         (ETH_HEADER as u32 + IP_HEADER + transport).min(self.len)
     }
@@ -172,7 +203,7 @@ impl SimFrame {
         if self.trimmed {
             return 0;
         }
-        match &self.tcp {
+        match self.segment() {
             Some(seg) => seg.len,
             None => self.len.saturating_sub(ETH_HEADER as u32 + UDP_IP_HEADERS),
         }
@@ -248,7 +279,7 @@ impl Frame for SimFrame {
         out.extend_from_slice(&self.dst());
         out.extend_from_slice(&self.src());
         out.extend_from_slice(&0x0800u16.to_be_bytes());
-        if let Some(seg) = &self.tcp {
+        if let Some(seg) = self.segment() {
             return self.write_tcp(seg, out);
         }
         let ip_len = self
@@ -301,8 +332,12 @@ impl Frame for SimFrame {
     }
     fn flow_key(&self) -> FlowKey {
         let addr = |h: u16| u32::from(Topology::addr_of_index(h as usize));
-        let flow = self.ndp.map(|p| p.flow).or(self.dcqcn.map(|p| p.flow));
-        let (proto, sport, dport) = match (&self.tcp, flow) {
+        let flow = match self.carries {
+            Carried::Ndp(p) => Some(p.flow),
+            Carried::Dcqcn(p) => Some(p.flow),
+            _ => None,
+        };
+        let (proto, sport, dport) = match (self.segment(), flow) {
             (Some(seg), _) => (PROTO_TCP, seg.src_port, seg.dst_port),
             (None, Some(f)) => (17, 40_000u16.wrapping_add(f as u16), UDP_PORT),
             (None, None) => (17, UDP_PORT, UDP_PORT),
@@ -343,6 +378,22 @@ fn checksum(bytes: &[u8]) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_carries_one_transport_packet_in_the_room_of_a_segment() {
+        // The frame is moved at every hop: it holds the largest of the three packets it may
+        // carry, not the three side by side (152 bytes when they were three options).
+        // (76 bytes of segment and its tag, 27 of the frame's own fields, padded to 8.)
+        assert!(std::mem::size_of::<SimFrame>() <= std::mem::size_of::<Segment>() + 36);
+        let ndp = weft_model::ndp::Packet {
+            flow: 3,
+            kind: weft_model::ndp::Kind::Ack { seq: 9 },
+        };
+        let f = SimFrame::ndp(1, 2, ndp, 0);
+        assert_eq!((f.ndp_packet(), f.dcqcn_packet()), (Some(ndp), None));
+        assert!(f.segment().is_none());
+        assert_eq!(SimFrame::udp(1, 2, 100, 0, 0).ndp_packet(), None);
+    }
 
     #[test]
     fn bytes_are_a_valid_udp_datagram_of_the_frame_length() {

@@ -37,7 +37,7 @@ impl App for NdpSend {
         Some((now, SimFrame::ndp(self.host, self.peer, p, now.0)))
     }
     fn deliver(&mut self, now: Instant, frame: SimFrame) {
-        if let Some(p) = frame.ndp.filter(|_| !frame.corrupted) {
+        if let Some(p) = frame.ndp_packet().filter(|_| !frame.corrupted) {
             self.sender.handle(now.0, &p);
         }
     }
@@ -65,7 +65,7 @@ impl App for NdpRecv {
         Some((now, SimFrame::ndp(self.host, peer, p, now.0)))
     }
     fn deliver(&mut self, now: Instant, frame: SimFrame) {
-        if let Some(p) = frame.ndp.filter(|_| !frame.corrupted) {
+        if let Some(p) = frame.ndp_packet().filter(|_| !frame.corrupted) {
             if self.peers.contains_key(&p.flow) {
                 self.receiver.handle(now.0, &p, frame.trimmed);
             }

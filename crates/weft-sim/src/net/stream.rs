@@ -106,7 +106,9 @@ impl HostSocket {
 
     /// Takes `f` if it belongs to this connection (its receive work charged); false if not.
     pub fn deliver(&mut self, now: Instant, f: &SimFrame) -> bool {
-        let Some(seg) = f.tcp else { return false };
+        let Some(&seg) = f.segment() else {
+            return false;
+        };
         let mine = f.src as usize == self.peer
             && f.dst as usize == self.host
             && seg.dst_port == self.conn.local_port()

@@ -878,7 +878,7 @@ impl App for XferReceiver {
     }
 
     fn deliver(&mut self, now: Instant, f: SimFrame) {
-        if f.tcp.is_none() {
+        if f.segment().is_none() {
             return self.datagram(now, &f);
         }
         for s in &mut self.sessions {
