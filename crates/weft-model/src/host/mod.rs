@@ -13,6 +13,8 @@
 //!
 //! [`path`] is a message's path through its hosts' software (sockets, PVM's daemons, a vendor's API).
 //!
+//! [`lane`] is a LAN Emulation client's driver, its cost on top of a host's stack.
+//!
 //! [`disk`] is a host's disk behind its buffer cache (rate, positioning, cache, write-behind).
 //!
 //! [`presets`] holds the studies' machines, each parameter with the published figure it was
@@ -22,6 +24,7 @@
 
 pub mod cpu;
 pub mod disk;
+pub mod lane;
 pub mod path;
 pub mod presets;
 

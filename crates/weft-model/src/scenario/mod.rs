@@ -66,6 +66,7 @@ mod parse_abr;
 mod parse_check;
 mod parse_fabric;
 mod parse_forwarding;
+mod parse_lane;
 mod parse_nfs;
 mod parse_ring;
 mod parse_segment;
@@ -154,15 +155,27 @@ pub struct Host {
     /// it sends at its line's rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abr: Option<crate::shaper::AbrParams>,
+    /// Its ATM adapter runs a LAN Emulation client whose driver costs this on top of its stack
+    /// (key `lane_driver = { packet, byte }`, [`crate::host::lane`]); only on a host whose link
+    /// carries LANE encapsulation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane_driver: Option<crate::host::lane::LaneDriver>,
 }
 
 impl Host {
     /// Its cost model, the preset `costs` names (`None`: a host that costs nothing). The parser
     /// refuses an unknown name, so `None` means none was named.
+    /// A LANE driver (`lane_driver`) adds its costs to the preset's, or to a host that costs
+    /// nothing else.
     pub fn cost_preset(&self) -> Option<crate::host::HostCosts> {
-        self.costs
+        let preset = self
+            .costs
             .as_deref()
-            .and_then(crate::host::presets::by_name)
+            .and_then(crate::host::presets::by_name);
+        match self.lane_driver {
+            Some(d) => Some(d.charged(&preset.unwrap_or(crate::host::HostCosts::FREE))),
+            None => preset,
+        }
     }
 
     /// Its disk, the preset `disk` names (`None`: no disk).

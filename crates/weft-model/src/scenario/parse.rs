@@ -103,7 +103,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     let mut hosts = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for h in root.tables("host")? {
-        h.check_keys(&["name", "addr", "costs", "disk", "abr"])?;
+        h.check_keys(&["name", "addr", "costs", "disk", "abr", "lane_driver"])?;
         let name = h.req_string("name")?;
         h.unique(&mut names, &name)?;
         let costs = h.string("costs")?;
@@ -141,6 +141,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
             costs,
             disk,
             abr: super::parse_abr::abr(&h)?,
+            lane_driver: super::parse_lane::lane_driver(&h)?,
         });
     }
     let mut switches = Vec::new();
@@ -153,6 +154,12 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Scenario> {
     }
     let fabric =
         super::parse_fabric::expand(&root, &mut hosts, &mut switches, &mut links, &mut names)?;
+    if let Some(h) = super::parse_lane::check_links(&hosts, &links) {
+        return Err(root.err(
+            "host",
+            format!("host {h:?} has a `lane_driver` but no link with `encap = \"lane\"`"),
+        ));
+    }
     let host_names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
     let rings = super::parse_segment::rings(&root, &host_names, &switches, &links)?;
     let (vc, vc_forward, vc_failure, vc_contracts) = super::parse_vc::db(&root, text)?;

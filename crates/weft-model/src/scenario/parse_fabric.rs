@@ -193,6 +193,7 @@ pub(super) fn expand(
             costs: None,
             disk: None,
             abr: None,
+            lane_driver: None,
         });
         links.push(link(h, &built.switches[s], Tier::Host));
     }
