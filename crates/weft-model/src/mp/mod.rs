@@ -9,9 +9,10 @@
 //! - [`replay`]: all ranks' plans run against each other in memory (consistency, deadlock,
 //!   reduction results, alpha-beta timing);
 //!
-//! The plans live here, below every engine, so that the real executor (`weft-probe`), the
-//! emulator's workload and the simulator all run the same schedules, and the model engine can
-//! time them; the closed forms are in [`crate::calc::alpha_beta`].
+//! The plans live here, below every engine, so that `weft mp`'s socket driver (`weft-sock`), the
+//! emulator's workload and the simulator all run the same schedules, each through the one rank
+//! of [`crate::app::mp`], and the model engine can time them; the closed forms are in
+//! [`crate::calc::alpha_beta`].
 
 pub mod npb;
 pub mod pattern;
