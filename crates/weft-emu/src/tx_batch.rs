@@ -113,22 +113,6 @@ mod tests {
     use weft_model::engine::Clock;
     use weft_sys::{PacketOptions, PacketSocket};
 
-    /// Runs `f` on a thread of its own in a new network namespace with its loopback up.
-    fn private_loopback(f: impl FnOnce() + Send + 'static) {
-        std::thread::spawn(move || {
-            // SAFETY: unshare affects only this thread's network namespace.
-            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
-            let up = std::process::Command::new("ip")
-                .args(["link", "set", "lo", "up"])
-                .status()
-                .unwrap();
-            assert!(up.success());
-            f()
-        })
-        .join()
-        .unwrap();
-    }
-
     /// Numbered frames of a local experimental EtherType (0x88b5).
     fn frames(n: usize) -> Vec<Vec<u8>> {
         (0..n)
@@ -163,7 +147,7 @@ mod tests {
             weft_testutil::skip(&r);
             return;
         }
-        private_loopback(|| {
+        weft_testutil::in_private_netns(|| {
             let ports = vec![SwitchPort::open("lo", 1518, FrameRx::Recvmsg, 1 << 20).unwrap()];
             let rx = PacketSocket::open("lo", PacketOptions::switch_port(1 << 22)).unwrap();
             let cfg = DriverConfig {

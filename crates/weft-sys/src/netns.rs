@@ -17,6 +17,17 @@ pub fn enter_netns(name: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// Moves the calling thread into a new network namespace of its own (`unshare(CLONE_NEWNET)`):
+/// it holds only a loopback interface, down. Needs CAP_SYS_ADMIN. Only this thread changes
+/// namespace.
+pub fn unshare_netns() -> io::Result<()> {
+    // SAFETY: unshare with a namespace flag; affects only the calling thread.
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

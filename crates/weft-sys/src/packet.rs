@@ -257,8 +257,14 @@ impl PacketSocket {
 mod tests {
     use super::*;
 
+    /// Whether the test may run (root); otherwise it is skipped (failing under
+    /// WEFT_TEST_STRICT=1).
     fn root() -> bool {
-        crate::process::is_root()
+        let why = weft_testutil::missing_root("AF_PACKET");
+        if let Some(why) = &why {
+            weft_testutil::skip(why);
+        }
+        why.is_none()
     }
 
     #[test]
@@ -273,12 +279,6 @@ mod tests {
     #[test]
     fn loopback_frames_are_seen_in_the_directions_asked_for() {
         if !root() {
-            assert_ne!(
-                std::env::var("WEFT_TEST_STRICT").as_deref(),
-                Ok("1"),
-                "AF_PACKET needs root"
-            );
-            println!("skipped: AF_PACKET needs root");
             return;
         }
         let counter = PacketSocket::open("lo", PacketOptions::counter()).unwrap();
@@ -316,22 +316,9 @@ mod tests {
     #[test]
     fn send_many_sends_every_frame_once_in_order() {
         if !root() {
-            assert_ne!(
-                std::env::var("WEFT_TEST_STRICT").as_deref(),
-                Ok("1"),
-                "AF_PACKET needs root"
-            );
-            println!("skipped: AF_PACKET needs root");
             return;
         }
-        std::thread::spawn(|| {
-            // SAFETY: unshare affects only this thread's network namespace.
-            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
-            let up = std::process::Command::new("ip")
-                .args(["link", "set", "lo", "up"])
-                .status()
-                .unwrap();
-            assert!(up.success());
+        weft_testutil::in_private_netns(|| {
             let tx = PacketSocket::open("lo", PacketOptions::switch_port(1 << 20)).unwrap();
             let rx = PacketSocket::open("lo", PacketOptions::switch_port(1 << 22)).unwrap();
             let n = 2 * SEND_BATCH_MAX + 5;
@@ -356,8 +343,6 @@ mod tests {
             }
             assert_eq!(got.len(), n);
             assert!(got == frames, "frames differ or out of order");
-        })
-        .join()
-        .unwrap();
+        });
     }
 }

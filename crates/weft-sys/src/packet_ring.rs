@@ -258,34 +258,14 @@ impl Drop for PacketRing {
 mod tests {
     use super::*;
 
+    /// Whether the test may run (root); otherwise it is skipped (failing under
+    /// WEFT_TEST_STRICT=1).
     fn root() -> bool {
-        if crate::process::is_root() {
-            return true;
+        let why = weft_testutil::missing_root("AF_PACKET");
+        if let Some(why) = &why {
+            weft_testutil::skip(why);
         }
-        assert_ne!(
-            std::env::var("WEFT_TEST_STRICT").as_deref(),
-            Ok("1"),
-            "AF_PACKET needs root"
-        );
-        println!("skipped: AF_PACKET needs root");
-        false
-    }
-
-    /// Runs `f` on a thread of its own in a new network namespace with its loopback up (no one
-    /// else's loopback traffic fills the ring).
-    fn private_loopback(f: impl FnOnce() + Send + 'static) {
-        std::thread::spawn(move || {
-            // SAFETY: unshare affects only this thread's network namespace.
-            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
-            let ok = std::process::Command::new("ip")
-                .args(["link", "set", "lo", "up"])
-                .status()
-                .unwrap();
-            assert!(ok.success());
-            f()
-        })
-        .join()
-        .unwrap();
+        why.is_none()
     }
 
     /// Sends `n` datagrams of `size` bytes to itself on loopback and returns their length on
@@ -312,7 +292,7 @@ mod tests {
         if !root() {
             return;
         }
-        private_loopback(ring_frames_in_order);
+        weft_testutil::in_private_netns(ring_frames_in_order);
     }
 
     fn ring_frames_in_order() {
@@ -342,7 +322,7 @@ mod tests {
         if !root() {
             return;
         }
-        private_loopback(long_frames_whole);
+        weft_testutil::in_private_netns(long_frames_whole);
     }
 
     fn long_frames_whole() {

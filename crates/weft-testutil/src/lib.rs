@@ -52,6 +52,23 @@ pub fn missing_root(what: &str) -> Option<String> {
     (!is_root()).then(|| format!("{what} needs root"))
 }
 
+/// Runs `f` on a thread of its own in a new network namespace with its loopback up, so that no
+/// other traffic reaches the interfaces it opens; panics (failing the test) if `f` does. Needs
+/// root.
+pub fn in_private_netns(f: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        weft_sys::netns::unshare_netns().expect("a network namespace of the test's own");
+        let up = Command::new("ip")
+            .args(["link", "set", "lo", "up"])
+            .status()
+            .expect("ip runs");
+        assert!(up.success(), "ip link set lo up");
+        f()
+    })
+    .join()
+    .expect("the test's thread in its namespace");
+}
+
 /// Whether `tool` can be started (it is run once with `--version`, output discarded).
 pub fn have_tool(tool: &str) -> bool {
     Command::new(tool)

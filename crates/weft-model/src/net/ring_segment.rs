@@ -221,7 +221,7 @@ impl<F: Frame, N: Element<F>> Element<F> for Ringed<F, N> {
 mod tests {
     use super::*;
     use crate::fabric::Contention;
-    use crate::net::{FabricKind, FabricSpec, HostSpec, Network, Topology, host_mac};
+    use crate::net::{FabricKind, FabricSpec, Network, Topology, host_mac};
     use crate::queue::DropPolicy;
     use crate::time::Duration;
     use crate::units::Rate;
@@ -237,14 +237,8 @@ mod tests {
     /// station, no fibre, TTRT 8 ms, in the topology (so the network routes both to the ring's
     /// port); `others` hosts from 2 on ports of their own. Links of no rate and no delay.
     fn ringed_on(others: usize, fabric: FabricSpec) -> Ringed<Vec<u8>, Network<Vec<u8>>> {
-        let hosts = (0..2 + others)
-            .map(|i| HostSpec {
-                name: format!("h{i}"),
-                addr: None,
-                link: LinkSpec::ethernet(None, Duration::ZERO),
-                switch: 0,
-            })
-            .collect();
+        let hosts =
+            crate::net::tests::hosts_on(&LinkSpec::ethernet(None, Duration::ZERO), 2 + others);
         let mut topo = Topology::star(hosts, fabric, 1);
         let seg = RingSegment {
             spec: RingSpec::fddi(4, 0.0, Duration::from_micros(1), Duration::from_millis(8)),

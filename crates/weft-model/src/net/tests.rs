@@ -9,6 +9,18 @@ use crate::units::Rate;
 
 const OC3C: Rate = Rate::bps(149_760_000);
 
+/// Hosts `h0`, `h1`, ... on switch 0, each on a copy of `link`.
+pub(super) fn hosts_on(link: &LinkSpec, n: usize) -> Vec<HostSpec> {
+    (0..n)
+        .map(|i| HostSpec {
+            name: format!("h{i}"),
+            addr: None,
+            link: link.clone(),
+            switch: 0,
+        })
+        .collect()
+}
+
 pub(super) fn frame(to: usize, from: usize, len: usize, tag: u8) -> Vec<u8> {
     let mut f = vec![tag; len];
     f[0..6].copy_from_slice(&host_mac(to));
@@ -150,14 +162,7 @@ fn oversize_frames_are_dropped() {
 fn star(kind: FabricKind, buffer_cells: u64, hosts: usize) -> Topology {
     let link = LinkSpec::atm(Some(OC3C), Duration::ZERO, 0, 100);
     Topology::star(
-        (0..hosts)
-            .map(|i| HostSpec {
-                name: format!("h{i}"),
-                addr: None,
-                link: link.clone(),
-                switch: 0,
-            })
-            .collect(),
+        hosts_on(&link, hosts),
         FabricSpec {
             kind,
             rate: OC3C,
@@ -185,15 +190,12 @@ pub(super) fn run(net: &mut Network<Vec<u8>>) -> Vec<(usize, u64, Vec<u8>)> {
 #[test]
 fn forwards_by_mac_and_floods_broadcast() {
     let link = LinkSpec::ethernet(Some(Rate::mbps(100)), Duration::from_micros(10));
-    let hosts = (0..3)
-        .map(|i| HostSpec {
-            name: format!("h{i}"),
-            addr: None,
-            link: link.clone(),
-            switch: 0,
-        })
-        .collect();
-    let mut net = Network::new(&Topology::star(hosts, FabricSpec::default(), 3)).unwrap();
+    let mut net = Network::new(&Topology::star(
+        hosts_on(&link, 3),
+        FabricSpec::default(),
+        3,
+    ))
+    .unwrap();
     net.handle_frame(Instant(0), 0, frame(2, 0, 1000, 1));
     let mut bc = frame(0, 1, 100, 2);
     bc[0..6].copy_from_slice(&BROADCAST);
@@ -667,14 +669,10 @@ fn ring_of_four(hops: usize) -> (usize, Option<Vec<String>>) {
         headroom: PfcSpec::headroom_for(Rate::mbps(100), 1_000, 1250),
         classes: 0x7f,
     });
-    let hosts = (0..4)
-        .map(|i| HostSpec {
-            name: format!("h{i}"),
-            addr: None,
-            link: link.clone(),
-            switch: i,
-        })
-        .collect();
+    let mut hosts = hosts_on(&link, 4);
+    for (i, h) in hosts.iter_mut().enumerate() {
+        h.switch = i;
+    }
     let mut t = Topology::star(hosts, FabricSpec::default(), 3);
     t.switches = (0..4)
         .map(|i| SwitchSpec {

@@ -2,7 +2,7 @@
 //! [`Forwarder`]) inside a network: the time each packet costs it, the pace it sets, the
 //! packets its queue drops, and that it stores a packet of cells whole.
 
-use super::tests::{dumbbell, frame, run};
+use super::tests::{dumbbell, frame, hosts_on, run};
 use super::*;
 use crate::time::{Duration, Instant};
 use crate::units::Rate;
@@ -84,15 +84,7 @@ fn a_router_stores_a_packet_of_cells_whole() {
     // Two hosts on OC-3c ATM links around one switch: a switch passes a frame's cells on as
     // they arrive, a router (even one that costs nothing) only once the last is in.
     let link = LinkSpec::atm(Some(Rate::bps(149_760_000)), Duration::ZERO, 0, 100);
-    let hosts = (0..2)
-        .map(|i| HostSpec {
-            name: format!("h{i}"),
-            addr: None,
-            link: link.clone(),
-            switch: 0,
-        })
-        .collect();
-    let t = Topology::star(hosts, FabricSpec::default(), 3);
+    let t = Topology::star(hosts_on(&link, 2), FabricSpec::default(), 3);
     let deliver = |t: &Topology| {
         let mut net = Network::new(t).unwrap();
         net.handle_frame(Instant(0), 0, frame(1, 0, 4504, 1));

@@ -14,7 +14,6 @@
 //! workload on a kernel without the module is skipped.
 
 use serde::Serialize;
-use toml::de::DeValue;
 
 use super::Scenario;
 use super::reader::{Result, Tbl};
@@ -35,13 +34,9 @@ pub struct EmuSettings {
 
 /// The file's `[emu]` table, if any.
 pub(super) fn parse(root: &Tbl<'_, '_>) -> Result<Option<EmuSettings>> {
-    let Some(v) = root.get("emu") else {
+    let Some(t) = root.table("emu", "expected one table: [emu] with link_rate = ...")? else {
         return Ok(None);
     };
-    let DeValue::Table(t) = v.get_ref() else {
-        return Err(root.err("emu", "expected one table: [emu] with link_rate = ..."));
-    };
-    let t = root.child("emu", t, v.span());
     t.check_keys(&["link_rate", "dctcp"])?;
     let link_rate = t.rate("link_rate", Rate::bps(1_000), Rate::bps(u64::MAX))?;
     let dctcp = match t.string("dctcp")?.as_deref() {

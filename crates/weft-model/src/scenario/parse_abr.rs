@@ -9,8 +9,6 @@
 //! `pcr` is required; `mcr` defaults to one cell a second's rate, and `icr`, `rif`, `rdf` and
 //! `nrm` to TM 4.0's defaults ([`AbrParams::defaults`]).
 
-use toml::de::DeValue;
-
 use super::reader::{Result, Tbl};
 use crate::shaper::AbrParams;
 use crate::units::Rate;
@@ -19,16 +17,13 @@ const RATES: (Rate, Rate) = (Rate(424), Rate(10_000_000_000_000));
 
 /// The host `h`'s `abr` table, if it has one.
 pub(super) fn abr(h: &Tbl<'_, '_>) -> Result<Option<AbrParams>> {
-    let Some(v) = h.get("abr") else {
+    let Some(a) = h.table(
+        "abr",
+        "expected a table such as { pcr = \"155Mbps\", mcr = \"1Mbps\" }",
+    )?
+    else {
         return Ok(None);
     };
-    let DeValue::Table(t) = v.get_ref() else {
-        return Err(h.err(
-            "abr",
-            "expected a table such as { pcr = \"155Mbps\", mcr = \"1Mbps\" }",
-        ));
-    };
-    let a = h.child("abr", t, v.span());
     a.check_keys(&["pcr", "mcr", "icr", "rif", "rdf", "nrm"])?;
     let Some(pcr) = a.rate("pcr", RATES.0, RATES.1)? else {
         return Err(a.err_table("an ABR source needs `pcr`, its peak cell rate as a bit rate"));

@@ -86,13 +86,9 @@ pub(super) fn expand(
     links: &mut Vec<Link>,
     names: &mut Vec<String>,
 ) -> Result<Option<FabricGen>> {
-    let Some(v) = root.get("fabric") else {
+    let Some(f) = root.table("fabric", "expected a table: [fabric] with topology = ...")? else {
         return Ok(None);
     };
-    let DeValue::Table(t) = v.get_ref() else {
-        return Err(root.err("fabric", "expected a table: [fabric] with topology = ..."));
-    };
-    let f = root.child("fabric", t, v.span());
     f.check_keys(KEYS)?;
     let host_link = tier_link(&f, "host_link")?
         .ok_or_else(|| f.err_table("missing `host_link`: a table such as { tech = \"10gige\" }"))?;
@@ -341,18 +337,15 @@ pub(super) fn traffic(
 
 /// A tier's link template (`host_link = { tech = ..., delay = ... }`), if given.
 fn tier_link(f: &Tbl<'_, '_>, key: &str) -> Result<Option<Link>> {
-    match f.get(key).map(|v| (v, v.get_ref())) {
-        None => Ok(None),
-        Some((v, DeValue::Table(t))) => {
-            let l = f.child(key, t, v.span());
-            l.check_keys(LINK_KEYS)?;
-            Ok(Some(link_body(&l, Default::default())?))
-        }
-        Some(_) => Err(f.err(
-            key,
-            "expected a table of link keys, such as { tech = \"10gige\" }",
-        )),
-    }
+    let Some(l) = f.table(
+        key,
+        "expected a table of link keys, such as { tech = \"10gige\" }",
+    )?
+    else {
+        return Ok(None);
+    };
+    l.check_keys(LINK_KEYS)?;
+    Ok(Some(link_body(&l, Default::default())?))
 }
 
 #[cfg(test)]

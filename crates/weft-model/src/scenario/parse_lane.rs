@@ -11,8 +11,6 @@
 //! Either key may be left out (zero). The host's link must carry LANE encapsulation
 //! ([`check_links`]).
 
-use toml::de::DeValue;
-
 use super::reader::{Result, Tbl};
 use super::{Host, Link};
 use crate::host::lane::LaneDriver;
@@ -25,16 +23,13 @@ const BYTE_MAX: Duration = Duration(1_000);
 
 /// The host `h`'s `lane_driver` table, if it has one.
 pub(super) fn lane_driver(h: &Tbl<'_, '_>) -> Result<Option<LaneDriver>> {
-    let Some(v) = h.get("lane_driver") else {
+    let Some(d) = h.table(
+        "lane_driver",
+        "expected a table such as { packet = \"20us\", byte = \"1ns\" }",
+    )?
+    else {
         return Ok(None);
     };
-    let DeValue::Table(t) = v.get_ref() else {
-        return Err(h.err(
-            "lane_driver",
-            "expected a table such as { packet = \"20us\", byte = \"1ns\" }",
-        ));
-    };
-    let d = h.child("lane_driver", t, v.span());
     d.check_keys(&["packet", "byte"])?;
     Ok(Some(LaneDriver {
         packet: d

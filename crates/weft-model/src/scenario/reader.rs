@@ -219,6 +219,18 @@ impl<'a, 'i> Tbl<'a, 'i> {
         }
     }
 
+    /// The table under key `k` (`None` when the key is absent); anything else under it is
+    /// refused with `expected`, which says what the key takes.
+    pub(super) fn table(&self, k: &str, expected: &str) -> Result<Option<Tbl<'a, 'i>>> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(v) => match v.get_ref() {
+                DeValue::Table(t) => Ok(Some(self.child(k, t, v.span()))),
+                _ => Err(self.err(k, expected)),
+            },
+        }
+    }
+
     pub(super) fn check_keys(&self, allowed: &[&str]) -> Result<()> {
         for (k, _) in self.t.iter() {
             if !allowed.contains(&k.get_ref().as_ref()) {
