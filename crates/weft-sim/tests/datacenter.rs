@@ -20,6 +20,7 @@ fn spraying_completes_a_permutation_sooner_than_per_flow_ecmp() {
     let (ecmp, spray) = (&s[0], &s[1]);
     for w in [ecmp, spray] {
         assert_eq!(f(w, "flows_completed"), 16.0);
+        assert!(f(w, "ideal_fct_us") > 0.0, "{w}");
         assert!(f(w, "fct_p50_us") >= f(w, "ideal_fct_us"), "{w}");
     }
     // ECMP's collisions leave some flows half a link: its median and last flows finish later
@@ -27,6 +28,36 @@ fn spraying_completes_a_permutation_sooner_than_per_flow_ecmp() {
     assert!(f(ecmp, "fct_p50_us") > 1.2 * f(spray, "fct_p50_us"));
     assert!(f(ecmp, "fct_max_us") > 1.2 * f(spray, "fct_max_us"));
     assert!(f(ecmp, "goodput_jain") < f(spray, "goodput_jain"));
+}
+
+#[test]
+fn a_sized_flow_permutation_reports_the_ideal_of_its_first_flows_path() {
+    // NDP's sized flows, every host sending to its partner: the ideal is the first sender's
+    // path to its partner (it was the path from host 0 to itself, which has none: 0).
+    let text = r#"
+name = "p16-ndp"
+seed = 1
+[fabric]
+topology = "fat-tree"
+k = 4
+host_link = { tech = "10gige", delay = "1us", mtu = 9000 }
+switch = { buffer = "8 frames", trim = true }
+multipath = "spray"
+[[workload]]
+kind = "tput"
+traffic = "permutation"
+flow_size = "200KB"
+transport = "ndp"
+time = "10ms"
+"#;
+    let s = Scenario::parse(text, "p16-ndp.toml").expect("a valid scenario");
+    let w = &weft_sim::scenario::run(&s, s.seed).samples[0];
+    assert_eq!(f(w, "flows_completed"), 16.0);
+    // 200 KB at 10 Gbit/s less the headers of 9000-byte frames, and the round trip.
+    let ideal = f(w, "ideal_fct_us");
+    assert!(ideal > 160.0 && ideal < 180.0, "{w}");
+    assert!(f(w, "fct_p50_us") >= ideal, "{w}");
+    assert!(f(w, "slowdown_p50") >= 1.0, "{w}");
 }
 
 #[test]

@@ -56,14 +56,16 @@ pub fn jain(x: &[f64]) -> f64 {
 }
 
 /// The metrics of completed flows, each `(bytes, fct_ns)`, beside `ideal_ns`, the completion
-/// time of one flow alone on the fabric: `fct_p50_us`, `fct_p99_us`, `fct_max_us` (the last
+/// time of one flow alone on the fabric (0: not known, and no ideal or slowdown is reported): `fct_p50_us`, `fct_p99_us`, `fct_max_us` (the last
 /// flow), `slowdown_p50`, `slowdown_p99` (FCT over the ideal), `ideal_fct_us`,
 /// `goodput_mean_mbps`, `goodput_min_mbps` and `goodput_jain` (each flow's bytes over its FCT)
 /// and `flows_completed`.
 pub fn fct_metrics(flows: &[(u64, u64)], ideal_ns: f64) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("flows_completed".into(), json!(flows.len()));
-    m.insert("ideal_fct_us".into(), json!(ideal_ns / 1e3));
+    if ideal_ns > 0.0 {
+        m.insert("ideal_fct_us".into(), json!(ideal_ns / 1e3));
+    }
     if flows.is_empty() {
         return m;
     }

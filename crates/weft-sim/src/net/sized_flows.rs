@@ -65,7 +65,12 @@ pub fn run_sized_flows<S: FlowSender, R: FlowReceiver>(
         .apps_of::<R>()
         .flat_map(|(_, a)| a.done().iter().map(|d| (d.bytes, d.at)))
         .collect();
-    let ideal = PathIdeal::between(s, w, &topo.hosts[from[0]].name, &topo.hosts[to[0]].name)
+    // The first flow's own path: a permutation's first sender sends to its partner, not to
+    // the first host of `to` (itself, in a permutation over every host).
+    let ideal = w
+        .flow_pairs(&from, &to, s.seed)
+        .first()
+        .and_then(|&(f, t)| PathIdeal::between(s, w, &topo.hosts[f].name, &topo.hosts[t].name))
         .map_or(0.0, |p| p.alone_ns(size));
     m.extend(fct_metrics(&done, ideal));
     let senders: Vec<&SenderStats> = r.hosts.apps_of::<S>().map(|(_, a)| a.stats()).collect();
