@@ -24,7 +24,7 @@ mod sender;
 mod tests;
 
 pub use crate::ndp::{FlowDone, SenderStats};
-pub use rate::{Params, RateControl, RateStats};
+pub use rate::{Params, REFERENCE_LINE, RateControl, RateStats, slowdown};
 pub use receiver::{Receiver, ReceiverStats};
 pub use sender::{DEFAULT_RTO, Sender};
 

@@ -45,6 +45,40 @@ impl Params {
     };
 }
 
+/// The line rate [`Params::PAPER`]'s rate steps are set for: ns-3's RDMA module ships them for
+/// 10-40 Gbit/s links, so the slowest of those.
+pub const REFERENCE_LINE: Rate = Rate::mbps(10_000);
+
+/// How many times slower than [`REFERENCE_LINE`] a line of `line` is (1 for it and anything
+/// faster): the factor by which [`Params::slowed`] stretches DCQCN's dynamics on it.
+pub fn slowdown(line: Rate) -> f64 {
+    (REFERENCE_LINE.as_bps() as f64 / line.as_bps().max(1) as f64).max(1.0)
+}
+
+impl Params {
+    /// These parameters on a line `factor` times slower, as a slowed-down copy of the same
+    /// dynamics: every rate (the increase steps, the minimum rate) divided by `factor`, every
+    /// period (alpha's decay, the increase timer, the CNP interval) multiplied by it; the byte
+    /// counter and the unitless gain and stages unchanged, since bytes take `factor` times
+    /// longer already. A fabric run at 100 Mbit/s in place of 10 Gbit/s (`weft run --as-emu`,
+    /// whose workload times are stretched as much) then reacts as it would at 10 Gbit/s, where
+    /// the paper's steps would otherwise exceed the line (200 Mbit/s of hyper increase) and its
+    /// 10 Mbit/s floor hold fifteen senders above a 100 Mbit/s port together.
+    pub fn slowed(self, factor: f64) -> Params {
+        let f = factor.max(1.0);
+        let longer = |ns: u64| (ns as f64 * f).round() as u64;
+        Params {
+            alpha_period: longer(self.alpha_period),
+            increase_period: longer(self.increase_period),
+            cnp_interval: longer(self.cnp_interval),
+            additive: self.additive / f,
+            hyper: self.hyper / f,
+            min_rate: self.min_rate / f,
+            ..self
+        }
+    }
+}
+
 impl Default for Params {
     fn default() -> Self {
         Params::PAPER

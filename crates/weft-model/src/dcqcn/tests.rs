@@ -182,3 +182,31 @@ fn a_lost_last_packet_is_sent_again_after_the_time_out() {
     // Sent 19 at about 19 x 800 ns, timed out a millisecond later.
     assert!(s.done_at().is_some_and(|t| t >= DEFAULT_RTO.as_nanos()));
 }
+
+#[test]
+fn on_a_line_a_hundred_times_slower_the_dynamics_are_a_hundred_times_slower() {
+    assert_eq!(slowdown(LINE), 1.0);
+    assert_eq!(slowdown(Rate::mbps(40_000)), 1.0);
+    assert_eq!(Params::PAPER.slowed(slowdown(LINE)), Params::PAPER);
+    let slow = slowdown(Rate::mbps(100));
+    assert_eq!(slow, 100.0);
+    let p = Params::PAPER.slowed(slow);
+    assert_eq!(p.increase_period, 100 * Params::PAPER.increase_period);
+    assert_eq!(p.alpha_period, 100 * Params::PAPER.alpha_period);
+    assert_eq!(p.cnp_interval, 100 * Params::PAPER.cnp_interval);
+    assert_eq!(p.byte_counter, Params::PAPER.byte_counter);
+    assert!((p.hyper - 2e6).abs() < 1e-6 && (p.additive - 0.4e6).abs() < 1e-6);
+    assert!((p.min_rate - 0.1e6).abs() < 1e-6);
+    // The same cut and recovery, a hundred times later, at a hundredth of the rate.
+    let (mut fast, mut slowed) = (
+        RateControl::new(Params::PAPER, LINE, 0),
+        RateControl::new(p, Rate::mbps(100), 0),
+    );
+    fast.handle_cnp(0);
+    slowed.handle_cnp(0);
+    for k in 1..=20u64 {
+        fast.handle_timeout(k * 55_000);
+        slowed.handle_timeout(k * 5_500_000);
+        assert!((fast.rate() / 100.0 - slowed.rate()).abs() < 1e-3 * slowed.rate());
+    }
+}

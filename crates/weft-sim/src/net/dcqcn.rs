@@ -9,10 +9,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use weft_model::dcqcn::{FlowDone, HEADER_BYTES, Params, Receiver, Sender, SenderStats};
+use weft_model::dcqcn::{
+    DEFAULT_RTO, FlowDone, HEADER_BYTES, Params, Receiver, Sender, SenderStats, slowdown,
+};
 use weft_model::net::{ETH_HEADER, Topology};
 use weft_model::scenario::{Scenario, Workload};
-use weft_model::{Instant, Rate};
+use weft_model::{Duration, Instant, Rate};
 
 use super::frame::{SimFrame, UDP_IP_HEADERS};
 use super::hosts::App;
@@ -77,9 +79,20 @@ impl App for DcqcnRecv {
     }
 }
 
+/// DCQCN's parameters on a host's line of `line`: the paper's ([`Params::PAPER`]), slowed down
+/// on a line slower than 10 Gbit/s ([`Params::slowed`]).
+fn params(line: Rate) -> Params {
+    Params::PAPER.slowed(slowdown(line))
+}
+
+/// The line rate of host `h`'s link (100 Gbit/s if it names none).
+fn host_line(topo: &Topology, h: usize) -> Rate {
+    topo.hosts[h].link.rate.unwrap_or(Rate::mbps(100_000))
+}
+
 /// The applications of `w`'s flows of `size` bytes as DCQCN with the paper's parameters
-/// ([`Params::PAPER`]): a sender per flow, a receiver per receiving host; with the `from` and
-/// `to` hosts.
+/// ([`params`]): a sender per flow, a receiver per receiving host; with the `from` and `to`
+/// hosts.
 pub fn dcqcn_apps(
     s: &Scenario,
     topo: &Topology,
@@ -87,7 +100,6 @@ pub fn dcqcn_apps(
     size: u64,
 ) -> Result<FlowApps, String> {
     let (pairs, from, to) = flow_pairs(s, topo, w)?;
-    let p = Params::PAPER;
     let mut apps: Vec<(usize, Box<dyn App>)> = Vec::new();
     let mut receivers: HashMap<usize, HashMap<u32, usize>> = HashMap::new();
     for (k, &(f, t)) in pairs.iter().enumerate() {
@@ -99,8 +111,11 @@ pub fn dcqcn_apps(
         // What a full packet takes on the wire beyond its payload: the pacer's spacing.
         let wire = link.wire_bytes(link.mtu as usize + ETH_HEADER);
         let overhead = (wire - u64::from(mss)) as u32;
-        let line = link.rate.unwrap_or(Rate::mbps(100_000));
-        let sender = Sender::new(k as u32, size, mss, overhead, line, p, 0);
+        let line = host_line(topo, f);
+        // Below 10 Gbit/s, the paper's dynamics slowed down by as much, its time-out too.
+        let slow = slowdown(line);
+        let sender = Sender::new(k as u32, size, mss, overhead, line, params(line), 0)
+            .with_rto(Duration((DEFAULT_RTO.as_nanos() as f64 * slow) as u64));
         apps.push((
             f,
             Box::new(DcqcnSend {
@@ -120,7 +135,7 @@ pub fn dcqcn_apps(
             Box::new(DcqcnRecv {
                 host: h,
                 peers,
-                receiver: Receiver::new(p.cnp_interval),
+                receiver: Receiver::new(params(host_line(topo, h)).cnp_interval),
             }),
         ));
     }
