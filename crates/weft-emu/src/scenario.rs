@@ -171,6 +171,13 @@ impl PointEngine for EmuEngine<'_> {
 /// Why the emulator cannot run workload `w` at all, if it cannot; `has_cc` says whether the
 /// kernel has a congestion control ([`weft_sys::sockopt::has_congestion`]).
 pub fn not_on_emu(w: &Workload, has_cc: impl Fn(&str) -> bool) -> Option<String> {
+    if w.kind == WorkloadKind::X11 {
+        return Some(
+            "not on emu: x11 runs on the model and sim engines (the emulator's hosts have no \
+             driver for its renderer and X server yet)"
+                .into(),
+        );
+    }
     if !matches!(
         w.kind,
         WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp

@@ -197,6 +197,12 @@ fn simulate(
             Ok((topo, _)) => crate::net::nfs_workload::nfs(s, &topo, w, m, notes),
             Err(e) => notes.push(e.to_string()),
         },
+        WorkloadKind::X11 => match from_scenario(s, seed) {
+            Ok((topo, _)) => {
+                crate::net::x11_workload::x11(s, &topo, w, seed, capture, m, notes);
+            }
+            Err(e) => notes.push(e.to_string()),
+        },
         // Not run: `not_on_sim` said so before.
         WorkloadKind::Vc => {}
         _ => {

@@ -48,7 +48,8 @@
 //! scenario keys ([`crate::scenario::Workload`]) and let the engines build it from them: the
 //! simulator's hosts and the socket driver run any [`Application`] unchanged. [`rr`] is the
 //! example to follow; [`bulk`] (ttcp's source and sink), [`mp`] (a message-passing rank on
-//! one stream per peer) and [`nfs`] (NFS's READs and WRITEs over UDP RPC) the others.
+//! one stream per peer), [`nfs`] (NFS's READs and WRITEs over UDP RPC) and [`x11`] (a renderer's
+//! frames as X11 PutImage requests to a remote display) the others.
 
 pub mod bulk;
 pub mod ftp;
@@ -58,6 +59,7 @@ pub mod quantile;
 pub mod rr;
 pub mod testing;
 pub mod traffic;
+pub mod x11;
 
 use crate::time::Instant;
 

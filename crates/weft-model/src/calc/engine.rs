@@ -14,6 +14,7 @@
 //! | rr | - | the round trip: propagation, serialisation per hop, switch latency, host costs ([`super::rr_point`]) |
 //! | xfer | - | SBTP's or MBTP's time per buffer from the hosts' costs and disks, the path's rate and round trip, and its sync / disk / transfer split ([`super::xfer`]) |
 //! | nfs | - | NFS over UDP RPC: a request's round trip and the server's disk, and with `biods` outstanding the busiest of the disk, the hosts' CPUs and the slowest link ([`super::nfs`]) |
+//! | x11 | - | X11 frames: the renderer's time, the slowest of the sender's path, the wire and the X server's path with its frame-buffer copy, and XSync's round trip ([`super::x11`]) |
 
 use std::collections::BTreeMap;
 
@@ -84,6 +85,7 @@ pub fn evaluate_point(scenario: &Scenario, p: &Point) -> ModelPoint {
             None => out.notes.push("a ring workload without its ring".into()),
         },
         WorkloadKind::Nfs => super::nfs::nfs(scenario, &p.spec, &mut out),
+        WorkloadKind::X11 => super::x11::x11(scenario, &p.spec, &mut out),
     }
     out
 }

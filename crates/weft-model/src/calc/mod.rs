@@ -27,6 +27,7 @@ pub mod shared_host;
 pub mod udp;
 pub mod vc_point;
 pub mod window;
+pub mod x11;
 pub mod xfer;
 
 pub use alpha_beta::AlphaBeta;

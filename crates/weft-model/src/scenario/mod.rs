@@ -29,7 +29,7 @@
 //! loss = 0.0                   # per frame, each direction; also corrupt, duplicate, reorder (+ reorder_delay)
 //!
 //! [[workload]]
-//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp | vc | ring | nfs
+//! kind = "saturated"           # saturated | bernoulli | onoff | hotspot | frames | tput | rr | mp | vc | ring | nfs | x11
 //! switch = "sw"
 //! inputs = [1, 2, 3, 4, 5]     # an array makes a sweep; at most one swept field per workload
 //! outputs = 5
@@ -71,6 +71,7 @@ mod parse_nfs;
 mod parse_ring;
 mod parse_segment;
 mod parse_vc;
+mod parse_x11;
 mod reader;
 pub mod run;
 mod tcp;
@@ -375,6 +376,11 @@ pub enum WorkloadKind {
     /// `count` transfers of `size` bytes (default 8192) through the server on `to`, `biods`
     /// at once, the server's `disk` holding the file.
     Nfs,
+    /// X11 display traffic ([`crate::app::x11`]): the renderer on `from` draws `frames` frames
+    /// of `width` x `height` pixels at `depth` bits, each after `render` of its own time, and
+    /// shows each on the X server on `to` as PutImage requests over one TCP connection,
+    /// calling XSync after each.
+    X11,
 }
 
 /// The NFS part of a workload of kind `nfs`.
@@ -384,6 +390,17 @@ pub struct NfsWorkload {
     pub op: crate::app::nfs::NfsOp,
     /// Requests outstanding at most (the client's biods).
     pub biods: u32,
+}
+
+/// The X11 part of a workload of kind `x11`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct X11Workload {
+    /// The frame each PutImage sequence shows.
+    pub frame: crate::app::x11::Frame,
+    /// The renderer's time per frame before it sends it.
+    pub render: Duration,
+    /// Frames to show.
+    pub frames: u64,
 }
 
 /// Which TCP implementation a simulated host runs (the emulator always runs Linux's).
@@ -553,6 +570,9 @@ pub struct Workload {
     /// Kind `nfs`: the operation and the biods.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<NfsWorkload>,
+    /// Kind `x11`: the frames and the renderer's time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub x11: Option<X11Workload>,
     /// An earlier `tput` workload of the file (its index) whose flows run at the same time as
     /// this `rr` workload's requests on the simulator: request/response beside bulk traffic.
     pub beside: Option<usize>,
@@ -726,6 +746,7 @@ impl WorkloadKind {
             WorkloadKind::Vc => Metric::PVCS,
             WorkloadKind::Ring => Metric::EFFICIENCY,
             WorkloadKind::Nfs => crate::app::nfs::keys::NFS_MBPS,
+            WorkloadKind::X11 => crate::app::x11::keys::X11_MBPS,
         }
     }
 
@@ -744,6 +765,7 @@ impl WorkloadKind {
             WorkloadKind::Vc => "vc",
             WorkloadKind::Ring => "ring",
             WorkloadKind::Nfs => "nfs",
+            WorkloadKind::X11 => "x11",
         }
     }
 }

@@ -691,6 +691,7 @@ fn workload(
     allowed.extend(super::parse_vc::VC_KEYS);
     allowed.extend(super::parse_ring::RING_KEYS);
     allowed.extend(super::parse_nfs::NFS_KEYS);
+    allowed.extend(super::parse_x11::X11_KEYS);
     w.check_keys(&allowed)?;
     let kind = match w.req_string("kind")?.as_str() {
         "saturated" => WorkloadKind::Saturated,
@@ -705,11 +706,12 @@ fn workload(
         "vc" => WorkloadKind::Vc,
         "ring" => WorkloadKind::Ring,
         "nfs" => WorkloadKind::Nfs,
+        "x11" => WorkloadKind::X11,
         _ => {
             return Err(w.err(
                 "kind",
                 "expected saturated, bernoulli, onoff, hotspot, frames, tput, rr, mp, xfer, vc, \
-                 ring or nfs",
+                 ring, nfs or x11",
             ));
         }
     };
@@ -791,6 +793,7 @@ fn workload(
         vc: super::parse_vc::workload(w, kind, db)?,
         ring: super::parse_ring::workload(w, kind)?,
         nfs: super::parse_nfs::workload(w, kind)?,
+        x11: super::parse_x11::workload(w, kind)?,
         beside: w.count("beside", 0, 1 << 16)?.map(|b| b as usize),
         together: w.boolean("together")?.unwrap_or(false),
         traffic,
@@ -1029,6 +1032,17 @@ fn check_workload(w: &Tbl<'_, '_>, out: &Workload, switches: &[Switch]) -> Resul
             need(
                 out.from != out.to,
                 "a client and a server on different hosts",
+            )?;
+        }
+        WorkloadKind::X11 => {
+            need(
+                out.from.len() == 1,
+                "`from`, the one renderer (the X client)",
+            )?;
+            need(out.to.len() == 1, "`to`, the one display (the X server)")?;
+            need(
+                out.from != out.to,
+                "a renderer and a display on different hosts",
             )?;
         }
     }

@@ -4,8 +4,8 @@
 //! ([`weft_model::app`]) on TCP byte streams ([`stream`]) or UDP sockets ([`datagram`]) through
 //! [`hosted`] (request/response, [`rr_workload`]; the bulk transfers of `tput` workloads,
 //! [`tput`]), constant-rate frame sources and sinks ([`cbr`]), message-passing ranks ([`mp`],
-//! [`mp_workload`]), NFS over UDP RPC ([`nfs_workload`]), FTP from disk to disk
-//! ([`ftp_workload`]).
+//! [`mp_workload`]), NFS over UDP RPC ([`nfs_workload`]), X11 display traffic
+//! ([`x11_workload`]), FTP from disk to disk ([`ftp_workload`]).
 
 pub mod cbr;
 pub mod datagram;
@@ -25,6 +25,7 @@ pub mod sized_flows;
 pub mod stream;
 pub mod tput;
 pub mod workload;
+pub mod x11_workload;
 pub mod xfer;
 
 #[cfg(test)]
