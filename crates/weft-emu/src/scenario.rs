@@ -171,21 +171,24 @@ impl PointEngine for EmuEngine<'_> {
 /// Why the emulator cannot run workload `w` at all, if it cannot; `has_cc` says whether the
 /// kernel has a congestion control ([`weft_sys::sockopt::has_congestion`]).
 pub fn not_on_emu(w: &Workload, has_cc: impl Fn(&str) -> bool) -> Option<String> {
-    if w.kind == WorkloadKind::X11 {
-        return Some(
-            "not on emu: x11 runs on the model and sim engines (the emulator's hosts have no \
-             driver for its renderer and X server yet)"
-                .into(),
-        );
-    }
-    if !matches!(
-        w.kind,
-        WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp
-    ) {
-        return Some(format!(
-            "not on emu: {} is a slotted synthetic workload for the simulator",
-            w.kind.name()
-        ));
+    match w.kind {
+        WorkloadKind::Tput | WorkloadKind::Frames | WorkloadKind::Rr | WorkloadKind::Mp => {}
+        WorkloadKind::Saturated
+        | WorkloadKind::Bernoulli
+        | WorkloadKind::Onoff
+        | WorkloadKind::Hotspot => {
+            return Some(format!(
+                "not on emu: {} is a slotted synthetic workload for the simulator",
+                w.kind.name()
+            ));
+        }
+        _ => {
+            return Some(format!(
+                "not on emu: {} runs on the model and sim engines (the emulator's hosts have no \
+                 driver for it yet)",
+                w.kind.name()
+            ));
+        }
     }
     if w.file.is_some() {
         return Some("not on emu: FTP from disk (`file`) runs on the model engine only".into());
@@ -637,6 +640,30 @@ hosts = ["a", "b"]
         // took one path per flow.
         assert_eq!(policy(0), Multipath::Ecmp);
         assert_eq!(policy(1), Multipath::Spray);
+    }
+
+    #[test]
+    fn host_application_workloads_are_skipped_as_model_and_sim_only_not_as_slotted() {
+        let skip = |file: &str, text: &str| {
+            let s = Scenario::parse(text, file).expect("a shipped scenario parses");
+            not_on_emu(&s.workloads[0], |_| true)
+        };
+        let nfs = skip(
+            "sandia-nfs.toml",
+            include_str!("../../../scenarios/sandia-nfs.toml"),
+        );
+        assert_eq!(
+            nfs.as_deref(),
+            Some(
+                "not on emu: nfs runs on the model and sim engines (the emulator's hosts have no \
+                 driver for it yet)"
+            )
+        );
+        let x11 = include_str!("../../../scenarios/sandia-avs-x11.toml");
+        assert!(skip("sandia-avs-x11.toml", x11).is_some_and(|w| w.contains("x11 runs on")));
+        let slots = include_str!("../../../scenarios/gigaswitch-contention.toml");
+        let why = skip("gigaswitch-contention.toml", slots);
+        assert!(why.is_some_and(|w| w.contains("slotted synthetic")));
     }
 
     #[test]
