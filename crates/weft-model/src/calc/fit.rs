@@ -295,12 +295,7 @@ fn bulk_mbps(
 /// `link`: 1995 BSD TCP (Nagle's rule, 200 ms delayed ACKs) with segments of the link's MTU,
 /// the echo service writing back each read ([`tcp_request_response`]).
 fn echo_ms(link: &Tech, size: f64, host: &HostCosts) -> f64 {
-    let hop = [Hop {
-        tech: link,
-        propagation: Duration::ZERO,
-        switch_latency: Duration::ZERO,
-        cut_through: false,
-    }];
+    let hop = [Hop::direct(link)];
     let cfg = Config {
         mss: link.mtu.0.saturating_sub(40).min(u64::from(u16::MAX)) as u16,
         ..Config::default()
@@ -600,12 +595,7 @@ fn indigo(p: &Published, r: &mut Report) {
         .first()
         .copied()
         .unwrap_or_default();
-    let hop = [Hop {
-        tech: &fddi,
-        propagation: Duration::ZERO,
-        switch_latency: Duration::ZERO,
-        cut_through: false,
-    }];
+    let hop = [Hop::direct(&fddi)];
     let lone_us = |h: &HostCosts, size: f64| {
         let s = size as u64;
         request_response(&hop, Transport::Udp, s, s, h, h)
@@ -762,12 +752,7 @@ fn rs6000(p: &Published, r: &mut Report) {
     let taxi = tech("taxi100");
     let fddi = tech("fddi");
     let one_way = |t: &Tech, transport: Transport, h: &HostCosts| {
-        let hop = [Hop {
-            tech: t,
-            propagation: Duration::ZERO,
-            switch_latency: Duration::ZERO,
-            cut_through: false,
-        }];
+        let hop = [Hop::direct(t)];
         request_response(&hop, transport, 1, 0, h, &HostCosts::FREE).total
     };
     let message = 8.0 / p.nasa_udp_1b_atm; // microseconds

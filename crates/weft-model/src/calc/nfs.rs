@@ -161,12 +161,7 @@ mod tests {
     use crate::units::Rate;
 
     fn hop(tech: &Tech) -> [Hop<'_>; 1] {
-        [Hop {
-            tech,
-            propagation: Duration::ZERO,
-            switch_latency: Duration::ZERO,
-            cut_through: false,
-        }]
+        [Hop::direct(tech)]
     }
 
     /// One biod pays the round trip and the disk per request; enough biods leave only the

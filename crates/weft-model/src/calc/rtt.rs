@@ -24,7 +24,17 @@ pub struct Hop<'a> {
     pub cut_through: bool,
 }
 
-impl Hop<'_> {
+impl<'a> Hop<'a> {
+    /// A direct link of `tech` between two hosts: no propagation delay, no switch.
+    pub fn direct(tech: &'a Tech) -> Self {
+        Hop {
+            tech,
+            propagation: Duration::ZERO,
+            switch_latency: Duration::ZERO,
+            cut_through: false,
+        }
+    }
+
     /// How much sooner a frame of `datagram` bytes enters `next` than store and forward would
     /// have it: the shorter of its two serialisations if this hop's switch cuts through.
     pub fn overlap(&self, next: Option<&Hop>, datagram: u64) -> Duration {
@@ -234,12 +244,7 @@ mod tests {
     #[test]
     fn hosts_pay_a_call_a_packet_and_the_bytes_each_way() {
         let eth = Tech::preset("ethernet10").unwrap();
-        let hop = [Hop {
-            tech: &eth,
-            propagation: Duration::ZERO,
-            switch_latency: Duration::ZERO,
-            cut_through: false,
-        }];
+        let hop = [Hop::direct(&eth)];
         let h = HostCosts {
             send_call_ns: 100_000.0,
             recv_call_ns: 200_000.0,
@@ -261,12 +266,7 @@ mod tests {
     #[test]
     fn the_server_pays_its_select_once_a_round_trip() {
         let eth = Tech::preset("ethernet10").unwrap();
-        let hop = [Hop {
-            tech: &eth,
-            propagation: Duration::ZERO,
-            switch_latency: Duration::ZERO,
-            cut_through: false,
-        }];
+        let hop = [Hop::direct(&eth)];
         let daemon = HostCosts {
             select_ns: 50_000.0,
             ..HostCosts::FREE

@@ -161,12 +161,7 @@ mod tests {
     use crate::tech::Tech;
 
     fn hop(tech: &Tech) -> [Hop<'_>; 1] {
-        [Hop {
-            tech,
-            propagation: Duration::ZERO,
-            switch_latency: Duration::ZERO,
-            cut_through: false,
-        }]
+        [Hop::direct(tech)]
     }
 
     const SPEC: X11Spec = X11Spec {
