@@ -7,16 +7,13 @@
 # packets per CPU second and the peak memory, with the load average before and after.
 #
 # Usage: bench/fabric-scale.sh [K] [SIZE]        (defaults: 32, i.e. 8192 hosts, and 200KB)
+#        bench/fabric-scale.sh --scenario [K] [SIZE]   prints the scenario file only (bench/htsim.sh's)
 #   WEFT_BIN=PATH  the weft binary (default target/release/weft, built if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-k="${1:-32}"
-size="${2:-200KB}"
-bin="${WEFT_BIN:-target/release/weft}"
-[ -x "$bin" ] || cargo build --release -q
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cat >"$work/perm.toml" <<TOML
+scenario() { # K SIZE: the permutation as a scenario file, on standard output
+  local k=$1 size=$2
+  cat <<TOML
 name = "perm-k$k"
 description = "NDP permutation of $size flows on a k = $k fat-tree, sprayed"
 seed = 1
@@ -33,6 +30,18 @@ flow_size = "$size"
 transport = "ndp"
 time = "100ms"
 TOML
+}
+if [ "${1:-}" = --scenario ]; then
+  scenario "${2:-32}" "${3:-200KB}"
+  exit 0
+fi
+k="${1:-32}"
+size="${2:-200KB}"
+bin="${WEFT_BIN:-target/release/weft}"
+[ -x "$bin" ] || cargo build --release -q
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+scenario "$k" "$size" >"$work/perm.toml"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/time -f "%U %S %M" -o "$work/time" "$bin" run "$work/perm.toml" --engine sim -q \
   -o "$work/perm.json" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
@@ -41,7 +50,7 @@ read -r u s m <"$work/time"
 python3 - "$work/perm.json" "$u" "$s" "$m" "$k" "$size" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))["samples"][0]
-cpu = float(sys.argv[2]) + float(sys.argv[3])
+cpu = max(float(sys.argv[2]) + float(sys.argv[3]), 0.01)  # /usr/bin/time counts in 10 ms
 kb, k = int(sys.argv[4]), int(sys.argv[5])
 hosts = k ** 3 // 4
 pkts = w["frames_forwarded"]

@@ -99,23 +99,7 @@ CPU $hcpu s, peak memory $((m / 1024)) MB"
 
 # --- the same on weft's simulator: NDP, k = 12 fat-tree (432 hosts), 8-frame trimming queues,
 # sprayed, every host sending 2 MB to another; CPU seconds of the run alone (built above) ---
-cat >"$work/p432.toml" <<'TOML'
-name = "htsim-perm432"
-description = "NDP permutation of 2 MB flows on a k = 12 fat-tree (htsim's speed run)"
-seed = 1
-[fabric]
-topology = "fat-tree"
-k = 12
-host_link = { tech = "10gige", delay = "1us", mtu = 9000 }
-switch = { buffer = "8 frames", trim = true }
-multipath = "spray"
-[[workload]]
-kind = "tput"
-traffic = "permutation"
-flow_size = "2MB"
-transport = "ndp"
-time = "100ms"
-TOML
+bash bench/fabric-scale.sh --scenario 12 2MB >"$work/p432.toml"
 /usr/bin/time -f "%U %S %M" -o "$work/wtime" target/release/weft run "$work/p432.toml" \
   --engine sim -q -o "$work/p432.json" >/dev/null
 read -r u s m <"$work/wtime"

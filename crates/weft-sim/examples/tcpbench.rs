@@ -71,7 +71,7 @@ fn main() {
     let mut apps = Vec::new();
     for w in &s.workloads {
         match tput::flow_apps(&s, &topo, w, s.seed) {
-            Ok((a, _, _)) => apps.extend(a),
+            Ok((a, _)) => apps.extend(a),
             Err(e) => {
                 eprintln!("tcpbench: {e}");
                 std::process::exit(2);

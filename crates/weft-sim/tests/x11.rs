@@ -43,13 +43,14 @@ fn on_ethernet_the_wire_sets_the_rate_on_both_engines() {
 /// A Sparc 20 display on OC-3c: its receive path and frame-buffer copy set the pace. The
 /// simulator's X server reads whatever has arrived each time it runs (about 34 reads a frame
 /// here) where the closed form charges one read per request (5 a frame), each 0.43 ms on this
-/// host, so the sim is slower, by at most 20%.
+/// host, so the sim is slower: by 15.6% on this pair (12.5% in sandia-avs-x11), held to at
+/// most 18%.
 #[test]
 fn a_sparc_20_display_is_held_by_its_receive_path_on_both_engines() {
     let s = pair("oc3c", "costs = \"sparc20-m50-solaris2.3\"", 6);
     let (sim, model, x) = rates(&s);
     assert!(
-        sim <= model * 1.02 && sim >= model * 0.8,
+        sim <= model * 1.02 && sim >= model * 0.82,
         "sim {sim} against the closed form's {model}: {x}"
     );
     let free = pair("oc3c", "", 6);

@@ -139,7 +139,7 @@ pub fn dcqcn_apps(
             }),
         ));
     }
-    Ok((apps, from, to))
+    Ok((apps, (pairs, from, to)))
 }
 
 /// Runs a `tput` workload over DCQCN: completion times of its sized flows beside the ideal,

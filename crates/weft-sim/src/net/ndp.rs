@@ -126,7 +126,7 @@ pub fn ndp_apps(
             }),
         ));
     }
-    Ok((apps, from, to))
+    Ok((apps, (pairs, from, to)))
 }
 
 /// Runs a `tput` workload over NDP: completion times of its sized flows beside the ideal, and

@@ -112,7 +112,7 @@ pub fn rr(
         let (mut flows, mut start) = (Vec::new(), Instant::ZERO);
         if let Some(bw) = &bulk {
             match tput::flow_apps(s, topo, bw, seed) {
-                Ok((f, _, _)) => flows = f,
+                Ok((f, _)) => flows = f,
                 Err(e) => return notes.push(format!("beside: {e}")),
             }
             let time = bw.time.unwrap_or(tput::DEFAULT_TIME);

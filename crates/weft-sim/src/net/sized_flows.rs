@@ -52,7 +52,7 @@ pub fn run_sized_flows<S: FlowSender, R: FlowReceiver>(
         return None;
     };
     let time = w.time.unwrap_or(DEFAULT_TIME);
-    let (apps, from, to) = match build(s, topo, w, size) {
+    let (apps, (pairs, _, _)) = match build(s, topo, w, size) {
         Ok(x) => x,
         Err(e) => {
             notes.push(e);
@@ -67,8 +67,7 @@ pub fn run_sized_flows<S: FlowSender, R: FlowReceiver>(
         .collect();
     // The first flow's own path: a permutation's first sender sends to its partner, not to
     // the first host of `to` (itself, in a permutation over every host).
-    let ideal = w
-        .flow_pairs(&from, &to, s.seed)
+    let ideal = pairs
         .first()
         .and_then(|&(f, t)| PathIdeal::between(s, w, &topo.hosts[f].name, &topo.hosts[t].name))
         .map_or(0.0, |p| p.alone_ns(size));

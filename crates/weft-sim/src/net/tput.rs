@@ -84,8 +84,8 @@ pub fn on_host(cfg: &Config, seed: u64, host: usize) -> Config {
     cfg
 }
 
-/// A workload's applications with the indices of its `from` and `to` hosts.
-pub type FlowApps = (Vec<(usize, Box<dyn App>)>, Vec<usize>, Vec<usize>);
+/// A workload's applications with its flows' pairs and its `from` and `to` hosts ([`flow_pairs`]).
+pub type FlowApps = (Vec<(usize, Box<dyn App>)>, FlowPairs);
 
 /// Runs a `tput` workload of `s` on `topo`; metrics into `m`, what could not be done into
 /// `notes`. With `capture`, one pcap per link is written there.
@@ -110,7 +110,7 @@ pub fn tput(
     let time = w.time.unwrap_or(DEFAULT_TIME);
     let warm = warmup(time);
     let udp = matches!(w.proto, Some(Transport::Udp));
-    let (apps, from, to) = match flow_apps(s, topo, w, seed) {
+    let (apps, (_, from, to)) = match flow_apps(s, topo, w, seed) {
         Ok(x) => x,
         Err(e) => return notes.push(e),
     };
@@ -257,7 +257,7 @@ pub fn flow_apps(
             apps.push((h, Box::new(sink)));
         }
     }
-    Ok((apps, from, to))
+    Ok((apps, (pairs, from, to)))
 }
 
 /// Where a TCP flow of a workload runs: the run's seed, the flow's number, its (sender,

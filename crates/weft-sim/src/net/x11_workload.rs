@@ -13,11 +13,12 @@ use serde_json::{Map, Value, json};
 use weft_model::Duration;
 use weft_model::app::Application;
 use weft_model::app::x11::{X11Client, X11Server, X11Spec, frame_buffer_copy};
+use weft_model::host::HostCpu;
 use weft_model::net::Topology;
-use weft_model::scenario::{Scenario, Workload};
+use weft_model::scenario::{Host, Scenario, Workload};
 
 use super::hosted::Hosted;
-use super::hosts::{App, machines, machines_with};
+use super::hosts::{App, machines};
 use super::run::run_noted;
 use super::tput::{Ends, tcp_flow};
 
@@ -43,7 +44,10 @@ pub fn x11(
     };
     // Every host as its preset has it, but the display's, which copies to its frame buffer.
     let mut hosts = machines(s, topo);
-    hosts[b] = machines_with(s, topo, |c| frame_buffer_copy(&c)).swap_remove(b);
+    hosts[b] = s
+        .host(t)
+        .and_then(Host::cost_preset)
+        .map(|c| HostCpu::new(frame_buffer_copy(&c)));
     let ends = Ends {
         seed,
         k: 0,
